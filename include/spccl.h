@@ -1,0 +1,206 @@
+/*
+ * spccl — sparse- and compression-aware collective communication.
+ *
+ * The public C API. NCCL-shaped: an NCCL user should recognise every call.
+ * Only C here (no C++ in this header); every function returns spcclResult_t
+ * and never throws. Data type and reduction op values equal NCCL's so the
+ * interposers can pass them through unchanged.
+ */
+#ifndef SPCCL_H_
+#define SPCCL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPCCL_MAJOR 0
+#define SPCCL_MINOR 1
+#define SPCCL_PATCH 0
+#define SPCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
+#define SPCCL_VERSION_CODE SPCCL_VERSION(SPCCL_MAJOR, SPCCL_MINOR, SPCCL_PATCH)
+
+typedef enum {
+  spcclSuccess = 0,
+  spcclSystemError = 1,      /* a system call failed (socket, mmap, ...) */
+  spcclInternalError = 2,    /* a bug in spccl */
+  spcclInvalidArgument = 3,  /* a bad argument; the message names it */
+  spcclInvalidUsage = 4,     /* e.g. ranks called different collectives */
+  spcclRemoteError = 5,      /* a peer failed or went away */
+  spcclInProgress = 6,       /* non-blocking operation not finished yet */
+  spcclTimeout = 7,          /* a wait passed its deadline (SPCCL_TIMEOUT_MS) */
+  spcclNumResults = 8
+} spcclResult_t;
+
+typedef enum {
+  spcclInt8 = 0, spcclChar = 0,
+  spcclUint8 = 1,
+  spcclInt32 = 2, spcclInt = 2,
+  spcclUint32 = 3,
+  spcclInt64 = 4,
+  spcclUint64 = 5,
+  spcclFloat16 = 6, spcclHalf = 6,
+  spcclFloat32 = 7, spcclFloat = 7,
+  spcclFloat64 = 8, spcclDouble = 8,
+  spcclBfloat16 = 9,
+  spcclNumTypes = 10
+} spcclDataType_t;
+
+typedef enum {
+  spcclSum = 0,
+  spcclProd = 1,
+  spcclMax = 2,
+  spcclMin = 3,
+  spcclAvg = 4, /* sum, then divided by the number of ranks */
+  spcclNumOps = 5
+} spcclRedOp_t;
+
+typedef struct spcclComm* spcclComm_t;
+typedef struct spcclRequest* spcclRequest_t;
+
+#define SPCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[SPCCL_UNIQUE_ID_BYTES];
+} spcclUniqueId;
+
+/* Communicator configuration. Begins with size/magic/version so that a
+ * binary built against an older, smaller struct keeps working: fields the
+ * caller's struct does not reach take their defaults. Initialise with
+ * SPCCL_CONFIG_INITIALIZER and set only what you need. */
+#define SPCCL_CONFIG_MAGIC 0x5350434cu /* "SPCL" */
+#define SPCCL_CONFIG_UNDEF_INT (-2147483647 - 1)
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int timeoutMs;            /* every wait's deadline; UNDEF: SPCCL_TIMEOUT_MS */
+  const char* transport;    /* "tcp", "shm", "auto" or a plugin name; NULL: SPCCL_TRANSPORT */
+  const char* socketIfname; /* NCCL syntax; NULL: SPCCL_SOCKET_IFNAME */
+  int profileLinks;         /* measure alpha/beta at init (1) or not (0); UNDEF: SPCCL_PROFILE_LINKS */
+} spcclConfig_t;
+
+#define SPCCL_CONFIG_INITIALIZER                                                        \
+  {                                                                                     \
+    sizeof(spcclConfig_t), SPCCL_CONFIG_MAGIC, SPCCL_VERSION_CODE, SPCCL_CONFIG_UNDEF_INT, \
+        NULL, NULL, SPCCL_CONFIG_UNDEF_INT                                              \
+  }
+
+#define SPCCL_SPLIT_NOCOLOR (-1)
+
+/* Traffic counters of a communicator since its creation. */
+typedef struct {
+  uint64_t bytesSent;     /* payload bytes this rank handed to transports */
+  uint64_t bytesReceived; /* payload bytes this rank received */
+  uint64_t messagesSent;
+  uint64_t messagesReceived;
+} spcclCounters_t;
+
+/* ---- version, ids, communicators ---- */
+spcclResult_t spcclGetVersion(int* version);
+/* Creates a new id and starts the rendezvous service for it in this process
+ * (a background thread that serves one rendezvous and then exits). */
+spcclResult_t spcclGetUniqueId(spcclUniqueId* uniqueId);
+spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank);
+spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId,
+                                      int rank, const spcclConfig_t* config);
+/* Rank, size and rendezvous from the launcher's environment: spcclrun
+ * (SPCCL_RANK, SPCCL_NRANKS, SPCCL_COMM_ID, SPCCL_JOB_SECRET), Open MPI,
+ * PMI, Slurm, torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
+ * config may be NULL. */
+spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* config);
+/* Collective over comm: ranks with the same color form a new communicator,
+ * ordered by (key, old rank). color SPCCL_SPLIT_NOCOLOR: *newcomm = NULL. */
+spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* newcomm,
+                             const spcclConfig_t* config);
+spcclResult_t spcclCommDestroy(spcclComm_t comm);
+/* Tears the communicator down at once and tells the peers, which fail
+ * their pending operations with spcclRemoteError. */
+spcclResult_t spcclCommAbort(spcclComm_t comm);
+spcclResult_t spcclCommCount(const spcclComm_t comm, int* count);
+spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank);
+spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* counters);
+
+const char* spcclGetErrorString(spcclResult_t result);
+/* The message of the last failed call on comm (per communicator); with
+ * comm NULL, of the calling thread's last failed call. Never NULL. */
+const char* spcclGetLastError(spcclComm_t comm);
+
+/* ---- collectives ----
+ * stream: NULL means host buffers and a call that completes before it
+ * returns. (Device memory and cudaStream_t come with the GPU work.) */
+spcclResult_t spcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                             void* stream);
+spcclResult_t spcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, int root, spcclComm_t comm, void* stream);
+spcclResult_t spcclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
+                          void* stream);
+/* recvbuff holds nranks * sendcount elements, rank r's at offset r*sendcount. */
+spcclResult_t spcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             spcclDataType_t datatype, spcclComm_t comm, void* stream);
+/* sendbuff holds nranks * recvcount elements. */
+spcclResult_t spcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                                 void* stream);
+/* count elements to and from every rank. */
+spcclResult_t spcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                            spcclDataType_t datatype, spcclComm_t comm, void* stream);
+/* Counts and displacements in elements, one per rank. */
+spcclResult_t spcclAllToAllv(const void* sendbuff, const size_t sendcounts[],
+                             const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
+                             const size_t rdispls[], spcclDataType_t datatype, spcclComm_t comm,
+                             void* stream);
+spcclResult_t spcclBarrier(spcclComm_t comm, void* stream);
+
+/* Point to point. Outside a group each call completes before returning, so
+ * a pair that sends to each other must use a group. */
+spcclResult_t spcclSend(const void* sendbuff, size_t count, spcclDataType_t datatype, int peer,
+                        spcclComm_t comm, void* stream);
+spcclResult_t spcclRecv(void* recvbuff, size_t count, spcclDataType_t datatype, int peer,
+                        spcclComm_t comm, void* stream);
+/* Calls between GroupStart and GroupEnd (per thread, nestable) are deferred
+ * and issued together at the outermost GroupEnd: point-to-point operations
+ * are all posted before any is waited on. */
+spcclResult_t spcclGroupStart(void);
+spcclResult_t spcclGroupEnd(void);
+
+/* ---- non-blocking forms ----
+ * Each returns at once with a request; operations on one communicator run
+ * in the order they were issued. spcclTest sets *done and, when done,
+ * returns the operation's result and releases the request; spcclWait
+ * blocks until done, returns the result and releases the request. */
+spcclResult_t spcclIallReduce(const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                              spcclRequest_t* request);
+spcclResult_t spcclIbroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, int root, spcclComm_t comm,
+                              spcclRequest_t* request);
+spcclResult_t spcclIreduce(const void* sendbuff, void* recvbuff, size_t count,
+                           spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
+                           spcclRequest_t* request);
+spcclResult_t spcclIallGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                              spcclDataType_t datatype, spcclComm_t comm,
+                              spcclRequest_t* request);
+spcclResult_t spcclIreduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                  spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                                  spcclRequest_t* request);
+spcclResult_t spcclIallToAll(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request);
+spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request);
+spcclResult_t spcclTest(spcclRequest_t request, int* done);
+spcclResult_t spcclWait(spcclRequest_t request);
+
+/* ---- helpers ---- */
+/* Size in bytes of one element of datatype, 0 if the type is invalid. */
+size_t spcclTypeSize(spcclDataType_t datatype);
+const char* spcclTypeName(spcclDataType_t datatype);
+const char* spcclOpName(spcclRedOp_t op);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPCCL_H_ */

@@ -1,0 +1,94 @@
+/*
+ * spccl transport plugin ABI, version 1.
+ *
+ * A transport moves whole messages between two processes over one-way
+ * connections: a sender's sendComm is connected to a receiver's recvComm.
+ * tcp and shm are built into libspccl; other transports (ucx, ib, cuda_ipc)
+ * are shared objects "libspccl-net-<name>.so" exporting a symbol
+ * SPCCL_NET_PLUGIN_SYMBOL of type spcclNet_v1_t. A later ABI adds
+ * spcclNet_v2_t and keeps loading v1 tables.
+ *
+ * Rules every transport follows:
+ *  - Nothing blocks. connect/accept/isend/irecv return at once; progress
+ *    happens inside test().
+ *  - Messages on one comm complete in the order they were posted; at most
+ *    SPCCL_NET_MAX_REQUESTS may be outstanding per comm.
+ *  - A message larger than the receiver's posted capacity fails that
+ *    receive with spcclRemoteError (oversize); nothing is truncated silently.
+ *  - A peer that goes away fails pending requests with spcclRemoteError.
+ *  - pollFd() gives the engine something to sleep on instead of spinning:
+ *    a file descriptor and poll(2) events that become ready when test()
+ *    may make progress. A transport without one returns fd = -1, and the
+ *    engine then polls it with a short sleep.
+ */
+#ifndef SPCCL_NET_H_
+#define SPCCL_NET_H_
+
+#include <stddef.h>
+
+#include "spccl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPCCL_NET_ABI_VERSION 1
+#define SPCCL_NET_HANDLE_MAXSIZE 128
+#define SPCCL_NET_MAX_REQUESTS 8
+#define SPCCL_NET_PLUGIN_SYMBOL "spcclNetPlugin_v1"
+
+typedef enum {
+  SPCCL_NET_LOG_WARN = 1,
+  SPCCL_NET_LOG_INFO = 2,
+  SPCCL_NET_LOG_TRACE = 3
+} spcclNetLogLevel_t;
+
+/* Logger handed to the plugin at init; printf-style. */
+typedef void (*spcclNetLogger_t)(int level, const char* file, int line, const char* fmt, ...);
+
+/* What the engine tells a transport when it is initialised. */
+typedef struct {
+  spcclNetLogger_t logger;
+  const char* socketIfname; /* interface selection, NCCL syntax; may be NULL */
+  int timeoutMs;            /* for internal handshakes */
+} spcclNetInitArgs_v1_t;
+
+typedef struct {
+  const char* name; /* "tcp", "shm", ... */
+  int abiVersion;   /* SPCCL_NET_ABI_VERSION of the header it was built with */
+
+  spcclResult_t (*init)(const spcclNetInitArgs_v1_t* args);
+  /* Opens a listening endpoint. Writes up to SPCCL_NET_HANDLE_MAXSIZE bytes
+   * into handle: everything a peer needs to connect. */
+  spcclResult_t (*listen)(void* handle, void** listenComm);
+  /* Starts a connection to a peer's handle. *sendComm is set at once. */
+  spcclResult_t (*connect)(const void* handle, void** sendComm);
+  /* Sets *recvComm to the next incoming connection, or NULL if none yet. */
+  spcclResult_t (*accept)(void* listenComm, void** recvComm);
+  /* Registration for transports that need pinned/registered memory (RDMA).
+   * Transports that do not set *mhandle = NULL. mhandle may be NULL below. */
+  spcclResult_t (*regMr)(void* comm, void* data, size_t size, void** mhandle);
+  spcclResult_t (*deregMr)(void* comm, void* mhandle);
+  spcclResult_t (*isend)(void* sendComm, const void* data, size_t size, void* mhandle,
+                         void** request);
+  spcclResult_t (*irecv)(void* recvComm, void* data, size_t capacity, void* mhandle,
+                         void** request);
+  /* *done = 1 when the request finished; then *size holds the bytes moved
+   * and the request is released. An error also releases it. */
+  spcclResult_t (*test)(void* request, int* done, size_t* size);
+  /* Something to poll(2) on while waiting for progress on comm. */
+  spcclResult_t (*pollFd)(void* comm, int* fd, short* events);
+  /* Human-readable peer (or local, for listen comms) address, "host:port". */
+  spcclResult_t (*describe)(void* comm, char* buf, size_t len);
+  spcclResult_t (*closeSend)(void* sendComm);
+  spcclResult_t (*closeRecv)(void* recvComm);
+  spcclResult_t (*closeListen)(void* listenComm);
+} spcclNet_v1_t;
+
+typedef spcclNet_v1_t spcclNet_t;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPCCL_NET_H_ */

@@ -1,0 +1,78 @@
+// The vocabulary every algorithm (dense, sparse, compressed, migration) is
+// written in: point-to-point messages within one collective call, plus the
+// kernels and the measured link model. Algorithms never touch a transport.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "kernels/kernels.h"
+#include "runtime/frame.h"
+#include "spccl.h"
+
+namespace spccl {
+
+class Engine;
+
+// Latency (seconds) and inverse bandwidth (seconds per byte) of the links
+// in use, measured at communicator creation and agreed by all ranks
+// (the slowest link's values), so every rank makes the same choices.
+struct LinkModel {
+  double alphaSeconds = 20e-6;
+  double betaSecondsPerByte = 1.0 / 1.0e9;
+  bool measured = false;
+};
+
+struct PeerRequest {
+  int slot = -1;
+  bool valid() const { return slot >= 0; }
+};
+
+class CollContext {
+ public:
+  CollContext(Engine& engine, const CollSignature& signature, uint64_t seq);
+  CollContext(const CollContext&) = delete;
+  CollContext& operator=(const CollContext&) = delete;
+  ~CollContext();
+
+  int rank() const;
+  int nranks() const;
+  const CollSignature& signature() const { return signature_; }
+  uint64_t seq() const { return seq_; }
+
+  // Posts a message to / from a peer. Between one pair of ranks, messages
+  // are matched in posting order. data must stay valid until the request
+  // completes. A receive accepts any message of at most capacity bytes.
+  // flags travel in the frame header (e.g. a message's encoding).
+  spcclResult_t isend(int peer, const void* data, size_t bytes, PeerRequest* request,
+                      uint8_t flags = 0);
+  spcclResult_t irecv(int peer, void* data, size_t capacity, PeerRequest* request);
+  // Waits (with the communicator's deadline) for one request; for a
+  // receive, *received gets the payload size and *flags the sender's flags.
+  spcclResult_t wait(PeerRequest* request, size_t* received = nullptr, uint8_t* flags = nullptr);
+  spcclResult_t waitAll(std::span<PeerRequest> requests);
+
+  // Blocking conveniences.
+  spcclResult_t send(int peer, const void* data, size_t bytes, uint8_t flags = 0);
+  spcclResult_t recv(int peer, void* data, size_t capacity, size_t* received = nullptr,
+                     uint8_t* flags = nullptr);
+  // Sends to one peer while receiving from another (both may be the same).
+  spcclResult_t sendRecv(int sendPeer, const void* sendData, size_t sendBytes, int recvPeer,
+                         void* recvData, size_t recvCapacity, size_t* received = nullptr);
+
+  const kernels::KernelTable& kernels() const;
+  const LinkModel& linkModel() const;
+  // Communicator-owned scratch memory, reused across calls; slot selects one
+  // of several independent buffers. Valid until the next call with the same
+  // slot and a larger size.
+  void* scratch(size_t bytes, int slot = 0);
+  // Slice size for pipelined algorithms (SPCCL_CHUNK_BYTES).
+  size_t chunkBytes() const;
+
+ private:
+  Engine& engine_;
+  CollSignature signature_;
+  uint64_t seq_;
+};
+
+}  // namespace spccl
