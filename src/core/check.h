@@ -40,6 +40,6 @@ void clearThreadLastError();
       return SPCCL_FAIL(spcclSystemError, "%s failed: %s", what, strerror(errno)); \
   } while (0)
 
-#include "log.h"
+#include "core/log.h"
 #include <cstring>
 #include <cerrno>
