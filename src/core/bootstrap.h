@@ -1,0 +1,60 @@
+// Bootstrap: the unique id, the rendezvous root that collects every rank's
+// connection details and hands the full table back, and the job secret that
+// every connection must present.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/socket.h"
+#include "spccl.h"
+#include "spccl_net.h"
+
+namespace spccl {
+
+constexpr uint32_t kUniqueIdMagic = 0x44495053u;  // "SPID"
+
+// The decoded contents of an spcclUniqueId.
+struct UniqueIdContents {
+  uint32_t magic = kUniqueIdMagic;
+  uint32_t version = 1;
+  net::SockAddr root{};
+  uint64_t secret = 0;
+  uint64_t commId = 0;
+};
+static_assert(sizeof(UniqueIdContents) <= SPCCL_UNIQUE_ID_BYTES);
+
+spcclUniqueId encodeUniqueId(const UniqueIdContents& contents);
+spcclResult_t decodeUniqueId(const spcclUniqueId& id, UniqueIdContents* out);
+uint64_t randomU64();
+
+// What every rank tells every other rank through the root.
+struct RankInfo {
+  int32_t rank = -1;
+  int32_t nranks = 0;
+  int32_t pid = 0;
+  uint32_t reserved = 0;
+  uint64_t hostId = 0;
+  char hostname[64] = {};
+  char transport[32] = {};  // the rank's SPCCL_TRANSPORT setting
+  unsigned char tcpHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  unsigned char shmHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  unsigned char pluginHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+};
+
+// Starts the rendezvous root in a background thread on an already
+// listening socket; it serves one rendezvous of `expected` ranks (0: learn
+// it from the first rank) and exits. Connections without the secret are
+// refused and logged with their address.
+void startRendezvousRoot(int listenFd, uint64_t secret, int64_t timeoutMs);
+
+// Sends this rank's info to the root and receives everyone's, indexed by rank.
+spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
+                               int64_t timeoutMs, std::vector<RankInfo>* all);
+
+// Same host <=> same host id: hostname, boot id and network namespace
+// (emulated hosts in namespaces must not use shm), or SPCCL_HOSTID.
+uint64_t localHostId();
+
+}  // namespace spccl

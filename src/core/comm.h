@@ -1,0 +1,85 @@
+// The communicator: identity, peers and the engine that talks to them,
+// plus the per-communicator last error and the queue of non-blocking
+// operations (run in issue order by one worker thread).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "runtime/engine.h"
+#include "spccl.h"
+
+namespace spccl {
+
+struct CommOptions {
+  int timeoutMs = 60000;
+  std::string transport = "auto";
+  std::string socketIfname;
+  bool profileLinks = true;
+  std::string algorithmOverride;
+};
+
+// Reads the knobs, then applies the fields a (possibly older, smaller)
+// config struct carries.
+spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out);
+
+// The result of one non-blocking operation.
+struct AsyncRequest {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  spcclResult_t result = spcclSuccess;
+  std::string error;
+};
+
+}  // namespace spccl
+
+struct spcclComm {
+  int rank = 0;
+  int nranks = 1;
+  uint64_t commId = 0;
+  uint64_t secret = 0;
+  uint64_t splitCount = 0;
+  spccl::CommOptions options;
+  std::vector<spccl::RankInfo> ranks;
+  std::unique_ptr<spccl::Engine> engine;
+  std::string lastError = "no error";
+
+  // Serialises use of the engine between the caller and the worker.
+  std::mutex execMutex;
+  // Non-blocking operations, run in order by `worker`.
+  std::mutex queueMutex;
+  std::condition_variable queueCv;
+  std::deque<std::pair<std::function<spcclResult_t()>, spcclRequest_t>> queue;
+  bool stopping = false;
+  bool workerRunning = false;
+  std::thread worker;
+};
+
+struct spcclRequest {
+  spccl::AsyncRequest state;
+  spcclComm_t comm = nullptr;
+};
+
+namespace spccl {
+
+// Creates the communicator: rendezvous, connections to every peer,
+// link profiling. On failure *comm is untouched and everything is released.
+spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
+                         const CommOptions& options, spcclComm_t* comm);
+void destroyComm(spcclComm_t comm, bool abort);
+
+// Runs fn on the engine in issue order with earlier non-blocking work.
+spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn);
+// Queues fn; the request completes when it ran.
+spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
+                       spcclRequest_t* request);
+
+}  // namespace spccl

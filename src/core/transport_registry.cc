@@ -1,0 +1,76 @@
+#include "core/transport_registry.h"
+
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <map>
+#include <mutex>
+
+#include "core/check.h"
+#include "core/knobs.h"
+#include "transports/shm/shm_net.h"
+#include "transports/tcp/tcp_net.h"
+
+namespace spccl {
+
+namespace {
+
+void pluginLogger(int level, const char* file, int line, const char* fmt, ...) {
+  LogLevel lvl = level <= SPCCL_NET_LOG_WARN   ? LogLevel::Warn
+                 : level == SPCCL_NET_LOG_INFO ? LogLevel::Info
+                                               : LogLevel::Trace;
+  if (!logEnabled(lvl, kLogNet)) return;
+  va_list args;
+  va_start(args, fmt);
+  logMessageV(lvl, kLogNet, file, line, fmt, args);
+  va_end(args);
+}
+
+spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
+  if (name == "tcp") {
+    *out = spcclNetTcp();
+    return spcclSuccess;
+  }
+  if (name == "shm") {
+    *out = spcclNetShm();
+    return spcclSuccess;
+  }
+  std::string library = "libspccl-net-" + name + ".so";
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "SPCCL_TRANSPORT=%s: no such built-in transport and %s could not be "
+                      "loaded: %s",
+                      name.c_str(), library.c_str(), dlerror());
+  auto* table = static_cast<const spcclNet_v1_t*>(dlsym(handle, SPCCL_NET_PLUGIN_SYMBOL));
+  if (table == nullptr || table->abiVersion != SPCCL_NET_ABI_VERSION)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s does not export %s (ABI version %d)",
+                      library.c_str(), SPCCL_NET_PLUGIN_SYMBOL, SPCCL_NET_ABI_VERSION);
+  SPCCL_INFO(kLogNet, "loaded transport plugin %s", library.c_str());
+  *out = table;
+  return spcclSuccess;
+}
+
+}  // namespace
+
+spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out) {
+  static std::mutex mutex;
+  static std::map<std::string, const spcclNet_v1_t*> ready;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = ready.find(name);
+  if (it != ready.end()) {
+    *out = it->second;
+    return spcclSuccess;
+  }
+  const spcclNet_v1_t* table = nullptr;
+  SPCCL_CHECK(findTable(name, &table));
+  std::string ifname = knobString("SPCCL_SOCKET_IFNAME");
+  spcclNetInitArgs_v1_t args{pluginLogger, ifname.c_str(),
+                             static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"))};
+  SPCCL_CHECK(table->init(&args));
+  ready[name] = table;
+  *out = table;
+  return spcclSuccess;
+}
+
+}  // namespace spccl

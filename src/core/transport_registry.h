@@ -1,0 +1,14 @@
+// Finds transports by name: tcp and shm are built in, anything else is a
+// plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v1. Each is
+// initialised once per process.
+#pragma once
+
+#include <string>
+
+#include "spccl_net.h"
+
+namespace spccl {
+
+spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out);
+
+}  // namespace spccl

@@ -1,0 +1,509 @@
+#include "runtime/engine.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+
+#include "core/check.h"
+#include "core/clock.h"
+
+namespace spccl {
+
+namespace {
+constexpr int64_t kNoFdPollMs = 1;          // transports without an fd are re-tested this often
+constexpr int64_t kMaxSleepMs = 100;        // re-check deadlines at least this often
+constexpr int64_t kAbortFlushMs = 500;      // best effort to deliver abort frames
+}  // namespace
+
+Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers)
+    : settings_(settings), peers_(peers.size()) {
+  for (size_t i = 0; i < peers.size(); ++i) peers_[i].conn = std::move(peers[i]);
+}
+
+Engine::~Engine() {
+  for (Peer& peer : peers_) {
+    if (peer.conn.net == nullptr) continue;
+    if (peer.conn.sendComm) peer.conn.net->closeSend(peer.conn.sendComm);
+    if (peer.conn.recvComm) peer.conn.net->closeRecv(peer.conn.recvComm);
+  }
+}
+
+const kernels::KernelTable& Engine::kernels() const { return kernels::cpuKernels(); }
+
+void* Engine::scratch(size_t bytes, int slot) {
+  if (slot < 0) slot = 0;
+  if (static_cast<size_t>(slot) >= scratch_.size()) {
+    scratch_.resize(slot + 1);
+    scratchSize_.resize(slot + 1, 0);
+  }
+  if (scratchSize_[slot] < bytes || !scratch_[slot]) {
+    size_t size = std::max<size_t>(bytes, 64);
+    scratch_[slot].reset(new unsigned char[size]);
+    scratchSize_[slot] = size;
+  }
+  return scratch_[slot].get();
+}
+
+spcclResult_t Engine::beginCollective(const CollSignature& signature, uint64_t* seq) {
+  if (broken())
+    return SPCCL_FAIL(brokenCode_, "communicator is unusable after an earlier error: %s",
+                      brokenReason_.c_str());
+  for (Peer& peer : peers_) {
+    peer.sendStep = 0;
+    peer.recvStep = 0;
+  }
+  *seq = nextSeq_++;
+  SPCCL_TRACE(kLogColl, "rank %d begins call #%" PRIu64 " %s", settings_.rank, *seq,
+              signature.describe().c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::allocOp(int* slot) {
+  if (freeOps_.empty()) {
+    ops_.emplace_back();
+    *slot = static_cast<int>(ops_.size()) - 1;
+  } else {
+    *slot = freeOps_.back();
+    freeOps_.pop_back();
+  }
+  ops_[*slot] = Op{};
+  ops_[*slot].inUse = true;
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::checkPeer(int peer, const char* what) const {
+  if (peer < 0 || peer >= settings_.nranks)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is out of range [0, %d)", what, peer,
+                      settings_.nranks);
+  if (peer == settings_.rank)
+    return SPCCL_FAIL(spcclInternalError, "%s: rank %d addressed itself", what, peer);
+  if (broken())
+    return SPCCL_FAIL(brokenCode_, "communicator is unusable after an earlier error: %s",
+                      brokenReason_.c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::postSend(int peer, const void* data, size_t bytes, const CollSignature& sig,
+                               uint64_t seq, uint8_t flags, int* slot) {
+  SPCCL_CHECK(checkPeer(peer, "send"));
+  SPCCL_CHECK(allocOp(slot));
+  Op& op = ops_[*slot];
+  op.isSend = true;
+  op.peer = peer;
+  op.sendData = data;
+  op.bytes = bytes;
+  op.header.commId = settings_.commId;
+  op.header.seq = seq;
+  op.header.step = peers_[peer].sendStep++;
+  op.header.setSignature(sig);
+  op.header.srcRank = settings_.rank;
+  op.header.length = bytes;
+  op.header.flags = flags;
+  peers_[peer].sendQueue.push_back(*slot);
+  return progressSend(peers_[peer]);
+}
+
+spcclResult_t Engine::postRecv(int peer, void* data, size_t capacity, const CollSignature& sig,
+                               uint64_t seq, int* slot) {
+  SPCCL_CHECK(checkPeer(peer, "receive"));
+  SPCCL_CHECK(allocOp(slot));
+  Op& op = ops_[*slot];
+  op.isSend = false;
+  op.peer = peer;
+  op.recvData = data;
+  op.bytes = capacity;
+  op.expectation.commId = settings_.commId;
+  op.expectation.seq = seq;
+  op.expectation.step = peers_[peer].recvStep++;
+  op.expectation.srcRank = peer;
+  op.expectation.signature = sig;
+  op.expectation.capacity = capacity;
+  peers_[peer].recvQueue.push_back(*slot);
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::postUserSend(int peer, const void* data, size_t bytes,
+                                   const CollSignature& sig, int* slot) {
+  SPCCL_CHECK(checkPeer(peer, "spcclSend"));
+  uint64_t seq = peers_[peer].userSendSeq++;
+  uint32_t savedStep = peers_[peer].sendStep;
+  peers_[peer].sendStep = 0;
+  spcclResult_t res = postSend(peer, data, bytes, sig, seq, 0, slot);
+  peers_[peer].sendStep = savedStep;
+  return res;
+}
+
+spcclResult_t Engine::postUserRecv(int peer, void* data, size_t capacity,
+                                   const CollSignature& sig, int* slot) {
+  SPCCL_CHECK(checkPeer(peer, "spcclRecv"));
+  uint64_t seq = peers_[peer].userRecvSeq++;
+  uint32_t savedStep = peers_[peer].recvStep;
+  peers_[peer].recvStep = 0;
+  spcclResult_t res = postRecv(peer, data, capacity, sig, seq, slot);
+  peers_[peer].recvStep = savedStep;
+  return res;
+}
+
+spcclResult_t Engine::testRequest(void** request, const spcclNet_v1_t* net, bool* done,
+                                  size_t* size) {
+  if (*request == nullptr) {
+    *done = true;
+    return spcclSuccess;
+  }
+  int finished = 0;
+  size_t bytes = 0;
+  spcclResult_t res = net->test(*request, &finished, &bytes);
+  if (res != spcclSuccess) {
+    *request = nullptr;  // released by the transport on error
+    return res;
+  }
+  *done = finished != 0;
+  if (*done) {
+    *request = nullptr;
+    if (size) *size = bytes;
+  }
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::progressSend(Peer& peer) {
+  const spcclNet_v1_t* net = peer.conn.net;
+  while (!peer.sendQueue.empty()) {
+    Op& op = ops_[peer.sendQueue.front()];
+    if (op.state == OpState::Queued) {
+      spcclResult_t res = net->isend(peer.conn.sendComm, &op.header, sizeof(FrameHeader), nullptr,
+                                     &peer.headerSendRequest);
+      if (res == spcclSuccess && op.bytes > 0)
+        res = net->isend(peer.conn.sendComm, op.sendData, op.bytes, nullptr,
+                         &peer.payloadSendRequest);
+      if (res != spcclSuccess) {
+        return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
+                                    peer.conn.name.c_str(), threadLastError().c_str()));
+      }
+      op.state = OpState::Posted;
+    }
+    bool headerDone = false, payloadDone = false;
+    spcclResult_t res = testRequest(&peer.headerSendRequest, net, &headerDone, nullptr);
+    if (res == spcclSuccess) res = testRequest(&peer.payloadSendRequest, net, &payloadDone, nullptr);
+    if (res != spcclSuccess)
+      return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
+                                  peer.conn.name.c_str(), threadLastError().c_str()));
+    if (!headerDone || !payloadDone) return spcclSuccess;
+    op.state = OpState::Done;
+    counters_.bytesSent += op.bytes;
+    counters_.messagesSent += 1;
+    peer.sendQueue.pop_front();
+  }
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::progressRecv(int index, Peer& peer) {
+  const spcclNet_v1_t* net = peer.conn.net;
+  for (;;) {
+    if (!peer.headerParked) {
+      if (peer.headerRecvRequest == nullptr) {
+        if (peer.closed) return spcclSuccess;
+        spcclResult_t res = net->irecv(peer.conn.recvComm, peer.inbox, sizeof(peer.inbox), nullptr,
+                                       &peer.headerRecvRequest);
+        if (res != spcclSuccess)
+          return breakWith(SPCCL_FAIL(spcclRemoteError, "receiving from %s failed: %s",
+                                      peer.conn.name.c_str(), threadLastError().c_str()));
+      }
+      bool done = false;
+      size_t size = 0;
+      spcclResult_t res = testRequest(&peer.headerRecvRequest, net, &done, &size);
+      if (res != spcclSuccess) {
+        peer.closed = true;
+        return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
+                                    peer.conn.name.c_str(), threadLastError().c_str()));
+      }
+      if (!done) return spcclSuccess;
+      FrameHeader header;
+      std::memcpy(&header, peer.inbox, sizeof(header));
+      SPCCL_CHECK(breakWith(checkFraming(header, size, peer.conn.name)));
+      if (header.kind == static_cast<uint16_t>(FrameKind::Abort)) {
+        std::string text(reinterpret_cast<const char*>(peer.inbox) + sizeof(FrameHeader),
+                         header.length);
+        spcclResult_t code = static_cast<spcclResult_t>(header.result);
+        if (code == spcclSuccess || code >= spcclNumResults) code = spcclRemoteError;
+        peer.closed = true;
+        return breakWith(SPCCL_FAIL(code, "%s aborted: %s", peer.conn.name.c_str(), text.c_str()));
+      }
+      if (header.kind != static_cast<uint16_t>(FrameKind::Data))
+        return breakWith(SPCCL_FAIL(spcclRemoteError, "unexpected frame kind %u from %s",
+                                    header.kind, peer.conn.name.c_str()));
+      peer.headerParked = true;
+    }
+    if (peer.recvQueue.empty()) return spcclSuccess;
+    Op& op = ops_[peer.recvQueue.front()];
+    FrameHeader header;
+    std::memcpy(&header, peer.inbox, sizeof(header));
+    if (op.state == OpState::Queued) {
+      SPCCL_CHECK(breakWith(checkExpectation(header, op.expectation, settings_.rank,
+                                             peer.conn.name)));
+      if (header.length > 0) {
+        spcclResult_t res = net->irecv(peer.conn.recvComm, op.recvData, header.length, nullptr,
+                                       &peer.payloadRecvRequest);
+        if (res != spcclSuccess)
+          return breakWith(SPCCL_FAIL(spcclRemoteError, "receiving from %s failed: %s",
+                                      peer.conn.name.c_str(), threadLastError().c_str()));
+      }
+      op.state = OpState::Posted;
+    }
+    bool done = false;
+    size_t size = 0;
+    spcclResult_t res = testRequest(&peer.payloadRecvRequest, net, &done, &size);
+    if (res != spcclSuccess) {
+      peer.closed = true;
+      return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
+                                  peer.conn.name.c_str(), threadLastError().c_str()));
+    }
+    if (!done) return spcclSuccess;
+    op.state = OpState::Done;
+    op.received = header.length;
+    op.flags = header.flags;
+    counters_.bytesReceived += header.length;
+    counters_.messagesReceived += 1;
+    peer.recvQueue.pop_front();
+    peer.headerParked = false;
+    (void)index;
+  }
+}
+
+spcclResult_t Engine::progressAll() {
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer& peer = peers_[i];
+    if (peer.conn.net == nullptr || broken()) continue;
+    SPCCL_CHECK(progressSend(peer));
+    SPCCL_CHECK(progressRecv(static_cast<int>(i), peer));
+  }
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
+  std::vector<pollfd> fds;
+  fds.reserve(peers_.size() * 2);
+  bool anyWithoutFd = false;
+  for (Peer& peer : peers_) {
+    if (peer.conn.net == nullptr) continue;
+    if (!peer.sendQueue.empty()) {
+      int fd = -1;
+      short events = 0;
+      peer.conn.net->pollFd(peer.conn.sendComm, &fd, &events);
+      if (fd < 0) anyWithoutFd = true;
+      else if (events != 0) fds.push_back({fd, events, 0});
+    }
+    // Watch the receive side unless a header sits parked with nothing to
+    // match it: then the socket stays readable and we would spin.
+    bool wantsRecv = !peer.closed && (!peer.headerParked || !peer.recvQueue.empty());
+    if (wantsRecv) {
+      int fd = -1;
+      short events = 0;
+      peer.conn.net->pollFd(peer.conn.recvComm, &fd, &events);
+      if (fd < 0) anyWithoutFd = true;
+      else if (events != 0) fds.push_back({fd, events, 0});
+    }
+  }
+  int64_t waitMs = std::min(maxWaitMs, anyWithoutFd ? kNoFdPollMs : kMaxSleepMs);
+  if (fds.empty() && !anyWithoutFd) waitMs = std::min<int64_t>(waitMs, kNoFdPollMs);
+  int rc = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
+  if (rc < 0 && errno != EINTR)
+    return SPCCL_FAIL(spcclSystemError, "poll failed: %s", strerror(errno));
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> received,
+                           std::span<uint8_t> flags) {
+  Deadline deadline(settings_.timeoutMs);
+  spcclResult_t result = spcclSuccess;
+  for (;;) {
+    result = progressAll();
+    bool allDone = true;
+    for (int slot : slots)
+      if (ops_[slot].state != OpState::Done) allDone = false;
+    if (allDone || broken()) break;
+    if (deadline.expired()) {
+      const Op* pending = nullptr;
+      for (int slot : slots)
+        if (ops_[slot].state != OpState::Done) { pending = &ops_[slot]; break; }
+      const char* dir = pending->isSend ? "sending to" : "receiving from";
+      uint64_t seq = pending->isSend ? pending->header.seq : pending->expectation.seq;
+      CollSignature sig = pending->isSend ? pending->header.signature() : pending->expectation.signature;
+      result = SPCCL_FAIL(spcclTimeout,
+                          "rank %d timed out after %d ms %s %s in call #%" PRIu64 " %s",
+                          settings_.rank, settings_.timeoutMs, dir,
+                          peers_[pending->peer].conn.name.c_str(), seq, sig.describe().c_str());
+      abort(spcclTimeout, threadLastError());
+      break;
+    }
+    SPCCL_CHECK(sleepUntilProgress(deadline.remainingMs()));
+  }
+  if (broken() && result == spcclSuccess) {
+    result = brokenCode_;
+    failWith(brokenCode_, __FILE__, __LINE__, "%s", brokenReason_.c_str());
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Op& op = ops_[slots[i]];
+    if (i < received.size()) received[i] = op.received;
+    if (i < flags.size()) flags[i] = op.flags;
+    if (op.state == OpState::Done || broken()) {
+      op.inUse = false;
+      freeOps_.push_back(slots[i]);
+    }
+  }
+  return result;
+}
+
+spcclResult_t Engine::breakWith(spcclResult_t code) {
+  if (code == spcclSuccess || broken()) return code;
+  abort(code, threadLastError());
+  return code;
+}
+
+void Engine::failPendingOps() {
+  for (Peer& peer : peers_) {
+    peer.sendQueue.clear();
+    peer.recvQueue.clear();
+  }
+}
+
+void Engine::abort(spcclResult_t code, const std::string& why) {
+  if (broken()) return;
+  brokenCode_ = code;
+  brokenReason_ = why;
+  SPCCL_INFO(kLogColl, "rank %d: communicator enters the error state: %s", settings_.rank,
+             why.c_str());
+  sendAbortFrames(code, why);
+  failPendingOps();
+}
+
+void Engine::sendAbortFrames(spcclResult_t code, const std::string& why) {
+  // The frame goes out behind whatever is already in flight on each
+  // connection; operations not yet handed to the transport are dropped.
+  std::string text = "rank " + std::to_string(settings_.rank) + ": " + why;
+  if (text.size() > kMaxAbortText) text.resize(kMaxAbortText);
+  std::vector<unsigned char> frame(sizeof(FrameHeader) + text.size());
+  FrameHeader header;
+  header.kind = static_cast<uint16_t>(FrameKind::Abort);
+  header.commId = settings_.commId;
+  header.srcRank = settings_.rank;
+  header.length = text.size();
+  header.result = static_cast<uint32_t>(code);
+  std::memcpy(frame.data(), &header, sizeof(header));
+  std::memcpy(frame.data() + sizeof(header), text.data(), text.size());
+
+  std::vector<std::pair<Peer*, void*>> inFlight;
+  for (Peer& peer : peers_) {
+    if (peer.conn.net == nullptr || peer.closed) continue;
+    while (!peer.sendQueue.empty() && ops_[peer.sendQueue.back()].state == OpState::Queued)
+      peer.sendQueue.pop_back();
+    void* request = nullptr;
+    if (peer.conn.net->isend(peer.conn.sendComm, frame.data(), frame.size(), nullptr, &request) ==
+        spcclSuccess)
+      inFlight.emplace_back(&peer, request);
+  }
+  Deadline flush(kAbortFlushMs);
+  while (!inFlight.empty() && !flush.expired()) {
+    for (size_t i = 0; i < inFlight.size();) {
+      Peer& peer = *inFlight[i].first;
+      int done = 0;
+      size_t size = 0;
+      bool finished = true;
+      // Earlier sends on this connection must drain before the abort frame.
+      if (peer.headerSendRequest || peer.payloadSendRequest) {
+        bool a = false, b = false;
+        if (testRequest(&peer.headerSendRequest, peer.conn.net, &a, nullptr) != spcclSuccess ||
+            testRequest(&peer.payloadSendRequest, peer.conn.net, &b, nullptr) != spcclSuccess) {
+          peer.headerSendRequest = peer.payloadSendRequest = nullptr;
+        }
+        finished = false;
+      }
+      if (finished) {
+        spcclResult_t res = peer.conn.net->test(inFlight[i].second, &done, &size);
+        finished = res != spcclSuccess || done;
+      }
+      if (finished) {
+        inFlight[i] = inFlight.back();
+        inFlight.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    if (!inFlight.empty()) ::poll(nullptr, 0, 1);
+  }
+}
+
+// ---- CollContext: the algorithms' view of the engine ----
+
+CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_t seq)
+    : engine_(engine), signature_(signature), seq_(seq) {}
+CollContext::~CollContext() = default;
+
+int CollContext::rank() const { return engine_.rank(); }
+int CollContext::nranks() const { return engine_.nranks(); }
+const kernels::KernelTable& CollContext::kernels() const { return engine_.kernels(); }
+const LinkModel& CollContext::linkModel() const { return engine_.linkModel(); }
+void* CollContext::scratch(size_t bytes, int slot) { return engine_.scratch(bytes, slot); }
+size_t CollContext::chunkBytes() const { return engine_.settings().chunkBytes; }
+
+spcclResult_t CollContext::isend(int peer, const void* data, size_t bytes, PeerRequest* request,
+                                 uint8_t flags) {
+  return engine_.postSend(peer, data, bytes, signature_, seq_, flags, &request->slot);
+}
+
+spcclResult_t CollContext::irecv(int peer, void* data, size_t capacity, PeerRequest* request) {
+  return engine_.postRecv(peer, data, capacity, signature_, seq_, &request->slot);
+}
+
+spcclResult_t CollContext::wait(PeerRequest* request, size_t* received, uint8_t* flags) {
+  if (!request->valid()) return spcclSuccess;
+  int slot = request->slot;
+  size_t got = 0;
+  uint8_t gotFlags = 0;
+  request->slot = -1;
+  spcclResult_t res = engine_.wait(std::span<const int>(&slot, 1), std::span<size_t>(&got, 1),
+                                   std::span<uint8_t>(&gotFlags, 1));
+  if (received) *received = got;
+  if (flags) *flags = gotFlags;
+  return res;
+}
+
+spcclResult_t CollContext::waitAll(std::span<PeerRequest> requests) {
+  std::vector<int> slots;
+  slots.reserve(requests.size());
+  for (PeerRequest& request : requests) {
+    if (request.valid()) slots.push_back(request.slot);
+    request.slot = -1;
+  }
+  if (slots.empty()) return spcclSuccess;
+  return engine_.wait(slots);
+}
+
+spcclResult_t CollContext::send(int peer, const void* data, size_t bytes, uint8_t flags) {
+  PeerRequest request;
+  SPCCL_CHECK(isend(peer, data, bytes, &request, flags));
+  return wait(&request);
+}
+
+spcclResult_t CollContext::recv(int peer, void* data, size_t capacity, size_t* received,
+                                uint8_t* flags) {
+  PeerRequest request;
+  SPCCL_CHECK(irecv(peer, data, capacity, &request));
+  return wait(&request, received, flags);
+}
+
+spcclResult_t CollContext::sendRecv(int sendPeer, const void* sendData, size_t sendBytes,
+                                    int recvPeer, void* recvData, size_t recvCapacity,
+                                    size_t* received) {
+  PeerRequest requests[2];
+  SPCCL_CHECK(irecv(recvPeer, recvData, recvCapacity, &requests[1]));
+  SPCCL_CHECK(isend(sendPeer, sendData, sendBytes, &requests[0]));
+  int slots[2] = {requests[0].slot, requests[1].slot};
+  size_t got[2] = {0, 0};
+  spcclResult_t res = engine_.wait(slots, got);
+  if (received) *received = got[1];
+  return res;
+}
+
+}  // namespace spccl

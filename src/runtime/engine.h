@@ -1,0 +1,140 @@
+// The p2p engine of one communicator: a connection pair per peer carrying
+// framed messages of any size, FIFO matching per direction, progress that
+// sleeps in poll(2) instead of spinning, a deadline on every wait, and a
+// sticky error state that peers learn about through abort frames.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/coll_context.h"
+#include "runtime/frame.h"
+#include "spccl.h"
+#include "spccl_net.h"
+
+namespace spccl {
+
+// One peer's connections (owned by the engine once handed over).
+struct PeerConnection {
+  const spcclNet_v1_t* net = nullptr;
+  void* sendComm = nullptr;
+  void* recvComm = nullptr;
+  std::string name;  // "rank 3 (10.0.0.4:41234)"
+};
+
+struct EngineSettings {
+  int rank = 0;
+  int nranks = 1;
+  uint64_t commId = 0;
+  int timeoutMs = 60000;
+  size_t chunkBytes = 1 << 20;
+};
+
+class Engine {
+ public:
+  Engine(const EngineSettings& settings, std::vector<PeerConnection> peers);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int rank() const { return settings_.rank; }
+  int nranks() const { return settings_.nranks; }
+  const EngineSettings& settings() const { return settings_; }
+
+  // Starts a collective: returns its sequence number and resets the
+  // per-peer message steps. Fails at once if the engine is broken.
+  spcclResult_t beginCollective(const CollSignature& signature, uint64_t* seq);
+
+  // Posting; slots identify the operation until wait() consumes it.
+  spcclResult_t postSend(int peer, const void* data, size_t bytes, const CollSignature& sig,
+                         uint64_t seq, uint8_t flags, int* slot);
+  spcclResult_t postRecv(int peer, void* data, size_t capacity, const CollSignature& sig,
+                         uint64_t seq, int* slot);
+  // Point to point outside the collective sequence (spcclSend/spcclRecv).
+  spcclResult_t postUserSend(int peer, const void* data, size_t bytes, const CollSignature& sig,
+                             int* slot);
+  spcclResult_t postUserRecv(int peer, void* data, size_t capacity, const CollSignature& sig,
+                             int* slot);
+
+  // Waits for the operations to complete (the communicator's deadline) and
+  // releases their slots. received/flags: per slot, may be empty.
+  spcclResult_t wait(std::span<const int> slots, std::span<size_t> received = {},
+                     std::span<uint8_t> flags = {});
+
+  // Puts the engine in the error state and tells every peer (best effort).
+  void abort(spcclResult_t code, const std::string& why);
+  bool broken() const { return brokenCode_ != spcclSuccess; }
+  spcclResult_t brokenCode() const { return brokenCode_; }
+  const std::string& brokenReason() const { return brokenReason_; }
+
+  const spcclCounters_t& counters() const { return counters_; }
+  const std::string& peerName(int peer) const { return peers_[peer].conn.name; }
+
+  // Shared resources for algorithms.
+  void* scratch(size_t bytes, int slot);
+  LinkModel& linkModel() { return linkModel_; }
+  const kernels::KernelTable& kernels() const;
+
+ private:
+  enum class OpState { Queued, Posted, Done };
+  struct Op {
+    bool inUse = false;
+    bool isSend = false;
+    int peer = -1;
+    const void* sendData = nullptr;
+    void* recvData = nullptr;
+    size_t bytes = 0;  // send size, or receive capacity
+    FrameHeader header;           // send: what goes out
+    FrameExpectation expectation; // recv: what must come in
+    OpState state = OpState::Queued;
+    spcclResult_t result = spcclSuccess;
+    size_t received = 0;
+    uint8_t flags = 0;
+  };
+  struct Peer {
+    PeerConnection conn;
+    std::deque<int> sendQueue;
+    std::deque<int> recvQueue;
+    void* headerSendRequest = nullptr;
+    void* payloadSendRequest = nullptr;
+    void* headerRecvRequest = nullptr;
+    void* payloadRecvRequest = nullptr;
+    bool headerParked = false;
+    alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
+    uint32_t sendStep = 0;
+    uint32_t recvStep = 0;
+    uint64_t userSendSeq = 0;
+    uint64_t userRecvSeq = 0;
+    bool closed = false;
+  };
+
+  spcclResult_t allocOp(int* slot);
+  spcclResult_t checkPeer(int peer, const char* what) const;
+  spcclResult_t progressAll();
+  spcclResult_t progressSend(Peer& peer);
+  spcclResult_t progressRecv(int index, Peer& peer);
+  spcclResult_t testRequest(void** request, const spcclNet_v1_t* net, bool* done, size_t* size);
+  spcclResult_t sleepUntilProgress(int64_t maxWaitMs);
+  spcclResult_t breakWith(spcclResult_t code);
+  void failPendingOps();
+  void sendAbortFrames(spcclResult_t code, const std::string& why);
+
+  EngineSettings settings_;
+  std::vector<Peer> peers_;
+  std::vector<Op> ops_;
+  std::vector<int> freeOps_;
+  uint64_t nextSeq_ = 1;
+  spcclResult_t brokenCode_ = spcclSuccess;
+  std::string brokenReason_;
+  spcclCounters_t counters_{};
+  LinkModel linkModel_;
+  std::vector<std::unique_ptr<unsigned char[]>> scratch_;
+  std::vector<size_t> scratchSize_;
+};
+
+}  // namespace spccl
