@@ -1,0 +1,172 @@
+// Failure handling with real processes: dead peers, mismatched collectives,
+// timeouts, intruders without the job secret. Every scenario must end in a
+// clear error on every rank within the deadline, never a hang.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/fork_ranks.h"
+#include "core/bootstrap.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+class Faults : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("SPCCL_TRANSPORT", GetParam(), 1); }
+};
+
+// Rank 1 is SIGKILLed while every rank is inside a large all-reduce; the
+// survivors must fail with spcclRemoteError well before the deadline.
+TEST_P(Faults, KilledRankMakesOthersFailFast) {
+  const int n = 4;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    std::vector<float> data(8 << 20, 1.0f);
+    if (rank == 1) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        kill(getpid(), SIGKILL);
+      }).detach();
+    }
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10000; ++i) {
+      spcclResult_t res = spcclAllReduce(data.data(), data.data(), data.size(), spcclFloat32,
+                                         spcclMax, comm, nullptr);
+      if (res != spcclSuccess) {
+        std::fprintf(stderr, "rank %d: failed as expected after %.2f s: %s\n", rank,
+                     secondsSince(start), spcclGetLastError(comm));
+        if (res != spcclRemoteError) return kChildWrongResult;
+        return secondsSince(start) < 10.0 ? kChildOk : kChildTooSlow;
+      }
+    }
+    return kChildUnexpectedSuccess;
+  });
+  for (int r = 0; r < n; ++r) {
+    if (r == 1) {
+      EXPECT_FALSE(outcomes[r].exited);
+      continue;
+    }
+    EXPECT_TRUE(outcomes[r].exited) << "rank " << r;
+    EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+  }
+}
+
+struct Mismatch {
+  const char* name;
+  // What rank 2 does differently from the others.
+  spcclResult_t (*call)(spcclComm_t comm, bool odd, std::vector<float>& buffer);
+};
+
+spcclResult_t countMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
+  return spcclAllReduce(b.data(), b.data(), odd ? 999 : 1000, spcclFloat32, spcclSum, comm, nullptr);
+}
+spcclResult_t typeMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
+  return spcclAllReduce(b.data(), b.data(), 1000, odd ? spcclInt32 : spcclFloat32, spcclSum, comm,
+                        nullptr);
+}
+spcclResult_t opMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
+  return spcclAllReduce(b.data(), b.data(), 1000, spcclFloat32, odd ? spcclMax : spcclSum, comm,
+                        nullptr);
+}
+spcclResult_t collMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
+  if (odd) return spcclReduceScatter(b.data(), b.data(), 250, spcclFloat32, spcclSum, comm, nullptr);
+  return spcclAllReduce(b.data(), b.data(), 1000, spcclFloat32, spcclSum, comm, nullptr);
+}
+spcclResult_t rootMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
+  return spcclBroadcast(b.data(), b.data(), 1000, spcclFloat32, odd ? 2 : 0, comm, nullptr);
+}
+
+const Mismatch kMismatches[] = {{"count", countMismatch}, {"datatype", typeMismatch},
+                                {"op", opMismatch},       {"collective", collMismatch},
+                                {"root", rootMismatch}};
+
+TEST_P(Faults, MismatchedCollectiveFailsOnEveryRank) {
+  const int n = 5;
+  for (const Mismatch& m : kMismatches) {
+    auto outcomes = forkRanks(n, [&m](int rank, const spcclUniqueId& id) {
+      spcclComm_t comm = initOrExit(n, id, rank, 15000);
+      std::vector<float> buffer(4096, 1.0f);
+      spcclResult_t res = m.call(comm, rank == 2, buffer);
+      // A rank whose part finished before the mismatch was seen learns of it
+      // at its next call: the communicator is in the error state.
+      if (res == spcclSuccess) res = spcclBarrier(comm, nullptr);
+      if (res == spcclSuccess) return kChildUnexpectedSuccess;
+      std::string message = spcclGetLastError(comm);
+      std::fprintf(stderr, "[%s] rank %d: %s (%s)\n", m.name, rank, spcclGetErrorString(res),
+                   message.c_str());
+      if (res != spcclInvalidUsage) return kChildWrongResult;
+      if (message.find("mismatch") == std::string::npos) return kChildWrongResult;
+      return kChildOk;
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_TRUE(outcomes[r].exited) << m.name << " rank " << r;
+      EXPECT_EQ(outcomes[r].status, kChildOk) << m.name << " rank " << r;
+    }
+  }
+}
+
+// Rank 1 never joins the collective: rank 0 times out and names rank 1.
+TEST_P(Faults, MissingRankTimesOutWithPeerName) {
+  const int n = 2;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 1500);
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(4));
+      return kChildOk;
+    }
+    float x = 1;
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res = spcclAllReduce(&x, &x, 1, spcclFloat32, spcclSum, comm, nullptr);
+    std::string message = spcclGetLastError(comm);
+    std::fprintf(stderr, "rank 0: %s\n", message.c_str());
+    if (res != spcclTimeout || message.find("rank 1") == std::string::npos) return kChildWrongResult;
+    return secondsSince(start) < 3.5 ? kChildOk : kChildTooSlow;
+  });
+  EXPECT_EQ(outcomes[0].status, kChildOk);
+  EXPECT_EQ(outcomes[1].status, kChildOk);
+}
+
+// A process without the job secret is refused by the rendezvous root; the
+// real ranks still form their communicator.
+TEST_P(Faults, ConnectionWithoutSecretIsRefused) {
+  const int n = 3;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    if (rank == 0) {
+      spcclUniqueId forged = id;
+      spccl::UniqueIdContents contents;
+      if (spccl::decodeUniqueId(id, &contents) != spcclSuccess) return kChildWrongResult;
+      contents.secret ^= 0xdeadbeef;
+      forged = spccl::encodeUniqueId(contents);
+      spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+      config.timeoutMs = 3000;
+      spcclComm_t intruder = nullptr;
+      // The forged rank claims rank 0 with the wrong secret: refused, then times out.
+      spcclResult_t res = spcclCommInitRankConfig(&intruder, n, forged, 0, &config);
+      if (res == spcclSuccess) return kChildUnexpectedSuccess;
+    }
+    spcclComm_t comm = initOrExit(n, id, rank, 15000);
+    int x = rank + 1;
+    if (spcclAllReduce(&x, &x, 1, spcclInt32, spcclSum, comm, nullptr) != spcclSuccess)
+      return kChildWrongResult;
+    spcclCommDestroy(comm);
+    return x == 6 ? kChildOk : kChildWrongResult;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("tcp", "shm"));
+
+}  // namespace
