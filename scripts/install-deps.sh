@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages spccl needs. Usage: install-deps.sh [build|bench]
+#   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2 (default)
+#   bench: build + Open MPI, PyTorch (Gloo peer), numpy, matplotlib
+set -euo pipefail
+what=${1:-build}
+packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
+          libbenchmark-dev iproute2 libhwloc-dev)
+if [ "$what" = bench ]; then
+  packages+=(openmpi-bin libopenmpi-dev python3-torch python3-numpy python3-matplotlib)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
