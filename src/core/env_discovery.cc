@@ -1,0 +1,312 @@
+#include "core/env_discovery.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/check.h"
+#include "core/log.h"
+
+namespace spccl {
+namespace {
+
+// One launcher's variables. Each role lists alternative names; the first
+// that is set wins.
+struct LauncherSource {
+  const char* name;
+  std::vector<const char*> rankVars;
+  std::vector<const char*> sizeVars;
+  std::vector<const char*> localRankVars;
+  bool explicitRequest;  // set only by people or tools that mean spccl
+};
+
+const std::vector<LauncherSource>& launcherSources() {
+  static const std::vector<LauncherSource> sources = {
+      {"spccl", {kEnvRank}, {kEnvNranks}, {kEnvLocalRank}, true},
+      {"torchrun", {"RANK"}, {"WORLD_SIZE"}, {"LOCAL_RANK"}, false},
+      {"openmpi",
+       {"OMPI_COMM_WORLD_RANK"},
+       {"OMPI_COMM_WORLD_SIZE"},
+       {"OMPI_COMM_WORLD_LOCAL_RANK"},
+       false},
+      {"pmi", {"PMI_RANK", "PMIX_RANK"}, {"PMI_SIZE"}, {"MPI_LOCALRANKID"}, false},
+      {"slurm", {"SLURM_PROCID"}, {"SLURM_NTASKS", "SLURM_NPROCS"}, {"SLURM_LOCALID"}, false},
+  };
+  return sources;
+}
+
+// Job ids that are the same on every rank of one job; they make the derived
+// secret differ between jobs that reuse an address.
+const char* const kJobIdVars[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
+                                  "PMIX_NAMESPACE"};
+
+struct Variable {
+  const char* name;
+  std::string value;
+};
+
+std::optional<Variable> firstSet(const EnvLookup& lookup, const std::vector<const char*>& names) {
+  for (const char* name : names) {
+    std::optional<std::string> value = lookup(name);
+    if (value && !value->empty()) return Variable{name, *value};
+  }
+  return std::nullopt;
+}
+
+// Strict decimal int: no sign-only, no trailing text, no overflow.
+std::optional<int64_t> toInteger(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || errno == ERANGE || value < INT32_MIN ||
+      value > INT32_MAX)
+    return std::nullopt;
+  return value;
+}
+
+// 1 to 16 hex digits after an optional 0x.
+std::optional<uint64_t> toSecret(const std::string& text) {
+  size_t start = text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') ? 2 : 0;
+  size_t digits = text.size() - start;
+  if (digits == 0 || digits > 16) return std::nullopt;
+  uint64_t value = 0;
+  for (size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    int nibble;
+    if (c >= '0' && c <= '9')
+      nibble = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      nibble = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      nibble = c - 'A' + 10;
+    else
+      return std::nullopt;
+    value = (value << 4) | static_cast<uint64_t>(nibble);
+  }
+  return value;
+}
+
+spcclResult_t parseInteger(const Variable& var, int64_t* out) {
+  std::optional<int64_t> value = toInteger(var.value);
+  if (!value)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not an integer", var.name, var.value.c_str());
+  *out = *value;
+  return spcclSuccess;
+}
+
+// `offset` is added to the value; the sum must still be a port.
+spcclResult_t parsePort(const Variable& var, int offset, int* out) {
+  std::optional<int64_t> port = toInteger(var.value);
+  if (!port || *port < 1 || *port + offset > 65535)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not a port: must be in [1, %d]", var.name,
+                      var.value.c_str(), 65535 - offset);
+  *out = static_cast<int>(*port + offset);
+  return spcclSuccess;
+}
+
+// Finds the first source whose rank and size are both set.
+spcclResult_t pickSource(const EnvLookup& lookup, const LauncherSource** source, Variable* rank,
+                         Variable* size) {
+  std::string firstPartial;
+  for (const LauncherSource& candidate : launcherSources()) {
+    std::optional<Variable> rankVar = firstSet(lookup, candidate.rankVars);
+    if (!rankVar) continue;
+    std::optional<Variable> sizeVar = firstSet(lookup, candidate.sizeVars);
+    if (sizeVar) {
+      *source = &candidate;
+      *rank = *rankVar;
+      *size = *sizeVar;
+      return spcclSuccess;
+    }
+    std::string partial = std::string(rankVar->name) + "=" + rankVar->value + " is set but " +
+                          candidate.sizeVars.front() + " is not";
+    if (candidate.explicitRequest)
+      return SPCCL_FAIL(spcclInvalidUsage, "%s (%s launch)", partial.c_str(), candidate.name);
+    SPCCL_INFO(kLogEnv, "ignoring %s launch variables: %s", candidate.name, partial.c_str());
+    if (firstPartial.empty()) firstPartial = partial;
+  }
+  if (!firstPartial.empty())
+    return SPCCL_FAIL(spcclInvalidUsage, "incomplete launcher variables: %s", firstPartial.c_str());
+  return SPCCL_FAIL(spcclInvalidUsage,
+                    "no launcher variables found: run under spcclrun, torchrun, mpirun or srun, "
+                    "or set %s, %s and %s",
+                    kEnvRank, kEnvNranks, kEnvCommId);
+}
+
+spcclResult_t readRanks(const EnvLookup& lookup, const LauncherSource& source,
+                        const Variable& rankVar, const Variable& sizeVar, LaunchEnv* out) {
+  int64_t rank = 0, nranks = 0;
+  SPCCL_CHECK(parseInteger(rankVar, &rank));
+  SPCCL_CHECK(parseInteger(sizeVar, &nranks));
+  if (nranks < 1)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s: the number of ranks must be at least 1",
+                      sizeVar.name, sizeVar.value.c_str());
+  if (rank < 0 || rank >= nranks)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is out of range: must be in [0, %s=%s)",
+                      rankVar.name, rankVar.value.c_str(), sizeVar.name, sizeVar.value.c_str());
+  int64_t localRank = -1;
+  if (std::optional<Variable> localVar = firstSet(lookup, source.localRankVars)) {
+    SPCCL_CHECK(parseInteger(*localVar, &localRank));
+    if (localRank < 0 || localRank >= nranks)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is out of range: must be in [0, %s=%s)",
+                        localVar->name, localVar->value.c_str(), sizeVar.name,
+                        sizeVar.value.c_str());
+  }
+  out->rank = static_cast<int>(rank);
+  out->nranks = static_cast<int>(nranks);
+  out->localRank = static_cast<int>(localRank);
+  return spcclSuccess;
+}
+
+spcclResult_t readRendezvous(const EnvLookup& lookup, const LauncherSource& source,
+                             LaunchEnv* out) {
+  if (std::optional<Variable> commId = firstSet(lookup, {kEnvCommId}))
+    return splitHostPort(commId->name, commId->value, &out->rootHost, &out->rootPort);
+  std::optional<Variable> addr = firstSet(lookup, {"MASTER_ADDR"});
+  std::optional<Variable> port = firstSet(lookup, {"MASTER_PORT"});
+  if (addr && port) {
+    out->rootHost = addr->value;
+    if (out->rootHost.size() > 2 && out->rootHost.front() == '[' && out->rootHost.back() == ']')
+      out->rootHost = out->rootHost.substr(1, out->rootHost.size() - 2);
+    return parsePort(*port, kMasterPortOffset, &out->rootPort);
+  }
+  if (addr || port) {
+    const Variable& given = addr ? *addr : *port;
+    return SPCCL_FAIL(spcclInvalidUsage, "%s=%s is set but %s is not (or set %s=host:port)",
+                      given.name, given.value.c_str(), addr ? "MASTER_PORT" : "MASTER_ADDR",
+                      kEnvCommId);
+  }
+  return SPCCL_FAIL(spcclInvalidUsage,
+                    "%s launch gives no rendezvous address: set %s=host:port (rank 0 listens "
+                    "there), or MASTER_ADDR and MASTER_PORT",
+                    source.name, kEnvCommId);
+}
+
+// FNV-1a, 64 bit (Fowler, Noll, Vo): stable across builds and platforms,
+// which std::hash is not; strength is not the point (see the header).
+uint64_t fnv1a64(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char byte : text) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+spcclResult_t readSecret(const EnvLookup& lookup, LaunchEnv* out) {
+  if (std::optional<Variable> secret = firstSet(lookup, {kEnvJobSecret})) {
+    std::optional<uint64_t> value = toSecret(secret->value);
+    if (!value)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not a secret: expected 1 to 16 hex digits",
+                        secret->name, secret->value.c_str());
+    out->secret = *value;
+    out->secretFromEnv = true;
+    return spcclSuccess;
+  }
+  // Only job-wide values: every rank must derive the same secret.
+  std::string material = "spccl-job|" + formatHostPort(out->rootHost, out->rootPort) + "|" +
+                         std::to_string(out->nranks);
+  for (const char* name : kJobIdVars)
+    if (std::optional<Variable> jobId = firstSet(lookup, {name}))
+      material += "|" + std::string(name) + "=" + jobId->value;
+  out->secret = fnv1a64(material);
+  out->secretFromEnv = false;
+  return spcclSuccess;
+}
+
+}  // namespace
+
+spcclResult_t discoverLaunchEnv(const EnvLookup& lookup, LaunchEnv* out) {
+  if (out == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "discoverLaunchEnv: out is NULL");
+  const LauncherSource* source = nullptr;
+  Variable rankVar, sizeVar;
+  SPCCL_CHECK(pickSource(lookup, &source, &rankVar, &sizeVar));
+  LaunchEnv env;
+  env.source = source->name;
+  SPCCL_CHECK(readRanks(lookup, *source, rankVar, sizeVar, &env));
+  SPCCL_CHECK(readRendezvous(lookup, *source, &env));
+  SPCCL_CHECK(readSecret(lookup, &env));
+  SPCCL_INFO(kLogEnv, "%s launch: rank %d of %d (local rank %d), root %s, %s job secret",
+             env.source.c_str(), env.rank, env.nranks, env.localRank,
+             formatHostPort(env.rootHost, env.rootPort).c_str(),
+             env.secretFromEnv ? "given" : "derived");
+  *out = std::move(env);
+  return spcclSuccess;
+}
+
+spcclResult_t discoverLaunchEnv(const EnvMap& env, LaunchEnv* out) {
+  return discoverLaunchEnv(
+      [&env](const std::string& name) -> std::optional<std::string> {
+        auto it = env.find(name);
+        if (it == env.end()) return std::nullopt;
+        return it->second;
+      },
+      out);
+}
+
+spcclResult_t discoverLaunchEnv(LaunchEnv* out) {
+  return discoverLaunchEnv(
+      [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      },
+      out);
+}
+
+std::string formatHostPort(const std::string& host, int port) {
+  bool ipv6 = host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+spcclResult_t splitHostPort(const char* variable, const std::string& text, std::string* host,
+                            int* port) {
+  std::string hostPart, portPart;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not [ipv6-address]:port", variable,
+                        text.c_str());
+    hostPart = text.substr(1, close - 1);
+    portPart = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not host:port", variable, text.c_str());
+    hostPart = text.substr(0, colon);
+    portPart = text.substr(colon + 1);
+    if (hostPart.find(':') != std::string::npos)
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s=%s is ambiguous: write an IPv6 address as [address]:port", variable,
+                        text.c_str());
+  }
+  if (hostPart.empty())
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s has no host before the port", variable,
+                      text.c_str());
+  std::optional<int64_t> parsedPort = toInteger(portPart);
+  if (!parsedPort || *parsedPort < 1 || *parsedPort > 65535)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s: port '%s' is not in [1, 65535]", variable,
+                      text.c_str(), portPart.c_str());
+  *host = hostPart;
+  *port = static_cast<int>(*parsedPort);
+  return spcclSuccess;
+}
+
+spcclResult_t parseJobSecret(const std::string& text, uint64_t* out) {
+  std::optional<uint64_t> value = toSecret(text);
+  if (!value)
+    return SPCCL_FAIL(spcclInvalidArgument, "job secret '%s' is not 1 to 16 hex digits",
+                      text.c_str());
+  *out = *value;
+  return spcclSuccess;
+}
+
+std::string formatJobSecret(uint64_t secret) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof(buffer), "%016" PRIx64, secret);
+  return buffer;
+}
+
+}  // namespace spccl

@@ -1,0 +1,82 @@
+// Launch-environment discovery: who am I (rank, nranks, local rank), where is
+// the rendezvous root, and which job secret do the ranks share — read from
+// the variables the usual launchers set. spcclCommInitFromEnv is built on it.
+//
+// Sources, first complete one wins:
+//   spccl     SPCCL_RANK, SPCCL_NRANKS, SPCCL_LOCAL_RANK      (spcclrun)
+//   torchrun  RANK, WORLD_SIZE, LOCAL_RANK
+//   openmpi   OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK         (mpirun)
+//   pmi       PMI_RANK or PMIX_RANK, PMI_SIZE, MPI_LOCALRANKID (MPICH/Hydra)
+//   slurm     SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID        (srun)
+// Setting SPCCL_RANK is an explicit request, so a half-set spccl source is
+// an error; a half-set foreign source (e.g. a stray RANK, or srun --mpi=pmix
+// which sets PMIX_RANK but no PMI_SIZE) is skipped in favour of the next.
+//
+// Rendezvous root: SPCCL_COMM_ID=host:port ([v6]:port) if set, else
+// MASTER_ADDR with MASTER_PORT + 1 — MASTER_PORT itself is already bound by
+// torch's TCPStore (torchrun's agent, or init_process_group on rank 0), so
+// rank 0 of spccl could not listen there.
+//
+// Job secret: SPCCL_JOB_SECRET (hex) if set. Otherwise it is derived from
+// what every rank of the job sees alike — the rendezvous address, nranks and
+// the launcher's job id — so ranks agree without a side channel. A derived
+// secret only keeps ranks of different jobs from joining each other by
+// mistake; anyone who can read the job's variables can compute it, so it is
+// no protection against a hostile peer (secretFromEnv tells which you got).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "spccl.h"
+
+namespace spccl {
+
+// The variables spcclrun sets for its children.
+inline constexpr const char* kEnvRank = "SPCCL_RANK";
+inline constexpr const char* kEnvNranks = "SPCCL_NRANKS";
+inline constexpr const char* kEnvLocalRank = "SPCCL_LOCAL_RANK";
+inline constexpr const char* kEnvCommId = "SPCCL_COMM_ID";
+inline constexpr const char* kEnvJobSecret = "SPCCL_JOB_SECRET";
+
+// Added to MASTER_PORT when the root comes from MASTER_ADDR/MASTER_PORT
+// (see above): that port belongs to torch's rendezvous store.
+inline constexpr int kMasterPortOffset = 1;
+
+struct LaunchEnv {
+  int rank = -1;
+  int nranks = 0;
+  int localRank = -1;    // -1: the launcher does not say (e.g. PMI without MPI_LOCALRANKID)
+  std::string rootHost;  // name or address; IPv6 without brackets
+  int rootPort = 0;
+  uint64_t secret = 0;
+  bool secretFromEnv = false;  // false: derived, see the header comment
+  std::string source;          // "spccl", "torchrun", "openmpi", "pmi" or "slurm"
+};
+
+// Returns the value of a variable, or nullopt when unset. Empty counts as unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+using EnvMap = std::map<std::string, std::string>;
+
+// Pure: reads only through lookup. On failure the message (threadLastError)
+// names the missing or invalid variable and its value.
+spcclResult_t discoverLaunchEnv(const EnvLookup& lookup, LaunchEnv* out);
+spcclResult_t discoverLaunchEnv(const EnvMap& env, LaunchEnv* out);
+// The same, from this process's environment.
+spcclResult_t discoverLaunchEnv(LaunchEnv* out);
+
+// "host:port", bracketing IPv6 literals: the form SPCCL_COMM_ID takes.
+std::string formatHostPort(const std::string& host, int port);
+// Splits "host:port" / "[v6]:port"; `variable` names the source in errors.
+spcclResult_t splitHostPort(const char* variable, const std::string& text, std::string* host,
+                            int* port);
+
+// 1 to 16 hex digits, optional 0x prefix.
+spcclResult_t parseJobSecret(const std::string& text, uint64_t* out);
+// 16 lower-case hex digits, no prefix.
+std::string formatJobSecret(uint64_t secret);
+
+}  // namespace spccl

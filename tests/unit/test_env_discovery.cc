@@ -1,0 +1,288 @@
+// Launch-environment discovery over every launcher's variables, their
+// priority, and the errors for missing or invalid ones.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/check.h"
+#include "core/env_discovery.h"
+
+namespace spccl {
+namespace {
+
+LaunchEnv discover(const EnvMap& env) {
+  LaunchEnv out;
+  spcclResult_t result = discoverLaunchEnv(env, &out);
+  EXPECT_EQ(result, spcclSuccess) << threadLastError();
+  return out;
+}
+
+// The message of a discovery that must fail.
+std::string failureOf(const EnvMap& env) {
+  clearThreadLastError();
+  LaunchEnv out;
+  EXPECT_NE(discoverLaunchEnv(env, &out), spcclSuccess);
+  return threadLastError();
+}
+
+const EnvMap kSpccl = {{"SPCCL_RANK", "2"},
+                       {"SPCCL_NRANKS", "4"},
+                       {"SPCCL_LOCAL_RANK", "1"},
+                       {"SPCCL_COMM_ID", "10.1.2.3:29500"},
+                       {"SPCCL_JOB_SECRET", "0xDeadBeef01234567"}};
+const EnvMap kTorchrun = {{"RANK", "1"},
+                          {"WORLD_SIZE", "8"},
+                          {"LOCAL_RANK", "1"},
+                          {"MASTER_ADDR", "node0"},
+                          {"MASTER_PORT", "29400"},
+                          {"TORCHELASTIC_RUN_ID", "run7"}};
+const EnvMap kOpenMpi = {{"OMPI_COMM_WORLD_RANK", "3"},
+                         {"OMPI_COMM_WORLD_SIZE", "6"},
+                         {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                         {"OMPI_MCA_ess_base_jobid", "12345"}};
+const EnvMap kPmi = {{"PMI_RANK", "5"}, {"PMI_SIZE", "7"}, {"MPI_LOCALRANKID", "2"}};
+const EnvMap kSlurm = {{"SLURM_PROCID", "9"},
+                       {"SLURM_NTASKS", "16"},
+                       {"SLURM_LOCALID", "1"},
+                       {"SLURM_JOB_ID", "4242"}};
+
+EnvMap merged(EnvMap base, const EnvMap& more) {
+  for (const auto& [name, value] : more) base[name] = value;
+  return base;
+}
+
+EnvMap without(EnvMap env, const std::string& name) {
+  env.erase(name);
+  return env;
+}
+
+const EnvMap kCommId = {{"SPCCL_COMM_ID", "head:5000"}};
+
+TEST(EnvDiscovery, ReadsSpcclrunVariables) {
+  LaunchEnv env = discover(kSpccl);
+  EXPECT_EQ(env.source, "spccl");
+  EXPECT_EQ(env.rank, 2);
+  EXPECT_EQ(env.nranks, 4);
+  EXPECT_EQ(env.localRank, 1);
+  EXPECT_EQ(env.rootHost, "10.1.2.3");
+  EXPECT_EQ(env.rootPort, 29500);
+  EXPECT_EQ(env.secret, 0xdeadbeef01234567ull);
+  EXPECT_TRUE(env.secretFromEnv);
+}
+
+TEST(EnvDiscovery, ReadsTorchrunWithRootBesideTheTorchStore) {
+  LaunchEnv env = discover(kTorchrun);
+  EXPECT_EQ(env.source, "torchrun");
+  EXPECT_EQ(env.rank, 1);
+  EXPECT_EQ(env.nranks, 8);
+  EXPECT_EQ(env.localRank, 1);
+  EXPECT_EQ(env.rootHost, "node0");
+  EXPECT_EQ(env.rootPort, 29400 + kMasterPortOffset);
+  EXPECT_FALSE(env.secretFromEnv);
+}
+
+TEST(EnvDiscovery, CommIdOverridesMasterAddr) {
+  LaunchEnv env = discover(merged(kTorchrun, kCommId));
+  EXPECT_EQ(env.source, "torchrun");
+  EXPECT_EQ(env.rootHost, "head");
+  EXPECT_EQ(env.rootPort, 5000);
+}
+
+TEST(EnvDiscovery, ReadsOpenMpi) {
+  LaunchEnv env = discover(merged(kOpenMpi, kCommId));
+  EXPECT_EQ(env.source, "openmpi");
+  EXPECT_EQ(env.rank, 3);
+  EXPECT_EQ(env.nranks, 6);
+  EXPECT_EQ(env.localRank, 0);
+  EXPECT_EQ(env.rootHost, "head");
+  EXPECT_EQ(env.rootPort, 5000);
+}
+
+TEST(EnvDiscovery, ReadsPmiAndPmix) {
+  LaunchEnv env = discover(merged(kPmi, kCommId));
+  EXPECT_EQ(env.source, "pmi");
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.nranks, 7);
+  EXPECT_EQ(env.localRank, 2);
+
+  EnvMap pmix = {{"PMIX_RANK", "4"}, {"PMI_SIZE", "7"}, {"PMIX_NAMESPACE", "ns1"}};
+  env = discover(merged(pmix, kCommId));
+  EXPECT_EQ(env.source, "pmi");
+  EXPECT_EQ(env.rank, 4);
+  EXPECT_EQ(env.localRank, -1) << "no local-rank variable: unknown";
+}
+
+TEST(EnvDiscovery, ReadsSlurm) {
+  EnvMap masterAddr = {{"MASTER_ADDR", "fe80::1"}, {"MASTER_PORT", "6000"}};
+  LaunchEnv env = discover(merged(kSlurm, masterAddr));
+  EXPECT_EQ(env.source, "slurm");
+  EXPECT_EQ(env.rank, 9);
+  EXPECT_EQ(env.nranks, 16);
+  EXPECT_EQ(env.localRank, 1);
+  EXPECT_EQ(env.rootHost, "fe80::1");
+  EXPECT_EQ(env.rootPort, 6000 + kMasterPortOffset);
+
+  EnvMap oldSlurm = {{"SLURM_PROCID", "0"}, {"SLURM_NPROCS", "2"}};
+  EXPECT_EQ(discover(merged(oldSlurm, kCommId)).nranks, 2);
+}
+
+TEST(EnvDiscovery, PriorityIsSpcclTorchrunOpenMpiPmiSlurm) {
+  EnvMap env = merged(merged(merged(merged(kSpccl, kTorchrun), kOpenMpi), kPmi), kSlurm);
+  EXPECT_EQ(discover(env).source, "spccl");
+  for (const char* name : {"SPCCL_RANK", "SPCCL_NRANKS", "SPCCL_LOCAL_RANK"}) env.erase(name);
+  EXPECT_EQ(discover(env).source, "torchrun");
+  env.erase("RANK");
+  EXPECT_EQ(discover(env).source, "openmpi");
+  env.erase("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(discover(env).source, "pmi");
+  env.erase("PMI_RANK");
+  EXPECT_EQ(discover(env).source, "slurm");
+  EXPECT_EQ(discover(env).rank, 9);
+}
+
+TEST(EnvDiscovery, HalfSetSpcclVariablesAreAnError) {
+  // Even with a complete lower-priority source: SPCCL_RANK means "use spccl's".
+  std::string message = failureOf(merged(without(kSpccl, "SPCCL_NRANKS"), kSlurm));
+  EXPECT_NE(message.find("SPCCL_NRANKS"), std::string::npos) << message;
+  EXPECT_NE(message.find("SPCCL_RANK=2"), std::string::npos) << message;
+}
+
+TEST(EnvDiscovery, HalfSetForeignVariablesFallThrough) {
+  // srun --mpi=pmix sets PMIX_RANK without PMI_SIZE.
+  EnvMap pmixUnderSlurm = merged(merged({{"PMIX_RANK", "9"}}, kSlurm), kCommId);
+  EXPECT_EQ(discover(pmixUnderSlurm).source, "slurm");
+  // Alone, the half-set source is reported.
+  std::string message = failureOf({{"PMIX_RANK", "1"}});
+  EXPECT_NE(message.find("PMI_SIZE"), std::string::npos) << message;
+}
+
+TEST(EnvDiscovery, NoLauncherNamesTheSpcclVariables) {
+  std::string message = failureOf({{"HOME", "/root"}});
+  EXPECT_NE(message.find("SPCCL_RANK"), std::string::npos) << message;
+  EXPECT_NE(message.find("SPCCL_COMM_ID"), std::string::npos) << message;
+}
+
+TEST(EnvDiscovery, MissingRendezvousAsksForCommId) {
+  for (const EnvMap* source : {&kOpenMpi, &kPmi, &kSlurm}) {
+    std::string message = failureOf(*source);
+    EXPECT_NE(message.find("set SPCCL_COMM_ID"), std::string::npos) << message;
+  }
+  std::string message = failureOf(merged(kSlurm, {{"MASTER_ADDR", "node0"}}));
+  EXPECT_NE(message.find("MASTER_PORT"), std::string::npos) << message;
+  message = failureOf(without(kTorchrun, "MASTER_ADDR"));
+  EXPECT_NE(message.find("MASTER_ADDR"), std::string::npos) << message;
+}
+
+TEST(EnvDiscovery, InvalidRanksNameTheVariableAndValue) {
+  struct Case {
+    const char* name;
+    const char* value;
+  };
+  for (Case bad :
+       {Case{"SPCCL_RANK", "abc"}, Case{"SPCCL_RANK", "4"}, Case{"SPCCL_RANK", "-1"},
+        Case{"SPCCL_RANK", "1x"}, Case{"SPCCL_NRANKS", "0"}, Case{"SPCCL_NRANKS", "99999999999"},
+        Case{"SPCCL_LOCAL_RANK", "4"}, Case{"SPCCL_LOCAL_RANK", "one"}}) {
+    EnvMap env = kSpccl;
+    env[bad.name] = bad.value;
+    std::string message = failureOf(env);
+    std::string expected = std::string(bad.name) + "=" + bad.value;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+  std::string message = failureOf(merged(kTorchrun, {{"RANK", "8"}}));
+  EXPECT_NE(message.find("RANK=8"), std::string::npos) << message;
+  EXPECT_NE(message.find("WORLD_SIZE=8"), std::string::npos) << message;
+}
+
+TEST(EnvDiscovery, InvalidPortsNameTheVariableAndValue) {
+  for (const char* commId : {"head:0", "head:65536", "head:http", "head", ":5000",
+                             "head:", "::1:5000", "[::1]5000", "[::1"}) {
+    std::string message = failureOf(merged(kSpccl, {{"SPCCL_COMM_ID", commId}}));
+    std::string expected = std::string("SPCCL_COMM_ID=") + commId;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+  for (const char* port : {"0", "-5", "65535", "x"}) {
+    std::string message = failureOf(merged(kTorchrun, {{"MASTER_PORT", port}}));
+    std::string expected = std::string("MASTER_PORT=") + port;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+}
+
+TEST(EnvDiscovery, AcceptsBracketedIpv6CommId) {
+  LaunchEnv env = discover(merged(kSpccl, {{"SPCCL_COMM_ID", "[fd00::2]:65535"}}));
+  EXPECT_EQ(env.rootHost, "fd00::2");
+  EXPECT_EQ(env.rootPort, 65535);
+  EXPECT_EQ(formatHostPort(env.rootHost, env.rootPort), "[fd00::2]:65535");
+  EXPECT_EQ(formatHostPort("10.0.0.1", 1), "10.0.0.1:1");
+}
+
+TEST(EnvDiscovery, InvalidSecretNamesTheVariable) {
+  for (const char* secret : {"xyz", "0x", "12345678901234567", "12 34", "-1"}) {
+    std::string message = failureOf(merged(kSpccl, {{"SPCCL_JOB_SECRET", secret}}));
+    std::string expected = std::string("SPCCL_JOB_SECRET=") + secret;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+}
+
+TEST(EnvDiscovery, SecretTextRoundTrips) {
+  uint64_t secret = 0;
+  ASSERT_EQ(parseJobSecret("ffffffffffffffff", &secret), spcclSuccess);
+  EXPECT_EQ(secret, ~0ull);
+  ASSERT_EQ(parseJobSecret("0X1", &secret), spcclSuccess);
+  EXPECT_EQ(secret, 1u);
+  EXPECT_EQ(formatJobSecret(0xabcull), "0000000000000abc");
+  ASSERT_EQ(parseJobSecret(formatJobSecret(0x0123456789abcdefull), &secret), spcclSuccess);
+  EXPECT_EQ(secret, 0x0123456789abcdefull);
+  EXPECT_NE(parseJobSecret("g", &secret), spcclSuccess);
+}
+
+TEST(EnvDiscovery, DerivedSecretIsSharedByTheJobAndDiffersBetweenJobs) {
+  EnvMap rank0 = merged(kSlurm, kCommId);
+  rank0["SLURM_PROCID"] = "0";
+  rank0["SLURM_LOCALID"] = "0";
+  EnvMap rank1 = rank0;
+  rank1["SLURM_PROCID"] = "1";
+  LaunchEnv first = discover(rank0);
+  EXPECT_FALSE(first.secretFromEnv);
+  EXPECT_EQ(discover(rank0).secret, first.secret) << "deterministic";
+  EXPECT_EQ(discover(rank1).secret, first.secret) << "every rank derives the same";
+  EXPECT_NE(discover(merged(rank0, {{"SLURM_JOB_ID", "4243"}})).secret, first.secret);
+  EXPECT_NE(discover(merged(rank0, {{"SPCCL_COMM_ID", "head:5001"}})).secret, first.secret);
+  EXPECT_NE(discover(merged(rank0, {{"SLURM_NTASKS", "17"}})).secret, first.secret);
+  EXPECT_NE(discover(merged(rank0, {{"PMIX_NAMESPACE", "x"}})).secret, first.secret);
+}
+
+// Sets variables of the real environment for one test and restores them.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const EnvMap& vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, old] : saved_) {
+      if (old)
+        setenv(name.c_str(), old->c_str(), 1);
+      else
+        unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(EnvDiscovery, ReadsTheProcessEnvironment) {
+  ScopedEnv env(kSpccl);
+  LaunchEnv out;
+  ASSERT_EQ(discoverLaunchEnv(&out), spcclSuccess) << threadLastError();
+  EXPECT_EQ(out.source, "spccl");
+  EXPECT_EQ(out.rank, 2);
+  EXPECT_EQ(out.rootPort, 29500);
+  EXPECT_EQ(out.secret, 0xdeadbeef01234567ull);
+}
+
+}  // namespace
+}  // namespace spccl

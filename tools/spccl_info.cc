@@ -1,0 +1,75 @@
+// spccl_info: what this build of spccl is (version, optional features) and
+// every SPCCL_* knob with its default, its value here and its help text.
+// `spccl_info --markdown` prints the knob table of the README.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/knobs.h"
+#include "spccl.h"
+
+#ifndef SPCCL_BUILD_FEATURES
+#error "SPCCL_BUILD_FEATURES must be defined by the build (tools/CMakeLists.txt)"
+#endif
+
+namespace {
+
+// Table cells may not contain '|' or line breaks.
+std::string markdownCell(const char* text) {
+  std::string cell;
+  for (const char* c = text; *c; ++c) {
+    if (*c == '|')
+      cell += "\\|";
+    else if (*c == '\n')
+      cell += ' ';
+    else
+      cell += *c;
+  }
+  return cell;
+}
+
+void printMarkdown() {
+  std::printf("| Variable | Default | Description |\n|---|---|---|\n");
+  for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
+    std::string fallback = knob.defaultValue[0] ? "`" + markdownCell(knob.defaultValue) + "`" : "";
+    std::printf("| `%s` | %s | %s |\n", knob.name, fallback.c_str(),
+                markdownCell(knob.help).c_str());
+  }
+}
+
+void printReport() {
+  int version = 0;
+  spcclGetVersion(&version);
+  const char* features = SPCCL_BUILD_FEATURES;
+  std::printf("spccl %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
+  std::printf("features: %s\n\n", features[0] ? features : "none");
+  std::printf("knobs (environment variables):\n");
+  for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
+    const char* current = std::getenv(knob.name);
+    bool set = current != nullptr && current[0] != '\0';
+    std::printf("  %s\n", knob.name);
+    std::printf("      default: %s\n", knob.defaultValue[0] ? knob.defaultValue : "(empty)");
+    std::printf("      current: %s\n", set ? current : "(not set; the default applies)");
+    std::printf("      %s\n", knob.help);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--markdown") == 0) {
+      printMarkdown();
+      return 0;
+    }
+    bool help = std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0;
+    std::fprintf(help ? stdout : stderr,
+                 "usage: spccl_info [--markdown]\n"
+                 "  prints the version, the optional features built in and every SPCCL_*\n"
+                 "  variable; --markdown prints the variables as a Markdown table\n");
+    return help ? 0 : 2;
+  }
+  printReport();
+  return 0;
+}
