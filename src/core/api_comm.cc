@@ -86,7 +86,7 @@ spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* confi
   LaunchEnv env;
   SPCCL_CHECK(discoverLaunchEnv(&env));
   UniqueIdContents id;
-  std::string rootText = env.rootHost + ":" + std::to_string(env.rootPort);
+  std::string rootText = formatHostPort(env.rootHost, env.rootPort);
   SPCCL_CHECK(net::parseHostPort(rootText, &id.root));
   id.secret = env.secret;
   id.commId = env.secret ^ 0x9E3779B97F4A7C15ull;
