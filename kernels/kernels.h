@@ -18,7 +18,10 @@ namespace spccl::kernels {
 //    nearest-even once per call;
 //  - min/max propagate NaN and are symmetric: min(-0,+0) = -0,
 //    max(-0,+0) = +0 whatever the operand order, so a pairwise combine
-//    gives the same bits on both partners.
+//    gives the same bits on both partners;
+//  - for the same reason every NaN result (of any op, and of divide) is the
+//    canonical quiet NaN, sign clear: 0x7fc00000 (f32), 0x7ff8... (f64),
+//    0x7e00 (f16), 0x7fc0 (bf16).
 using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
 // buf[i] = buf[i] / divisor; integers truncate toward zero.
 using DivideFn = void (*)(void* buf, size_t count, int divisor);
