@@ -5,6 +5,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <string>
@@ -38,6 +39,9 @@ struct IfnameSpec {
   std::vector<std::string> names;
 };
 IfnameSpec parseIfnameSpec(const std::string& spec);
+// SPCCL_SOCKET_FAMILY: "" -> AF_UNSPEC, "AF_INET"/"4" -> AF_INET,
+// "AF_INET6"/"6" -> AF_INET6; anything else -> -1.
+int parseSocketFamily(const std::string& text);
 bool ifnameMatches(const IfnameSpec& spec, const std::string& ifname);
 
 struct Interface {
@@ -57,6 +61,8 @@ spcclResult_t pickInterface(const std::string& spec, int family, Interface* out)
 // the actual address.
 spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr* bound);
 // Connects, retrying refused/unreachable until the deadline.
+// The errno values worth another connect attempt (listener not up yet, ...).
+bool isRetryableConnectError(int err);
 spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd);
 spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd,
                                  SockAddr* peer);
@@ -65,6 +71,16 @@ spcclResult_t sendAll(int fd, const void* data, size_t size, const Deadline& dea
                       const std::string& peerName);
 spcclResult_t recvAll(int fd, void* data, size_t size, const Deadline& deadline,
                       const std::string& peerName);
+
+// Non-blocking transfers for progress engines: one system call that moves
+// what the socket takes now; *moved is 0 when it would block. A closed or
+// reset connection (EOF included) is spcclRemoteError naming `peerName`.
+spcclResult_t sendvNow(int fd, const iovec* iov, int iovCount, size_t* moved,
+                       const std::string& peerName);
+spcclResult_t recvNow(int fd, void* data, size_t size, size_t* moved, const std::string& peerName);
+// spcclRemoteError for errno values that mean the peer or the path to it
+// failed (reset, refused, unreachable, ...), spcclSystemError otherwise.
+spcclResult_t peerErrorCode(int err);
 
 spcclResult_t setNonBlocking(int fd, bool nonBlocking);
 void setNoDelay(int fd);

@@ -1,0 +1,9 @@
+// The built-in shm transport for peers on the same host: an AF_UNIX stream
+// socket in the abstract namespace carries small messages inline and, for
+// large ones, a descriptor from which the receiver copies the sender's
+// memory directly with process_vm_readv (one copy, no shared segment).
+#pragma once
+
+#include "spccl_net.h"
+
+extern "C" const spcclNet_v1_t* spcclNetShm();

@@ -1,0 +1,7 @@
+// The built-in tcp transport: one TCP connection per send/recv comm pair,
+// messages framed as [u64 little-endian length][payload].
+#pragma once
+
+#include "spccl_net.h"
+
+extern "C" const spcclNet_v1_t* spcclNetTcp();
