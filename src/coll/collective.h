@@ -36,6 +36,7 @@ struct CostInput {
   size_t bytes = 0;  // the buffer the collective reduces/moves, per rank
   int nranks = 1;
   LinkModel link;
+  size_t chunkBytes = 1 << 20;  // slice size of pipelined schedules (SPCCL_CHUNK_BYTES)
 };
 
 struct DenseAlgorithm {

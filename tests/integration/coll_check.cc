@@ -1,0 +1,495 @@
+// coll_check: every dense collective, data type, op, size and buffer form
+// checked against a reference this rank computes on its own.
+//
+// Launch one per rank (spcclrun -n N -- coll_check [--quick] [--max-count N]).
+// Inputs are small integers chosen per op so that every partial result is
+// exact in every type (bf16 holds integers up to 256, so sums stay within
+// +-3 per rank and products are +-powers of two; exact for N <= 80 ranks),
+// which makes the correct output unique whatever the reduction order: each
+// rank compares its output bit for bit. A last pass sums inexact floats and
+// compares a hash of the result across ranks and across two runs, which
+// checks bitwise agreement and run-to-run reproducibility where rounding
+// does depend on the order.
+//
+// Uses only the public API (include/spccl.h).
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "spccl.h"
+
+namespace {
+
+// ---- values ----
+
+const spcclDataType_t kAllTypes[] = {spcclInt8,   spcclUint8,  spcclInt32,   spcclUint32,
+                                     spcclInt64,  spcclUint64, spcclFloat16, spcclFloat32,
+                                     spcclFloat64, spcclBfloat16};
+const spcclDataType_t kQuickTypes[] = {spcclInt8, spcclUint32, spcclFloat16, spcclFloat32,
+                                       spcclBfloat16};
+const spcclRedOp_t kAllOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
+const spcclRedOp_t kQuickOps[] = {spcclSum, spcclMax, spcclAvg};
+
+uint16_t floatToHalf(float value) {
+  // Exact for the small integers used here; truncates other normal
+  // numbers in f16's range. Zero and normal numbers only.
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  if ((bits & 0x7fffffffu) == 0) return sign;
+  int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+  return static_cast<uint16_t>(sign | (exponent << 10) | ((bits >> 13) & 0x3ffu));
+}
+
+double halfToDouble(uint16_t half) {
+  int exponent = (half >> 10) & 0x1f;
+  double mantissa = half & 0x3ff;
+  double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                                   : std::ldexp(1024 + mantissa, exponent - 25);
+  return (half & 0x8000) ? -magnitude : magnitude;
+}
+
+// Stores an integer value as element `index` of a buffer of `type`,
+// wrapping for the integer types as the library does.
+void store(spcclDataType_t type, void* base, size_t index, int64_t value) {
+  char* at = static_cast<char*>(base) + index * spcclTypeSize(type);
+  switch (type) {
+    case spcclInt8: { int8_t v = static_cast<int8_t>(value); std::memcpy(at, &v, 1); break; }
+    case spcclUint8: { uint8_t v = static_cast<uint8_t>(value); std::memcpy(at, &v, 1); break; }
+    case spcclInt32: { int32_t v = static_cast<int32_t>(value); std::memcpy(at, &v, 4); break; }
+    case spcclUint32: { uint32_t v = static_cast<uint32_t>(value); std::memcpy(at, &v, 4); break; }
+    case spcclInt64: std::memcpy(at, &value, 8); break;
+    case spcclUint64: { uint64_t v = static_cast<uint64_t>(value); std::memcpy(at, &v, 8); break; }
+    case spcclFloat16: { uint16_t v = floatToHalf(static_cast<float>(value)); std::memcpy(at, &v, 2); break; }
+    case spcclBfloat16: {
+      float f = static_cast<float>(value);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      uint16_t v = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(at, &v, 2);
+      break;
+    }
+    case spcclFloat32: { float v = static_cast<float>(value); std::memcpy(at, &v, 4); break; }
+    case spcclFloat64: { double v = static_cast<double>(value); std::memcpy(at, &v, 8); break; }
+    default: break;
+  }
+}
+
+// For messages only.
+double load(spcclDataType_t type, const void* base, size_t index) {
+  const char* at = static_cast<const char*>(base) + index * spcclTypeSize(type);
+  switch (type) {
+    case spcclInt8: { int8_t v; std::memcpy(&v, at, 1); return v; }
+    case spcclUint8: { uint8_t v; std::memcpy(&v, at, 1); return v; }
+    case spcclInt32: { int32_t v; std::memcpy(&v, at, 4); return v; }
+    case spcclUint32: { uint32_t v; std::memcpy(&v, at, 4); return v; }
+    case spcclInt64: { int64_t v; std::memcpy(&v, at, 8); return static_cast<double>(v); }
+    case spcclUint64: { uint64_t v; std::memcpy(&v, at, 8); return static_cast<double>(v); }
+    case spcclFloat16: { uint16_t v; std::memcpy(&v, at, 2); return halfToDouble(v); }
+    case spcclBfloat16: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      uint32_t bits = static_cast<uint32_t>(v) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    case spcclFloat32: { float v; std::memcpy(&v, at, 4); return v; }
+    case spcclFloat64: { double v; std::memcpy(&v, at, 8); return v; }
+    default: return 0;
+  }
+}
+
+bool isFloat(spcclDataType_t type) {
+  return type == spcclFloat16 || type == spcclBfloat16 || type == spcclFloat32 ||
+         type == spcclFloat64;
+}
+
+// The integer value a type holds after wrapping (what the library's
+// integer arithmetic produces).
+int64_t wrapped(spcclDataType_t type, int64_t value) {
+  switch (type) {
+    case spcclInt8: return static_cast<int8_t>(value);
+    case spcclUint8: return static_cast<uint8_t>(value);
+    case spcclInt32: return static_cast<int32_t>(value);
+    case spcclUint32: return static_cast<uint32_t>(value);
+    default: return value;
+  }
+}
+
+// Input element `index` of `rank` for a reduction with `op`.
+int64_t reductionInput(spcclRedOp_t op, int rank, size_t index, int nranks) {
+  switch (op) {
+    case spcclSum: return static_cast<int64_t>((rank * 7 + index * 3) % 7) - 3;
+    case spcclProd:
+      if ((rank + index) % 7 == 0) return 2;
+      return (rank + 2 * index) % 5 == 0 ? -1 : 1;
+    case spcclAvg: {
+      // base + delta with deltas summing to zero, so the sum is n * base
+      // and the average exact.
+      int64_t base = 1 + static_cast<int64_t>(index % 4);
+      int64_t delta = (nranks % 2 == 1 && rank == nranks - 1) ? 0 : (rank % 2 == 0 ? 1 : -1);
+      return base + delta;
+    }
+    default: return static_cast<int64_t>((rank * 13 + index * 7) % 101);  // max, min
+  }
+}
+
+int64_t reductionReference(spcclDataType_t type, spcclRedOp_t op, size_t index, int nranks) {
+  int64_t acc = reductionInput(op, 0, index, nranks);
+  for (int r = 1; r < nranks; ++r) {
+    int64_t v = reductionInput(op, r, index, nranks);
+    switch (op) {
+      case spcclProd: acc *= v; break;
+      case spcclMax: acc = v > acc ? v : acc; break;
+      case spcclMin: acc = v < acc ? v : acc; break;
+      default: acc += v; break;
+    }
+  }
+  if (op == spcclAvg) return isFloat(type) ? acc / nranks : wrapped(type, acc) / nranks;
+  return acc;
+}
+
+// A value naming (rank, peer, index) for the data-movement collectives;
+// exact in every type.
+int64_t tagValue(int rank, int peer, size_t index) {
+  return static_cast<int64_t>((rank * 31 + peer * 7 + index) % 100);
+}
+
+// ---- the checker ----
+
+struct Form {
+  const char* collective;
+  spcclDataType_t type;
+  spcclRedOp_t op;
+  size_t count;
+  bool inPlace;
+  int root;
+};
+
+class Checker {
+ public:
+  Checker(spcclComm_t comm, int rank, int nranks) : comm_(comm), rank_(rank), nranks_(nranks) {}
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  long checks() const { return checks_; }
+  long wrong() const { return wrong_; }
+
+  // A failed call leaves the communicator unusable: report and stop.
+  void call(spcclResult_t result, const Form& form) {
+    if (result == spcclSuccess) return;
+    std::fprintf(stderr, "coll_check: rank %d: %s(%s, %s, count=%zu, %s) failed: %s: %s\n",
+                 rank_, form.collective, spcclTypeName(form.type), spcclOpName(form.op),
+                 form.count, form.inPlace ? "in place" : "out of place",
+                 spcclGetErrorString(result), spcclGetLastError(comm_));
+    std::printf("coll_check: rank %d: %ld checks, %ld wrong (aborted)\n", rank_, checks_,
+                wrong_ + 1);
+    std::fflush(stdout);
+    spcclCommAbort(comm_);
+    std::exit(2);
+  }
+
+  // Compares `count` elements of `actual` with `expected` bit for bit.
+  void expectEqual(const Form& form, const std::vector<char>& expected, const void* actual,
+                   size_t count, const char* what = "") {
+    ++checks_;
+    const size_t es = spcclTypeSize(form.type);
+    const char* got = static_cast<const char*>(actual);
+    for (size_t i = 0; i < count; ++i) {
+      if (std::memcmp(got + i * es, expected.data() + i * es, es) == 0) continue;
+      ++wrong_;
+      if (wrong_ <= kMaxReports)
+        std::fprintf(stderr,
+                     "coll_check: rank %d: %s(%s, %s, count=%zu, %s, root=%d)%s: element %zu is "
+                     "%g, expected %g\n",
+                     rank_, form.collective, spcclTypeName(form.type), spcclOpName(form.op),
+                     form.count, form.inPlace ? "in place" : "out of place", form.root, what, i,
+                     load(form.type, got, i), load(form.type, expected.data(), i));
+      return;
+    }
+  }
+
+  spcclComm_t comm() const { return comm_; }
+
+ private:
+  static constexpr long kMaxReports = 20;
+  spcclComm_t comm_;
+  int rank_;
+  int nranks_;
+  long checks_ = 0;
+  long wrong_ = 0;
+};
+
+// A buffer of `count` elements (at least one, so pointers are never null),
+// filled with a pattern no collective produces.
+std::vector<char> buffer(spcclDataType_t type, size_t count) {
+  return std::vector<char>((count == 0 ? 1 : count) * spcclTypeSize(type), '\x5a');
+}
+
+void checkAllReduce(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_t count,
+                    bool inPlace) {
+  Form form{"AllReduce", type, op, count, inPlace, -1};
+  std::vector<char> send = buffer(type, count), recv = buffer(type, count),
+                    expected = buffer(type, count);
+  for (size_t i = 0; i < count; ++i) {
+    store(type, send.data(), i, reductionInput(op, c.rank(), i, c.nranks()));
+    store(type, expected.data(), i, reductionReference(type, op, i, c.nranks()));
+  }
+  char* out = inPlace ? send.data() : recv.data();
+  c.call(spcclAllReduce(send.data(), out, count, type, op, c.comm(), nullptr), form);
+  c.expectEqual(form, expected, out, count);
+}
+
+void checkReduce(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_t count, bool inPlace,
+                 int root) {
+  Form form{"Reduce", type, op, count, inPlace, root};
+  std::vector<char> send = buffer(type, count), recv = buffer(type, count),
+                    expected = buffer(type, count);
+  for (size_t i = 0; i < count; ++i) {
+    store(type, send.data(), i, reductionInput(op, c.rank(), i, c.nranks()));
+    store(type, expected.data(), i, reductionReference(type, op, i, c.nranks()));
+  }
+  char* out = inPlace ? send.data() : recv.data();
+  c.call(spcclReduce(send.data(), out, count, type, op, root, c.comm(), nullptr), form);
+  if (c.rank() == root) c.expectEqual(form, expected, out, count);
+}
+
+void checkReduceScatter(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_t count,
+                        bool inPlace) {
+  Form form{"ReduceScatter", type, op, count, inPlace, -1};
+  const size_t total = count * c.nranks();
+  std::vector<char> send = buffer(type, total), recv = buffer(type, count),
+                    expected = buffer(type, count);
+  for (size_t i = 0; i < total; ++i)
+    store(type, send.data(), i, reductionInput(op, c.rank(), i, c.nranks()));
+  for (size_t i = 0; i < count; ++i)
+    store(type, expected.data(), i,
+          reductionReference(type, op, c.rank() * count + i, c.nranks()));
+  char* out = inPlace ? send.data() + c.rank() * count * spcclTypeSize(type) : recv.data();
+  c.call(spcclReduceScatter(send.data(), out, count, type, op, c.comm(), nullptr), form);
+  c.expectEqual(form, expected, out, count);
+}
+
+void checkBroadcast(Checker& c, spcclDataType_t type, size_t count, bool inPlace, int root) {
+  Form form{"Broadcast", type, spcclSum, count, inPlace, root};
+  std::vector<char> send = buffer(type, count), recv = buffer(type, count),
+                    expected = buffer(type, count);
+  for (size_t i = 0; i < count; ++i) {
+    if (c.rank() == root) store(type, send.data(), i, tagValue(root, 0, i));
+    store(type, expected.data(), i, tagValue(root, 0, i));
+  }
+  char* out = inPlace ? send.data() : recv.data();
+  c.call(spcclBroadcast(send.data(), out, count, type, root, c.comm(), nullptr), form);
+  c.expectEqual(form, expected, out, count);
+}
+
+void checkAllGather(Checker& c, spcclDataType_t type, size_t count, bool inPlace) {
+  Form form{"AllGather", type, spcclSum, count, inPlace, -1};
+  const size_t total = count * c.nranks();
+  std::vector<char> send = buffer(type, count), recv = buffer(type, total),
+                    expected = buffer(type, total);
+  char* in = inPlace ? recv.data() + c.rank() * count * spcclTypeSize(type) : send.data();
+  for (size_t i = 0; i < count; ++i) store(type, in, i, tagValue(c.rank(), 0, i));
+  for (int r = 0; r < c.nranks(); ++r)
+    for (size_t i = 0; i < count; ++i) store(type, expected.data(), r * count + i, tagValue(r, 0, i));
+  c.call(spcclAllGather(in, recv.data(), count, type, c.comm(), nullptr), form);
+  c.expectEqual(form, expected, recv.data(), total);
+}
+
+void checkAllToAll(Checker& c, spcclDataType_t type, size_t count, bool inPlace) {
+  Form form{"AllToAll", type, spcclSum, count, inPlace, -1};
+  const size_t total = count * c.nranks();
+  std::vector<char> send = buffer(type, total), recv = buffer(type, total),
+                    expected = buffer(type, total);
+  for (int peer = 0; peer < c.nranks(); ++peer) {
+    for (size_t i = 0; i < count; ++i) {
+      store(type, send.data(), peer * count + i, tagValue(c.rank(), peer, i));
+      store(type, expected.data(), peer * count + i, tagValue(peer, c.rank(), i));
+    }
+  }
+  char* out = inPlace ? send.data() : recv.data();
+  c.call(spcclAllToAll(send.data(), out, count, type, c.comm(), nullptr), form);
+  c.expectEqual(form, expected, out, total);
+}
+
+// Rank `from` sends this many elements to rank `to`: a mix of empty,
+// partial and full blocks.
+size_t variableCount(size_t count, int from, int to) {
+  return count * static_cast<size_t>(1 + (from + 2 * to) % 3) / 3;
+}
+
+void checkAllToAllv(Checker& c, spcclDataType_t type, size_t count) {
+  Form form{"AllToAllv", type, spcclSum, count, false, -1};
+  const int n = c.nranks();
+  std::vector<size_t> sendcounts(n), sdispls(n), recvcounts(n), rdispls(n);
+  size_t sendTotal = 0, recvTotal = 0;
+  for (int peer = 0; peer < n; ++peer) {  // one element of gap between blocks
+    sendcounts[peer] = variableCount(count, c.rank(), peer);
+    sdispls[peer] = sendTotal;
+    sendTotal += sendcounts[peer] + 1;
+    recvcounts[peer] = variableCount(count, peer, c.rank());
+    rdispls[peer] = recvTotal;
+    recvTotal += recvcounts[peer] + 1;
+  }
+  std::vector<char> send = buffer(type, sendTotal), recv = buffer(type, recvTotal),
+                    expected = buffer(type, recvTotal);
+  for (int peer = 0; peer < n; ++peer) {
+    for (size_t i = 0; i < sendcounts[peer]; ++i)
+      store(type, send.data(), sdispls[peer] + i, tagValue(c.rank(), peer, i));
+    for (size_t i = 0; i < recvcounts[peer]; ++i)
+      store(type, expected.data(), rdispls[peer] + i, tagValue(peer, c.rank(), i));
+  }
+  // The gaps must be left alone.
+  for (int peer = 0; peer < n; ++peer)
+    std::memset(expected.data() + (rdispls[peer] + recvcounts[peer]) * spcclTypeSize(type),
+                '\x5a', spcclTypeSize(type));
+  c.call(spcclAllToAllv(send.data(), sendcounts.data(), sdispls.data(), recv.data(),
+                        recvcounts.data(), rdispls.data(), type, c.comm(), nullptr),
+         form);
+  c.expectEqual(form, expected, recv.data(), recvTotal);
+}
+
+void checkSendRecvRing(Checker& c, spcclDataType_t type, size_t count) {
+  if (c.nranks() < 2) return;
+  Form form{"SendRecv", type, spcclSum, count, false, -1};
+  const int next = (c.rank() + 1) % c.nranks();
+  const int previous = (c.rank() + c.nranks() - 1) % c.nranks();
+  std::vector<char> send = buffer(type, count), recv = buffer(type, count),
+                    expected = buffer(type, count);
+  for (size_t i = 0; i < count; ++i) {
+    store(type, send.data(), i, tagValue(c.rank(), next, i));
+    store(type, expected.data(), i, tagValue(previous, c.rank(), i));
+  }
+  c.call(spcclGroupStart(), form);
+  c.call(spcclSend(send.data(), count, type, next, c.comm(), nullptr), form);
+  c.call(spcclRecv(recv.data(), count, type, previous, c.comm(), nullptr), form);
+  c.call(spcclGroupEnd(), form);
+  c.expectEqual(form, expected, recv.data(), count);
+}
+
+void checkBarrier(Checker& c) {
+  Form form{"Barrier", spcclInt8, spcclSum, 0, false, -1};
+  for (int i = 0; i < 3; ++i) c.call(spcclBarrier(c.comm(), nullptr), form);
+  std::vector<char> none;
+  c.expectEqual(form, none, nullptr, 0);
+}
+
+uint64_t fnv1a(const void* data, size_t bytes, uint64_t hash = 1469598103934665603ull) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+// Inexact float sums: the bits depend on the reduction order, so every
+// rank must agree and a second run must give the same bits.
+void checkBitwiseAgreement(Checker& c, size_t count) {
+  for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16, spcclFloat64}) {
+    Form form{"AllReduce (inexact)", type, spcclSum, count, false, -1};
+    const size_t es = spcclTypeSize(type);
+    std::vector<char> send = buffer(type, count), first = buffer(type, count),
+                      second = buffer(type, count);
+    // Thirds and sevenths round in every type, so the order shows.
+    for (size_t i = 0; i < count; ++i) {
+      double v = (c.rank() + 1) / 3.0 + static_cast<double>(i % 13) / 7.0;
+      float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      char* at = send.data() + i * es;
+      if (type == spcclFloat64) std::memcpy(at, &v, 8);
+      if (type == spcclFloat32) std::memcpy(at, &f, 4);
+      // Truncations of f; any fixed non-integer values will do.
+      uint16_t half = type == spcclFloat16 ? floatToHalf(f) : static_cast<uint16_t>(bits >> 16);
+      if (type == spcclFloat16 || type == spcclBfloat16) std::memcpy(at, &half, 2);
+    }
+    c.call(spcclAllReduce(send.data(), first.data(), count, type, spcclSum, c.comm(), nullptr), form);
+    c.call(spcclAllReduce(send.data(), second.data(), count, type, spcclSum, c.comm(), nullptr), form);
+    c.expectEqual(form, first, second.data(), count, " second run");
+    // Everyone's hash of the first result must equal rank 0's.
+    uint64_t hash = fnv1a(first.data(), count * es);
+    std::vector<uint64_t> hashes(c.nranks());
+    Form gather{"AllGather (hashes)", spcclUint64, spcclSum, 1, false, -1};
+    c.call(spcclAllGather(&hash, hashes.data(), 1, spcclUint64, c.comm(), nullptr), gather);
+    std::vector<char> expected(hashes.size() * 8);
+    for (size_t r = 0; r < hashes.size(); ++r) std::memcpy(expected.data() + r * 8, &hashes[0], 8);
+    c.expectEqual(gather, expected, hashes.data(), hashes.size(), " result hash differs between ranks");
+  }
+}
+
+struct Options {
+  bool quick = false;
+  size_t maxCount = 0;
+};
+
+bool parseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quick") {
+      options->quick = true;
+    } else if (arg == "--max-count" && i + 1 < argc) {
+      options->maxCount = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: coll_check [--quick] [--max-count N]\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!parseOptions(argc, argv, &options)) return 2;
+  spcclComm_t comm = nullptr;
+  spcclResult_t result = spcclCommInitFromEnv(&comm, nullptr);
+  if (result != spcclSuccess) {
+    std::fprintf(stderr, "coll_check: spcclCommInitFromEnv failed: %s: %s\n",
+                 spcclGetErrorString(result), spcclGetLastError(nullptr));
+    return 2;
+  }
+  int rank = 0, nranks = 0;
+  spcclCommUserRank(comm, &rank);
+  spcclCommCount(comm, &nranks);
+  Checker c(comm, rank, nranks);
+
+  std::vector<size_t> counts = options.quick ? std::vector<size_t>{0, 1, 7, 4097}
+                                             : std::vector<size_t>{0, 1, 7, 1023, 4097, 65537};
+  if (options.maxCount > 0) counts.push_back(options.maxCount);
+  std::vector<spcclDataType_t> types(std::begin(kAllTypes), std::end(kAllTypes));
+  std::vector<spcclRedOp_t> ops(std::begin(kAllOps), std::end(kAllOps));
+  if (options.quick) {
+    types.assign(std::begin(kQuickTypes), std::end(kQuickTypes));
+    ops.assign(std::begin(kQuickOps), std::end(kQuickOps));
+  }
+
+  int round = 0;  // rotates the root
+  for (size_t count : counts) {
+    for (spcclDataType_t type : types) {
+      for (bool inPlace : {false, true}) {
+        for (spcclRedOp_t op : ops) {
+          checkAllReduce(c, type, op, count, inPlace);
+          checkReduce(c, type, op, count, inPlace, round++ % nranks);
+          checkReduceScatter(c, type, op, count, inPlace);
+        }
+        checkBroadcast(c, type, count, inPlace, round++ % nranks);
+        checkAllGather(c, type, count, inPlace);
+        checkAllToAll(c, type, count, inPlace);
+      }
+      checkAllToAllv(c, type, count);
+      checkSendRecvRing(c, type, count);
+    }
+  }
+  checkBarrier(c);
+  for (size_t count : {size_t{1023}, size_t{65537}}) checkBitwiseAgreement(c, count);
+
+  std::printf("coll_check: rank %d: %ld checks, %ld wrong\n", rank, c.checks(), c.wrong());
+  std::fflush(stdout);
+  spcclCommDestroy(comm);
+  return c.wrong() == 0 ? 0 : 1;
+}
