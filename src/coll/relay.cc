@@ -5,19 +5,15 @@
 namespace spccl {
 
 spcclResult_t SendWindow::post(int peer, const void* data, size_t bytes) {
-  InFlight& slot = ring_[(oldest_ + size_) % ring_.size()];
-  slot.data = bytePointer(data);
-  slot.bytes = bytes;
-  SPCCL_CHECK(ctx_.isend(peer, data, bytes, &slot.request));
-  ++size_;
-  if (size_ > kMaxInFlight) SPCCL_CHECK(waitOldest());
-  return spcclSuccess;
+  InFlight& entry = inFlight_.emplace_back();
+  entry.data = bytePointer(data);
+  entry.bytes = bytes;
+  return ctx_.isend(peer, data, bytes, &entry.request);
 }
 
 spcclResult_t SendWindow::waitOldest() {
-  SPCCL_CHECK(ctx_.wait(&ring_[oldest_].request));
-  oldest_ = (oldest_ + 1) % static_cast<int>(ring_.size());
-  --size_;
+  SPCCL_CHECK(ctx_.wait(&inFlight_.front().request));
+  inFlight_.pop_front();
   return spcclSuccess;
 }
 
@@ -26,17 +22,17 @@ spcclResult_t SendWindow::release(const void* data, size_t bytes) {
   const char* end = begin + bytes;
   // Sends complete in order on a link, so waiting up to the newest
   // overlapping one costs nothing extra.
-  int mustWait = 0;
-  for (int i = 0; i < size_; ++i) {
-    const InFlight& entry = ring_[(oldest_ + i) % ring_.size()];
+  size_t mustWait = 0;
+  for (size_t i = 0; i < inFlight_.size(); ++i) {
+    const InFlight& entry = inFlight_[i];
     if (entry.data < end && begin < entry.data + entry.bytes) mustWait = i + 1;
   }
-  for (int i = 0; i < mustWait; ++i) SPCCL_CHECK(waitOldest());
+  for (size_t i = 0; i < mustWait; ++i) SPCCL_CHECK(waitOldest());
   return spcclSuccess;
 }
 
 spcclResult_t SendWindow::drain() {
-  while (size_ > 0) SPCCL_CHECK(waitOldest());
+  while (!inFlight_.empty()) SPCCL_CHECK(waitOldest());
   return spcclSuccess;
 }
 

@@ -5,12 +5,17 @@
 //
 // Deadlock freedom: a rank only ever blocks while it has a receive posted
 // for the next message its upstream peer will send, so the oldest send in
-// flight on every link is always matched and completes. The one exception
-// (arrivalsConflict) arises only when a single block carries data, so a
-// single message is in flight around the ring.
+// flight on every link is always matched and completes. Sends are therefore
+// posted without waiting for earlier ones: a rank that waited on its own
+// sends would block with only its next receive posted, and a rendezvous
+// transport (shm) completes a send only once the peer has received it.
+// Memory is protected instead by release(), and the staging ring
+// (kRelayStagingSlices) bounds how far a rank runs ahead.
+// The one exception (arrivalsConflict) arises only when a single block
+// carries data, so a single message is in flight around the ring.
 #pragma once
 
-#include <array>
+#include <deque>
 #include <cstddef>
 
 #include "coll/relay_plan.h"
@@ -19,11 +24,9 @@
 
 namespace spccl {
 
-// Sends in flight, oldest first, at most kMaxInFlight of them.
+// Sends in flight, oldest first.
 class SendWindow {
  public:
-  static constexpr int kMaxInFlight = kMaxRelaySendsInFlight;
-
   explicit SendWindow(CollContext& ctx) : ctx_(ctx) {}
   spcclResult_t post(int peer, const void* data, size_t bytes);
   // Waits until no send in flight reads from [data, data + bytes), so the
@@ -40,9 +43,7 @@ class SendWindow {
   spcclResult_t waitOldest();
 
   CollContext& ctx_;
-  std::array<InFlight, kMaxInFlight + 1> ring_{};
-  int oldest_ = 0;
-  int size_ = 0;
+  std::deque<InFlight> inFlight_;
 };
 
 // Runs `plan`; upstream / downstream are -1 where the plan has none.

@@ -10,12 +10,10 @@
 
 namespace spccl {
 
-// Sends a relay keeps in flight before it waits for the oldest.
-constexpr int kMaxRelaySendsInFlight = 8;
-
-// Staging slices a plan may rotate through for reduced data it forwards:
-// one more than the sends in flight, so reuse rarely has to wait.
-constexpr int kRelayStagingSlices = kMaxRelaySendsInFlight + 1;
+// Staging slices a plan rotates through for reduced data it forwards; a
+// slice is reused only once its send completed (SendWindow::release), so
+// this also bounds how far a rank runs ahead of its downstream peer.
+constexpr int kRelayStagingSlices = 9;
 
 // One message from upstream and what to do with it once it has arrived.
 struct RelayArrival {

@@ -6,6 +6,10 @@
 namespace spccl {
 
 static thread_local std::string tlsLastError;
+static thread_local bool tlsQuiet = false;
+
+QuietFailures::QuietFailures() : previous_(tlsQuiet) { tlsQuiet = true; }
+QuietFailures::~QuietFailures() { tlsQuiet = previous_; }
 
 spcclResult_t failWith(spcclResult_t code, const char* file, int line, const char* fmt, ...) {
   char buffer[1024];
@@ -14,8 +18,9 @@ spcclResult_t failWith(spcclResult_t code, const char* file, int line, const cha
   std::vsnprintf(buffer, sizeof(buffer), fmt, args);
   va_end(args);
   tlsLastError = buffer;
-  if (logEnabled(LogLevel::Warn, kLogAll))
-    logMessage(LogLevel::Warn, kLogAll, file, line, "%s (%s)", buffer, spcclGetErrorString(code));
+  LogLevel level = tlsQuiet ? LogLevel::Info : LogLevel::Warn;
+  if (logEnabled(level, kLogAll))
+    logMessage(level, kLogAll, file, line, "%s (%s)", buffer, spcclGetErrorString(code));
   return code;
 }
 

@@ -15,6 +15,19 @@ spcclResult_t failWith(spcclResult_t code, const char* file, int line, const cha
     __attribute__((format(printf, 4, 5)));
 
 const std::string& threadLastError();
+
+// While alive, failures on this thread log at INFO instead of WARN: for
+// best-effort work whose failures are expected (telling peers goodbye).
+class QuietFailures {
+ public:
+  QuietFailures();
+  ~QuietFailures();
+  QuietFailures(const QuietFailures&) = delete;
+  QuietFailures& operator=(const QuietFailures&) = delete;
+
+ private:
+  bool previous_;
+};
 void clearThreadLastError();
 
 }  // namespace spccl

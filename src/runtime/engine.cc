@@ -23,6 +23,16 @@ Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers
 }
 
 Engine::~Engine() {
+  QuietFailures quiet;  // peers that left first make these sends fail
+  if (!broken()) {
+    FrameHeader header;
+    header.kind = static_cast<uint16_t>(FrameKind::Close);
+    header.commId = settings_.commId;
+    header.srcRank = settings_.rank;
+    std::vector<unsigned char> frame(sizeof(header));
+    std::memcpy(frame.data(), &header, sizeof(header));
+    broadcastControlFrame(frame);
+  }
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr) continue;
     if (peer.conn.sendComm) peer.conn.net->closeSend(peer.conn.sendComm);
@@ -73,7 +83,7 @@ spcclResult_t Engine::allocOp(int* slot) {
   return spcclSuccess;
 }
 
-spcclResult_t Engine::checkPeer(int peer, const char* what) const {
+spcclResult_t Engine::checkPeer(int peer, const char* what) {
   if (peer < 0 || peer >= settings_.nranks)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is out of range [0, %d)", what, peer,
                       settings_.nranks);
@@ -82,6 +92,9 @@ spcclResult_t Engine::checkPeer(int peer, const char* what) const {
   if (broken())
     return SPCCL_FAIL(brokenCode_, "communicator is unusable after an earlier error: %s",
                       brokenReason_.c_str());
+  if (peers_[peer].leftCleanly)
+    return breakWith(SPCCL_FAIL(spcclRemoteError, "%s: %s has destroyed its communicator", what,
+                                peers_[peer].conn.name.c_str()));
   return spcclSuccess;
 }
 
@@ -203,7 +216,14 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
   for (;;) {
     if (!peer.headerParked) {
       if (peer.headerRecvRequest == nullptr) {
-        if (peer.closed) return spcclSuccess;
+        if (peer.closed) {
+          if (peer.leftCleanly && !peer.recvQueue.empty())
+            return breakWith(SPCCL_FAIL(spcclRemoteError,
+                                        "%s destroyed its communicator while this rank still "
+                                        "expected data from it",
+                                        peer.conn.name.c_str()));
+          return spcclSuccess;
+        }
         spcclResult_t res = net->irecv(peer.conn.recvComm, peer.inbox, sizeof(peer.inbox), nullptr,
                                        &peer.headerRecvRequest);
         if (res != spcclSuccess)
@@ -229,6 +249,16 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
         if (code == spcclSuccess || code >= spcclNumResults) code = spcclRemoteError;
         peer.closed = true;
         return breakWith(SPCCL_FAIL(code, "%s aborted: %s", peer.conn.name.c_str(), text.c_str()));
+      }
+      if (header.kind == static_cast<uint16_t>(FrameKind::Close)) {
+        peer.closed = true;
+        peer.leftCleanly = true;
+        if (!peer.recvQueue.empty())
+          return breakWith(SPCCL_FAIL(spcclRemoteError,
+                                      "%s destroyed its communicator while this rank still "
+                                      "expected data from it",
+                                      peer.conn.name.c_str()));
+        return spcclSuccess;
       }
       if (header.kind != static_cast<uint16_t>(FrameKind::Data))
         return breakWith(SPCCL_FAIL(spcclRemoteError, "unexpected frame kind %u from %s",
@@ -393,6 +423,10 @@ void Engine::sendAbortFrames(spcclResult_t code, const std::string& why) {
   std::memcpy(frame.data(), &header, sizeof(header));
   std::memcpy(frame.data() + sizeof(header), text.data(), text.size());
 
+  broadcastControlFrame(frame);
+}
+
+void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
   std::vector<std::pair<Peer*, void*>> inFlight;
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr || peer.closed) continue;

@@ -110,11 +110,12 @@ class Engine {
     uint32_t recvStep = 0;
     uint64_t userSendSeq = 0;
     uint64_t userRecvSeq = 0;
-    bool closed = false;
+    bool closed = false;        // no more frames will come from this peer
+    bool leftCleanly = false;   // it sent Close (destroyed its communicator)
   };
 
   spcclResult_t allocOp(int* slot);
-  spcclResult_t checkPeer(int peer, const char* what) const;
+  spcclResult_t checkPeer(int peer, const char* what);
   spcclResult_t progressAll();
   spcclResult_t progressSend(Peer& peer);
   spcclResult_t progressRecv(int index, Peer& peer);
@@ -123,6 +124,8 @@ class Engine {
   spcclResult_t breakWith(spcclResult_t code);
   void failPendingOps();
   void sendAbortFrames(spcclResult_t code, const std::string& why);
+  // Sends `frame` to every live peer behind what is in flight; best effort.
+  void broadcastControlFrame(const std::vector<unsigned char>& frame);
 
   EngineSettings settings_;
   std::vector<Peer> peers_;

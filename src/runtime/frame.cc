@@ -67,6 +67,7 @@ spcclResult_t checkFraming(const FrameHeader& header, size_t receivedBytes,
   switch (static_cast<FrameKind>(header.kind)) {
     case FrameKind::Data:
     case FrameKind::Hello:
+    case FrameKind::Close:
       if (receivedBytes != sizeof(FrameHeader))
         return SPCCL_FAIL(spcclRemoteError, "oversize frame header from %s: %zu bytes",
                           peerName.c_str(), receivedBytes);

@@ -44,7 +44,9 @@ struct CollSignature {
   bool operator==(const CollSignature&) const = default;
 };
 
-enum class FrameKind : uint16_t { Data = 1, Abort = 2, Hello = 3 };
+// Close: the sender destroyed its communicator cleanly; EOF without it
+// means the sender died.
+enum class FrameKind : uint16_t { Data = 1, Abort = 2, Hello = 3, Close = 4 };
 
 constexpr uint32_t kFrameMagic = 0x46435053u;  // "SPCF"
 constexpr uint16_t kFrameVersion = 1;
