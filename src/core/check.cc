@@ -8,8 +8,13 @@ namespace spccl {
 static thread_local std::string tlsLastError;
 static thread_local bool tlsQuiet = false;
 
-QuietFailures::QuietFailures() : previous_(tlsQuiet) { tlsQuiet = true; }
-QuietFailures::~QuietFailures() { tlsQuiet = previous_; }
+QuietFailures::QuietFailures() : previous_(tlsQuiet), savedError_(tlsLastError) { tlsQuiet = true; }
+QuietFailures::~QuietFailures() {
+  tlsQuiet = previous_;
+  tlsLastError = savedError_;
+}
+
+void setThreadLastError(const std::string& message) { tlsLastError = message; }
 
 spcclResult_t failWith(spcclResult_t code, const char* file, int line, const char* fmt, ...) {
   char buffer[1024];

@@ -16,8 +16,12 @@ spcclResult_t failWith(spcclResult_t code, const char* file, int line, const cha
 
 const std::string& threadLastError();
 
-// While alive, failures on this thread log at INFO instead of WARN: for
-// best-effort work whose failures are expected (telling peers goodbye).
+// Replaces this thread's last error message without logging.
+void setThreadLastError(const std::string& message);
+
+// While alive, failures on this thread log at INFO instead of WARN and
+// leave the thread's last error as it was: for best-effort work whose
+// failures are expected (telling peers goodbye or that we abort).
 class QuietFailures {
  public:
   QuietFailures();
@@ -27,6 +31,7 @@ class QuietFailures {
 
  private:
   bool previous_;
+  std::string savedError_;
 };
 void clearThreadLastError();
 

@@ -369,9 +369,10 @@ spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> receive
     }
     SPCCL_CHECK(sleepUntilProgress(deadline.remainingMs()));
   }
-  if (broken() && result == spcclSuccess) {
+  if (broken()) {
+    // Report the cause, not a later symptom of it.
     result = brokenCode_;
-    failWith(brokenCode_, __FILE__, __LINE__, "%s", brokenReason_.c_str());
+    setThreadLastError(brokenReason_);
   }
   for (size_t i = 0; i < slots.size(); ++i) {
     Op& op = ops_[slots[i]];
@@ -404,7 +405,10 @@ void Engine::abort(spcclResult_t code, const std::string& why) {
   brokenReason_ = why;
   SPCCL_INFO(kLogColl, "rank %d: communicator enters the error state: %s", settings_.rank,
              why.c_str());
-  sendAbortFrames(code, why);
+  {
+    QuietFailures quiet;  // peers that already went away make these fail
+    sendAbortFrames(code, why);
+  }
   failPendingOps();
 }
 
