@@ -92,9 +92,10 @@ spcclResult_t Engine::checkPeer(int peer, const char* what) {
   if (broken())
     return SPCCL_FAIL(brokenCode_, "communicator is unusable after an earlier error: %s",
                       brokenReason_.c_str());
-  if (peers_[peer].leftCleanly)
-    return breakWith(SPCCL_FAIL(spcclRemoteError, "%s: %s has destroyed its communicator", what,
-                                peers_[peer].conn.name.c_str()));
+  if (peers_[peer].closed)
+    return breakWith(SPCCL_FAIL(spcclRemoteError, "%s: %s is gone: %s", what,
+                                peers_[peer].conn.name.c_str(),
+                                peers_[peer].closeReason.c_str()));
   return spcclSuccess;
 }
 
@@ -217,11 +218,11 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
     if (!peer.headerParked) {
       if (peer.headerRecvRequest == nullptr) {
         if (peer.closed) {
-          if (peer.leftCleanly && !peer.recvQueue.empty())
+          if (!peer.recvQueue.empty())
             return breakWith(SPCCL_FAIL(spcclRemoteError,
-                                        "%s destroyed its communicator while this rank still "
-                                        "expected data from it",
-                                        peer.conn.name.c_str()));
+                                        "%s is gone while this rank still expects data from it: "
+                                        "%s",
+                                        peer.conn.name.c_str(), peer.closeReason.c_str()));
           return spcclSuccess;
         }
         spcclResult_t res = net->irecv(peer.conn.recvComm, peer.inbox, sizeof(peer.inbox), nullptr,
@@ -234,9 +235,16 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
       size_t size = 0;
       spcclResult_t res = testRequest(&peer.headerRecvRequest, net, &done, &size);
       if (res != spcclSuccess) {
+        // Between messages: fatal only once something needs this peer.
         peer.closed = true;
-        return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
-                                    peer.conn.name.c_str(), threadLastError().c_str()));
+        peer.closeReason = "its connection ended without a goodbye (process died?): " +
+                           threadLastError();
+        if (!peer.recvQueue.empty())
+          return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
+                                      peer.conn.name.c_str(), threadLastError().c_str()));
+        SPCCL_INFO(kLogNet, "rank %d: %s %s", settings_.rank, peer.conn.name.c_str(),
+                   peer.closeReason.c_str());
+        return spcclSuccess;
       }
       if (!done) return spcclSuccess;
       FrameHeader header;
@@ -252,7 +260,7 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
       }
       if (header.kind == static_cast<uint16_t>(FrameKind::Close)) {
         peer.closed = true;
-        peer.leftCleanly = true;
+        peer.closeReason = "it destroyed its communicator";
         if (!peer.recvQueue.empty())
           return breakWith(SPCCL_FAIL(spcclRemoteError,
                                       "%s destroyed its communicator while this rank still "

@@ -111,7 +111,7 @@ class Engine {
     uint64_t userSendSeq = 0;
     uint64_t userRecvSeq = 0;
     bool closed = false;        // no more frames will come from this peer
-    bool leftCleanly = false;   // it sent Close (destroyed its communicator)
+    std::string closeReason;    // why: it sent Close, or its connection ended
   };
 
   spcclResult_t allocOp(int* slot);

@@ -5,8 +5,8 @@
 #
 # Env:
 #   PEERS      which peers, in order (default: "gloo openmpi-ring openmpi-default",
-#              plus "spccl" when SPCCL_CMD is set)
-#   SPCCL_CMD  a command line run on every host via `netlab run N`; it must
+#              plus "spccl" when BENCH_SPCCL_CMD is set)
+#   BENCH_SPCCL_CMD  a command line run on every host via `netlab run N`; it must
 #              print, on rank 0, one JSON line with "median_s" like the peers
 #              (e.g. "./build/perf/all_reduce_perf --bytes 67108864 --json")
 #   ROUNDS     how many times to alternate through PEERS (default 1); the
@@ -27,7 +27,7 @@ usage() { echo "usage: bench_peers.sh N RATE SIZE_BYTES" >&2; exit 2; }
 n=$1 rate=$2 bytes=$3
 [[ $n =~ ^[0-9]+$ && $n -ge 2 && $bytes =~ ^[0-9]+$ ]] || usage
 default_peers="gloo openmpi-ring openmpi-default"
-[[ -n ${SPCCL_CMD:-} ]] && default_peers+=" spccl"
+[[ -n ${BENCH_SPCCL_CMD:-} ]] && default_peers+=" spccl"
 read -r -a peers <<<"${PEERS:-$default_peers}"
 rounds=${ROUNDS:-1}
 limit=${TIMEOUT:-600}
@@ -56,7 +56,7 @@ run_peer() {  # run_peer NAME: rank 0's JSON line on stdout
       /usr/bin/python3 "$HERE/peers/gloo_allreduce.py" --mode dense --bytes "$bytes" ;;
     openmpi-ring) "$HERE/peers/mpi_run.sh" "$n" --algorithm ring --timeout "$limit" -- --bytes "$bytes" ;;
     openmpi-default) "$HERE/peers/mpi_run.sh" "$n" --algorithm default --timeout "$limit" -- --bytes "$bytes" ;;
-    spccl) "$NETLAB" run "$n" --timeout "$limit" -- /bin/bash -c "$SPCCL_CMD" ;;
+    spccl) "$NETLAB" run "$n" --timeout "$limit" -- /bin/bash -c "$BENCH_SPCCL_CMD" ;;
     *) echo "bench_peers: unknown peer '$1'" >&2; return 2 ;;
   esac
 }
