@@ -1,11 +1,13 @@
 // spccl_info: what this build of spccl is (version, optional features) and
-// every SPCCL_* knob with its default, its value here and its help text.
+// every registered algorithm, and every SPCCL_* knob with its default, its
+// value here and its help text.
 // `spccl_info --markdown` prints the knob table of the README.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "coll/collective.h"
 #include "core/knobs.h"
 #include "spccl.h"
 
@@ -44,7 +46,11 @@ void printReport() {
   const char* features = SPCCL_BUILD_FEATURES;
   std::printf("spccl %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
   std::printf("features: %s\n\n", features[0] ? features : "none");
-  std::printf("knobs (environment variables):\n");
+  std::printf("dense algorithms (SPCCL_ALGO):\n");
+  for (const spccl::DenseAlgorithm& algorithm : spccl::denseAlgorithms())
+    std::printf("  %-14s %-20s %s\n", spccl::collTypeName(algorithm.type), algorithm.name,
+                algorithm.description);
+  std::printf("\nknobs (environment variables):\n");
   for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
     const char* current = std::getenv(knob.name);
     bool set = current != nullptr && current[0] != '\0';
