@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages spccl needs. Usage: install-deps.sh [build|bench]
-#   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2 (default)
-#   bench: build + Open MPI, PyTorch (Gloo peer), numpy, matplotlib
+#   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2, python3,
+#          Open MPI (launcher tests) (default)
+#   bench: build + PyTorch (Gloo peer), numpy, matplotlib
 set -euo pipefail
 what=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
-          libbenchmark-dev iproute2 libhwloc-dev)
+          libbenchmark-dev iproute2 libhwloc-dev python3 openmpi-bin libopenmpi-dev)
 if [ "$what" = bench ]; then
-  packages+=(openmpi-bin libopenmpi-dev python3-torch python3-numpy python3-matplotlib)
+  packages+=(python3-torch python3-numpy python3-matplotlib)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -191,18 +191,13 @@ spcclResult_t Engine::progressSend(Peer& peer) {
       if (res == spcclSuccess && op.bytes > 0)
         res = net->isend(peer.conn.sendComm, op.sendData, op.bytes, nullptr,
                          &peer.payloadSendRequest);
-      if (res != spcclSuccess) {
-        return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
-                                    peer.conn.name.c_str(), threadLastError().c_str()));
-      }
+      if (res != spcclSuccess) return failedSendingTo(peer);
       op.state = OpState::Posted;
     }
     bool headerDone = false, payloadDone = false;
     spcclResult_t res = testRequest(&peer.headerSendRequest, net, &headerDone, nullptr);
     if (res == spcclSuccess) res = testRequest(&peer.payloadSendRequest, net, &payloadDone, nullptr);
-    if (res != spcclSuccess)
-      return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
-                                  peer.conn.name.c_str(), threadLastError().c_str()));
+    if (res != spcclSuccess) return failedSendingTo(peer);
     if (!headerDone || !payloadDone) return spcclSuccess;
     op.state = OpState::Done;
     counters_.bytesSent += op.bytes;
@@ -210,6 +205,24 @@ spcclResult_t Engine::progressSend(Peer& peer) {
     peer.sendQueue.pop_front();
   }
   return spcclSuccess;
+}
+
+spcclResult_t Engine::failedSendingTo(Peer& peer) {
+  std::string cause = threadLastError();
+  // A peer that hung up on us usually said why first: an Abort frame may
+  // already wait on its connection, and its cause is the one to report.
+  peer.headerSendRequest = peer.payloadSendRequest = nullptr;
+  peer.sendQueue.clear();
+  {
+    QuietFailures quiet;
+    progressRecv(static_cast<int>(&peer - peers_.data()), peer);
+  }
+  if (broken()) {
+    setThreadLastError(brokenReason_);
+    return brokenCode_;
+  }
+  return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
+                              peer.conn.name.c_str(), cause.c_str()));
 }
 
 spcclResult_t Engine::progressRecv(int index, Peer& peer) {

@@ -119,6 +119,8 @@ class Engine {
   spcclResult_t progressAll();
   spcclResult_t progressSend(Peer& peer);
   spcclResult_t progressRecv(int index, Peer& peer);
+  // A send to peer failed: reports the peer's Abort cause if it sent one.
+  spcclResult_t failedSendingTo(Peer& peer);
   spcclResult_t testRequest(void** request, const spcclNet_v1_t* net, bool* done, size_t* size);
   spcclResult_t sleepUntilProgress(int64_t maxWaitMs);
   spcclResult_t breakWith(spcclResult_t code);

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs a program on N local ranks through a launcher other than spcclrun, so
+# spcclCommInitFromEnv is tested on the variables those launchers set.
+#   launch_foreign.sh mpirun N CMD...    Open MPI (OMPI_COMM_WORLD_*; SPCCL_COMM_ID given)
+#   launch_foreign.sh torchrun N CMD...  torchrun's variables (RANK, WORLD_SIZE,
+#                                        LOCAL_RANK, MASTER_ADDR, MASTER_PORT), set by hand
+set -euo pipefail
+launcher=$1 n=$2
+shift 2
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+unset SPCCL_RANK SPCCL_NRANKS SPCCL_LOCAL_RANK SPCCL_COMM_ID SPCCL_JOB_SECRET
+case $launcher in
+  mpirun)
+    exec timeout 240 mpirun --allow-run-as-root --oversubscribe -np "$n" --mca btl self,tcp \
+      -x SPCCL_COMM_ID="127.0.0.1:$port" ${SPCCL_TRANSPORT:+-x SPCCL_TRANSPORT} "$@" ;;
+  torchrun)
+    pids=()
+    for ((r = 0; r < n; r++)); do
+      RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        TORCHELASTIC_RUN_ID="test-$port" timeout 240 "$@" &
+      pids+=($!)
+    done
+    status=0
+    for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+    exit $status ;;
+  *) echo "launch_foreign.sh: unknown launcher $launcher" >&2; exit 2 ;;
+esac
