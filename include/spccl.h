@@ -31,7 +31,8 @@ typedef enum {
   spcclRemoteError = 5,      /* a peer failed or went away */
   spcclInProgress = 6,       /* non-blocking operation not finished yet */
   spcclTimeout = 7,          /* a wait passed its deadline (SPCCL_TIMEOUT_MS) */
-  spcclNumResults = 8
+  spcclNumResults = 8,
+  spcclResult_MaxEnum = 0x7fffffff /* keeps the type int-wide; not a result */
 } spcclResult_t;
 
 typedef enum {
@@ -45,7 +46,10 @@ typedef enum {
   spcclFloat32 = 7, spcclFloat = 7,
   spcclFloat64 = 8, spcclDouble = 8,
   spcclBfloat16 = 9,
-  spcclNumTypes = 10
+  spcclNumTypes = 10,
+  /* Keeps the type int-wide, so that checking a caller's out-of-range
+   * value is defined behaviour; not a type. */
+  spcclDataType_MaxEnum = 0x7fffffff
 } spcclDataType_t;
 
 typedef enum {
@@ -54,7 +58,8 @@ typedef enum {
   spcclMax = 2,
   spcclMin = 3,
   spcclAvg = 4, /* sum, then divided by the number of ranks */
-  spcclNumOps = 5
+  spcclNumOps = 5,
+  spcclRedOp_MaxEnum = 0x7fffffff /* keeps the type int-wide; not an op */
 } spcclRedOp_t;
 
 typedef struct spcclComm* spcclComm_t;

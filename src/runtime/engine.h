@@ -131,7 +131,7 @@ class Engine {
 
   EngineSettings settings_;
   std::vector<Peer> peers_;
-  std::vector<Op> ops_;
+  std::deque<Op> ops_;  // a deque: in-flight headers point into ops, so they must not move
   std::vector<int> freeOps_;
   uint64_t nextSeq_ = 1;
   spcclResult_t brokenCode_ = spcclSuccess;
