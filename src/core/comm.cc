@@ -87,6 +87,7 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     conn.net->describe(conn.sendComm, where, sizeof(where));
     conn.name = "rank " + std::to_string(peer) + " (" + comm.ranks[peer].hostname + " " + where +
                 ", " + name + ")";
+    SPCCL_INFO(kLogNet, "rank %d: connecting to %s", comm.rank, conn.name.c_str());
     PendingHello& hello = hellos[peer];
     hello.header.kind = static_cast<uint16_t>(FrameKind::Hello);
     hello.header.commId = comm.commId;

@@ -1,9 +1,13 @@
-// Runs a multi-rank scenario inside a test: the parent creates the unique
-// id (and so hosts the rendezvous root), forks one child per rank, and
+// Runs a multi-rank scenario inside a test: forks one child per rank and
 // collects each child's exit status with a deadline. A child that is still
 // running at the deadline is killed and reported, so no test can hang.
+// The parent never calls into spccl: rank 0's child creates the unique id
+// (and so hosts the rendezvous root) and hands it to the others through
+// pipes. A parent with spccl's background threads would fork children that
+// can inherit a lock held by one of them (seen with ASan's allocator).
 #pragma once
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +23,13 @@
 
 namespace spccl::testing {
 
+// Exit codes children use to report what happened.
+constexpr int kChildOk = 0;
+constexpr int kChildWrongResult = 10;
+constexpr int kChildUnexpectedSuccess = 11;
+constexpr int kChildTooSlow = 12;
+constexpr int kChildInitFailed = 13;
+
 struct RankOutcome {
   bool exited = false;  // false: killed by a signal or by the deadline
   int status = -1;      // exit code when exited
@@ -29,19 +40,40 @@ struct RankOutcome {
 inline std::vector<RankOutcome> forkRanks(int nranks,
                                           const std::function<int(int, const spcclUniqueId&)>& body,
                                           int deadlineSeconds = 60) {
-  spcclUniqueId id;
   std::vector<RankOutcome> outcomes(nranks);
-  if (spcclGetUniqueId(&id) != spcclSuccess) return outcomes;
+  std::vector<int> readEnds(nranks, -1), writeEnds(nranks, -1);
+  for (int r = 1; r < nranks; ++r) {
+    int fds[2];
+    if (pipe(fds) != 0) return outcomes;
+    readEnds[r] = fds[0];
+    writeEnds[r] = fds[1];
+  }
   std::vector<pid_t> pids(nranks, -1);
   for (int r = 0; r < nranks; ++r) {
     pid_t pid = fork();
     if (pid == 0) {
+      spcclUniqueId id;
+      if (r == 0) {
+        if (spcclGetUniqueId(&id) != spcclSuccess) _exit(kChildInitFailed);
+        for (int peer = 1; peer < nranks; ++peer)
+          if (write(writeEnds[peer], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+            _exit(kChildInitFailed);
+      } else {
+        pollfd ready{readEnds[r], POLLIN, 0};
+        if (poll(&ready, 1, deadlineSeconds * 1000) != 1 ||
+            read(readEnds[r], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+          _exit(kChildInitFailed);
+      }
       int code = body(r, id);
       std::fflush(stdout);
       std::fflush(stderr);
       _exit(code);
     }
     pids[r] = pid;
+  }
+  for (int r = 1; r < nranks; ++r) {
+    close(readEnds[r]);
+    close(writeEnds[r]);
   }
   auto start = std::chrono::steady_clock::now();
   int remaining = nranks;
@@ -71,13 +103,6 @@ inline std::vector<RankOutcome> forkRanks(int nranks,
   }
   return outcomes;
 }
-
-// Exit codes children use to report what happened.
-constexpr int kChildOk = 0;
-constexpr int kChildWrongResult = 10;
-constexpr int kChildUnexpectedSuccess = 11;
-constexpr int kChildTooSlow = 12;
-constexpr int kChildInitFailed = 13;
 
 inline spcclComm_t initOrExit(int nranks, const spcclUniqueId& id, int rank, int timeoutMs) {
   spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;

@@ -4,6 +4,8 @@
 #   launch_foreign.sh mpirun N CMD...    Open MPI (OMPI_COMM_WORLD_*; SPCCL_COMM_ID given)
 #   launch_foreign.sh torchrun N CMD...  torchrun's variables (RANK, WORLD_SIZE,
 #                                        LOCAL_RANK, MASTER_ADDR, MASTER_PORT), set by hand
+#   launch_foreign.sh ipv6 N SPCCLRUN CMD...  spcclrun with the rendezvous and every
+#                                        tcp connection on [::1]
 set -euo pipefail
 launcher=$1 n=$2
 shift 2
@@ -23,5 +25,11 @@ case $launcher in
     status=0
     for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
     exit $status ;;
+  ipv6)
+    port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+    spcclrun=$1
+    shift
+    SPCCL_COMM_ID="[::1]:$port" SPCCL_SOCKET_FAMILY=AF_INET6 SPCCL_SOCKET_IFNAME="=lo" \
+      SPCCL_TRANSPORT=tcp exec "$spcclrun" -n "$n" --timeout 240 -- "$@" ;;
   *) echo "launch_foreign.sh: unknown launcher $launcher" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,9 +17,18 @@ using namespace spccl::testing;
 
 namespace {
 
-spcclComm_t singleRankComm() {
-  spcclUniqueId id;
-  EXPECT_EQ(spcclGetUniqueId(&id), spcclSuccess);
+// Runs a single-process scenario in a child (see fork_ranks.h for why the
+// test process itself never starts spccl's threads); gtest expectations
+// inside it count through the child's exit status.
+void inChild(const std::function<void(const spcclUniqueId&)>& scenario) {
+  auto outcomes = forkRanks(1, [&scenario](int, const spcclUniqueId& id) {
+    scenario(id);
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  EXPECT_EQ(outcomes[0].status, kChildOk) << "see the expectations the child printed above";
+}
+
+spcclComm_t singleRankComm(const spcclUniqueId& id) {
   spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
   config.profileLinks = 0;
   spcclComm_t comm = nullptr;
@@ -33,46 +43,56 @@ void expectInvalid(spcclResult_t result, spcclComm_t comm, const char* mentions)
 }
 
 TEST(Api, InvalidArgumentsNameTheArgument) {
-  spcclComm_t comm = singleRankComm();
-  ASSERT_NE(comm, nullptr);
-  float x[4] = {1, 2, 3, 4};
-  expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, nullptr, nullptr), nullptr, "comm is NULL");
-  expectInvalid(spcclAllReduce(nullptr, x, 4, spcclFloat32, spcclSum, comm, nullptr), comm, "sendbuff");
-  expectInvalid(spcclAllReduce(x, nullptr, 4, spcclFloat32, spcclSum, comm, nullptr), comm, "recvbuff");
-  expectInvalid(spcclAllReduce(x, x, SIZE_MAX, spcclFloat32, spcclSum, comm, nullptr), comm, "overflows");
-  expectInvalid(spcclAllReduce(x, x, 4, static_cast<spcclDataType_t>(42), spcclSum, comm, nullptr),
-                comm, "datatype 42");
-  expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, static_cast<spcclRedOp_t>(9), comm, nullptr),
-                comm, "op 9");
-  expectInvalid(spcclBroadcast(x, x, 4, spcclFloat32, 5, comm, nullptr), comm, "root 5");
-  expectInvalid(spcclReduce(x, x, 4, spcclFloat32, spcclSum, -1, comm, nullptr), comm, "root -1");
-  expectInvalid(spcclAllGather(x, x, SIZE_MAX / 2, spcclFloat32, comm, nullptr), comm, "sendcount");
-  expectInvalid(spcclSend(x, 4, spcclFloat32, 3, comm, nullptr), comm, "peer 3");
-  expectInvalid(spcclRecv(x, 4, spcclFloat32, 0, comm, nullptr), comm, "this rank");
-  int stream = 0;
-  expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, &stream), comm, "stream");
-  expectInvalid(spcclAllToAllv(x, nullptr, nullptr, x, nullptr, nullptr, spcclFloat32, comm, nullptr),
-                comm, "sendcounts");
-  // A valid call still works after all of that, and clears nothing else.
-  EXPECT_EQ(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, nullptr), spcclSuccess);
-  EXPECT_EQ(x[3], 4.0f);
-  EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+  inChild([](const spcclUniqueId& id) {
+    spcclComm_t comm = singleRankComm(id);
+    ASSERT_NE(comm, nullptr);
+    float x[4] = {1, 2, 3, 4};
+    expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, nullptr, nullptr), nullptr,
+                  "comm is NULL");
+    expectInvalid(spcclAllReduce(nullptr, x, 4, spcclFloat32, spcclSum, comm, nullptr), comm,
+                  "sendbuff");
+    expectInvalid(spcclAllReduce(x, nullptr, 4, spcclFloat32, spcclSum, comm, nullptr), comm,
+                  "recvbuff");
+    expectInvalid(spcclAllReduce(x, x, SIZE_MAX, spcclFloat32, spcclSum, comm, nullptr), comm,
+                  "overflows");
+    expectInvalid(
+        spcclAllReduce(x, x, 4, static_cast<spcclDataType_t>(42), spcclSum, comm, nullptr), comm,
+        "datatype 42");
+    expectInvalid(
+        spcclAllReduce(x, x, 4, spcclFloat32, static_cast<spcclRedOp_t>(9), comm, nullptr), comm,
+        "op 9");
+    expectInvalid(spcclBroadcast(x, x, 4, spcclFloat32, 5, comm, nullptr), comm, "root 5");
+    expectInvalid(spcclReduce(x, x, 4, spcclFloat32, spcclSum, -1, comm, nullptr), comm, "root -1");
+    expectInvalid(spcclAllGather(x, x, SIZE_MAX / 2, spcclFloat32, comm, nullptr), comm,
+                  "sendcount");
+    expectInvalid(spcclSend(x, 4, spcclFloat32, 3, comm, nullptr), comm, "peer 3");
+    expectInvalid(spcclRecv(x, 4, spcclFloat32, 0, comm, nullptr), comm, "this rank");
+    int stream = 0;
+    expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, &stream), comm, "stream");
+    expectInvalid(
+        spcclAllToAllv(x, nullptr, nullptr, x, nullptr, nullptr, spcclFloat32, comm, nullptr), comm,
+        "sendcounts");
+    // A valid call still works after all of that, and clears nothing else.
+    EXPECT_EQ(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, nullptr), spcclSuccess);
+    EXPECT_EQ(x[3], 4.0f);
+    EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+  });
 }
 
 TEST(Api, InitRejectsBadRankSizeAndId) {
-  spcclUniqueId id;
-  ASSERT_EQ(spcclGetUniqueId(&id), spcclSuccess);
-  spcclComm_t comm = nullptr;
-  expectInvalid(spcclCommInitRank(&comm, 4, id, 4), nullptr, "rank 4");
-  expectInvalid(spcclCommInitRank(&comm, 0, id, 0), nullptr, "nranks 0");
-  expectInvalid(spcclCommInitRank(nullptr, 1, id, 0), nullptr, "comm");
-  spcclUniqueId zeros;
-  std::memset(&zeros, 0, sizeof(zeros));
-  expectInvalid(spcclCommInitRank(&comm, 1, zeros, 0), nullptr, "unique id");
-  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
-  config.magic = 7;
-  expectInvalid(spcclCommInitRankConfig(&comm, 1, id, 0, &config), nullptr, "magic");
-  EXPECT_EQ(comm, nullptr);
+  inChild([](const spcclUniqueId& id) {
+    spcclComm_t comm = nullptr;
+    expectInvalid(spcclCommInitRank(&comm, 4, id, 4), nullptr, "rank 4");
+    expectInvalid(spcclCommInitRank(&comm, 0, id, 0), nullptr, "nranks 0");
+    expectInvalid(spcclCommInitRank(nullptr, 1, id, 0), nullptr, "comm");
+    spcclUniqueId zeros;
+    std::memset(&zeros, 0, sizeof(zeros));
+    expectInvalid(spcclCommInitRank(&comm, 1, zeros, 0), nullptr, "unique id");
+    spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+    config.magic = 7;
+    expectInvalid(spcclCommInitRankConfig(&comm, 1, id, 0, &config), nullptr, "magic");
+    EXPECT_EQ(comm, nullptr);
+  });
 }
 
 // A caller built against an older, smaller spcclConfig_t: the fields past
@@ -83,16 +103,17 @@ TEST(Api, OlderSmallerConfigStructIsAccepted) {
     unsigned int magic;
     unsigned int version;
     int timeoutMs;
-  } old{sizeof(OldConfig), SPCCL_CONFIG_MAGIC, SPCCL_VERSION(0, 0, 1), 5000};
-  spcclUniqueId id;
-  ASSERT_EQ(spcclGetUniqueId(&id), spcclSuccess);
-  spcclComm_t comm = nullptr;
-  ASSERT_EQ(spcclCommInitRankConfig(&comm, 1, id, 0, reinterpret_cast<spcclConfig_t*>(&old)),
-            spcclSuccess);
-  int n = 0;
-  EXPECT_EQ(spcclCommCount(comm, &n), spcclSuccess);
-  EXPECT_EQ(n, 1);
-  spcclCommDestroy(comm);
+  };
+  inChild([](const spcclUniqueId& id) {
+    OldConfig old{sizeof(OldConfig), SPCCL_CONFIG_MAGIC, SPCCL_VERSION(0, 0, 1), 5000};
+    spcclComm_t comm = nullptr;
+    ASSERT_EQ(spcclCommInitRankConfig(&comm, 1, id, 0, reinterpret_cast<spcclConfig_t*>(&old)),
+              spcclSuccess);
+    int n = 0;
+    EXPECT_EQ(spcclCommCount(comm, &n), spcclSuccess);
+    EXPECT_EQ(n, 1);
+    spcclCommDestroy(comm);
+  });
 }
 
 TEST(Api, SplitGroupsByColorAndOrdersByKey) {
@@ -150,11 +171,13 @@ TEST(Api, NonBlockingRequestsCompleteInOrder) {
       return kChildWrongResult;
     // A blocking call after non-blocking ones runs after them.
     int64_t one = 1;
-    if (spcclAllReduce(&one, &one, 1, spcclInt64, spcclSum, comm, nullptr) != spcclSuccess || one != n)
+    if (spcclAllReduce(&one, &one, 1, spcclInt64, spcclSum, comm, nullptr) != spcclSuccess ||
+        one != n)
       return kChildWrongResult;
     for (int k = 0; k < 3; ++k)
       for (size_t i = 0; i < count; ++i)
-        if (buffers[k][i] != static_cast<int64_t>(i) * (k + 1) * n + (0 + 1 + 2)) return kChildWrongResult;
+        if (buffers[k][i] != static_cast<int64_t>(i) * (k + 1) * n + (0 + 1 + 2))
+          return kChildWrongResult;
     spcclCommDestroy(comm);
     return kChildOk;
   });
@@ -195,7 +218,8 @@ TEST(Api, SendRecvCountMismatchIsAnError) {
     spcclResult_t res = spcclGroupEnd();
     if (rank == 0) {
       std::string message = spcclGetLastError(comm);
-      if (res != spcclInvalidUsage || message.find("count") == std::string::npos) return kChildWrongResult;
+      if (res != spcclInvalidUsage || message.find("count") == std::string::npos)
+        return kChildWrongResult;
     }
     if (spcclBarrier(comm, nullptr) == spcclSuccess) return kChildUnexpectedSuccess;
     spcclCommDestroy(comm);
@@ -216,7 +240,8 @@ TEST(Api, AbortMakesPeersFail) {
     float x = 1;
     auto start = std::chrono::steady_clock::now();
     spcclResult_t res = spcclAllReduce(&x, &x, 1, spcclFloat32, spcclSum, comm, nullptr);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (res != spcclRemoteError) return kChildWrongResult;
     return seconds < 5 ? kChildOk : kChildTooSlow;
   });
@@ -233,14 +258,16 @@ TEST(Api, CountersShowRingTraffic) {
     std::vector<float> data(count, 1.0f);
     spcclCounters_t before{}, after{};
     spcclCommGetCounters(comm, &before);
-    if (spcclAllReduce(data.data(), data.data(), count, spcclFloat32, spcclSum, comm, nullptr) != spcclSuccess)
+    if (spcclAllReduce(data.data(), data.data(), count, spcclFloat32, spcclSum, comm, nullptr) !=
+        spcclSuccess)
       return kChildWrongResult;
     spcclCommGetCounters(comm, &after);
     uint64_t sent = after.bytesSent - before.bytesSent;
     uint64_t expected = 2 * (n - 1) * count * sizeof(float) / n;
     if (sent != expected) {
       std::fprintf(stderr, "rank %d sent %llu bytes, expected %llu\n", rank,
-                   static_cast<unsigned long long>(sent), static_cast<unsigned long long>(expected));
+                   static_cast<unsigned long long>(sent),
+                   static_cast<unsigned long long>(expected));
       return kChildWrongResult;
     }
     spcclCommDestroy(comm);
