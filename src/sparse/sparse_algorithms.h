@@ -21,6 +21,10 @@ struct SparseInput {
   size_t nnz = 0;
   uint64_t universe = 0;  // M
   spcclDataType_t type = spcclFloat32;
+  // Every rank's nnz (nranks entries), agreed by the caller's exchange, so
+  // receivers bound each message by what its sender can hold instead of by
+  // the dense size. nullptr: the algorithm exchanges the counts itself.
+  const uint64_t* rankNnz = nullptr;
 };
 
 struct SparseRunOptions {
