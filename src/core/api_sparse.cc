@@ -242,6 +242,7 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
   if (res == spcclSuccess) res = checkPointer(outValues, outCapacity > 0, "outValues", call.name);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
   if (res != spcclSuccess) return finish(comm, res);
+  call.cooOutput = true;
   call.outIndexType = indexType;
   call.outIndices = outIndices;
   call.outValues = outValues;

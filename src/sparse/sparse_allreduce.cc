@@ -74,7 +74,7 @@ spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, voi
   if (call.denseInput != nullptr) {
     args.sendbuff = call.denseInput;
   } else {
-    std::memset(out, 0, call.count * spcclTypeSize(call.type));
+    if (call.count > 0) std::memset(out, 0, call.count * spcclTypeSize(call.type));
     kernels::scatterReduce(call.type, spcclSum, out, call.indices.data(), call.values.data(),
                            call.indices.size());
     args.sendbuff = out;
@@ -184,16 +184,18 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   // 3. Run.
   std::vector<unsigned char> cooScratch;
   void* out = call.denseOutput;
-  if (out == nullptr) {
+  if (call.cooOutput) {
     cooScratch.resize(call.count * costInput.valueBytes);
     out = cooScratch.data();
   }
   SparseRunReport report;
-  if (decision.algorithm == spcclSparseDense) {
+  if (call.count == 0) {
+    // Nothing to reduce (every rank agreed on the count).
+  } else if (decision.algorithm == spcclSparseDense) {
     SPCCL_CHECK(runDense(comm, ctx, call, out, &report));
   } else {
     extractInput(call);  // before the output is cleared: it may be the input
-    std::memset(out, 0, call.count * costInput.valueBytes);
+    if (call.count > 0) std::memset(out, 0, call.count * costInput.valueBytes);
     SparseInput in;
     in.indices = call.indices.data();
     in.values = call.values.data();
@@ -205,7 +207,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
                              out, &report));
   }
   if (call.op == spcclAvg) ctx.kernels().divide[call.type](out, call.count, n);
-  spcclResult_t result = call.denseOutput == nullptr ? writeCoo(call, out) : spcclSuccess;
+  spcclResult_t result = call.cooOutput ? writeCoo(call, out) : spcclSuccess;
 
   // 4. Learn and record.
   learnGamma(&profile, costInput.density, meanNnz, report.outputNnz);

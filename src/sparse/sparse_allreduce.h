@@ -33,8 +33,8 @@ struct SparseCall {
   // false: this rank's input was rejected (its error is already recorded);
   // it still takes part in the agreement so that no peer waits for it.
   bool inputValid = true;
-  // Output: a dense buffer of count elements, or (denseOutput == nullptr)
-  // COO with ascending indices.
+  // Output: a dense buffer of count elements, or COO with ascending indices.
+  bool cooOutput = false;
   void* denseOutput = nullptr;
   spcclIndexType_t outIndexType = spcclIndexUint64;
   void* outIndices = nullptr;
