@@ -54,7 +54,7 @@ TEST(SparseApi, InvalidArgumentsNameTheArgument) {
   expectFailure(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclProd, comm, nullptr),
                 spcclInvalidArgument, comm, "op prod");
   expectFailure(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclMax, comm, nullptr),
-                spcclInvalidArgument, comm, "only sum and avg");
+                spcclInvalidArgument, comm, "only for sum and avg");
   expectFailure(spcclSparseAllReduce(x, nullptr, 8, spcclFloat32, spcclSum, comm, nullptr),
                 spcclInvalidArgument, comm, "recvbuff");
   expectFailure(spcclSparseAllReduce(x, y, SIZE_MAX, spcclFloat32, spcclSum, comm, nullptr),
