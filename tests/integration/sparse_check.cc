@@ -434,7 +434,17 @@ int main(int argc, char** argv) {
       check.denseCase(edge);
     }
   }
-  // 5. Inexact floats: bitwise agreement across ranks and runs.
+  // 5. Large tensors: multi-megabyte messages, every encoding's regime.
+  for (spcclSparseAlgorithm_t a : kAlgorithms)
+    for (double d : {1e-4, 0.02, 0.4}) {
+      if (quick && d != 0.02) continue;
+      Case c;
+      c.algorithm = a;
+      c.count = (1u << 20) + 3;
+      c.density = d;
+      check.denseCase(c);
+    }
+  // 6. Inexact floats: bitwise agreement across ranks and runs.
   for (spcclSparseAlgorithm_t a : kAlgorithms)
     for (spcclDataType_t type : {spcclFloat32, spcclFloat16}) {
       Case c;
@@ -443,7 +453,7 @@ int main(int argc, char** argv) {
       c.density = 0.2;
       check.reproducibleCase(c);
     }
-  // 6. The planner: a tagged tensor over several calls, then its stats.
+  // 7. The planner: a tagged tensor over several calls, then its stats.
   for (int call = 0; call < 4; ++call) {
     Case c;
     c.tag = 42;
