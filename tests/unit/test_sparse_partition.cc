@@ -1,6 +1,6 @@
 // The index partitions (src/sparse/index_partition.h): for every kind and a
 // spread of (M, n, seed), owner/position/index round-trip over every index
-// and the parts tile [0, M); the Feistel permutation is a bijection; hash
+// and the parts tile [0, M), batched locate() included; the Feistel permutation is a bijection; hash
 // partitions balance within a Theorem 2 style bound (Zen appendix B.2),
 // which a clustered input under the Contiguous partition does violate.
 #include <gtest/gtest.h>
@@ -50,6 +50,16 @@ void checkRoundTrip(PartitionKind kind, const Shape& shape) {
       ASSERT_EQ(p, zenOwner(idx, shape.seed, shape.parts));
     }
     ++seen[static_cast<size_t>(p)];
+  }
+  // The batched form agrees with the per-index calls.
+  std::vector<uint64_t> all(shape.universe);
+  for (uint64_t idx = 0; idx < shape.universe; ++idx) all[idx] = idx;
+  std::vector<int> owners(all.size());
+  std::vector<uint64_t> positions(all.size());
+  partition->locate(all.data(), all.size(), owners.data(), positions.data());
+  for (uint64_t idx = 0; idx < shape.universe; ++idx) {
+    ASSERT_EQ(owners[idx], partition->owner(idx));
+    ASSERT_EQ(positions[idx], partition->position(idx));
   }
   // Every index found a distinct (p, position) and the counts fill each
   // part, so (owner, position) is a bijection onto the parts.
