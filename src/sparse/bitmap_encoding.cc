@@ -29,7 +29,7 @@ void encodeBitmap(const uint64_t* positions, const unsigned char* values, size_t
   }
   unsigned char* valuesOut = out + mapBytes;
   if (ascending) {
-    std::memcpy(valuesOut, values, nnz * valueBytes);
+    if (nnz > 0) std::memcpy(valuesOut, values, nnz * valueBytes);  // values may be null
     return;
   }
   std::vector<size_t> order(nnz);
@@ -73,16 +73,15 @@ spcclResult_t decodeBitmap(const MessageBody& body, std::vector<uint64_t>* posit
     }
     for (; bits != 0; bits &= bits - 1) {
       if (found == nnz) {
-        return SPCCL_FAIL(spcclRemoteError,
-                          "sparse Bitmap message: more bits set than its nnz %zu", nnz);
+        return SPCCL_FAIL(spcclRemoteError, "sparse Bitmap message: more bits set than its nnz %zu",
+                          nnz);
       }
       (*positions)[found++] = word * 64 + static_cast<uint64_t>(std::countr_zero(bits));
     }
   }
   if (found != nnz) {
     return SPCCL_FAIL(spcclRemoteError,
-                      "sparse Bitmap message: %zu bits set but nnz %zu in its header", found,
-                      nnz);
+                      "sparse Bitmap message: %zu bits set but nnz %zu in its header", found, nnz);
   }
   values->assign(body.data + mapBytes, body.data + body.bytes);
   return spcclSuccess;

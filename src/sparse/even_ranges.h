@@ -14,7 +14,8 @@ class EvenRanges {
  public:
   EvenRanges(uint64_t universe, int parts)
       : starts_(static_cast<size_t>(parts) + 1),
-        partsPerElement_(universe == 0 ? 0.0 : static_cast<double>(parts) / static_cast<double>(universe)) {
+        partsPerElement_(
+            universe == 0 ? 0.0 : static_cast<double>(parts) / static_cast<double>(universe)) {
     for (size_t p = 0; p < starts_.size(); ++p) {
       starts_[p] = static_cast<uint64_t>(static_cast<unsigned __int128>(p) * universe /
                                          static_cast<unsigned>(parts));

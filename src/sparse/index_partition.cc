@@ -39,8 +39,7 @@ namespace {
 std::shared_ptr<const IndexPartition> cachedZenHashPartition(uint64_t universe, int parts,
                                                              uint64_t seed) {
   static std::mutex mutex;
-  static std::map<std::tuple<uint64_t, int, uint64_t>, std::shared_ptr<const IndexPartition>>
-      cache;
+  static std::map<std::tuple<uint64_t, int, uint64_t>, std::shared_ptr<const IndexPartition>> cache;
   std::lock_guard<std::mutex> lock(mutex);
   auto& entry = cache[{universe, parts, seed}];
   if (!entry) {

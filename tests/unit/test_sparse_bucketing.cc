@@ -97,8 +97,8 @@ TEST(SparseBucketing, BothMethodsMatchBruteForce) {
     int parts;
     size_t nnz;
   };
-  const Case cases[] = {{1, 1, 1}, {2, 3, 2}, {100, 7, 100}, {5000, 8, 50}, {200000, 16, 20000},
-                        {100003, 5, 1}};
+  const Case cases[] = {{1, 1, 1},     {2, 3, 2},           {100, 7, 100},
+                        {5000, 8, 50}, {200000, 16, 20000}, {100003, 5, 1}};
   for (PartitionKind kind : kAllKinds) {
     for (const Case& c : cases) {
       SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " M " << c.universe
@@ -239,8 +239,8 @@ TEST(SparseBucketing, PushPositionsDecodeToThePushedIndices) {
       const auto indices = randomIndices(300007, 40000, 12);
       const auto values = valuesFor(indices.size());
       Buckets buckets;
-      bucketByOwner(method, *partition, spcclUint32, indices.data(), values.data(),
-                    indices.size(), &buckets);
+      bucketByOwner(method, *partition, spcclUint32, indices.data(), values.data(), indices.size(),
+                    &buckets);
       std::vector<std::pair<uint64_t, uint32_t>> recovered;
       for (int p = 0; p < partition->parts(); ++p) {
         auto entries = bucketEntries(buckets, p);

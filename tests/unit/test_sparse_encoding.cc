@@ -68,7 +68,8 @@ TEST(SparseEncoding, RoundTripEveryEncoding) {
   for (Encoding encoding : kAllEncodingList) {
     for (uint64_t universe : {1ull, 7ull, 8ull, 64ull, 65ull, 1000ull}) {
       for (size_t valueBytes : {1, 2, 4, 8}) {
-        const size_t counts[] = {0, 1, static_cast<size_t>(universe), static_cast<size_t>(universe / 3)};
+        const size_t counts[] = {0, 1, static_cast<size_t>(universe),
+                                 static_cast<size_t>(universe / 3)};
         for (size_t nnz : counts) {
           SCOPED_TRACE(testing::Message() << encodingName(encoding) << " U " << universe << " vb "
                                           << valueBytes << " nnz " << nnz);
@@ -236,7 +237,8 @@ TEST(SparseEncoding, RandomCorruptionNeverYieldsAnInvalidSet) {
     for (int trial = 0; trial < 500; ++trial) {
       auto corrupted = bytes;
       const int flips = 1 + static_cast<int>(rng() % 3);
-      for (int f = 0; f < flips; ++f) corrupted[rng() % corrupted.size()] ^= static_cast<unsigned char>(1u << (rng() % 8));
+      for (int f = 0; f < flips; ++f)
+        corrupted[rng() % corrupted.size()] ^= static_cast<unsigned char>(1u << (rng() % 8));
       Message back;
       if (decodeInto(corrupted, 300, 4, &back) != spcclSuccess) continue;
       ASSERT_EQ(back.values.size(), back.positions.size() * 4);

@@ -31,7 +31,9 @@ struct IntegerType {
     return static_cast<T>(rng());
   }
   static bool isZero(T v) { return v == 0; }
-  static T sum(T a, T b) { return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+  static T sum(T a, T b) {
+    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
 };
 
 template <typename F, spcclDataType_t kTypeValue>
@@ -39,9 +41,13 @@ struct FloatType {
   using Storage = F;
   static constexpr spcclDataType_t kType = kTypeValue;
   static F random(std::mt19937_64& rng) {
-    const F special[] = {F(-0.0), std::numeric_limits<F>::quiet_NaN(),
-                         -std::numeric_limits<F>::quiet_NaN(), std::numeric_limits<F>::infinity(),
-                         std::numeric_limits<F>::denorm_min(), F(1.5), F(-2.25)};
+    const F special[] = {F(-0.0),
+                         std::numeric_limits<F>::quiet_NaN(),
+                         -std::numeric_limits<F>::quiet_NaN(),
+                         std::numeric_limits<F>::infinity(),
+                         std::numeric_limits<F>::denorm_min(),
+                         F(1.5),
+                         F(-2.25)};
     if (rng() % 4 == 0) return special[rng() % std::size(special)];
     return static_cast<F>(std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, -3));
   }
@@ -62,7 +68,8 @@ struct NarrowType {
   static float toFloat(uint16_t v) { return kHalf ? halfToFloat(v) : bfloat16ToFloat(v); }
   static uint16_t fromFloat(float f) { return kHalf ? floatToHalf(f) : floatToBfloat16(f); }
   static uint16_t random(std::mt19937_64& rng) {
-    const uint16_t special[] = {0x8000, 0x0001, 0x8001, kHalf ? uint16_t{0x7c01} : uint16_t{0x7f81}};
+    const uint16_t special[] = {0x8000, 0x0001, 0x8001,
+                                kHalf ? uint16_t{0x7c01} : uint16_t{0x7f81}};
     if (rng() % 4 == 0) return special[rng() % std::size(special)];
     return static_cast<uint16_t>(rng());
   }

@@ -1,8 +1,8 @@
 // The index partitions (src/sparse/index_partition.h): for every kind and a
 // spread of (M, n, seed), owner/position/index round-trip over every index
-// and the parts tile [0, M), batched locate() included; the Feistel permutation is a bijection; hash
-// partitions balance within a Theorem 2 style bound (Zen appendix B.2),
-// which a clustered input under the Contiguous partition does violate.
+// and the parts tile [0, M), batched locate() included; the Feistel permutation is a bijection;
+// hash partitions balance within a Theorem 2 style bound (Zen appendix B.2), which a clustered
+// input under the Contiguous partition does violate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -63,7 +63,8 @@ void checkRoundTrip(PartitionKind kind, const Shape& shape) {
   }
   // Every index found a distinct (p, position) and the counts fill each
   // part, so (owner, position) is a bijection onto the parts.
-  for (int p = 0; p < shape.parts; ++p) ASSERT_EQ(seen[static_cast<size_t>(p)], partition->partSize(p));
+  for (int p = 0; p < shape.parts; ++p)
+    ASSERT_EQ(seen[static_cast<size_t>(p)], partition->partSize(p));
   if (kind != PartitionKind::Permutation) {
     // ZenHash (Algorithm 2) and Contiguous list each part in ascending order.
     for (int p = 0; p < shape.parts; ++p) {
@@ -75,9 +76,10 @@ void checkRoundTrip(PartitionKind kind, const Shape& shape) {
 }
 
 TEST(SparsePartition, RoundTripEveryIndex) {
-  const Shape shapes[] = {{1, 1, 0},    {1, 4, 3},     {3, 8, 1},       {10, 3, 42},
-                          {64, 64, 7},  {1000, 7, 9},  {4097, 16, 11},  {65537, 1, 5},
-                          {100003, 13, 0xdeadbeef}, {2000003, 6, 12345}};
+  const Shape shapes[] = {{1, 1, 0},          {1, 4, 3},     {3, 8, 1},
+                          {10, 3, 42},        {64, 64, 7},   {1000, 7, 9},
+                          {4097, 16, 11},     {65537, 1, 5}, {100003, 13, 0xdeadbeef},
+                          {2000003, 6, 12345}};
   for (PartitionKind kind : kAllKinds) {
     for (const Shape& shape : shapes) checkRoundTrip(kind, shape);
   }
@@ -87,7 +89,7 @@ TEST(SparsePartition, ContiguousRangesAndZeroParts) {
   const auto partition = makePartition(PartitionKind::Contiguous, 10, 3, 0);
   EXPECT_EQ(partition->owner(0), 0);
   EXPECT_EQ(partition->owner(2), 0);
-  EXPECT_EQ(partition->owner(3), 1);   // [0,3) [3,6) [6,10)
+  EXPECT_EQ(partition->owner(3), 1);  // [0,3) [3,6) [6,10)
   EXPECT_EQ(partition->owner(9), 2);
   EXPECT_EQ(partition->partSize(2), 4u);
   EXPECT_EQ(makePartition(PartitionKind::ZenHash, 10, 0, 0), nullptr);
@@ -102,7 +104,8 @@ TEST(SparsePartition, ZenHashTablesAreCachedPerShape) {
 }
 
 TEST(SparsePartition, FeistelIsABijectionOfEverySmallDomain) {
-  for (uint64_t universe : {1ull, 2ull, 3ull, 4ull, 5ull, 16ull, 17ull, 1000ull, 4097ull, 65539ull}) {
+  for (uint64_t universe :
+       {1ull, 2ull, 3ull, 4ull, 5ull, 16ull, 17ull, 1000ull, 4097ull, 65539ull}) {
     for (uint64_t seed : {0ull, 1ull, 0x123456789ull}) {
       const FeistelPermutation pi(universe, seed);
       std::vector<bool> hit(universe, false);
