@@ -29,7 +29,7 @@ void encodeBitmap(const uint64_t* positions, const unsigned char* values, size_t
   }
   unsigned char* valuesOut = out + mapBytes;
   if (ascending) {
-    std::memcpy(valuesOut, values, nnz * valueBytes);
+    if (nnz > 0) std::memcpy(valuesOut, values, nnz * valueBytes);  // values may be null
     return;
   }
   std::vector<size_t> order(nnz);
@@ -66,19 +66,22 @@ spcclResult_t decodeBitmap(const MessageBody& body, std::vector<uint64_t>* posit
   size_t found = 0;
   for (size_t word = 0; word * 8 < mapBytes; ++word) {
     uint64_t bits = 0;
-    std::memcpy(&bits, body.data + word * 8, std::min<size_t>(8, mapBytes - word * 8));
+    if (mapBytes - word * 8 >= 8) {
+      std::memcpy(&bits, body.data + word * 8, 8);  // fixed size: one load, no call
+    } else {
+      std::memcpy(&bits, body.data + word * 8, mapBytes - word * 8);
+    }
     for (; bits != 0; bits &= bits - 1) {
       if (found == nnz) {
-        return SPCCL_FAIL(spcclRemoteError,
-                          "sparse Bitmap message: more bits set than its nnz %zu", nnz);
+        return SPCCL_FAIL(spcclRemoteError, "sparse Bitmap message: more bits set than its nnz %zu",
+                          nnz);
       }
       (*positions)[found++] = word * 64 + static_cast<uint64_t>(std::countr_zero(bits));
     }
   }
   if (found != nnz) {
     return SPCCL_FAIL(spcclRemoteError,
-                      "sparse Bitmap message: %zu bits set but nnz %zu in its header", found,
-                      nnz);
+                      "sparse Bitmap message: %zu bits set but nnz %zu in its header", found, nnz);
   }
   values->assign(body.data + mapBytes, body.data + body.bytes);
   return spcclSuccess;

@@ -22,7 +22,7 @@ void encodeCoo(const uint64_t* positions, const unsigned char* values, size_t nn
       std::memcpy(out + i * width, &positions[i], width);
     }
   }
-  std::memcpy(out + nnz * width, values, nnz * valueBytes);
+  if (nnz > 0) std::memcpy(out + nnz * width, values, nnz * valueBytes);  // values may be null
 }
 
 spcclResult_t decodeCoo(const MessageBody& body, std::vector<uint64_t>* positions,

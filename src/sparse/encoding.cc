@@ -26,9 +26,8 @@ size_t bodyBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueB
     case Encoding::Packed:
       // Without the positions: every gap is below U, so no varint is longer
       // than U - 1's.
-      return (sortedPositions != nullptr
-                  ? packedPositionBytes(sortedPositions, nnz)
-                  : nnz * varintBytes(universe > 0 ? universe - 1 : 0)) +
+      return (sortedPositions != nullptr ? packedPositionBytes(sortedPositions, nnz)
+                                         : nnz * varintBytes(universe > 0 ? universe - 1 : 0)) +
              valueTotal;
     case Encoding::Dense:
       return static_cast<size_t>(universe) * valueBytes;
@@ -105,9 +104,8 @@ size_t encode(Encoding encoding, const uint64_t* positions, const void* values, 
   return kMessageHeaderBytes + body;
 }
 
-spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe,
-                     size_t valueBytes, std::vector<uint64_t>* positions,
-                     std::vector<unsigned char>* values) {
+spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,
+                     std::vector<uint64_t>* positions, std::vector<unsigned char>* values) {
   if (valueBytes == 0) {
     return SPCCL_FAIL(spcclInvalidArgument, "sparse decode: valueBytes must be positive");
   }
@@ -124,10 +122,9 @@ spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe,
   std::memcpy(&body.nnz, data + 1, sizeof(body.nnz));
   std::memcpy(&body.universe, data + 9, sizeof(body.universe));
   if (body.universe != universe) {
-    return SPCCL_FAIL(spcclRemoteError,
-                      "sparse message over a universe of %llu positions, expected %llu",
-                      static_cast<unsigned long long>(body.universe),
-                      static_cast<unsigned long long>(universe));
+    return SPCCL_FAIL(
+        spcclRemoteError, "sparse message over a universe of %llu positions, expected %llu",
+        static_cast<unsigned long long>(body.universe), static_cast<unsigned long long>(universe));
   }
   if (body.nnz > universe) {
     return SPCCL_FAIL(spcclRemoteError, "sparse message claims nnz %llu > universe %llu",

@@ -57,8 +57,8 @@ class HashMemory {
     for (size_t p = 0; p < parts; ++p) {
       const uint64_t r1 = parallelSlotsFor(static_cast<int>(p), nnz, options);
       parallelStart_[p + 1] = parallelStart_[p] + r1;
-      const uint64_t r2 = options.fixedSerialSlots > 0 ? options.fixedSerialSlots
-                                                       : r1 / options.serialDivisor;
+      const uint64_t r2 =
+          options.fixedSerialSlots > 0 ? options.fixedSerialSlots : r1 / options.serialDivisor;
       serial_[p].resize(r2 > 0 ? r2 : 1);
     }
     // Value-initialised: every mark starts empty.
@@ -121,10 +121,10 @@ class HashMemory {
     if (options.fixedParallelSlots > 0) return options.fixedParallelSlots;
     // Entries expected in p: nnz * |I_p| / M (partitions may differ in size).
     const uint64_t universe = partition_.universe();
-    const double expected =
-        universe == 0 ? 0.0
-                      : static_cast<double>(nnz) * static_cast<double>(partition_.partSize(p)) /
-                            static_cast<double>(universe);
+    const double expected = universe == 0 ? 0.0
+                                          : static_cast<double>(nnz) *
+                                                static_cast<double>(partition_.partSize(p)) /
+                                                static_cast<double>(universe);
     const auto slots = static_cast<uint64_t>(std::ceil(options.slotsPerExpectedIndex * expected));
     return slots > options.minParallelSlots ? slots : options.minParallelSlots;
   }
@@ -140,7 +140,7 @@ class HashMemory {
   }
 
   bool claim(uint64_t q, uint64_t ordinal) {
-    if (occupied_[q].load(std::memory_order_relaxed)) return false;  // line 17: taken
+    if (occupied_[q].load(std::memory_order_relaxed)) return false;         // line 17: taken
     if (occupied_[q].exchange(1, std::memory_order_acq_rel)) return false;  // lost a race
     slots_[q].store(ordinal, std::memory_order_relaxed);
     return slots_[q].load(std::memory_order_relaxed) == ordinal;  // technique #4

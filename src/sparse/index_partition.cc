@@ -23,6 +23,14 @@ uint64_t mix64(uint64_t x) {
   return x;
 }
 
+void IndexPartition::locate(const uint64_t* indices, size_t count, int* owners,
+                            uint64_t* positions) const {
+  for (size_t i = 0; i < count; ++i) {
+    owners[i] = owner(indices[i]);
+    positions[i] = position(indices[i]);
+  }
+}
+
 namespace {
 
 // The tables cost O(M) time and 8 bytes per element (4 when M <= 2^32), so
@@ -31,8 +39,7 @@ namespace {
 std::shared_ptr<const IndexPartition> cachedZenHashPartition(uint64_t universe, int parts,
                                                              uint64_t seed) {
   static std::mutex mutex;
-  static std::map<std::tuple<uint64_t, int, uint64_t>, std::shared_ptr<const IndexPartition>>
-      cache;
+  static std::map<std::tuple<uint64_t, int, uint64_t>, std::shared_ptr<const IndexPartition>> cache;
   std::lock_guard<std::mutex> lock(mutex);
   auto& entry = cache[{universe, parts, seed}];
   if (!entry) {

@@ -42,18 +42,17 @@ void encodePacked(const uint64_t* positions, const unsigned char* values, size_t
     }
     *out++ = static_cast<unsigned char>(gap);
   }
-  std::memcpy(out, values, nnz * valueBytes);
+  if (nnz > 0) std::memcpy(out, values, nnz * valueBytes);  // values may be null
 }
 
 spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
                            std::vector<unsigned char>* values) {
-  const unsigned __int128 valueTotal =
-      static_cast<unsigned __int128>(body.nnz) * body.valueBytes;
+  const unsigned __int128 valueTotal = static_cast<unsigned __int128>(body.nnz) * body.valueBytes;
   // Each varint takes at least one byte, which also bounds the allocation.
   if (valueTotal + body.nnz > body.bytes) {
     return SPCCL_FAIL(spcclRemoteError,
-                      "sparse Packed message: body of %zu bytes too short for nnz %llu",
-                      body.bytes, static_cast<unsigned long long>(body.nnz));
+                      "sparse Packed message: body of %zu bytes too short for nnz %llu", body.bytes,
+                      static_cast<unsigned long long>(body.nnz));
   }
   const size_t nnz = static_cast<size_t>(body.nnz);
   const size_t varintEnd = body.bytes - static_cast<size_t>(valueTotal);
@@ -63,8 +62,7 @@ spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* posit
   for (size_t i = 0; i < nnz; ++i) {
     uint64_t gap = 0;
     for (size_t shift = 0;; shift += 7) {
-      if (at == varintEnd || shift / 7 == kMaxVarintBytes ||
-          (shift == 63 && body.data[at] > 1)) {
+      if (at == varintEnd || shift / 7 == kMaxVarintBytes || (shift == 63 && body.data[at] > 1)) {
         return SPCCL_FAIL(spcclRemoteError,
                           "sparse Packed message: varint %zu truncated or over 64 bits", i);
       }

@@ -27,6 +27,14 @@ class PermutationPartition final : public IndexPartition {
     return pi_.inverse(ranges_.start(p) + position);
   }
   uint64_t partSize(int p) const override { return ranges_.size(p); }
+  void locate(const uint64_t* indices, size_t count, int* owners,
+              uint64_t* positions) const override {
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t y = pi_.forward(indices[i]);
+      owners[i] = ranges_.partOf(y);
+      positions[i] = y - ranges_.start(owners[i]);
+    }
+  }
 
  private:
   FeistelPermutation pi_;

@@ -11,11 +11,10 @@ void twoPassBucketing(const IndexPartition& partition, size_t valueBytes, const 
                       const void* values, size_t nnz, Buckets* out) {
   const size_t parts = static_cast<size_t>(partition.parts());
   std::vector<int> owners(nnz);
+  std::vector<uint64_t> positions(nnz);
+  partition.locate(indices, nnz, owners.data(), positions.data());
   out->offsets.assign(parts + 1, 0);
-  for (size_t i = 0; i < nnz; ++i) {
-    owners[i] = partition.owner(indices[i]);
-    ++out->offsets[static_cast<size_t>(owners[i]) + 1];
-  }
+  for (size_t i = 0; i < nnz; ++i) ++out->offsets[static_cast<size_t>(owners[i]) + 1];
   for (size_t p = 0; p < parts; ++p) out->offsets[p + 1] += out->offsets[p];
 
   out->positions.resize(nnz);
@@ -25,7 +24,7 @@ void twoPassBucketing(const IndexPartition& partition, size_t valueBytes, const 
   const auto* in = static_cast<const unsigned char*>(values);
   for (size_t i = 0; i < nnz; ++i) {
     const size_t slot = cursor[static_cast<size_t>(owners[i])]++;
-    out->positions[slot] = partition.position(indices[i]);
+    out->positions[slot] = positions[i];
     copyValue(&out->values[slot * valueBytes], in + i * valueBytes, valueBytes);
   }
 }

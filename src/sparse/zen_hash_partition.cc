@@ -49,6 +49,13 @@ class ZenHashPartition final : public IndexPartition {
   uint64_t index(int p, uint64_t position) const override {
     return members_[offsets_[static_cast<size_t>(p)] + position];
   }
+  void locate(const uint64_t* indices, size_t count, int* owners,
+              uint64_t* positions) const override {
+    for (size_t i = 0; i < count; ++i) {
+      owners[i] = zenOwner(indices[i], seed_, parts_);
+      positions[i] = positions_[indices[i]];
+    }
+  }
   uint64_t partSize(int p) const override {
     return offsets_[static_cast<size_t>(p) + 1] - offsets_[static_cast<size_t>(p)];
   }
