@@ -198,6 +198,102 @@ spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request);
 spcclResult_t spcclTest(spcclRequest_t request, int* done);
 spcclResult_t spcclWait(spcclRequest_t request);
 
+/* ---- sparse all-reduce (Zen; SPEC.md section 2) ----
+ * Lossless: the result equals the dense AllReduce (exactly for integers, up
+ * to reassociation for floats; -0.0 counts as zero) and is bitwise
+ * identical on every rank. Ops: spcclSum and spcclAvg. */
+typedef enum {
+  spcclSparseAuto = 0,                 /* the planner picks from profiled density */
+  spcclSparseBalancedParallelism = 1,  /* Zen BP: push to hash owners, pull aggregates */
+  spcclSparseHierarchical = 2,         /* Zen HC: recursive doubling, incremental merge */
+  spcclSparseAllGather = 3,            /* AGsparse baseline: all-gather of COO */
+  spcclSparseBlock = 4,                /* OmniReduce-style 256-element blocks */
+  spcclSparseDense = 5,                /* dense ring all-reduce */
+  spcclSparseNumAlgorithms = 6,
+  spcclSparseAlgorithm_MaxEnum = 0x7fffffff
+} spcclSparseAlgorithm_t;
+
+typedef enum {
+  spcclEncodingAuto = 0,   /* per message, the smallest of the others */
+  spcclEncodingCoo = 1,    /* index + value pairs */
+  spcclEncodingBitmap = 2, /* a bit per index of the partition (Zen's hash bitmap) + values */
+  spcclEncodingPacked = 3, /* sorted indices, delta + varint coded, + values */
+  spcclEncodingDense = 4,  /* every value of the partition */
+  spcclNumEncodings = 5,
+  spcclEncoding_MaxEnum = 0x7fffffff
+} spcclSparseEncoding_t;
+
+typedef enum {
+  spcclPartitionAuto = 0,
+  spcclPartitionZenHash = 1,     /* h0 ownership, hierarchical hashing (Zen Algorithm 1) */
+  spcclPartitionPermutation = 2, /* keyed permutation, contiguous ranges (SPEC "beyond" 1) */
+  spcclPartitionTwoPass = 3,     /* h0 ownership, exact count / prefix-sum / scatter */
+  spcclNumPartitioners = 4,
+  spcclPartition_MaxEnum = 0x7fffffff
+} spcclSparsePartitioner_t;
+
+typedef enum { spcclIndexUint32 = 0, spcclIndexUint64 = 1, spcclIndex_MaxEnum = 0x7fffffff } spcclIndexType_t;
+
+#define SPCCL_SPARSE_OPTIONS_MAGIC 0x53505253u /* "SPRS" */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  spcclSparseAlgorithm_t algorithm;
+  uint64_t tag; /* keys profiling (e.g. a bucket id); 0: keyed by count */
+  spcclSparseEncoding_t encoding;
+  spcclSparsePartitioner_t partitioner;
+} spcclSparseOptions_t;
+#define SPCCL_SPARSE_OPTIONS_INITIALIZER                                                  \
+  {                                                                                       \
+    sizeof(spcclSparseOptions_t), SPCCL_SPARSE_OPTIONS_MAGIC, SPCCL_VERSION_CODE,         \
+        spcclSparseAuto, 0, spcclEncodingAuto, spcclPartitionAuto                         \
+  }
+
+/* Dense in, dense out; zeros are skipped. Options: defaults. */
+spcclResult_t spcclSparseAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                   spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                                   void* stream);
+/* The same with options (NULL: defaults). */
+spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbuff, size_t count,
+                                              spcclDataType_t datatype, spcclRedOp_t op,
+                                              const spcclSparseOptions_t* options,
+                                              spcclComm_t comm, void* stream);
+/* COO in (indices unsorted, duplicates summed, every index < count), dense
+ * out (recvbuff holds count elements). */
+spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t indexType,
+                                      const void* values, size_t nnz, size_t count,
+                                      spcclDataType_t datatype, spcclRedOp_t op, void* recvbuff,
+                                      const spcclSparseOptions_t* options, spcclComm_t comm,
+                                      void* stream);
+/* COO in, COO out (indices ascending): *outNnz gets the result's size; if
+ * it exceeds outCapacity nothing is written and the call returns
+ * spcclInvalidUsage (on every rank, since the result is the same). */
+spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t indexType,
+                                           const void* values, size_t nnz, size_t count,
+                                           spcclDataType_t datatype, spcclRedOp_t op,
+                                           void* outIndices, void* outValues, size_t outCapacity,
+                                           size_t* outNnz, const spcclSparseOptions_t* options,
+                                           spcclComm_t comm, void* stream);
+
+/* What the planner saw and did for one tag, on this rank. */
+typedef struct {
+  size_t size; /* set by the caller: sizeof(spcclSparseStats_t) */
+  uint64_t calls;
+  spcclSparseAlgorithm_t algorithm; /* chosen for the last call */
+  char reason[160];                 /* why, in words */
+  double predictedSeconds[spcclSparseNumAlgorithms]; /* cost model per candidate; <0: not a candidate */
+  double density;                   /* d: mean local density over ranks */
+  double gamma;                     /* densification after aggregation */
+  double pushImbalance;             /* Zen Def. 8: max over mean of partition sizes pushed */
+  double pullImbalance;             /* the same for the aggregates pulled */
+  uint64_t bytesSent;               /* last call, this rank */
+  uint64_t bytesReceived;
+  uint64_t predictedBytesSent;      /* the formula for the chosen algorithm, this rank */
+  double measuredSeconds;           /* last call, this rank */
+} spcclSparseStats_t;
+spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats);
+
 /* ---- helpers ---- */
 /* Size in bytes of one element of datatype, 0 if the type is invalid. */
 size_t spcclTypeSize(spcclDataType_t datatype);

@@ -10,6 +10,8 @@
 #include "core/knobs.h"
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
+#include "sparse/index_partition.h"
+#include "sparse/planner.h"
 
 namespace spccl {
 
@@ -228,6 +230,8 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->rank = rank;
   comm->nranks = nranks;
   comm->commId = id.commId;
+  comm->sparseSeed = sparse::mix64(id.commId);
+  comm->sparsePlanner = std::make_shared<sparse::PlannerState>();
   comm->secret = id.secret;
   comm->options = options;
 

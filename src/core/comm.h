@@ -17,6 +17,9 @@
 #include "spccl.h"
 
 namespace spccl {
+namespace sparse {
+class PlannerState;
+}
 
 struct CommOptions {
   int timeoutMs = 60000;
@@ -51,6 +54,16 @@ struct spcclComm {
   std::vector<spccl::RankInfo> ranks;
   std::unique_ptr<spccl::Engine> engine;
   std::string lastError = "no error";
+
+  // Sparse all-reduce (SPEC section 2). The key of h0 and of the index
+  // permutation must be the same on every rank; Zen has rank 0 draw it and
+  // broadcast it. The communicator id already is a random value drawn once
+  // by the id's creator and known to every rank, so mixing it gives that
+  // seed with no extra message: sparse::mix64(commId), set in createComm.
+  uint64_t sparseSeed = 0;
+  // The planner's per-tag profile (density, densification, decisions),
+  // created with the communicator. shared_ptr: the type stays opaque here.
+  std::shared_ptr<spccl::sparse::PlannerState> sparsePlanner;
 
   // Serialises use of the engine between the caller and the worker.
   std::mutex execMutex;

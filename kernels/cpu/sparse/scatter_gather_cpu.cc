@@ -1,0 +1,67 @@
+// scatterReduce / gatherValues (sparse_kernels.h) on the CPU: indexed loops
+// in i order, so duplicate indices combine deterministically. Every op of
+// reduce_ops.h works, with the dense kernels' semantics (f16/bf16 computed
+// in float and rounded once per element, canonical NaN); Avg reduces as Sum.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/reduce_ops.h"
+#include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/sparse_kernels.h"
+
+namespace spccl::kernels {
+namespace {
+
+template <typename Format, typename Op>
+int scatterElements(void* dense, const uint64_t* indices, const void* values, size_t nnz) {
+  using Storage = typename Format::Storage;
+  auto* out = static_cast<Storage*>(dense);
+  const auto* in = static_cast<const Storage*>(values);
+  for (size_t i = 0; i < nnz; ++i) {
+    Storage& target = out[indices[i]];
+    target = Format::store(Op::apply(Format::load(target), Format::load(in[i])));
+  }
+  return 0;
+}
+
+template <typename Format>
+int scatterWithOp(spcclRedOp_t op, void* dense, const uint64_t* indices, const void* values,
+                  size_t nnz) {
+  switch (op) {
+    case spcclProd:
+      return scatterElements<Format, ProdOp>(dense, indices, values, nnz);
+    case spcclMax:
+      return scatterElements<Format, MaxOp>(dense, indices, values, nnz);
+    case spcclMin:
+      return scatterElements<Format, MinOp>(dense, indices, values, nnz);
+    default:  // spcclSum, spcclAvg
+      return scatterElements<Format, SumOp>(dense, indices, values, nnz);
+  }
+}
+
+template <typename Format>
+int gatherElements(const void* dense, const uint64_t* indices, size_t nnz, void* values) {
+  using Storage = typename Format::Storage;
+  const auto* in = static_cast<const Storage*>(dense);
+  auto* out = static_cast<Storage*>(values);
+  for (size_t i = 0; i < nnz; ++i) out[i] = in[indices[i]];
+  return 0;
+}
+
+}  // namespace
+
+void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,
+                   const void* values, size_t nnz) {
+  withFormat(type, 0, [&](auto format) {
+    return scatterWithOp<decltype(format)>(op, dense, indices, values, nnz);
+  });
+}
+
+void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
+                  void* values) {
+  withFormat(type, 0, [&](auto format) {
+    return gatherElements<decltype(format)>(dense, indices, nnz, values);
+  });
+}
+
+}  // namespace spccl::kernels

@@ -1,0 +1,28 @@
+// Data-parallel primitives of sparse all-reduce (CPU reference in
+// kernels/cpu/sparse; CUDA versions slot in later). Values are stored in the
+// collective's datatype, `valueBytes = spcclTypeSize(type)` each; indices are
+// uint64_t everywhere inside spccl (wire formats choose their own width).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spccl.h"
+
+namespace spccl::kernels {
+
+// An element is zero when it compares equal to 0 (so -0.0 is zero; NaN is not).
+size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count);
+// Writes the non-zeros in ascending index order; returns how many. indices
+// and values must hold countNonZeros() entries.
+size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, uint64_t* indices,
+                       void* values);
+// dense[indices[i]] = dense[indices[i]] op values[i], in i order (so
+// duplicates are combined deterministically). op: sum (avg reduces as sum).
+void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,
+                   const void* values, size_t nnz);
+// values[i] = dense[indices[i]].
+void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
+                  void* values);
+
+}  // namespace spccl::kernels

@@ -1,0 +1,147 @@
+// Message header, exact sizes, the per-message choice of encoding (SPEC
+// section 2, "beyond" 2) and dispatch to the codecs of encoding_codecs.h.
+#include "sparse/encoding.h"
+
+#include <cstring>
+
+#include "core/check.h"
+#include "sparse/encoding_codecs.h"
+
+namespace spccl::sparse {
+namespace {
+
+bool isEncoding(unsigned char byte) {
+  return byte >= static_cast<unsigned char>(Encoding::Coo) &&
+         byte <= static_cast<unsigned char>(Encoding::Dense);
+}
+
+size_t bodyBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueBytes,
+                 const uint64_t* sortedPositions) {
+  const size_t valueTotal = nnz * valueBytes;
+  switch (encoding) {
+    case Encoding::Coo:
+      return nnz * cooPositionBytes(universe) + valueTotal;
+    case Encoding::Bitmap:
+      return static_cast<size_t>((universe + 7) / 8) + valueTotal;
+    case Encoding::Packed:
+      // Without the positions: every gap is below U, so no varint is longer
+      // than U - 1's.
+      return (sortedPositions != nullptr ? packedPositionBytes(sortedPositions, nnz)
+                                         : nnz * varintBytes(universe > 0 ? universe - 1 : 0)) +
+             valueTotal;
+    case Encoding::Dense:
+      return static_cast<size_t>(universe) * valueBytes;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* encodingName(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::Coo:
+      return "coo";
+    case Encoding::Bitmap:
+      return "bitmap";
+    case Encoding::Packed:
+      return "packed";
+    case Encoding::Dense:
+      return "dense";
+  }
+  return "unknown";
+}
+
+size_t encodedBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueBytes,
+                    const uint64_t* sortedPositions) {
+  return kMessageHeaderBytes + bodyBytes(encoding, nnz, universe, valueBytes, sortedPositions);
+}
+
+// Ties go to the cheaper decoder: Dense, then Bitmap, Coo, Packed. With no
+// allowed encoding, Dense (always correct).
+Encoding cheapestEncoding(size_t nnz, uint64_t universe, size_t valueBytes,
+                          const uint64_t* sortedPositions, unsigned allowed) {
+  constexpr Encoding kByDecodeCost[] = {Encoding::Dense, Encoding::Bitmap, Encoding::Coo,
+                                        Encoding::Packed};
+  Encoding best = Encoding::Dense;
+  size_t bestBytes = SIZE_MAX;
+  for (Encoding candidate : kByDecodeCost) {
+    if ((allowed & (1u << static_cast<unsigned>(candidate))) == 0) continue;
+    const size_t bytes = encodedBytes(candidate, nnz, universe, valueBytes, sortedPositions);
+    if (bytes < bestBytes) {
+      best = candidate;
+      bestBytes = bytes;
+    }
+  }
+  return best;
+}
+
+size_t encode(Encoding encoding, const uint64_t* positions, const void* values, size_t nnz,
+              uint64_t universe, size_t valueBytes, std::vector<unsigned char>* out) {
+  const size_t body = bodyBytes(encoding, nnz, universe, valueBytes, positions);
+  const size_t start = out->size();
+  out->resize(start + kMessageHeaderBytes + body);
+  unsigned char* header = out->data() + start;
+  header[0] = static_cast<unsigned char>(encoding);
+  const uint64_t count = nnz;
+  std::memcpy(header + 1, &count, sizeof(count));
+  std::memcpy(header + 9, &universe, sizeof(universe));
+  unsigned char* dst = header + kMessageHeaderBytes;
+  const auto* in = static_cast<const unsigned char*>(values);
+  switch (encoding) {
+    case Encoding::Coo:
+      encodeCoo(positions, in, nnz, universe, valueBytes, dst);
+      break;
+    case Encoding::Bitmap:
+      encodeBitmap(positions, in, nnz, universe, valueBytes, dst);
+      break;
+    case Encoding::Packed:
+      encodePacked(positions, in, nnz, valueBytes, dst);
+      break;
+    case Encoding::Dense:
+      encodeDense(positions, in, nnz, universe, valueBytes, dst);
+      break;
+  }
+  return kMessageHeaderBytes + body;
+}
+
+spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,
+                     std::vector<uint64_t>* positions, std::vector<unsigned char>* values) {
+  if (valueBytes == 0) {
+    return SPCCL_FAIL(spcclInvalidArgument, "sparse decode: valueBytes must be positive");
+  }
+  if (data == nullptr || bytes < kMessageHeaderBytes) {
+    return SPCCL_FAIL(spcclRemoteError,
+                      "sparse message truncated: %zu bytes, its header alone takes %zu", bytes,
+                      kMessageHeaderBytes);
+  }
+  if (!isEncoding(data[0])) {
+    return SPCCL_FAIL(spcclRemoteError, "sparse message names unknown encoding %u",
+                      static_cast<unsigned>(data[0]));
+  }
+  MessageBody body{data + kMessageHeaderBytes, bytes - kMessageHeaderBytes, 0, 0, valueBytes};
+  std::memcpy(&body.nnz, data + 1, sizeof(body.nnz));
+  std::memcpy(&body.universe, data + 9, sizeof(body.universe));
+  if (body.universe != universe) {
+    return SPCCL_FAIL(
+        spcclRemoteError, "sparse message over a universe of %llu positions, expected %llu",
+        static_cast<unsigned long long>(body.universe), static_cast<unsigned long long>(universe));
+  }
+  if (body.nnz > universe) {
+    return SPCCL_FAIL(spcclRemoteError, "sparse message claims nnz %llu > universe %llu",
+                      static_cast<unsigned long long>(body.nnz),
+                      static_cast<unsigned long long>(universe));
+  }
+  switch (static_cast<Encoding>(data[0])) {
+    case Encoding::Coo:
+      return decodeCoo(body, positions, values);
+    case Encoding::Bitmap:
+      return decodeBitmap(body, positions, values);
+    case Encoding::Packed:
+      return decodePacked(body, positions, values);
+    case Encoding::Dense:
+      return decodeDense(body, positions, values);
+  }
+  return spcclInternalError;
+}
+
+}  // namespace spccl::sparse

@@ -1,0 +1,38 @@
+// A keyed pseudo-random permutation pi of [0, M) (SPEC section 2, "beyond"
+// 1): a balanced Feistel network on the smallest even bit width 2h with
+// 2^(2h) >= M, restricted to [0, M) by cycle-walking (Black and Rogaway,
+// "Ciphers with arbitrary finite domains", 2002): apply the network until
+// the value lands below M again. Because the network is a bijection of the
+// wider domain, walking keeps it a bijection of [0, M); the domain is under
+// 4M wide, so a walk takes fewer than 4 steps on average.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace spccl::sparse {
+
+class FeistelPermutation {
+ public:
+  // Four rounds of a pseudo-random round function make a pseudo-random
+  // permutation (Luby and Rackoff, 1988); the round keys come from the seed.
+  static constexpr int kRounds = 4;
+
+  FeistelPermutation(uint64_t universe, uint64_t seed);
+  uint64_t universe() const { return universe_; }
+  // pi(x) and pi^-1(y) for x, y < universe.
+  uint64_t forward(uint64_t x) const;
+  uint64_t inverse(uint64_t y) const;
+
+ private:
+  uint64_t round(int r, uint64_t half) const;
+  uint64_t encrypt(uint64_t x) const;
+  uint64_t decrypt(uint64_t y) const;
+
+  uint64_t universe_;
+  int halfBits_;
+  uint64_t halfMask_;
+  std::array<uint64_t, kRounds> roundKeys_;
+};
+
+}  // namespace spccl::sparse

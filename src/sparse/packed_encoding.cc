@@ -1,0 +1,90 @@
+// Packed (encoding.h): ascending positions as LEB128 varints of their gaps,
+// 7 bits a byte, high bit = more. Dense runs cost one byte per position, a
+// uniform spread of density d about log2(1/d)/7 bytes.
+#include <cstring>
+
+#include "core/check.h"
+#include "sparse/encoding_codecs.h"
+
+namespace spccl::sparse {
+namespace {
+
+constexpr size_t kMaxVarintBytes = 10;  // ceil(64 / 7)
+
+uint64_t gapBefore(const uint64_t* positions, size_t i) {
+  return i == 0 ? positions[0] : positions[i] - positions[i - 1] - 1;
+}
+
+}  // namespace
+
+size_t varintBytes(uint64_t value) {
+  size_t bytes = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++bytes;
+  }
+  return bytes;
+}
+
+size_t packedPositionBytes(const uint64_t* sortedPositions, size_t nnz) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < nnz; ++i) bytes += varintBytes(gapBefore(sortedPositions, i));
+  return bytes;
+}
+
+void encodePacked(const uint64_t* positions, const unsigned char* values, size_t nnz,
+                  size_t valueBytes, unsigned char* out) {
+  for (size_t i = 0; i < nnz; ++i) {
+    uint64_t gap = gapBefore(positions, i);
+    while (gap >= 0x80) {
+      *out++ = static_cast<unsigned char>(gap | 0x80);
+      gap >>= 7;
+    }
+    *out++ = static_cast<unsigned char>(gap);
+  }
+  if (nnz > 0) std::memcpy(out, values, nnz * valueBytes);  // values may be null
+}
+
+spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
+                           std::vector<unsigned char>* values) {
+  const unsigned __int128 valueTotal = static_cast<unsigned __int128>(body.nnz) * body.valueBytes;
+  // Each varint takes at least one byte, which also bounds the allocation.
+  if (valueTotal + body.nnz > body.bytes) {
+    return SPCCL_FAIL(spcclRemoteError,
+                      "sparse Packed message: body of %zu bytes too short for nnz %llu", body.bytes,
+                      static_cast<unsigned long long>(body.nnz));
+  }
+  const size_t nnz = static_cast<size_t>(body.nnz);
+  const size_t varintEnd = body.bytes - static_cast<size_t>(valueTotal);
+  positions->resize(nnz);
+  size_t at = 0;
+  uint64_t next = 0;  // smallest position the next entry may take
+  for (size_t i = 0; i < nnz; ++i) {
+    uint64_t gap = 0;
+    for (size_t shift = 0;; shift += 7) {
+      if (at == varintEnd || shift / 7 == kMaxVarintBytes || (shift == 63 && body.data[at] > 1)) {
+        return SPCCL_FAIL(spcclRemoteError,
+                          "sparse Packed message: varint %zu truncated or over 64 bits", i);
+      }
+      const unsigned char byte = body.data[at++];
+      gap |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) break;
+    }
+    if (next >= body.universe || gap >= body.universe - next) {
+      return SPCCL_FAIL(spcclRemoteError,
+                        "sparse Packed message: entry %zu lies beyond universe %llu", i,
+                        static_cast<unsigned long long>(body.universe));
+    }
+    (*positions)[i] = next + gap;
+    next = next + gap + 1;
+  }
+  if (at != varintEnd) {
+    return SPCCL_FAIL(spcclRemoteError,
+                      "sparse Packed message: %zu stray bytes between positions and values",
+                      varintEnd - at);
+  }
+  values->assign(body.data + varintEnd, body.data + body.bytes);
+  return spcclSuccess;
+}
+
+}  // namespace spccl::sparse

@@ -1,0 +1,212 @@
+#include "sparse/planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "coll/collective.h"
+#include "coll/cost_model.h"
+
+namespace spccl::sparse {
+
+namespace {
+
+double alpha(const SparseCostInput& in) { return in.link.alphaSeconds; }
+double beta(const SparseCostInput& in) { return in.link.betaSecondsPerByte; }
+double M(const SparseCostInput& in) { return static_cast<double>(in.universe); }
+
+// `messages` messages of `bytes` each, sent one after another by one rank.
+SparseCost rounds(const SparseCostInput& in, double messages, double bytes) {
+  return {messages * (alpha(in) + bytes * beta(in)), messages * bytes};
+}
+
+SparseCost operator+(SparseCost a, SparseCost b) {
+  return {a.seconds + b.seconds, a.bytesSent + b.bytesSent};
+}
+
+// Mean varint length of the gaps between nnz sorted positions over U.
+double meanVarintBytes(double nnz, double universe) {
+  const double gap = std::max(1.0, universe / std::max(nnz, 1.0));
+  return std::max(1.0, std::ceil(std::log2(gap + 1.0) / 7.0));
+}
+
+int largestPowerOfTwoAtMost(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+constexpr double kBlockElements = 256;  // as block_sparse.cc (OmniReduce)
+
+const SparseAlgorithmInfo kAlgorithms[] = {
+    {spcclSparseBalancedParallelism, "bp",
+     "Zen Balanced Parallelism: push to balanced owners, aggregate, pull (Def. 6, Eq. 1)",
+     balancedParallelismCost},
+    {spcclSparseHierarchical, "hc",
+     "Zen Hierarchical Centralization: recursive doubling with merging (Def. 7, Eq. 2)",
+     hierarchicalCentralizationCost},
+    {spcclSparseAllGather, "agsparse", "AGsparse baseline: all-gather of every set, one-shot sum",
+     allGatherSparseCost},
+    {spcclSparseBlock, "block", "OmniReduce-style 256-element blocks over even owners",
+     blockSparseCost},
+    {spcclSparseDense, "dense", "dense all-reduce of the whole tensor", denseAllReduceCost},
+};
+
+}  // namespace
+
+double densificationAt(const SparseCostInput& in, double k) {
+  const double n = std::max(in.nranks, 1);
+  double gamma = n > 1 ? 1.0 + (in.gamma - 1.0) * (k - 1.0) / (n - 1.0) : 1.0;
+  gamma = std::clamp(gamma, 1.0, std::max(k, 1.0));
+  if (in.density > 0) gamma = std::min(gamma, 1.0 / in.density);
+  return gamma;
+}
+
+double cheapestMessageBytes(double nnz, uint64_t universe, size_t valueBytes, unsigned allowed) {
+  nnz = std::clamp(nnz, 0.0, static_cast<double>(universe));
+  const size_t count = static_cast<size_t>(std::llround(nnz));
+  double best = -1;
+  for (Encoding e : {Encoding::Coo, Encoding::Bitmap, Encoding::Packed, Encoding::Dense}) {
+    if (!(allowed & (1u << static_cast<unsigned>(e)))) continue;
+    double bytes;
+    if (e == Encoding::Packed) {
+      const double header = static_cast<double>(encodedBytes(Encoding::Coo, 0, universe, valueBytes));
+      bytes = header + nnz * (static_cast<double>(valueBytes) +
+                              meanVarintBytes(nnz, static_cast<double>(universe)));
+    } else {
+      bytes = static_cast<double>(encodedBytes(e, count, universe, valueBytes));
+    }
+    if (best < 0 || bytes < best) best = bytes;
+  }
+  return std::max(best, 0.0);
+}
+
+SparseCost balancedParallelismCost(const SparseCostInput& in) {
+  const double n = in.nranks;
+  if (in.nranks <= 1) return {};
+  const uint64_t part = in.universe / static_cast<uint64_t>(in.nranks);
+  const double pushNnz = in.density * M(in) / n;
+  const double pullNnz = densificationAt(in, n) * in.density * M(in) / n;
+  return rounds(in, n - 1, cheapestMessageBytes(pushNnz, part, in.valueBytes, in.allowedEncodings)) +
+         rounds(in, n - 1, cheapestMessageBytes(pullNnz, part, in.valueBytes, in.allowedEncodings));
+}
+
+SparseCost hierarchicalCentralizationCost(const SparseCostInput& in) {
+  if (in.nranks <= 1) return {};
+  const int p = largestPowerOfTwoAtMost(in.nranks);
+  const double perMember = static_cast<double>(in.nranks) / p;
+  // The merged set of k ranks holds gamma(k) d M non-zeros.
+  auto setBytes = [&](double ranks) {
+    return cheapestMessageBytes(densificationAt(in, ranks) * in.density * M(in), in.universe,
+                                in.valueBytes, in.allowedEncodings);
+  };
+  SparseCost cost;
+  for (int k = 1; k < p; k *= 2) cost = cost + rounds(in, 1, setBytes(k * perMember));
+  if (p != in.nranks)
+    cost = cost + rounds(in, 1, setBytes(1)) + rounds(in, 1, setBytes(in.nranks));
+  return cost;
+}
+
+SparseCost allGatherSparseCost(const SparseCostInput& in) {
+  if (in.nranks <= 1) return {};
+  return rounds(in, in.nranks - 1,
+                cheapestMessageBytes(in.density * M(in), in.universe, in.valueBytes,
+                                     in.allowedEncodings));
+}
+
+SparseCost blockSparseCost(const SparseCostInput& in) {
+  if (in.nranks <= 1) return {};
+  const double n = in.nranks;
+  const double blocksPerOwner = std::ceil(M(in) / kBlockElements) / n;
+  const double blockBytes = 8 + kBlockElements * static_cast<double>(in.valueBytes);
+  auto nonZeroFraction = [](double d) { return 1.0 - std::pow(1.0 - std::min(d, 1.0), kBlockElements); };
+  const double dAfter = densificationAt(in, n) * in.density;
+  return rounds(in, n - 1, 8 + blocksPerOwner * nonZeroFraction(in.density) * blockBytes) +
+         rounds(in, n - 1, 8 + blocksPerOwner * nonZeroFraction(dAfter) * blockBytes);
+}
+
+SparseCost denseAllReduceCost(const SparseCostInput& in) {
+  if (in.nranks <= 1) return {};
+  CostInput dense;
+  dense.bytes = static_cast<size_t>(in.universe * in.valueBytes);
+  dense.nranks = in.nranks;
+  dense.link = in.link;
+  dense.chunkBytes = in.chunkBytes;
+  const DenseAlgorithm* chosen =
+      chooseDenseAlgorithm(denseAlgorithms(), CollType::AllReduce, dense, std::string());
+  const double n = in.nranks;
+  const double seconds = chosen ? chosen->cost(dense) : ringAllReduceCost(dense);
+  return {seconds, 2.0 * (n - 1) / n * static_cast<double>(dense.bytes)};
+}
+
+std::span<const SparseAlgorithmInfo> sparseAlgorithms() { return kAlgorithms; }
+
+const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm) {
+  if (algorithm == spcclSparseAuto) return "auto";
+  for (const SparseAlgorithmInfo& a : kAlgorithms)
+    if (a.id == algorithm) return a.name;
+  return "?";
+}
+
+SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced) {
+  SparseDecision decision;
+  double best = -1;
+  for (const SparseAlgorithmInfo& a : kAlgorithms) {
+    SparseCost cost = a.cost(input);
+    decision.predictedSeconds[a.id] = cost.seconds;
+    const bool wins = forced == spcclSparseAuto ? (best < 0 || cost.seconds < best) : a.id == forced;
+    if (wins) {
+      best = cost.seconds;
+      decision.algorithm = a.id;
+      decision.predictedBytesSent = cost.bytesSent;
+    }
+  }
+  return decision;
+}
+
+GammaEstimate planningGamma(const TagProfile& profile, double density, int nranks,
+                            double sketchGamma) {
+  GammaEstimate estimate;
+  if (profile.learnedGamma > 0) {
+    estimate = {profile.learnedGamma, "learned"};
+  } else if (sketchGamma > 0) {
+    estimate = {sketchGamma, "sketch"};
+  } else {
+    estimate = {1.0 + (nranks - 1) * 0.5, "prior"};
+  }
+  estimate.gamma = std::clamp(estimate.gamma, 1.0, std::max(1.0, static_cast<double>(nranks)));
+  if (density > 0) estimate.gamma = std::max(1.0, std::min(estimate.gamma, 1.0 / density));
+  return estimate;
+}
+
+void learnGamma(TagProfile* profile, double density, double meanNnz, uint64_t outputNnz) {
+  if (meanNnz <= 0) return;  // nothing to learn from an all-zero call
+  profile->learnedGamma = static_cast<double>(outputNnz) / meanNnz;
+  profile->learnedAtDensity = density;
+}
+
+TagProfile PlannerState::load(uint64_t tag, uint64_t count) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = profiles_.find(keyOf(tag, count));
+  return it == profiles_.end() ? TagProfile{} : it->second;
+}
+
+void PlannerState::store(uint64_t tag, uint64_t count, const TagProfile& profile) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Key key = keyOf(tag, count);
+  profiles_[key] = profile;
+  if (key.byCount) {
+    lastCountKey_ = key;
+    anyCountKey_ = true;
+  }
+}
+
+bool PlannerState::statsFor(uint64_t tag, SparseCallStats* out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (tag == 0 && !anyCountKey_) return false;
+  auto it = profiles_.find(tag != 0 ? Key{false, tag} : lastCountKey_);
+  if (it == profiles_.end()) return false;
+  *out = it->second.stats;
+  return true;
+}
+
+}  // namespace spccl::sparse

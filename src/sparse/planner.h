@@ -1,0 +1,134 @@
+// The sparse all-reduce planner (SPEC section 2 "Selection", Zen section 3
+// first paragraph): price every candidate with the measured alpha and beta
+// of the links and the real encoded size of every message it would send,
+// from the agreed density d and densification gamma, and run the cheapest.
+// Every input is a value all ranks agree on (exchanged counts, the output
+// size, the agreed link model), so every rank makes the same choice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "runtime/coll_context.h"
+#include "sparse/encoding.h"
+#include "sparse/sparse_algorithms.h"
+#include "sparse/sparse_stats.h"
+#include "spccl.h"
+
+namespace spccl::sparse {
+
+struct SparseCostInput {
+  int nranks = 1;
+  uint64_t universe = 0;  // M
+  size_t valueBytes = 4;
+  double density = 0;     // d: mean local density over ranks
+  double gamma = 1;       // gamma_n = density after aggregation / d, in [1, n]
+  LinkModel link;
+  unsigned allowedEncodings = kAllEncodings;
+  size_t chunkBytes = 1 << 20;
+};
+
+// Predicted time of one call on the busiest rank, and what that rank sends.
+struct SparseCost {
+  double seconds = 0;
+  double bytesSent = 0;
+};
+
+// gamma(k): densification after merging k ranks' sets, interpolated between
+// full overlap (1) and none (k) through the measured gamma_n, and capped so
+// the merged set never exceeds M.
+double densificationAt(const SparseCostInput& input, double k);
+// Size of the cheapest allowed encoding of nnz positions over `universe`;
+// Packed's size is estimated from the mean gap (its exact size needs the
+// positions).
+double cheapestMessageBytes(double nnz, uint64_t universe, size_t valueBytes, unsigned allowed);
+
+// Eq. (1) with real message sizes: (n-1) pushes of d M/n and (n-1) pulls of
+// gamma d M/n non-zeros, each over |I_p| = M/n positions.
+SparseCost balancedParallelismCost(const SparseCostInput& input);
+// Eq. (2): log2 p stages, stage i sending the merged set of 2^i (n/p)
+// ranks over M positions; plus the fold and unfold when n is not a power
+// of two.
+SparseCost hierarchicalCentralizationCost(const SparseCostInput& input);
+// (n-1) messages of d M non-zeros over M.
+SparseCost allGatherSparseCost(const SparseCostInput& input);
+// 256-element blocks: a block is sent if any of its elements is non-zero
+// (1 - (1-d)^256 of them for scattered non-zeros), push and pull to and
+// from even owners.
+SparseCost blockSparseCost(const SparseCostInput& input);
+// The cheapest dense all-reduce schedule on M values.
+SparseCost denseAllReduceCost(const SparseCostInput& input);
+
+// Every sparse all-reduce algorithm, registered once: name (logs, stats,
+// perf binaries), description and cost model.
+struct SparseAlgorithmInfo {
+  spcclSparseAlgorithm_t id;
+  const char* name;
+  const char* description;
+  SparseCost (*cost)(const SparseCostInput& input);
+};
+std::span<const SparseAlgorithmInfo> sparseAlgorithms();
+// "bp", "hc", ...; "auto" for spcclSparseAuto; "?" when out of range.
+const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm);
+
+struct SparseDecision {
+  spcclSparseAlgorithm_t algorithm = spcclSparseDense;
+  double predictedSeconds[spcclSparseNumAlgorithms] = {-1, -1, -1, -1, -1, -1};
+  double predictedBytesSent = 0;  // of the chosen one
+};
+// Prices every candidate; `forced` (not Auto) is taken as is, else the
+// cheapest wins (ties go to the earlier table entry).
+SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced);
+
+// Where the gamma a call plans with comes from.
+struct GammaEstimate {
+  double gamma = 1;
+  const char* source = "prior";  // "learned", "sketch", "prior"
+};
+
+// One tag's profile (tag 0: keyed by count).
+struct TagProfile {
+  double learnedGamma = 0;     // 0: none yet
+  double learnedAtDensity = 0;
+  SparseCallStats stats;
+};
+
+// The gamma to plan with: the last call's (each call's output size gives
+// it exactly, so the profile follows drifting density by itself), else the
+// overlap sketch's estimate (first call), else a prior halfway between full
+// and no overlap. Clamped to [1, n] and to d*gamma <= 1.
+GammaEstimate planningGamma(const TagProfile& profile, double density, int nranks,
+                            double sketchGamma);
+// Records gamma_n = outputNnz / mean nnz after a call.
+void learnGamma(TagProfile* profile, double density, double meanNnz, uint64_t outputNnz);
+
+// The planner state of one communicator. Calls on a communicator run one
+// at a time; spcclSparseGetStats may read from another thread, hence the
+// copies in and out under a lock.
+class PlannerState {
+ public:
+  // A call's profile (empty the first time).
+  TagProfile load(uint64_t tag, uint64_t count) const;
+  void store(uint64_t tag, uint64_t count, const TagProfile& profile);
+  // What spcclSparseGetStats reports for `tag` (0: the last call keyed by
+  // count); false when no call used it.
+  bool statsFor(uint64_t tag, SparseCallStats* out) const;
+
+ private:
+  struct Key {
+    bool byCount;
+    uint64_t value;
+    auto operator<=>(const Key&) const = default;
+  };
+  static Key keyOf(uint64_t tag, uint64_t count) { return tag != 0 ? Key{false, tag} : Key{true, count}; }
+  std::map<Key, TagProfile> profiles_;
+  Key lastCountKey_{true, 0};
+  bool anyCountKey_ = false;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace spccl::sparse

@@ -1,0 +1,57 @@
+// The sparse all-reduce algorithms (SPEC.md section 2), as schedules on
+// CollContext. Each takes one rank's deduplicated non-zeros and adds the
+// global sum into `dense` (universe elements of the datatype, zeroed by the
+// caller), identically on every rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/coll_context.h"
+#include "sparse/bucketing.h"
+#include "sparse/encoding.h"
+#include "sparse/index_partition.h"
+#include "spccl.h"
+
+namespace spccl::sparse {
+
+struct SparseInput {
+  const uint64_t* indices = nullptr;  // unique, ascending
+  const void* values = nullptr;
+  size_t nnz = 0;
+  uint64_t universe = 0;  // M
+  spcclDataType_t type = spcclFloat32;
+  // Every rank's nnz (nranks entries), agreed by the caller's exchange, so
+  // receivers bound each message by what its sender can hold instead of by
+  // the dense size. nullptr: the algorithm exchanges the counts itself.
+  const uint64_t* rankNnz = nullptr;
+};
+
+struct SparseRunOptions {
+  unsigned allowedEncodings = kAllEncodings;  // bit mask of 1 << Encoding
+  PartitionKind partition = PartitionKind::Permutation;
+  BucketMethod bucketing = BucketMethod::TwoPass;
+  uint64_t seed = 0;  // h0 / permutation key, the same on every rank
+};
+
+struct SparseRunReport {
+  uint64_t bytesSent = 0;      // payload bytes this rank sent
+  uint64_t bytesReceived = 0;
+  double pushImbalance = 1.0;  // Zen Def. 8 (BP only)
+  double pullImbalance = 1.0;
+  size_t outputNnz = 0;        // non-zeros of the result (same on every rank)
+};
+
+spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
+                                  const SparseRunOptions& options, void* dense,
+                                  SparseRunReport* report);
+spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in,
+                                         const SparseRunOptions& options, void* dense,
+                                         SparseRunReport* report);
+spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
+                              const SparseRunOptions& options, void* dense,
+                              SparseRunReport* report);
+spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseRunOptions& options,
+                          void* dense, SparseRunReport* report);
+
+}  // namespace spccl::sparse

@@ -1,0 +1,244 @@
+#include "sparse/sparse_allreduce.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <memory>
+
+#include "coll/collective.h"
+#include "core/check.h"
+#include "kernels/sparse_kernels.h"
+#include "sparse/call_agreement.h"
+#include "sparse/planner.h"
+#include "sparse/sparse_algorithms.h"
+
+namespace spccl::sparse {
+
+namespace {
+
+SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed) {
+  SparseRunOptions run;
+  run.seed = seed;
+  run.allowedEncodings =
+      o.encoding == spcclEncodingAuto ? kAllEncodings : 1u << static_cast<unsigned>(o.encoding);
+  switch (o.partitioner) {
+    case spcclPartitionZenHash:  // Zen as published: h0 + Algorithm 1
+      run.partition = PartitionKind::ZenHash;
+      run.bucketing = BucketMethod::HierarchicalHash;
+      break;
+    case spcclPartitionTwoPass:  // h0 ownership, exact bucketing (SPEC "beyond" 3)
+      run.partition = PartitionKind::ZenHash;
+      run.bucketing = BucketMethod::TwoPass;
+      break;
+    default:  // Auto and Permutation: SPEC "beyond" 1 + 3
+      run.partition = PartitionKind::Permutation;
+      run.bucketing = BucketMethod::TwoPass;
+      break;
+  }
+  return run;
+}
+
+// The dense input's non-zeros, extracted once and only when needed.
+void extractInput(SparseCall& call) {
+  if (call.denseInput == nullptr) return;
+  const size_t nnz = kernels::countNonZeros(call.type, call.denseInput, call.count);
+  call.indices.resize(nnz);
+  call.values.resize(nnz * spcclTypeSize(call.type));
+  kernels::extractNonZeros(call.type, call.denseInput, call.count, call.indices.data(),
+                           call.values.data());
+  call.denseInput = nullptr;
+}
+
+spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
+                           const SparseInput& in, const SparseRunOptions& options, void* dense,
+                           SparseRunReport* report) {
+  switch (algorithm) {
+    case spcclSparseBalancedParallelism: return balancedParallelism(ctx, in, options, dense, report);
+    case spcclSparseHierarchical: return hierarchicalCentralization(ctx, in, options, dense, report);
+    case spcclSparseAllGather: return allGatherSparse(ctx, in, options, dense, report);
+    case spcclSparseBlock: return blockSparse(ctx, in, options, dense, report);
+    default: return SPCCL_FAIL(spcclInternalError, "no sparse schedule for algorithm %d", algorithm);
+  }
+}
+
+// Dense: the whole tensor through the dense all-reduce (a COO input is
+// scattered into the output first and reduced in place).
+spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, void* out,
+                       SparseRunReport* report) {
+  CollArgs args;
+  args.type = CollType::AllReduce;
+  args.recvbuff = out;
+  args.count = call.count;
+  args.datatype = call.type;
+  args.op = spcclSum;  // Avg is divided by the caller, as for the sparse schedules
+  if (call.denseInput != nullptr) {
+    args.sendbuff = call.denseInput;
+  } else {
+    if (call.count > 0) std::memset(out, 0, call.count * spcclTypeSize(call.type));
+    kernels::scatterReduce(call.type, spcclSum, out, call.indices.data(), call.values.data(),
+                           call.indices.size());
+    args.sendbuff = out;
+  }
+  const spcclCounters_t before = comm->engine->counters();
+  SPCCL_CHECK(runDenseCollective(ctx, args, comm->options.algorithmOverride));
+  report->bytesSent = comm->engine->counters().bytesSent - before.bytesSent;
+  report->bytesReceived = comm->engine->counters().bytesReceived - before.bytesReceived;
+  report->outputNnz = kernels::countNonZeros(call.type, out, call.count);
+  return spcclSuccess;
+}
+
+// COO output: the result's non-zeros, if they fit (the size is the same on
+// every rank, so all fail together when they do not).
+spcclResult_t writeCoo(const SparseCall& call, const void* dense) {
+  const size_t nnz = kernels::countNonZeros(call.type, dense, call.count);
+  *call.outNnz = nnz;
+  if (nnz > call.outCapacity)
+    return SPCCL_FAIL(spcclInvalidUsage,
+                      "%s: the result has %zu non-zeros but outCapacity is %zu; nothing written, "
+                      "*outNnz holds the size needed",
+                      call.name, nnz, call.outCapacity);
+  std::vector<uint64_t> indices(nnz);
+  kernels::extractNonZeros(call.type, dense, call.count, indices.data(), call.outValues);
+  for (size_t i = 0; i < nnz; ++i) {
+    if (call.outIndexType == spcclIndexUint32)
+      static_cast<uint32_t*>(call.outIndices)[i] = static_cast<uint32_t>(indices[i]);
+    else
+      static_cast<uint64_t*>(call.outIndices)[i] = indices[i];
+  }
+  return spcclSuccess;
+}
+
+std::string describeCosts(const SparseDecision& d) {
+  std::string text;
+  for (const SparseAlgorithmInfo& a : sparseAlgorithms()) {
+    char part[64];
+    std::snprintf(part, sizeof(part), "%s%s %.1f us", text.empty() ? "" : ", ", a.name,
+                  d.predictedSeconds[a.id] * 1e6);
+    text += part;
+  }
+  return text;
+}
+
+}  // namespace
+
+spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
+  const auto start = std::chrono::steady_clock::now();
+  Engine& engine = *comm->engine;
+  const int n = comm->nranks;
+  const CollSignature signature{CollType::SparseAllReduce, static_cast<uint8_t>(call.type),
+                                static_cast<uint8_t>(call.op), -1, call.count};
+  uint64_t seq = 0;
+  SPCCL_CHECK(engine.beginCollective(signature, &seq));
+  CollContext ctx(engine, signature, seq);
+  TagProfile profile = comm->sparsePlanner->load(call.options.tag, call.count);
+
+  // 1. Agree on the call; the first call of a tag also sketches the indices.
+  SparseCallHeader mine;
+  const bool sketch = call.inputValid && call.options.algorithm == spcclSparseAuto &&
+                      profile.stats.calls == 0 && n > 1;
+  if (sketch) {
+    extractInput(call);
+    mine.sketch = sketchIndices(call.indices.data(), call.indices.size(), comm->sparseSeed);
+  }
+  mine.nnz = !call.inputValid ? 0
+             : call.denseInput ? kernels::countNonZeros(call.type, call.denseInput, call.count)
+                               : call.indices.size();
+  mine.tag = call.options.tag;
+  mine.algorithm = call.options.algorithm;
+  mine.encoding = call.options.encoding;
+  mine.partitioner = call.options.partitioner;
+  mine.inputValid = call.inputValid ? 1 : 0;
+  std::vector<SparseCallHeader> headers;
+  SPCCL_CHECK(agreeOnCall(ctx, mine, &headers));
+
+  // 2. Plan from agreed values.
+  std::vector<uint64_t> rankNnz(n);
+  std::vector<OverlapSketch> sketches(n);
+  uint64_t total = 0;
+  for (int r = 0; r < n; ++r) {
+    rankNnz[r] = headers[r].nnz;
+    sketches[r] = headers[r].sketch;
+    total += rankNnz[r];
+  }
+  const double meanNnz = static_cast<double>(total) / n;
+  SparseCostInput costInput;
+  costInput.nranks = n;
+  costInput.universe = call.count;
+  costInput.valueBytes = spcclTypeSize(call.type);
+  costInput.density = call.count ? meanNnz / static_cast<double>(call.count) : 0.0;
+  costInput.link = ctx.linkModel();
+  costInput.allowedEncodings = runOptions(call.options, 0).allowedEncodings;
+  costInput.chunkBytes = ctx.chunkBytes();
+  const double sketchGamma =
+      sketch && meanNnz > 0 ? estimateUnionSize(sketches, rankNnz) / meanNnz : 0.0;
+  const GammaEstimate gamma = planningGamma(profile, costInput.density, n, sketchGamma);
+  costInput.gamma = gamma.gamma;
+  const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
+  if (profile.learnedGamma > 0 && costInput.density > 0 &&
+      (costInput.density > 2 * profile.learnedAtDensity ||
+       2 * costInput.density < profile.learnedAtDensity))
+    SPCCL_INFO(kLogSparse, "sparse all-reduce tag %" PRIu64 ": density drifted from %.3g to %.3g; "
+               "gamma is re-learned from this call", call.options.tag, profile.learnedAtDensity,
+               costInput.density);
+
+  // 3. Run.
+  std::vector<unsigned char> cooScratch;
+  void* out = call.denseOutput;
+  if (call.cooOutput) {
+    cooScratch.resize(call.count * costInput.valueBytes);
+    out = cooScratch.data();
+  }
+  SparseRunReport report;
+  if (call.count == 0) {
+    // Nothing to reduce (every rank agreed on the count).
+  } else if (decision.algorithm == spcclSparseDense) {
+    SPCCL_CHECK(runDense(comm, ctx, call, out, &report));
+  } else {
+    extractInput(call);  // before the output is cleared: it may be the input
+    if (call.count > 0) std::memset(out, 0, call.count * costInput.valueBytes);
+    SparseInput in;
+    in.indices = call.indices.data();
+    in.values = call.values.data();
+    in.nnz = call.indices.size();
+    in.universe = call.count;
+    in.type = call.type;
+    in.rankNnz = rankNnz.data();
+    SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, comm->sparseSeed),
+                             out, &report));
+  }
+  if (call.op == spcclAvg) ctx.kernels().divide[call.type](out, call.count, n);
+  spcclResult_t result = call.cooOutput ? writeCoo(call, out) : spcclSuccess;
+
+  // 4. Learn and record.
+  learnGamma(&profile, costInput.density, meanNnz, report.outputNnz);
+  SparseCallStats& s = profile.stats;
+  s.calls += 1;
+  s.algorithm = decision.algorithm;
+  char reason[160];
+  std::snprintf(reason, sizeof(reason), "%s: %s (d %.3g, gamma %.3g %s)",
+                call.options.algorithm == spcclSparseAuto ? "auto" : "requested",
+                call.options.algorithm == spcclSparseAuto ? "cheapest in the alpha-beta model"
+                                                          : "by the options",
+                costInput.density, gamma.gamma, gamma.source);
+  s.reason = reason;
+  for (int a = 0; a < spcclSparseNumAlgorithms; ++a) s.predictedSeconds[a] = decision.predictedSeconds[a];
+  s.density = costInput.density;
+  s.gamma = gamma.gamma;
+  s.pushImbalance = report.pushImbalance;
+  s.pullImbalance = report.pullImbalance;
+  s.bytesSent = report.bytesSent;
+  s.bytesReceived = report.bytesReceived;
+  s.predictedBytesSent = static_cast<uint64_t>(decision.predictedBytesSent);
+  s.measuredSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  comm->sparsePlanner->store(call.options.tag, call.count, profile);
+  SPCCL_INFO(kLogSparse, "sparse all-reduce #%" PRIu64 " tag %" PRIu64 " count %zu nnz %" PRIu64
+             " on %d ranks: %s, %s; predicted %s; measured %.1f us, sent %" PRIu64
+             " bytes (predicted %" PRIu64 "), output nnz %zu, imbalance push %.2f pull %.2f",
+             seq, call.options.tag, call.count, total, n, sparseAlgorithmName(decision.algorithm),
+             reason, describeCosts(decision).c_str(), s.measuredSeconds * 1e6, s.bytesSent,
+             s.predictedBytesSent, report.outputNnz, s.pushImbalance, s.pullImbalance);
+  return result;
+}
+
+}  // namespace spccl::sparse

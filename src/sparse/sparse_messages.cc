@@ -1,0 +1,114 @@
+#include "sparse/sparse_messages.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "core/check.h"
+
+namespace spccl::sparse {
+
+void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size_t valueBytes) {
+  if (std::is_sorted(positions, positions + nnz)) return;
+  std::vector<size_t> order(nnz);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [positions](size_t a, size_t b) { return positions[a] < positions[b]; });
+  std::vector<uint64_t> sortedPositions(nnz);
+  std::vector<unsigned char> sortedValues(nnz * valueBytes);
+  for (size_t i = 0; i < nnz; ++i) {
+    sortedPositions[i] = positions[order[i]];
+    std::memcpy(&sortedValues[i * valueBytes], values + order[i] * valueBytes, valueBytes);
+  }
+  std::memcpy(positions, sortedPositions.data(), nnz * sizeof(uint64_t));
+  if (nnz > 0) std::memcpy(values, sortedValues.data(), nnz * valueBytes);
+}
+
+Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
+                   size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out) {
+  Encoding encoding = cheapestEncoding(nnz, universe, valueBytes, positions, allowed);
+  encode(encoding, positions, values, nnz, universe, valueBytes, out);
+  return encoding;
+}
+
+size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, unsigned allowed) {
+  const size_t nnz = static_cast<size_t>(std::min(maxNnz, universe));
+  size_t capacity = 0;
+  for (Encoding e : {Encoding::Coo, Encoding::Bitmap, Encoding::Packed, Encoding::Dense})
+    if (allowed & (1u << static_cast<unsigned>(e)))
+      capacity = std::max(capacity, encodedBytes(e, nnz, universe, valueBytes));
+  return capacity;
+}
+
+spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,
+                        size_t valueBytes, unsigned allowed, int peer, SparseSet* out) {
+  if (flags < static_cast<uint8_t>(Encoding::Coo) || flags > static_cast<uint8_t>(Encoding::Dense) ||
+      !(allowed & (1u << flags)))
+    return SPCCL_FAIL(spcclRemoteError,
+                      "sparse message from rank %d names encoding %u, which this call does not "
+                      "allow (mask 0x%x)",
+                      peer, flags, allowed);
+  return decode(data, bytes, universe, valueBytes, &out->positions, &out->values);
+}
+
+spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends,
+                               std::span<Incoming> receives, SparseRunReport* report) {
+  std::vector<PeerRequest> recvRequests(receives.size());
+  std::vector<PeerRequest> sendRequests(sends.size());
+  for (size_t i = 0; i < receives.size(); ++i) {
+    receives[i].data.resize(receives[i].capacity);
+    SPCCL_CHECK(ctx.irecv(receives[i].peer, receives[i].data.data(), receives[i].capacity,
+                          &recvRequests[i]));
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    SPCCL_CHECK(ctx.isend(sends[i].peer, sends[i].data, sends[i].bytes, &sendRequests[i],
+                          sends[i].flags));
+    if (report) report->bytesSent += sends[i].bytes;
+  }
+  for (size_t i = 0; i < receives.size(); ++i) {
+    size_t received = 0;
+    SPCCL_CHECK(ctx.wait(&recvRequests[i], &received, &receives[i].flags));
+    receives[i].data.resize(received);
+    if (report) report->bytesReceived += received;
+  }
+  return ctx.waitAll(sendRequests);
+}
+
+spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, void* all) {
+  const int n = ctx.nranks(), r = ctx.rank();
+  unsigned char* out = static_cast<unsigned char*>(all);
+  std::memcpy(out + static_cast<size_t>(r) * bytes, mine, bytes);
+  std::vector<PeerRequest> requests;
+  requests.reserve(2 * static_cast<size_t>(n));
+  for (int peer : peersInTurn(r, n)) {
+    requests.emplace_back();
+    SPCCL_CHECK(ctx.irecv(peer, out + static_cast<size_t>(peer) * bytes, bytes, &requests.back()));
+  }
+  for (int peer : peersInTurn(r, n)) {
+    requests.emplace_back();
+    SPCCL_CHECK(ctx.isend(peer, mine, bytes, &requests.back()));
+  }
+  return ctx.waitAll(requests);
+}
+
+spcclResult_t rankNonZeros(CollContext& ctx, const SparseInput& in, std::vector<uint64_t>* storage,
+                           const uint64_t** table) {
+  if (in.rankNnz != nullptr) {
+    *table = in.rankNnz;
+    return spcclSuccess;
+  }
+  storage->assign(static_cast<size_t>(ctx.nranks()), 0);
+  uint64_t mine = in.nnz;
+  SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), storage->data()));
+  *table = storage->data();
+  return spcclSuccess;
+}
+
+std::vector<int> peersInTurn(int rank, int nranks) {
+  std::vector<int> peers;
+  peers.reserve(static_cast<size_t>(std::max(nranks - 1, 0)));
+  for (int step = 1; step < nranks; ++step) peers.push_back((rank + step) % nranks);
+  return peers;
+}
+
+}  // namespace spccl::sparse

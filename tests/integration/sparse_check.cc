@@ -1,0 +1,470 @@
+// sparse_check: the sparse all-reduce against the dense spcclAllReduce of
+// the same data, for every algorithm, encoding, partitioner, data type,
+// density and overlap pattern (SPEC section 2: lossless, bitwise identical
+// on every rank, reproducible).
+//
+// Launch one per rank: spcclrun -n N -- sparse_check [--quick].
+// Values are small non-zero integers (|v| <= 3), so every partial sum is
+// exact in every type (bf16 holds integers up to 256) and the correct
+// result is unique whatever the reduction order: outputs are compared bit
+// for bit with the dense reference. A last pass uses inexact floats and
+// checks bitwise agreement across ranks (a hash all-gathered) and across
+// two runs. Uses only the public API.
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "spccl.h"
+
+namespace {
+
+// ---- deterministic data ----
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+double uniform(uint64_t a, uint64_t b) {
+  return static_cast<double>(mix(a * 0x100000001b3ull ^ mix(b)) >> 11) * 0x1.0p-53;
+}
+
+enum class Overlap { Random, Full, None, Skew, EmptyRanks };
+const char* overlapName(Overlap o) {
+  switch (o) {
+    case Overlap::Random: return "random";
+    case Overlap::Full: return "full-overlap";
+    case Overlap::None: return "no-overlap";
+    case Overlap::Skew: return "skewed";
+    default: return "empty-ranks";
+  }
+}
+
+bool isNonZero(Overlap overlap, double density, size_t i, int rank, int nranks, size_t count) {
+  switch (overlap) {
+    case Overlap::Random: return uniform(i, static_cast<uint64_t>(rank) + 1) < density;
+    case Overlap::Full: return uniform(i, 0) < density;
+    case Overlap::None:
+      return static_cast<int>(i % static_cast<size_t>(nranks)) == rank &&
+             uniform(i, 0) < density * nranks;
+    case Overlap::Skew:  // everything in the first 5 % of the tensor
+      return i < count / 20 && uniform(i, static_cast<uint64_t>(rank) + 1) < density * 20;
+    default: return rank % 2 == 0 && uniform(i, static_cast<uint64_t>(rank) + 1) < density;
+  }
+}
+
+int smallValue(size_t i, int rank) {
+  const uint64_t h = mix(i * 31 + static_cast<uint64_t>(rank));
+  const int magnitude = static_cast<int>(h % 3) + 1;
+  return (h >> 8) & 1 ? magnitude : -magnitude;
+}
+
+void storeValue(spcclDataType_t type, void* base, size_t index, double value) {
+  char* at = static_cast<char*>(base) + index * spcclTypeSize(type);
+  switch (type) {
+    case spcclInt32: { int32_t v = static_cast<int32_t>(value); std::memcpy(at, &v, 4); break; }
+    case spcclInt64: { int64_t v = static_cast<int64_t>(value); std::memcpy(at, &v, 8); break; }
+    case spcclFloat32: { float v = static_cast<float>(value); std::memcpy(at, &v, 4); break; }
+    case spcclFloat64: std::memcpy(at, &value, 8); break;
+    case spcclFloat16: {  // exact for the small integers used here
+      float f = static_cast<float>(value);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      uint16_t half = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+      if ((bits & 0x7fffffffu) != 0)
+        half |= static_cast<uint16_t>(((((bits >> 23) & 0xff) - 127 + 15) << 10) |
+                                      ((bits >> 13) & 0x3ffu));
+      std::memcpy(at, &half, 2);
+      break;
+    }
+    case spcclBfloat16: {
+      float f = static_cast<float>(value);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      uint16_t v = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(at, &v, 2);
+      break;
+    }
+    default: break;
+  }
+}
+
+uint64_t fnv1a(const void* data, size_t bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+// ---- the checker ----
+
+struct Case {
+  spcclDataType_t type = spcclFloat32;
+  size_t count = 20000;
+  double density = 0.01;
+  Overlap overlap = Overlap::Random;
+  spcclRedOp_t op = spcclSum;
+  spcclSparseAlgorithm_t algorithm = spcclSparseAuto;
+  spcclSparseEncoding_t encoding = spcclEncodingAuto;
+  spcclSparsePartitioner_t partitioner = spcclPartitionAuto;
+  uint64_t tag = 0;
+};
+
+std::string describe(const Case& c) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "%s count=%zu d=%g %s %s algorithm=%d encoding=%d partitioner=%d tag=%" PRIu64,
+                spcclTypeName(c.type), c.count, c.density, overlapName(c.overlap),
+                spcclOpName(c.op), c.algorithm, c.encoding, c.partitioner, c.tag);
+  return text;
+}
+
+class Checker {
+ public:
+  Checker(spcclComm_t comm, int rank, int nranks) : comm_(comm), rank_(rank), n_(nranks) {}
+  int failures() const { return failures_; }
+  int checks() const { return checks_; }
+
+  // Dense in, dense out, against the dense all-reduce.
+  void denseCase(const Case& c) {
+    std::vector<unsigned char> input = makeInput(c), expected = reference(c, input);
+    std::vector<unsigned char> output(input.size(), 0xA5);
+    spcclSparseOptions_t options = optionsOf(c);
+    if (!ok(spcclSparseAllReduceWithOptions(input.data(), output.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr),
+            c, "spcclSparseAllReduceWithOptions"))
+      return;
+    compare(output, expected, c, "dense in, dense out");
+    sameEverywhere(output, c);
+  }
+
+  // In place: sendbuff == recvbuff.
+  void inPlaceCase(const Case& c) {
+    std::vector<unsigned char> buffer = makeInput(c), expected = reference(c, buffer);
+    spcclSparseOptions_t options = optionsOf(c);
+    if (!ok(spcclSparseAllReduceWithOptions(buffer.data(), buffer.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr),
+            c, "in-place spcclSparseAllReduceWithOptions"))
+      return;
+    compare(buffer, expected, c, "in place");
+  }
+
+  // COO in with unsorted duplicates (each non-zero v split as (v+1) and
+  // (-1), shuffled), dense out and COO out.
+  void cooCase(const Case& c, spcclIndexType_t indexType) {
+    std::vector<unsigned char> dense = makeInput(c), expected = reference(c, dense);
+    const size_t es = spcclTypeSize(c.type);
+    std::vector<uint64_t> indices;
+    std::vector<double> values;
+    for (size_t i = 0; i < c.count; ++i) {
+      if (!isNonZero(c.overlap, c.density, i, rank_, n_, c.count)) continue;
+      const int v = smallValue(i, rank_);
+      indices.push_back(i);
+      values.push_back(v + 1);
+      indices.push_back(i);
+      values.push_back(-1);
+    }
+    for (size_t k = indices.size(); k > 1; --k) {  // deterministic shuffle
+      size_t j = mix(k + static_cast<uint64_t>(rank_) * 7919) % k;
+      std::swap(indices[k - 1], indices[j]);
+      std::swap(values[k - 1], values[j]);
+    }
+    std::vector<unsigned char> rawIndices(indices.size() * (indexType == spcclIndexUint32 ? 4 : 8));
+    std::vector<unsigned char> rawValues(values.size() * es);
+    for (size_t k = 0; k < indices.size(); ++k) {
+      if (indexType == spcclIndexUint32) {
+        uint32_t i32 = static_cast<uint32_t>(indices[k]);
+        std::memcpy(&rawIndices[k * 4], &i32, 4);
+      } else {
+        std::memcpy(&rawIndices[k * 8], &indices[k], 8);
+      }
+      storeValue(c.type, rawValues.data(), k, values[k]);
+    }
+    spcclSparseOptions_t options = optionsOf(c);
+    std::vector<unsigned char> output(dense.size(), 0x5A);
+    if (ok(spcclSparseAllReduceCoo(rawIndices.data(), indexType, rawValues.data(), indices.size(),
+                                   c.count, c.type, c.op, output.data(), &options, comm_, nullptr),
+           c, "spcclSparseAllReduceCoo"))
+      compare(output, expected, c, "COO in, dense out");
+
+    // COO out: the expected result's non-zeros, ascending.
+    std::vector<uint64_t> wantIndices;
+    std::vector<unsigned char> wantValues;
+    const std::vector<unsigned char> zero(es, 0);
+    for (size_t i = 0; i < c.count; ++i) {
+      if (std::memcmp(&expected[i * es], zero.data(), es) == 0) continue;
+      wantIndices.push_back(i);
+      wantValues.insert(wantValues.end(), &expected[i * es], &expected[i * es] + es);
+    }
+    const size_t ib = indexType == spcclIndexUint32 ? 4 : 8;
+    std::vector<unsigned char> outIndices((wantIndices.size() + 1) * ib), outValues((wantIndices.size() + 1) * es);
+    size_t outNnz = 0;
+    if (ok(spcclSparseAllReduceCooToCoo(rawIndices.data(), indexType, rawValues.data(),
+                                        indices.size(), c.count, c.type, c.op, outIndices.data(),
+                                        outValues.data(), wantIndices.size() + 1, &outNnz, &options,
+                                        comm_, nullptr),
+           c, "spcclSparseAllReduceCooToCoo")) {
+      bool good = outNnz == wantIndices.size() &&
+                  std::memcmp(outValues.data(), wantValues.data(), wantValues.size()) == 0;
+      for (size_t k = 0; good && k < outNnz; ++k) {
+        uint64_t got = 0;
+        std::memcpy(&got, &outIndices[k * ib], ib);
+        good = got == wantIndices[k];
+      }
+      expect(good, c, "COO out differs from the dense reference's non-zeros");
+    }
+    // Too small a capacity: every rank fails the same way and learns the size.
+    if (!wantIndices.empty()) {
+      size_t needed = 0;
+      spcclResult_t res = spcclSparseAllReduceCooToCoo(
+          rawIndices.data(), indexType, rawValues.data(), indices.size(), c.count, c.type, c.op,
+          outIndices.data(), outValues.data(), wantIndices.size() - 1, &needed, &options, comm_,
+          nullptr);
+      expect(res == spcclInvalidUsage && needed == wantIndices.size(), c,
+             "COO out with too small a capacity must fail with spcclInvalidUsage and report the size");
+    }
+  }
+
+  // Inexact floats: the same bits on every rank and in a second run.
+  void reproducibleCase(const Case& c) {
+    const size_t es = spcclTypeSize(c.type);
+    std::vector<unsigned char> input(c.count * es, 0);
+    for (size_t i = 0; i < c.count; ++i)
+      if (isNonZero(c.overlap, c.density, i, rank_, n_, c.count))
+        storeValue(c.type, input.data(), i, uniform(i, 1000 + static_cast<uint64_t>(rank_)) - 0.3);
+    spcclSparseOptions_t options = optionsOf(c);
+    std::vector<unsigned char> first(input.size()), second(input.size());
+    if (!ok(spcclSparseAllReduceWithOptions(input.data(), first.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr), c, "first run") ||
+        !ok(spcclSparseAllReduceWithOptions(input.data(), second.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr), c, "second run"))
+      return;
+    expect(first == second, c, "two runs with the same input differ");
+    sameEverywhere(first, c);
+  }
+
+  // The planner's choice and statistics agree on every rank.
+  void statsAgree(uint64_t tag) {
+    spcclSparseStats_t stats;
+    std::memset(&stats, 0, sizeof(stats));
+    stats.size = sizeof(stats);
+    Case c;
+    c.tag = tag;
+    if (!ok(spcclSparseGetStats(comm_, tag, &stats), c, "spcclSparseGetStats")) return;
+    expect(stats.calls > 0, c, "stats report no calls for a tag that ran");
+    expect(stats.algorithm >= spcclSparseBalancedParallelism && stats.algorithm <= spcclSparseDense,
+           c, "stats name no algorithm");
+    uint64_t mine[2] = {static_cast<uint64_t>(stats.algorithm), stats.calls};
+    std::vector<uint64_t> all(2 * static_cast<size_t>(n_));
+    if (!ok(spcclAllGather(mine, all.data(), 2, spcclUint64, comm_, nullptr), c, "spcclAllGather"))
+      return;
+    for (int r = 0; r < n_; ++r)
+      expect(all[2 * r] == mine[0] && all[2 * r + 1] == mine[1], c,
+             "ranks disagree on the planner's choice");
+    if (rank_ == 0)
+      std::printf("tag %" PRIu64 ": %" PRIu64 " calls, last %d (%s), d %.3g gamma %.3g, push/pull "
+                  "imbalance %.2f/%.2f\n", tag, stats.calls, stats.algorithm, stats.reason,
+                  stats.density, stats.gamma, stats.pushImbalance, stats.pullImbalance);
+  }
+
+ private:
+  std::vector<unsigned char> makeInput(const Case& c) const {
+    std::vector<unsigned char> input(c.count * spcclTypeSize(c.type), 0);
+    for (size_t i = 0; i < c.count; ++i)
+      if (isNonZero(c.overlap, c.density, i, rank_, n_, c.count))
+        storeValue(c.type, input.data(), i, smallValue(i, rank_));
+    return input;
+  }
+
+  std::vector<unsigned char> reference(const Case& c, const std::vector<unsigned char>& input) {
+    std::vector<unsigned char> out(input.size());
+    ok(spcclAllReduce(input.data(), out.data(), c.count, c.type, c.op, comm_, nullptr), c,
+       "reference spcclAllReduce");
+    return out;
+  }
+
+  static spcclSparseOptions_t optionsOf(const Case& c) {
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    options.algorithm = c.algorithm;
+    options.encoding = c.encoding;
+    options.partitioner = c.partitioner;
+    options.tag = c.tag;
+    return options;
+  }
+
+  void compare(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
+               const Case& c, const char* form) {
+    if (got == want) return expect(true, c, form);
+    const size_t es = spcclTypeSize(c.type);
+    size_t at = 0;
+    while (at < got.size() && got[at] == want[at]) ++at;
+    char what[128];
+    std::snprintf(what, sizeof(what), "%s: output differs from the dense all-reduce at element %zu",
+                  form, at / es);
+    expect(false, c, what);
+  }
+
+  void sameEverywhere(const std::vector<unsigned char>& output, const Case& c) {
+    uint64_t hash = fnv1a(output.data(), output.size());
+    std::vector<uint64_t> all(static_cast<size_t>(n_));
+    if (!ok(spcclAllGather(&hash, all.data(), 1, spcclUint64, comm_, nullptr), c, "spcclAllGather"))
+      return;
+    for (int r = 0; r < n_; ++r) expect(all[r] == hash, c, "output differs between ranks");
+  }
+
+  bool ok(spcclResult_t res, const Case& c, const char* call) {
+    if (res == spcclSuccess) return true;
+    expect(false, c, (std::string(call) + " failed: " + spcclGetLastError(comm_)).c_str());
+    if (res == spcclRemoteError || res == spcclTimeout || res == spcclSystemError) {
+      std::fprintf(stderr, "rank %d: the communicator is broken; stopping\n", rank_);
+      std::exit(2);
+    }
+    return false;
+  }
+
+  void expect(bool good, const Case& c, const char* what) {
+    ++checks_;
+    if (good) return;
+    ++failures_;
+    if (failures_ <= 20)
+      std::fprintf(stderr, "rank %d: FAIL %s [%s]\n", rank_, what, describe(c).c_str());
+  }
+
+  spcclComm_t comm_;
+  int rank_, n_;
+  int failures_ = 0, checks_ = 0;
+};
+
+const spcclSparseAlgorithm_t kAlgorithms[] = {spcclSparseAuto, spcclSparseBalancedParallelism,
+                                              spcclSparseHierarchical, spcclSparseAllGather,
+                                              spcclSparseBlock, spcclSparseDense};
+const spcclDataType_t kTypes[] = {spcclFloat32, spcclFloat64, spcclFloat16,
+                                  spcclBfloat16, spcclInt32, spcclInt64};
+const Overlap kOverlaps[] = {Overlap::Random, Overlap::Full, Overlap::None, Overlap::Skew,
+                             Overlap::EmptyRanks};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+  }
+  spcclComm_t comm = nullptr;
+  if (spcclCommInitFromEnv(&comm, nullptr) != spcclSuccess) {
+    std::fprintf(stderr, "init failed: %s\n", spcclGetLastError(nullptr));
+    return 1;
+  }
+  int rank = 0, nranks = 1;
+  spcclCommUserRank(comm, &rank);
+  spcclCommCount(comm, &nranks);
+  Checker check(comm, rank, nranks);
+
+  // 1. Densities x overlap patterns x algorithms (f32, sum; avg on some).
+  const double densities[] = {0, 1e-6, 1e-3, 1e-2, 0.1, 0.5, 1.0};
+  for (double d : densities)
+    for (Overlap overlap : kOverlaps) {
+      if (quick && overlap != Overlap::Random && d != 0.01 && d != 0.5) continue;
+      for (spcclSparseAlgorithm_t a : kAlgorithms) {
+        Case c;
+        c.density = d;
+        c.overlap = overlap;
+        c.algorithm = a;
+        c.count = 9000 + 37;  // not a multiple of 256: block sparse's tail block
+        c.op = overlap == Overlap::Full ? spcclAvg : spcclSum;
+        check.denseCase(c);
+      }
+    }
+  // 2. Data types x algorithms.
+  for (spcclDataType_t type : kTypes)
+    for (spcclSparseAlgorithm_t a : kAlgorithms)
+      for (double d : {0.003, 0.3}) {
+        Case c;
+        c.type = type;
+        c.algorithm = a;
+        c.density = d;
+        check.denseCase(c);
+        if (!quick) {
+          c.op = spcclAvg;
+          check.denseCase(c);
+        }
+      }
+  // 3. Encodings x partitioners (BP), encodings (HC, AGsparse).
+  for (int e = spcclEncodingAuto; e < spcclNumEncodings; ++e)
+    for (double d : {0.002, 0.2}) {
+      for (int p = spcclPartitionAuto; p < spcclNumPartitioners; ++p) {
+        Case c;
+        c.algorithm = spcclSparseBalancedParallelism;
+        c.encoding = static_cast<spcclSparseEncoding_t>(e);
+        c.partitioner = static_cast<spcclSparsePartitioner_t>(p);
+        c.density = d;
+        c.overlap = Overlap::Skew;
+        check.denseCase(c);
+      }
+      for (spcclSparseAlgorithm_t a : {spcclSparseHierarchical, spcclSparseAllGather}) {
+        Case c;
+        c.algorithm = a;
+        c.encoding = static_cast<spcclSparseEncoding_t>(e);
+        c.density = d;
+        check.denseCase(c);
+      }
+    }
+  // 4. In place, COO in and out, edge sizes.
+  for (spcclSparseAlgorithm_t a : kAlgorithms) {
+    Case c;
+    c.algorithm = a;
+    c.density = 0.05;
+    check.inPlaceCase(c);
+    c.type = spcclInt32;
+    check.cooCase(c, spcclIndexUint32);
+    c.type = spcclFloat64;
+    c.op = spcclAvg;
+    check.cooCase(c, spcclIndexUint64);
+    for (size_t count : {size_t{0}, size_t{1}, size_t{255}, size_t{257}}) {
+      Case edge;
+      edge.algorithm = a;
+      edge.count = count;
+      edge.density = 0.5;
+      check.denseCase(edge);
+    }
+  }
+  // 5. Large tensors: multi-megabyte messages, every encoding's regime.
+  for (spcclSparseAlgorithm_t a : kAlgorithms)
+    for (double d : {1e-4, 0.02, 0.4}) {
+      if (quick && d != 0.02) continue;
+      Case c;
+      c.algorithm = a;
+      c.count = (1u << 20) + 3;
+      c.density = d;
+      check.denseCase(c);
+    }
+  // 6. Inexact floats: bitwise agreement across ranks and runs.
+  for (spcclSparseAlgorithm_t a : kAlgorithms)
+    for (spcclDataType_t type : {spcclFloat32, spcclFloat16}) {
+      Case c;
+      c.algorithm = a;
+      c.type = type;
+      c.density = 0.2;
+      check.reproducibleCase(c);
+    }
+  // 7. The planner: a tagged tensor over several calls, then its stats.
+  for (int call = 0; call < 4; ++call) {
+    Case c;
+    c.tag = 42;
+    c.density = call < 2 ? 0.001 : 0.2;  // drifts
+    c.overlap = Overlap::Full;
+    check.denseCase(c);
+  }
+  check.statsAgree(42);
+  check.statsAgree(0);
+
+  spcclCommDestroy(comm);
+  std::printf("rank %d: %d checks, %d failures\n", rank, check.checks(), check.failures());
+  return check.failures() == 0 ? 0 : 1;
+}

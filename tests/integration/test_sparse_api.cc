@@ -1,0 +1,190 @@
+// The sparse all-reduce API with real processes: argument errors name the
+// argument, and bad input or mismatched calls on one rank fail the call on
+// every rank quickly (the agreement round), never a hang.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../common/fork_ranks.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+namespace {
+
+spcclComm_t singleRankComm() {
+  spcclUniqueId id;
+  EXPECT_EQ(spcclGetUniqueId(&id), spcclSuccess);
+  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+  config.profileLinks = 0;
+  spcclComm_t comm = nullptr;
+  EXPECT_EQ(spcclCommInitRankConfig(&comm, 1, id, 0, &config), spcclSuccess);
+  return comm;
+}
+
+void expectFailure(spcclResult_t result, spcclResult_t code, spcclComm_t comm, const char* mentions) {
+  EXPECT_EQ(result, code) << mentions;
+  std::string message = spcclGetLastError(comm);
+  EXPECT_NE(message.find(mentions), std::string::npos) << "message: " << message;
+}
+
+bool mentions(spcclComm_t comm, const char* text) {
+  return std::string(spcclGetLastError(comm)).find(text) != std::string::npos;
+}
+
+void expectAllExitedOk(const std::vector<RankOutcome>& outcomes) {
+  for (size_t r = 0; r < outcomes.size(); ++r) {
+    EXPECT_FALSE(outcomes[r].timedOut) << "rank " << r << " hung";
+    EXPECT_TRUE(outcomes[r].exited) << "rank " << r;
+    EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+  }
+}
+
+TEST(SparseApi, InvalidArgumentsNameTheArgument) {
+  spcclComm_t comm = singleRankComm();
+  ASSERT_NE(comm, nullptr);
+  float x[8] = {0, 1, 0, 2, 0, 0, 3, 0}, y[8];
+  const uint64_t goodIdx[3] = {1, 3, 6}, badIdx[3] = {1, 100, 6};
+  const float vals[3] = {1, 2, 3};
+  expectFailure(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclProd, comm, nullptr),
+                spcclInvalidArgument, comm, "op prod");
+  expectFailure(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclMax, comm, nullptr),
+                spcclInvalidArgument, comm, "only for sum and avg");
+  expectFailure(spcclSparseAllReduce(x, nullptr, 8, spcclFloat32, spcclSum, comm, nullptr),
+                spcclInvalidArgument, comm, "recvbuff");
+  expectFailure(spcclSparseAllReduce(x, y, SIZE_MAX, spcclFloat32, spcclSum, comm, nullptr),
+                spcclInvalidArgument, comm, "overflows");
+  expectFailure(spcclSparseAllReduceCoo(badIdx, spcclIndexUint64, vals, 3, 8, spcclFloat32,
+                                        spcclSum, y, nullptr, comm, nullptr),
+                spcclInvalidArgument, comm, "indices[1] = 100");
+  expectFailure(spcclSparseAllReduceCoo(goodIdx, static_cast<spcclIndexType_t>(7), vals, 3, 8,
+                                        spcclFloat32, spcclSum, y, nullptr, comm, nullptr),
+                spcclInvalidArgument, comm, "indexType 7");
+  expectFailure(spcclSparseAllReduceCoo(nullptr, spcclIndexUint64, vals, 3, 8, spcclFloat32,
+                                        spcclSum, y, nullptr, comm, nullptr),
+                spcclInvalidArgument, comm, "indices is NULL");
+  spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+  options.magic = 7;
+  expectFailure(spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm,
+                                                nullptr),
+                spcclInvalidArgument, comm, "magic");
+  options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+  options.algorithm = static_cast<spcclSparseAlgorithm_t>(99);
+  expectFailure(spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm,
+                                                nullptr),
+                spcclInvalidArgument, comm, "algorithm 99");
+  size_t outNnz = 0;
+  expectFailure(spcclSparseAllReduceCooToCoo(goodIdx, spcclIndexUint64, vals, 3, 8, spcclFloat32,
+                                             spcclSum, nullptr, nullptr, 4, &outNnz, nullptr, comm,
+                                             nullptr),
+                spcclInvalidArgument, comm, "outIndices");
+  // A valid call still works after all of that.
+  ASSERT_EQ(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclSum, comm, nullptr), spcclSuccess);
+  EXPECT_EQ(0, std::memcmp(x, y, sizeof(x)));
+  EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+}
+
+// A caller built against an older, smaller options struct: fields past its
+// size are never read (here: garbage in encoding and partitioner).
+TEST(SparseApi, OlderSmallerOptionsStructIsAccepted) {
+  spcclComm_t comm = singleRankComm();
+  ASSERT_NE(comm, nullptr);
+  spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+  options.size = offsetof(spcclSparseOptions_t, tag) + sizeof(options.tag);
+  options.algorithm = spcclSparseHierarchical;
+  options.tag = 5;
+  options.encoding = static_cast<spcclSparseEncoding_t>(1234);
+  options.partitioner = static_cast<spcclSparsePartitioner_t>(-5);
+  int32_t x[4] = {0, 7, 0, -2}, y[4];
+  ASSERT_EQ(spcclSparseAllReduceWithOptions(x, y, 4, spcclInt32, spcclSum, &options, comm, nullptr),
+            spcclSuccess)
+      << spcclGetLastError(comm);
+  EXPECT_EQ(0, std::memcmp(x, y, sizeof(x)));
+  spcclSparseStats_t stats;
+  stats.size = sizeof(stats);
+  ASSERT_EQ(spcclSparseGetStats(comm, 5, &stats), spcclSuccess);
+  EXPECT_EQ(stats.calls, 1u);
+  EXPECT_EQ(stats.algorithm, spcclSparseHierarchical);
+  stats.size = 4;
+  expectFailure(spcclSparseGetStats(comm, 5, &stats), spcclInvalidArgument, comm, "too small");
+  EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+}
+
+// One rank's bad index: it gets spcclInvalidArgument, every other rank
+// spcclInvalidUsage naming it, at once; the communicator stays usable.
+TEST(SparseApi, BadIndexOnOneRankFailsEveryRankQuickly) {
+  auto outcomes = forkRanks(3, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(3, id, rank, 20000);
+    const uint64_t indices[2] = {2, rank == 1 ? 64u : 5u};
+    const int32_t values[2] = {1, 1};
+    int32_t out[16];
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res = spcclSparseAllReduceCoo(indices, spcclIndexUint64, values, 2, 16,
+                                                spcclInt32, spcclSum, out, nullptr, comm, nullptr);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
+    if (rank == 1 && (res != spcclInvalidArgument || !mentions(comm, "indices[1] = 64")))
+      return kChildWrongResult;
+    if (rank != 1 && (res != spcclInvalidUsage || !mentions(comm, "rank 1"))) return kChildWrongResult;
+    const uint64_t good[1] = {3};
+    if (spcclSparseAllReduceCoo(good, spcclIndexUint64, values, 1, 16, spcclInt32, spcclSum, out,
+                                nullptr, comm, nullptr) != spcclSuccess ||
+        out[3] != 3)
+      return kChildWrongResult;
+    spcclCommDestroy(comm);
+    return kChildOk;
+  });
+  expectAllExitedOk(outcomes);
+}
+
+// Ranks asking for different algorithms: spcclInvalidUsage naming the rank,
+// on every rank, and the communicator stays usable.
+TEST(SparseApi, MismatchedAlgorithmFailsEveryRank) {
+  auto outcomes = forkRanks(3, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(3, id, rank, 20000);
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    options.algorithm = rank == 2 ? spcclSparseHierarchical : spcclSparseBalancedParallelism;
+    float x[32] = {}, y[32];
+    x[rank] = 1;
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res =
+        spcclSparseAllReduceWithOptions(x, y, 32, spcclFloat32, spcclSum, &options, comm, nullptr);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
+    if (res != spcclInvalidUsage || !mentions(comm, "rank 2") || !mentions(comm, "algorithm"))
+      return kChildWrongResult;
+    options.algorithm = spcclSparseAuto;
+    if (spcclSparseAllReduceWithOptions(x, y, 32, spcclFloat32, spcclSum, &options, comm,
+                                        nullptr) != spcclSuccess ||
+        y[0] != 1 || y[1] != 1 || y[2] != 1)
+      return kChildWrongResult;
+    spcclCommDestroy(comm);
+    return kChildOk;
+  });
+  expectAllExitedOk(outcomes);
+}
+
+// Different counts: the frames' signatures differ, every rank fails (the
+// engine reports the mismatch), none waits for its deadline.
+TEST(SparseApi, MismatchedCountFailsEveryRankQuickly) {
+  auto outcomes = forkRanks(3, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(3, id, rank, 20000);
+    std::vector<float> x(64, 0.0f), y(64);
+    x[5] = 1;
+    const size_t count = rank == 0 ? 48 : 64;
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res = spcclSparseAllReduce(x.data(), y.data(), count, spcclFloat32, spcclSum,
+                                             comm, nullptr);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
+    if (res == spcclSuccess) return kChildUnexpectedSuccess;
+    if (res != spcclInvalidUsage && res != spcclRemoteError) return kChildWrongResult;
+    spcclCommAbort(comm);
+    return kChildOk;
+  });
+  expectAllExitedOk(outcomes);
+}
+
+}  // namespace

@@ -1,0 +1,208 @@
+// The sparse CPU kernels (kernels/sparse_kernels.h) against scalar
+// references written from the header's semantics: zero means "compares
+// equal to 0" (both signed zeros, never NaN), extraction in ascending order,
+// scatterReduce in i order (duplicates combine), for all ten types and sizes
+// around the 64-element blocks of extractNonZeros.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/half_float.h"
+#include "kernels/sparse_kernels.h"
+
+namespace spccl::kernels {
+namespace {
+
+// ---- one descriptor per type: storage, a random value, zero test and sum ----
+
+template <typename T, spcclDataType_t kTypeValue>
+struct IntegerType {
+  using Storage = T;
+  static constexpr spcclDataType_t kType = kTypeValue;
+  static T random(std::mt19937_64& rng) {
+    if (rng() % 8 == 0) return std::numeric_limits<T>::min();
+    if (rng() % 8 == 0) return std::numeric_limits<T>::max();
+    return static_cast<T>(rng());
+  }
+  static bool isZero(T v) { return v == 0; }
+  static T sum(T a, T b) {
+    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+};
+
+template <typename F, spcclDataType_t kTypeValue>
+struct FloatType {
+  using Storage = F;
+  static constexpr spcclDataType_t kType = kTypeValue;
+  static F random(std::mt19937_64& rng) {
+    const F special[] = {F(-0.0),
+                         std::numeric_limits<F>::quiet_NaN(),
+                         -std::numeric_limits<F>::quiet_NaN(),
+                         std::numeric_limits<F>::infinity(),
+                         std::numeric_limits<F>::denorm_min(),
+                         F(1.5),
+                         F(-2.25)};
+    if (rng() % 4 == 0) return special[rng() % std::size(special)];
+    return static_cast<F>(std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, -3));
+  }
+  static bool isZero(F v) { return v == F(0); }
+  static F sum(F a, F b) {
+    const F s = a + b;
+    return s != s ? std::numeric_limits<F>::quiet_NaN() : s;
+  }
+};
+
+// f16 / bf16: the value the bits stand for, through the (separately tested)
+// conversions; sums round once from float.
+template <spcclDataType_t kTypeValue>
+struct NarrowType {
+  using Storage = uint16_t;
+  static constexpr spcclDataType_t kType = kTypeValue;
+  static constexpr bool kHalf = kTypeValue == spcclFloat16;
+  static float toFloat(uint16_t v) { return kHalf ? halfToFloat(v) : bfloat16ToFloat(v); }
+  static uint16_t fromFloat(float f) { return kHalf ? floatToHalf(f) : floatToBfloat16(f); }
+  static uint16_t random(std::mt19937_64& rng) {
+    const uint16_t special[] = {0x8000, 0x0001, 0x8001,
+                                kHalf ? uint16_t{0x7c01} : uint16_t{0x7f81}};
+    if (rng() % 4 == 0) return special[rng() % std::size(special)];
+    return static_cast<uint16_t>(rng());
+  }
+  static bool isZero(uint16_t v) { return toFloat(v) == 0.0f; }
+  static uint16_t sum(uint16_t a, uint16_t b) {
+    const float s = toFloat(a) + toFloat(b);
+    return s != s ? (kHalf ? 0x7e00 : 0x7fc0) : fromFloat(s);
+  }
+};
+
+template <typename S>
+bool sameBits(const S& a, const S& b) {
+  return std::memcmp(&a, &b, sizeof(S)) == 0;
+}
+
+// About a third non-zero, with runs of zeros long enough to skip whole blocks.
+template <typename Type>
+std::vector<typename Type::Storage> sparseInput(size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<typename Type::Storage> dense(count, typename Type::Storage{});
+  for (size_t i = 0; i < count; ++i) {
+    if ((i / 200) % 3 == 1) continue;  // a zero run of 200
+    if (rng() % 3 == 0) dense[i] = Type::random(rng);
+  }
+  return dense;
+}
+
+template <typename Type>
+void checkExtract(size_t count) {
+  using S = typename Type::Storage;
+  const std::vector<S> dense = sparseInput<Type>(count, count * 31 + Type::kType);
+  std::vector<uint64_t> expectedIndices;
+  for (size_t i = 0; i < count; ++i) {
+    if (!Type::isZero(dense[i])) expectedIndices.push_back(i);
+  }
+  ASSERT_EQ(countNonZeros(Type::kType, dense.data(), count), expectedIndices.size());
+  // Sized exactly: a write past the non-zeros would be caught under ASan.
+  std::vector<uint64_t> indices(expectedIndices.size());
+  std::vector<S> values(expectedIndices.size());
+  ASSERT_EQ(extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data()),
+            expectedIndices.size());
+  EXPECT_EQ(indices, expectedIndices);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    ASSERT_TRUE(sameBits(values[i], dense[indices[i]])) << "entry " << i;
+  }
+}
+
+template <typename Type>
+void checkScatterGather(size_t count) {
+  using S = typename Type::Storage;
+  std::mt19937_64 rng(count + 7);
+  std::vector<S> dense(count);
+  for (S& v : dense) v = Type::random(rng);
+  const size_t nnz = count * 2;  // duplicates are certain
+  std::vector<uint64_t> indices(nnz);
+  std::vector<S> values(nnz);
+  for (size_t i = 0; i < nnz; ++i) {
+    indices[i] = count == 0 ? 0 : rng() % count;
+    values[i] = Type::random(rng);
+  }
+  const size_t used = count == 0 ? 0 : nnz;
+  std::vector<S> expected = dense;
+  for (size_t i = 0; i < used; ++i) {
+    expected[indices[i]] = Type::sum(expected[indices[i]], values[i]);
+  }
+  std::vector<S> gathered(used);
+  gatherValues(Type::kType, dense.data(), indices.data(), used, gathered.data());
+  for (size_t i = 0; i < used; ++i) ASSERT_TRUE(sameBits(gathered[i], dense[indices[i]]));
+
+  std::vector<S> reduced = dense;
+  scatterReduce(Type::kType, spcclSum, reduced.data(), indices.data(), values.data(), used);
+  for (size_t i = 0; i < count; ++i) ASSERT_TRUE(sameBits(reduced[i], expected[i])) << "at " << i;
+  std::vector<S> averaged = dense;  // Avg reduces as Sum
+  scatterReduce(Type::kType, spcclAvg, averaged.data(), indices.data(), values.data(), used);
+  for (size_t i = 0; i < count; ++i) ASSERT_TRUE(sameBits(averaged[i], expected[i])) << "at " << i;
+}
+
+template <typename Type>
+void checkType() {
+  SCOPED_TRACE(spcclTypeName(Type::kType));
+  for (size_t count : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{129},
+                       size_t{1001}, size_t{100003}}) {
+    SCOPED_TRACE(count);
+    checkExtract<Type>(count);
+    checkScatterGather<Type>(count < 5000 ? count : 5000);
+  }
+}
+
+template <typename... Types>
+void checkAllTypes() {
+  (checkType<Types>(), ...);
+}
+
+TEST(SparseKernels, AllTypesAgainstScalarReference) {
+  checkAllTypes<IntegerType<int8_t, spcclInt8>, IntegerType<uint8_t, spcclUint8>,
+                IntegerType<int32_t, spcclInt32>, IntegerType<uint32_t, spcclUint32>,
+                IntegerType<int64_t, spcclInt64>, IntegerType<uint64_t, spcclUint64>,
+                NarrowType<spcclFloat16>, FloatType<float, spcclFloat32>,
+                FloatType<double, spcclFloat64>, NarrowType<spcclBfloat16>>();
+}
+
+TEST(SparseKernels, SignedZeroIsZeroAndNaNIsNot) {
+  const float f32[] = {-0.0f, 0.0f, std::numeric_limits<float>::quiet_NaN(), -0.0f,
+                       std::numeric_limits<float>::denorm_min()};
+  EXPECT_EQ(countNonZeros(spcclFloat32, f32, 5), 2u);
+  const double f64[] = {-0.0, std::nan(""), 0.0};
+  EXPECT_EQ(countNonZeros(spcclFloat64, f64, 3), 1u);
+  const uint16_t f16[] = {0x8000, 0x0000, 0x7e00, 0x0001, 0xfe00};  // -0, +0, NaN, tiny, -NaN
+  EXPECT_EQ(countNonZeros(spcclFloat16, f16, 5), 3u);
+  EXPECT_EQ(countNonZeros(spcclBfloat16, f16, 5), 3u);
+  uint64_t indices[3];
+  uint16_t values[3];
+  ASSERT_EQ(extractNonZeros(spcclFloat16, f16, 5, indices, values), 3u);
+  EXPECT_EQ(indices[0], 2u);
+  EXPECT_EQ(indices[1], 3u);
+  EXPECT_EQ(indices[2], 4u);
+  EXPECT_EQ(values[2], 0xfe00);  // extracted bit for bit
+}
+
+TEST(SparseKernels, ScatterReduceCombinesDuplicatesInOrder) {
+  // 2^24 + 1 + 1 in float: in i order each +1 rounds away; a pairwise
+  // (1 + 1) first would give 2^24 + 2. Checks the promised order.
+  float dense[1] = {16777216.0f};
+  const uint64_t indices[] = {0, 0};
+  const float values[] = {1.0f, 1.0f};
+  scatterReduce(spcclFloat32, spcclSum, dense, indices, values, 2);
+  EXPECT_EQ(dense[0], 16777216.0f);
+  // NaN results are canonical (kernels.h).
+  float nanDense[1] = {-std::numeric_limits<float>::quiet_NaN()};
+  const float one[] = {1.0f};
+  scatterReduce(spcclFloat32, spcclSum, nanDense, indices, one, 1);
+  EXPECT_EQ(std::bit_cast<uint32_t>(nanDense[0]), 0x7fc00000u);
+}
+
+}  // namespace
+}  // namespace spccl::kernels
