@@ -1,28 +1,13 @@
 #include "common/collective_benchmark.h"
 
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 
 #include "common/result_check.h"
+#include "common/timed_loop.h"
 
 namespace spccl::perf {
 
 namespace {
-
-double processCpuSeconds() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1.0e-9;
-}
-
-double medianOf(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
-}
 
 const ElementCodec& codecFor(spcclDataType_t type) {
   // The options only ever hold valid types.
@@ -103,41 +88,12 @@ ModeResult CollectiveBenchmark::measureMode(const BufferLayout& layout, size_t b
   session_.barrier();
 
   ModeResult result;
-  timeIterations(call, &result);
+  timeIterations(session_, options_.iterations, [&] { run(call); }, &result);
   const double seconds = result.averageSeconds;
   result.algBandwidth = seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1.0e9 : 0.0;
   result.busBandwidth = result.algBandwidth * spec_.busBandwidthFactor(session_.nranks());
   if (options_.check) result.wrongElements = checkedWrongElements(call, buffers, codec, context);
   return result;
-}
-
-void CollectiveBenchmark::timeIterations(const CollectiveCall& call, ModeResult* result) const {
-  using Clock = std::chrono::steady_clock;
-  const int iterations = options_.iterations;
-  std::vector<double> iterationSeconds(static_cast<size_t>(iterations));
-  const uint64_t sentBefore = session_.counters().bytesSent;
-  const double cpuBefore = processCpuSeconds();
-  const Clock::time_point loopStart = Clock::now();
-  for (int i = 0; i < iterations; ++i) {
-    const Clock::time_point start = Clock::now();
-    run(call);
-    iterationSeconds[static_cast<size_t>(i)] =
-        std::chrono::duration<double>(Clock::now() - start).count();
-  }
-  const double loopSeconds = std::chrono::duration<double>(Clock::now() - loopStart).count();
-  const double cpuSeconds = processCpuSeconds() - cpuBefore;
-  const uint64_t sent = session_.counters().bytesSent - sentBefore;
-
-  // One max-reduction for all of it: [loop time, CPU time, bytes sent, each iteration].
-  std::vector<double> stats{loopSeconds / iterations, cpuSeconds / iterations,
-                            static_cast<double>(sent) / iterations};
-  stats.insert(stats.end(), iterationSeconds.begin(), iterationSeconds.end());
-  session_.maxOverRanks(&stats);
-  result->averageSeconds = stats[0];
-  result->cpuSecondsPerIteration = stats[1];
-  result->bytesSentPerIteration = stats[2];
-  result->iterationSeconds.assign(stats.begin() + 3, stats.end());
-  result->medianSeconds = medianOf(result->iterationSeconds);
 }
 
 int64_t CollectiveBenchmark::checkedWrongElements(const CollectiveCall& call,

@@ -36,7 +36,6 @@ class CollectiveBenchmark {
   void run(const CollectiveCall& call) const;
   ModeResult measureMode(const BufferLayout& layout, size_t bytes, spcclDataType_t type,
                          spcclRedOp_t op, bool inPlace);
-  void timeIterations(const CollectiveCall& call, ModeResult* result) const;
   int64_t checkedWrongElements(const CollectiveCall& call, const Buffers& buffers,
                                const ElementCodec& codec, const CheckContext& context) const;
 

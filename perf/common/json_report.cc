@@ -8,10 +8,7 @@
 
 namespace spccl::perf {
 
-namespace {
-
-void writeOptions(JsonWriter& json, const PerfOptions& options) {
-  json.beginObject();
+void writeOptionFields(JsonWriter& json, const PerfOptions& options) {
   json.key("minbytes").value(uint64_t{options.minBytes});
   json.key("maxbytes").value(uint64_t{options.maxBytes});
   json.key("stepbytes").value(uint64_t{options.stepBytes});
@@ -20,7 +17,6 @@ void writeOptions(JsonWriter& json, const PerfOptions& options) {
   json.key("warmup_iters").value(options.warmupIterations);
   json.key("check").value(options.check);
   json.key("root").value(options.root);
-  json.endObject();
 }
 
 void writeMode(JsonWriter& json, const ModeResult& mode) {
@@ -42,6 +38,36 @@ void writeMode(JsonWriter& json, const ModeResult& mode) {
   json.endArray();
   json.endObject();
 }
+
+void writeRankDescriptions(JsonWriter& json, const std::vector<std::string>& rankDescriptions) {
+  json.beginArray();
+  for (const std::string& description : rankDescriptions) {
+    // Without the table's leading "#  ".
+    const size_t start = description.find_first_not_of("# ");
+    json.value(start == std::string::npos ? std::string() : description.substr(start));
+  }
+  json.endArray();
+}
+
+bool writeJsonFile(const std::string& path, const JsonWriter& json) {
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    std::fprintf(stderr, "cannot write JSON results to %s: %s\n", path.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  const std::string& text = json.text();
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
+                       std::fputc('\n', file) != EOF;
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    std::fprintf(stderr, "writing JSON results to %s failed\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+namespace {
 
 void writeRow(JsonWriter& json, const char* collective, int nranks, const SizeResult& row) {
   json.beginObject();
@@ -74,15 +100,11 @@ bool writeJsonReport(const std::string& path, const PerfOptions& options, const 
       "time_us: loop time / iters, slowest rank; median_time_us: median over iterations of the "
       "slowest rank's time; bytes_sent_per_rank and cpu_s_per_iter: per iteration, max over "
       "ranks");
-  json.key("options");
-  writeOptions(json, options);
-  json.key("ranks").beginArray();
-  for (const std::string& description : summary.rankDescriptions) {
-    // Without the table's leading "#  ".
-    const size_t start = description.find_first_not_of("# ");
-    json.value(start == std::string::npos ? std::string() : description.substr(start));
-  }
-  json.endArray();
+  json.key("options").beginObject();
+  writeOptionFields(json, options);
+  json.endObject();
+  json.key("ranks");
+  writeRankDescriptions(json, summary.rankDescriptions);
   json.key("results").beginArray();
   for (const SizeResult& row : rows) writeRow(json, summary.collective, summary.nranks, row);
   json.endArray();
@@ -90,21 +112,7 @@ bool writeJsonReport(const std::string& path, const PerfOptions& options, const 
   json.key("avg_busbw_gbps").value(summary.averageBusBandwidth);
   json.endObject();
 
-  FILE* file = std::fopen(path.c_str(), "w");
-  if (file == nullptr) {
-    std::fprintf(stderr, "cannot write JSON results to %s: %s\n", path.c_str(),
-                 std::strerror(errno));
-    return false;
-  }
-  const std::string& text = json.text();
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
-                       std::fputc('\n', file) != EOF;
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) {
-    std::fprintf(stderr, "writing JSON results to %s failed\n", path.c_str());
-    return false;
-  }
-  return true;
+  return writeJsonFile(path, json);
 }
 
 }  // namespace spccl::perf

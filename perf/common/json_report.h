@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_writer.h"
 #include "common/perf_options.h"
 #include "common/perf_result.h"
 
@@ -19,6 +20,16 @@ struct RunSummary {
   int failedChecks;
   double averageBusBandwidth;
 };
+
+// The pieces the dense and the sparse reports share.
+// The dense harness's option keys, into an object the caller has opened
+// (a binary with more options adds its own before closing it).
+void writeOptionFields(JsonWriter& json, const PerfOptions& options);
+// {time_us, algbw_gbps, busbw_gbps, wrong, median_time_us, ...}.
+void writeMode(JsonWriter& json, const ModeResult& mode);
+void writeRankDescriptions(JsonWriter& json, const std::vector<std::string>& rankDescriptions);
+// False (after saying why on stderr) when the file cannot be written.
+bool writeJsonFile(const std::string& path, const JsonWriter& json);
 
 // False (after saying why on stderr) when the file cannot be written.
 bool writeJsonReport(const std::string& path, const PerfOptions& options, const RunSummary& summary,

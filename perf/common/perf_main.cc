@@ -96,6 +96,9 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
       jsonWritten = writeJsonReport(options.jsonPath, options, summary, rows);
     }
   }
+  // A launcher ends the job when the first rank exits with an error: wait
+  // until rank 0 has printed and written everything.
+  session.barrier();
   if (totals.failedChecks > 0) return kExitWrongResults;
   return jsonWritten ? 0 : kExitError;
 }

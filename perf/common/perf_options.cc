@@ -16,7 +16,7 @@ namespace {
 // nccl-tests' order for "-o all".
 constexpr spcclRedOp_t kAllOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
 
-void printUsage(const char* program) {
+void printUsage(const char* program, const OptionExtension* extension) {
   std::printf(
       "USAGE: %s\n"
       "\t[-b,--minbytes <min size in bytes, K/M/G suffixes>]\n"
@@ -31,12 +31,13 @@ void printUsage(const char* program) {
       "\t[-r,--root <root rank, default 0>]\n"
       "\t[-z,--blocking <0/1> (accepted; host calls always block)]\n"
       "\t[-J,--json <file> write every result as JSON (rank 0)]\n"
+      "%s"
       "\t[-h,--help]\n"
       "Launch with spcclrun -n N (or any launcher spcclCommInitFromEnv reads).\n"
       "Warm-up runs -w iterations at the largest and the smallest size per type\n"
       "and op; every size then runs once untimed, -n times timed, and once more\n"
       "on fresh inputs for the check.\n",
-      program);
+      program, extension != nullptr ? extension->usage.c_str() : "");
 }
 
 bool parseInt(const char* text, long minimum, long* value) {
@@ -179,8 +180,9 @@ bool parseByteSize(const char* text, size_t* bytes) {
   return true;
 }
 
-ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options) {
-  static const struct option kLongOptions[] = {
+ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
+                              const OptionExtension* extension) {
+  std::vector<option> longOptions = {
       {"minbytes", required_argument, nullptr, 'b'},
       {"maxbytes", required_argument, nullptr, 'e'},
       {"stepbytes", required_argument, nullptr, 'i'},
@@ -194,18 +196,29 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options) {
       {"blocking", required_argument, nullptr, 'z'},
       {"json", required_argument, nullptr, 'J'},
       {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
   };
+  std::string shortOptions = "b:e:i:f:n:w:c:o:d:r:z:J:h";
+  if (extension != nullptr) {
+    longOptions.insert(longOptions.end(), extension->longOptions.begin(),
+                       extension->longOptions.end());
+    shortOptions += extension->shortOptions;
+  }
+  longOptions.push_back({nullptr, 0, nullptr, 0});
   const char* program = basename(argv[0]);
   optind = 1;
   for (;;) {
-    const int flag = getopt_long(argc, argv, "b:e:i:f:n:w:c:o:d:r:z:J:h", kLongOptions, nullptr);
+    const int flag = getopt_long(argc, argv, shortOptions.c_str(), longOptions.data(), nullptr);
     if (flag == -1) break;
     if (flag == 'h') {
-      printUsage(program);
+      printUsage(program, extension);
       return ParseOutcome::kExitSuccess;
     }
-    if (flag == '?' || !applyOption(flag, optarg, options)) {
+    // strchr would also find a long-only flag's low byte, or '\0'.
+    const bool shared = flag > 0 && flag < 128 && std::strchr("beifnwcodrzJ", flag) != nullptr;
+    const bool applied =
+        flag != '?' && (shared ? applyOption(flag, optarg, options)
+                               : extension != nullptr && extension->apply(flag, optarg));
+    if (!applied) {
       std::fprintf(stderr, "%s: see -h for usage\n", program);
       return ParseOutcome::kExitFailure;
     }
@@ -214,7 +227,11 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options) {
     std::fprintf(stderr, "%s: unexpected argument '%s'\n", program, argv[optind]);
     return ParseOutcome::kExitFailure;
   }
-  return validate(*options) ? ParseOutcome::kRun : ParseOutcome::kExitFailure;
+  if (!validate(*options)) return ParseOutcome::kExitFailure;
+  if (extension != nullptr && extension->validate && !extension->validate(*options)) {
+    return ParseOutcome::kExitFailure;
+  }
+  return ParseOutcome::kRun;
 }
 
 std::vector<size_t> messageSizes(const PerfOptions& options) {

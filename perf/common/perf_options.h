@@ -2,7 +2,10 @@
 // defaults and their meaning, plus -J for machine-readable results.
 #pragma once
 
+#include <getopt.h>
+
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +32,21 @@ struct PerfOptions {
 
 enum class ParseOutcome { kRun, kExitSuccess, kExitFailure };
 
-// Messages go to stderr (usage to stdout for -h).
-ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options);
+// A binary's own flags on top of the shared ones (the sparse binary's -D,
+// -O, ...). Long-only options use flag values >= 256.
+struct OptionExtension {
+  std::string shortOptions;  // getopt letters, appended to the shared ones
+  std::vector<option> longOptions;
+  std::string usage;  // lines for -h, each "\t[...]\n"
+  // One option; false, after saying why on stderr, when its value is invalid.
+  std::function<bool(int flag, const char* value)> apply;
+  // After all options; false after saying why. May be empty.
+  std::function<bool(const PerfOptions& options)> validate;
+};
+
+// Messages go to stderr (usage to stdout for -h). extension may be null.
+ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
+                              const OptionExtension* extension = nullptr);
 
 // The message sizes in bytes, from minBytes to maxBytes by the step.
 std::vector<size_t> messageSizes(const PerfOptions& options);

@@ -46,12 +46,25 @@ void PerfSession::fail(const std::string& message) const {
   std::exit(kExitError);
 }
 
-void PerfSession::maxOverRanks(std::vector<double>* values) const {
+namespace {
+
+void reduceOverRanks(const PerfSession& session, std::vector<double>* values, spcclRedOp_t op) {
   std::vector<double> reduced(values->size());
-  require(spcclAllReduce(values->data(), reduced.data(), values->size(), spcclFloat64, spcclMax,
-                         comm_, nullptr),
-          "spcclAllReduce (max over ranks)");
+  session.require(
+      spcclAllReduce(values->data(), reduced.data(), values->size(), spcclFloat64, op,
+                     session.comm(), nullptr),
+      op == spcclMax ? "spcclAllReduce (max over ranks)" : "spcclAllReduce (sum over ranks)");
   *values = std::move(reduced);
+}
+
+}  // namespace
+
+void PerfSession::maxOverRanks(std::vector<double>* values) const {
+  reduceOverRanks(*this, values, spcclMax);
+}
+
+void PerfSession::sumOverRanks(std::vector<double>* values) const {
+  reduceOverRanks(*this, values, spcclSum);
 }
 
 double PerfSession::maxOverRanks(double value) const {

@@ -35,6 +35,8 @@ class PerfSession {
   // Element-wise maximum over all ranks, in place.
   void maxOverRanks(std::vector<double>* values) const;
   double maxOverRanks(double value) const;
+  // Element-wise sum over all ranks, in place.
+  void sumOverRanks(std::vector<double>* values) const;
   void barrier() const;
   spcclCounters_t counters() const;
   // "#  Rank  0 Pid  1234 on hostname" for every rank, in rank order.

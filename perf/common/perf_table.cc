@@ -5,9 +5,6 @@
 
 namespace spccl::perf {
 
-namespace {
-
-// nccl-tests' time format: fewer decimals as the time grows, 7 wide.
 std::string formatMicroseconds(double seconds) {
   const double us = seconds * 1.0e6;
   char text[32];
@@ -27,6 +24,8 @@ std::string formatWrong(int64_t wrong) {
   std::snprintf(text, sizeof(text), "%" PRId64, wrong);
   return text;
 }
+
+namespace {
 
 void printMode(const ModeResult& mode) {
   std::printf("  %7s  %6.2f  %6.2f  %5s", formatMicroseconds(mode.averageSeconds).c_str(),

@@ -4,6 +4,7 @@
 // in place. spccl's columns (median time, bytes sent per rank) come last.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@
 #include "common/perf_result.h"
 
 namespace spccl::perf {
+
+// nccl-tests' time format: microseconds, fewer decimals as they grow, 7 wide.
+std::string formatMicroseconds(double seconds);
+// An element count, or "N/A" when it is negative (not checked).
+std::string formatWrong(int64_t wrong);
 
 void printPreamble(const char* program, const PerfOptions& options, int nranks,
                    const std::vector<std::string>& rankDescriptions);

@@ -1,0 +1,40 @@
+// Times and checks the sparse all-reduce at one size against the dense
+// all-reduce of the same inputs: -w+1 untimed calls of each (the planner
+// profiles density on its first calls for a tag, SPEC.md section 2), -n
+// timed calls of each, then (-c 1) one more of each on the same inputs,
+// compared element by element, and a hash of the result compared across
+// ranks.
+#pragma once
+
+#include <vector>
+
+#include "common/perf_options.h"
+#include "common/perf_session.h"
+#include "common/sparse_options.h"
+#include "common/sparse_result.h"
+
+namespace spccl::perf {
+
+class SparseBenchmark {
+ public:
+  SparseBenchmark(const PerfOptions& options, const SparseOptions& sparseOptions,
+                  const PerfSession& session);
+
+  SparseSizeResult measure(const SparseInput& input, spcclRedOp_t op);
+
+ private:
+  void sparseAllReduce(const SparseInput& input, spcclRedOp_t op, uint64_t tag, void* result) const;
+  void denseAllReduce(const SparseInput& input, spcclRedOp_t op, void* result) const;
+  void readStats(uint64_t tag, SparseSizeResult* row) const;
+  void describeInputs(const SparseInput& input, SparseSizeResult* row) const;
+  void check(const SparseInput& input, spcclRedOp_t op, uint64_t tag, SparseSizeResult* row);
+  int64_t divergentRanks(const std::vector<unsigned char>& result) const;
+
+  const PerfOptions& options_;
+  const SparseOptions& sparseOptions_;
+  const PerfSession& session_;
+  std::vector<unsigned char> result_;
+  std::vector<unsigned char> reference_;
+};
+
+}  // namespace spccl::perf
