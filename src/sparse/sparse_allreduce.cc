@@ -136,13 +136,11 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   SparseCallHeader mine;
   const bool sketch = call.inputValid && call.options.algorithm == spcclSparseAuto &&
                       profile.stats.calls == 0 && n > 1;
-  if (sketch) {
-    extractInput(call);
-    mine.sketch = sketchIndices(call.indices.data(), call.indices.size(), comm->sparseSeed);
-  }
-  mine.nnz = !call.inputValid ? 0
-             : call.denseInput ? kernels::countNonZeros(call.type, call.denseInput, call.count)
-                               : call.indices.size();
+  // Extract once, up front: every schedule but dense needs the non-zeros,
+  // and counting them separately would cost another pass over the input.
+  if (call.inputValid) extractInput(call);
+  if (sketch) mine.sketch = sketchIndices(call.indices.data(), call.indices.size(), comm->sparseSeed);
+  mine.nnz = call.inputValid ? call.indices.size() : 0;
   mine.tag = call.options.tag;
   mine.algorithm = call.options.algorithm;
   mine.encoding = call.options.encoding;
