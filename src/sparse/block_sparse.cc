@@ -48,6 +48,7 @@ void serialize(const BlockLayout& L, const BlockSet& set, size_t first, size_t c
   out->resize(L.messageBytes(count));
   uint64_t c = count;
   std::memcpy(out->data(), &c, 8);
+  if (count == 0) return;  // empty vectors may have no storage: no memcpy from NULL
   std::memcpy(out->data() + 8, set.ids.data() + first, count * 8);
   std::memcpy(out->data() + 8 + count * 8, set.values.data() + first * L.blockBytes(),
               count * L.blockBytes());
@@ -61,7 +62,7 @@ spcclResult_t deserialize(const BlockLayout& L, const std::vector<unsigned char>
     return SPCCL_FAIL(spcclRemoteError, "malformed block-sparse message from rank %d (%zu bytes)",
                       peer, in.size());
   out->ids.resize(count);
-  std::memcpy(out->ids.data(), in.data() + 8, count * 8);
+  if (count > 0) std::memcpy(out->ids.data(), in.data() + 8, count * 8);
   for (uint64_t id : out->ids)
     if (id < firstBlock || id >= firstBlock + ownedBlocks)
       return SPCCL_FAIL(spcclRemoteError, "block-sparse message from rank %d names block %lu "
