@@ -1,5 +1,7 @@
 #include "sparse/sparse_messages.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -31,12 +33,17 @@ Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, ui
   return encoding;
 }
 
+// Senders always pick the cheapest allowed encoding for their actual
+// pairs, and every encoding's size grows with nnz (Packed's bound included),
+// so the least of the allowed encodings' sizes at maxNnz bounds any message.
+// (Taking the largest would make every receive as big as the dense tensor.)
 size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, unsigned allowed) {
   const size_t nnz = static_cast<size_t>(std::min(maxNnz, universe));
-  size_t capacity = 0;
+  if ((allowed & kAllEncodings) == 0) return encodedBytes(Encoding::Dense, nnz, universe, valueBytes);
+  size_t capacity = SIZE_MAX;
   for (Encoding e : {Encoding::Coo, Encoding::Bitmap, Encoding::Packed, Encoding::Dense})
     if (allowed & (1u << static_cast<unsigned>(e)))
-      capacity = std::max(capacity, encodedBytes(e, nnz, universe, valueBytes));
+      capacity = std::min(capacity, encodedBytes(e, nnz, universe, valueBytes));
   return capacity;
 }
 
