@@ -87,19 +87,23 @@ void writeRow(JsonWriter& json, const char* collective, int nranks, const SizeRe
 
 }  // namespace
 
-bool writeJsonReport(const std::string& path, const PerfOptions& options, const RunSummary& summary,
-                     const std::vector<SizeResult>& rows) {
-  JsonWriter json;
+void beginReport(JsonWriter& json, const RunSummary& summary, const char* timing) {
   int version = 0;
   spcclGetVersion(&version);
   json.beginObject();
   json.key("benchmark").value(summary.program);
   json.key("spccl_version").value(version);
   json.key("nranks").value(summary.nranks);
-  json.key("timing").value(
-      "time_us: loop time / iters, slowest rank; median_time_us: median over iterations of the "
-      "slowest rank's time; bytes_sent_per_rank and cpu_s_per_iter: per iteration, max over "
-      "ranks");
+  json.key("timing").value(timing);
+}
+
+bool writeJsonReport(const std::string& path, const PerfOptions& options, const RunSummary& summary,
+                     const std::vector<SizeResult>& rows) {
+  JsonWriter json;
+  beginReport(json, summary,
+              "time_us: loop time / iters, slowest rank; median_time_us: median over iterations "
+              "of the slowest rank's time; bytes_sent_per_rank and cpu_s_per_iter: per "
+              "iteration, max over ranks");
   json.key("options").beginObject();
   writeOptionFields(json, options);
   json.endObject();

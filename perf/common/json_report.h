@@ -25,6 +25,9 @@ struct RunSummary {
 // The dense harness's option keys, into an object the caller has opened
 // (a binary with more options adds its own before closing it).
 void writeOptionFields(JsonWriter& json, const PerfOptions& options);
+// Opens the report object: benchmark, version, nranks and what the timing
+// fields mean.
+void beginReport(JsonWriter& json, const RunSummary& summary, const char* timing);
 // {time_us, algbw_gbps, busbw_gbps, wrong, median_time_us, ...}.
 void writeMode(JsonWriter& json, const ModeResult& mode);
 void writeRankDescriptions(JsonWriter& json, const std::vector<std::string>& rankDescriptions);

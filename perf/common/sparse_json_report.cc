@@ -80,13 +80,8 @@ bool writeSparseJsonReport(const std::string& path, const PerfOptions& options,
                            const SparseOptions& sparseOptions, const RunSummary& summary,
                            const std::vector<SparseSizeResult>& rows) {
   JsonWriter json;
-  int version = 0;
-  spcclGetVersion(&version);
-  json.beginObject();
-  json.key("benchmark").value(summary.program);
-  json.key("spccl_version").value(version);
-  json.key("nranks").value(summary.nranks);
-  json.key("timing").value(
+  beginReport(
+      json, summary,
       "time_us: loop time / iters, slowest rank; median_time_us: median over iterations of the "
       "slowest rank's time; bytes_sent_per_rank (communicator counters) and cpu_s_per_iter: per "
       "iteration, max over ranks; stats_*: spcclSparseGetStats for the last timed call, max over "
