@@ -48,21 +48,27 @@ spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, Sp
   auto has = [o](size_t offset, size_t bytes) { return offset + bytes <= o->size; };
   if (has(offsetof(spcclSparseOptions_t, algorithm), sizeof(o->algorithm))) {
     if (!validEnum(o->algorithm, spcclSparseNumAlgorithms))
-      return SPCCL_FAIL(spcclInvalidArgument, "%s: options->algorithm %d is not a valid "
-                        "spcclSparseAlgorithm_t", call, static_cast<int>(o->algorithm));
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s: options->algorithm %d is not a valid "
+                        "spcclSparseAlgorithm_t",
+                        call, static_cast<int>(o->algorithm));
     out->algorithm = o->algorithm;
   }
   if (has(offsetof(spcclSparseOptions_t, tag), sizeof(o->tag))) out->tag = o->tag;
   if (has(offsetof(spcclSparseOptions_t, encoding), sizeof(o->encoding))) {
     if (!validEnum(o->encoding, spcclNumEncodings))
-      return SPCCL_FAIL(spcclInvalidArgument, "%s: options->encoding %d is not a valid "
-                        "spcclSparseEncoding_t", call, static_cast<int>(o->encoding));
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s: options->encoding %d is not a valid "
+                        "spcclSparseEncoding_t",
+                        call, static_cast<int>(o->encoding));
     out->encoding = o->encoding;
   }
   if (has(offsetof(spcclSparseOptions_t, partitioner), sizeof(o->partitioner))) {
     if (!validEnum(o->partitioner, spcclNumPartitioners))
-      return SPCCL_FAIL(spcclInvalidArgument, "%s: options->partitioner %d is not a valid "
-                        "spcclSparsePartitioner_t", call, static_cast<int>(o->partitioner));
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s: options->partitioner %d is not a valid "
+                        "spcclSparsePartitioner_t",
+                        call, static_cast<int>(o->partitioner));
     out->partitioner = o->partitioner;
   }
   return spcclSuccess;
@@ -172,22 +178,31 @@ spcclResult_t submit(spcclComm_t comm, SparseCall& call) {
   return finish(comm, result);
 }
 
+// The part every sparse entry point shares: the call's identity, then the
+// checks of comm, count, type, op, stream and options.
+spcclResult_t beginCall(const char* name, spcclComm_t comm, size_t count, spcclDataType_t datatype,
+                        spcclRedOp_t op, void* stream, const spcclSparseOptions_t* options,
+                        SparseCall* call) {
+  clearThreadLastError();
+  call->name = name;
+  call->count = count;
+  call->type = datatype;
+  call->op = op;
+  SPCCL_CHECK(checkCommon(comm, count, datatype, op, stream, name));
+  return resolveOptions(options, name, &call->options);
+}
+
 }  // namespace
 
 extern "C" {
 
 spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbuff, size_t count,
                                               spcclDataType_t datatype, spcclRedOp_t op,
-                                              const spcclSparseOptions_t* options,
-                                              spcclComm_t comm, void* stream) {
-  clearThreadLastError();
+                                              const spcclSparseOptions_t* options, spcclComm_t comm,
+                                              void* stream) {
   SparseCall call;
-  call.name = "spcclSparseAllReduce";
-  call.count = count;
-  call.type = datatype;
-  call.op = op;
-  spcclResult_t res = checkCommon(comm, count, datatype, op, stream, call.name);
-  if (res == spcclSuccess) res = resolveOptions(options, call.name, &call.options);
+  spcclResult_t res =
+      beginCall("spcclSparseAllReduce", comm, count, datatype, op, stream, options, &call);
   if (res == spcclSuccess) res = checkPointer(sendbuff, count > 0, "sendbuff", call.name);
   if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
   if (res != spcclSuccess) return finish(comm, res);
@@ -208,14 +223,9 @@ spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t inde
                                       spcclDataType_t datatype, spcclRedOp_t op, void* recvbuff,
                                       const spcclSparseOptions_t* options, spcclComm_t comm,
                                       void* stream) {
-  clearThreadLastError();
   SparseCall call;
-  call.name = "spcclSparseAllReduceCoo";
-  call.count = count;
-  call.type = datatype;
-  call.op = op;
-  spcclResult_t res = checkCommon(comm, count, datatype, op, stream, call.name);
-  if (res == spcclSuccess) res = resolveOptions(options, call.name, &call.options);
+  spcclResult_t res =
+      beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
   if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
   if (res != spcclSuccess) return finish(comm, res);
@@ -229,14 +239,9 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
                                            void* outIndices, void* outValues, size_t outCapacity,
                                            size_t* outNnz, const spcclSparseOptions_t* options,
                                            spcclComm_t comm, void* stream) {
-  clearThreadLastError();
   SparseCall call;
-  call.name = "spcclSparseAllReduceCooToCoo";
-  call.count = count;
-  call.type = datatype;
-  call.op = op;
-  spcclResult_t res = checkCommon(comm, count, datatype, op, stream, call.name);
-  if (res == spcclSuccess) res = resolveOptions(options, call.name, &call.options);
+  spcclResult_t res =
+      beginCall("spcclSparseAllReduceCooToCoo", comm, count, datatype, op, stream, options, &call);
   if (res == spcclSuccess) res = checkPointer(outNnz, true, "outNnz", call.name);
   if (res == spcclSuccess) res = checkPointer(outIndices, outCapacity > 0, "outIndices", call.name);
   if (res == spcclSuccess) res = checkPointer(outValues, outCapacity > 0, "outValues", call.name);
@@ -253,8 +258,7 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
 
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats) {
   clearThreadLastError();
-  if (comm == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: comm is NULL");
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: comm is NULL");
   if (stats == nullptr)
     return finish(comm, SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: stats is NULL"));
   sparse::SparseCallStats record;

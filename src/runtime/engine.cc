@@ -215,7 +215,7 @@ spcclResult_t Engine::failedSendingTo(Peer& peer) {
   peer.sendQueue.clear();
   {
     QuietFailures quiet;
-    progressRecv(static_cast<int>(&peer - peers_.data()), peer);
+    progressRecv(peer);
   }
   if (broken()) {
     setThreadLastError(brokenReason_);
@@ -225,7 +225,7 @@ spcclResult_t Engine::failedSendingTo(Peer& peer) {
                               peer.conn.name.c_str(), cause.c_str()));
 }
 
-spcclResult_t Engine::progressRecv(int index, Peer& peer) {
+spcclResult_t Engine::progressRecv(Peer& peer) {
   const spcclNet_v1_t* net = peer.conn.net;
   for (;;) {
     if (!peer.headerParked) {
@@ -318,7 +318,6 @@ spcclResult_t Engine::progressRecv(int index, Peer& peer) {
     counters_.messagesReceived += 1;
     peer.recvQueue.pop_front();
     peer.headerParked = false;
-    (void)index;
   }
 }
 
@@ -327,7 +326,7 @@ spcclResult_t Engine::progressAll() {
     Peer& peer = peers_[i];
     if (peer.conn.net == nullptr || broken()) continue;
     SPCCL_CHECK(progressSend(peer));
-    SPCCL_CHECK(progressRecv(static_cast<int>(i), peer));
+    SPCCL_CHECK(progressRecv(peer));
   }
   return spcclSuccess;
 }

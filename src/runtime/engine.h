@@ -118,7 +118,7 @@ class Engine {
   spcclResult_t checkPeer(int peer, const char* what);
   spcclResult_t progressAll();
   spcclResult_t progressSend(Peer& peer);
-  spcclResult_t progressRecv(int index, Peer& peer);
+  spcclResult_t progressRecv(Peer& peer);
   // A send to peer failed: reports the peer's Abort cause if it sent one.
   spcclResult_t failedSendingTo(Peer& peer);
   spcclResult_t testRequest(void** request, const spcclNet_v1_t* net, bool* done, size_t* size);
