@@ -13,10 +13,11 @@ namespace spccl::kernels {
 
 // An element is zero when it compares equal to 0 (so -0.0 is zero; NaN is not).
 size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count);
-// Writes the non-zeros in ascending index order; returns how many. indices
-// and values must hold countNonZeros() entries.
+// Writes the non-zeros in ascending index order, at most `capacity` of
+// them (indices and values hold capacity entries); returns how many there
+// are in all, so a result above capacity means the output was cut short.
 size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, uint64_t* indices,
-                       void* values);
+                       void* values, size_t capacity);
 // dense[indices[i]] = dense[indices[i]] op values[i], in i order (so
 // duplicates are combined deterministically). op: sum (avg reduces as sum).
 void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,

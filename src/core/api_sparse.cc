@@ -154,7 +154,8 @@ spcclResult_t canonicalCoo(const void* indices, spcclIndexType_t indexType, cons
   std::vector<uint64_t> kept(unique.size());
   call->values.resize(unique.size() * valueBytes);
   const size_t nonZero = kernels::extractNonZeros(call->type, sums.data(), unique.size(),
-                                                  kept.data(), call->values.data());
+                                                  kept.data(), call->values.data(),
+                                                  unique.size());
   call->indices.resize(nonZero);
   for (size_t i = 0; i < nonZero; ++i) call->indices[i] = unique[kept[i]];
   call->values.resize(nonZero * valueBytes);

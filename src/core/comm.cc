@@ -12,6 +12,7 @@
 #include "core/transport_registry.h"
 #include "sparse/index_partition.h"
 #include "sparse/planner.h"
+#include "sparse/sparse_workspace.h"
 
 namespace spccl {
 
@@ -232,6 +233,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->commId = id.commId;
   comm->sparseSeed = sparse::mix64(id.commId);
   comm->sparsePlanner = std::make_shared<sparse::PlannerState>();
+  comm->sparseWorkspace = std::make_shared<sparse::SparseWorkspace>();
   comm->secret = id.secret;
   comm->options = options;
 

@@ -19,6 +19,7 @@
 namespace spccl {
 namespace sparse {
 class PlannerState;
+struct SparseWorkspace;
 }
 
 struct CommOptions {
@@ -64,6 +65,8 @@ struct spcclComm {
   // The planner's per-tag profile (density, densification, decisions),
   // created with the communicator. shared_ptr: the type stays opaque here.
   std::shared_ptr<spccl::sparse::PlannerState> sparsePlanner;
+  // Buffers sparse calls reuse from call to call (engine thread only).
+  std::shared_ptr<spccl::sparse::SparseWorkspace> sparseWorkspace;
 
   // Serialises use of the engine between the caller and the worker.
   std::mutex execMutex;

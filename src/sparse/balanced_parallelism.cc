@@ -9,10 +9,12 @@
 // aggregate the pull is Zen's hash bitmap (Algorithm 2).
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 #include "sparse/sparse_stats.h"
@@ -77,26 +79,40 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
   return spcclSuccess;
 }
 
-// Sums the parts in rank order over a dense accumulator of |I_r| elements
-// (fixed order: the same bits whichever algorithm the peers' messages took)
-// and extracts the aggregate's non-zeros.
+// Sums the parts in rank order, ((part_0 + part_1) + part_2) + ..., so the
+// bits depend on neither the messages' encodings nor the method: when the
+// parts are sparse next to |I_r|, by merging them one after another (work
+// ~ n/2 x the pairs that arrived); otherwise over a dense accumulator of
+// |I_r| elements (zeroed, scattered into, scanned: ~ 3 |I_r|). Zero
+// results (x + -x) are dropped either way.
 void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& parts,
                SparseSet* out) {
-  const int r = c.ctx.rank();
+  const int n = c.ctx.nranks(), r = c.ctx.rank();
   const uint64_t mySize = c.partition.partSize(r);
-  std::vector<unsigned char> accumulator(static_cast<size_t>(mySize) * c.valueBytes, 0);
+  auto partOf = [&](int q) -> const SparseSet& { return q == r ? own : parts[q]; };
   uint64_t arrived = 0;
-  for (int q = 0; q < c.ctx.nranks(); ++q) {
-    const SparseSet& part = q == r ? own : parts[q];
+  for (int q = 0; q < n; ++q) arrived += partOf(q).size();
+  if (arrived * static_cast<uint64_t>(n) < 2 * mySize) {
+    SparseSet sum = partOf(0), next;
+    for (int q = 1; q < n; ++q) {
+      mergeSets(c.ctx.kernels(), c.in.type, c.valueBytes, sum, partOf(q), &next);
+      std::swap(sum, next);
+    }
+    dropZeros(c.in.type, c.valueBytes, &sum);
+    *out = std::move(sum);
+    return;
+  }
+  std::vector<unsigned char> accumulator(static_cast<size_t>(mySize) * c.valueBytes, 0);
+  for (int q = 0; q < n; ++q) {
+    const SparseSet& part = partOf(q);
     kernels::scatterReduce(c.in.type, spcclSum, accumulator.data(), part.positions.data(),
                            part.values.data(), part.size());
-    arrived += part.size();
   }
   const size_t bound = static_cast<size_t>(std::min<uint64_t>(arrived, mySize));
   out->positions.resize(bound);
   out->values.resize(bound * c.valueBytes);
   size_t nnz = kernels::extractNonZeros(c.in.type, accumulator.data(), mySize,
-                                        out->positions.data(), out->values.data());
+                                        out->positions.data(), out->values.data(), bound);
   out->positions.resize(nnz);
   out->values.resize(nnz * c.valueBytes);
 }

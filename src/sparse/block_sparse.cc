@@ -54,7 +54,7 @@ void serialize(const BlockLayout& L, const BlockSet& set, size_t first, size_t c
               count * L.blockBytes());
 }
 
-spcclResult_t deserialize(const BlockLayout& L, const std::vector<unsigned char>& in, int peer,
+spcclResult_t deserialize(const BlockLayout& L, const MessageBuffer& in, int peer,
                           uint64_t firstBlock, uint64_t ownedBlocks, BlockSet* out) {
   uint64_t count = 0;
   if (in.size() >= 8) std::memcpy(&count, in.data(), 8);
@@ -69,7 +69,7 @@ spcclResult_t deserialize(const BlockLayout& L, const std::vector<unsigned char>
                         "outside [%lu, %lu)", peer, static_cast<unsigned long>(id),
                         static_cast<unsigned long>(firstBlock),
                         static_cast<unsigned long>(firstBlock + ownedBlocks));
-  out->values.assign(in.begin() + 8 + count * 8, in.end());
+  out->values.assign(in.data() + 8 + count * 8, in.data() + in.size());
   return spcclSuccess;
 }
 

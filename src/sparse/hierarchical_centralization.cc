@@ -12,57 +12,18 @@
 // lower ranks), so both partners compute the same bits, and every rank ends
 // with the same set.
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/sparse_algorithms.h"
+#include "sparse/set_merge.h"
 #include "sparse/sparse_messages.h"
 
 namespace spccl::sparse {
 
 namespace {
-
-// The union of two sets; where both hold a position, lower + higher
-// through the reduce kernel (one call for all common positions).
-void mergeSets(const CollContext& ctx, spcclDataType_t type, size_t valueBytes,
-               const SparseSet& lower, const SparseSet& higher, SparseSet* out) {
-  SparseSet merged;
-  merged.positions.reserve(lower.size() + higher.size());
-  merged.values.reserve((lower.size() + higher.size()) * valueBytes);
-  std::vector<size_t> commonAt;  // output slot of each common position
-  std::vector<unsigned char> lowerCommon, higherCommon;
-  auto append = [&](const SparseSet& from, size_t i) {
-    merged.positions.push_back(from.positions[i]);
-    const unsigned char* v = from.values.data() + i * valueBytes;
-    merged.values.insert(merged.values.end(), v, v + valueBytes);
-  };
-  size_t a = 0, b = 0;
-  while (a < lower.size() || b < higher.size()) {
-    if (b == higher.size() || (a < lower.size() && lower.positions[a] < higher.positions[b])) {
-      append(lower, a++);
-    } else if (a == lower.size() || higher.positions[b] < lower.positions[a]) {
-      append(higher, b++);
-    } else {
-      commonAt.push_back(merged.size());
-      const unsigned char* lv = lower.values.data() + a * valueBytes;
-      const unsigned char* hv = higher.values.data() + b * valueBytes;
-      lowerCommon.insert(lowerCommon.end(), lv, lv + valueBytes);
-      higherCommon.insert(higherCommon.end(), hv, hv + valueBytes);
-      append(lower, a);
-      ++a;
-      ++b;
-    }
-  }
-  if (!commonAt.empty()) {
-    std::vector<unsigned char> sums(lowerCommon.size());
-    kernels::reduce(ctx.kernels(), type, spcclSum, sums.data(), lowerCommon.data(),
-                    higherCommon.data(), commonAt.size());
-    for (size_t i = 0; i < commonAt.size(); ++i)
-      std::memcpy(&merged.values[commonAt[i] * valueBytes], &sums[i * valueBytes], valueBytes);
-  }
-  *out = std::move(merged);
-}
 
 struct Exchange {
   CollContext& ctx;
@@ -126,7 +87,7 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   uint64_t total = 0;
   for (int q = 0; q < n; ++q) total += rankNnz[q];
 
-  SparseSet current;
+  SparseSet current, next;  // next: the merge's output, swapped in
   current.positions.assign(in.indices, in.indices + in.nnz);
   const unsigned char* values = static_cast<const unsigned char*>(in.values);
   current.values.assign(values, values + in.nnz * valueBytes);
@@ -141,7 +102,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     if (r + p < n) {
       SparseSet folded;
       SPCCL_CHECK(swapSets(x, -1, current, r + p, rankNnz[r + p], &folded));
-      mergeSets(ctx, in.type, valueBytes, current, folded, &current);
+      mergeSets(ctx.kernels(), in.type, valueBytes, current, folded, &next);
+      std::swap(current, next);
     }
     for (int stage = 0; (1 << stage) < p; ++stage) {
       const int partner = r ^ (1 << stage);
@@ -149,9 +111,10 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
       SPCCL_CHECK(swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage),
                            &theirs));
       if (partner < r)
-        mergeSets(ctx, in.type, valueBytes, theirs, current, &current);
+        mergeSets(ctx.kernels(), in.type, valueBytes, theirs, current, &next);
       else
-        mergeSets(ctx, in.type, valueBytes, current, theirs, &current);
+        mergeSets(ctx.kernels(), in.type, valueBytes, current, theirs, &next);
+      std::swap(current, next);
     }
     if (r + p < n) SPCCL_CHECK(swapSets(x, r + p, current, -1, 0, nullptr));
   }

@@ -1,5 +1,6 @@
 #include "sparse/sparse_allreduce.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "sparse/call_agreement.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithms.h"
+#include "sparse/sparse_workspace.h"
 
 namespace spccl::sparse {
 
@@ -38,15 +40,34 @@ SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed) {
   return run;
 }
 
-// The dense input's non-zeros, extracted once and only when needed.
-void extractInput(SparseCall& call) {
-  if (call.denseInput == nullptr) return;
-  const size_t nnz = kernels::countNonZeros(call.type, call.denseInput, call.count);
-  call.indices.resize(nnz);
-  call.values.resize(nnz * spcclTypeSize(call.type));
-  kernels::extractNonZeros(call.type, call.denseInput, call.count, call.indices.data(),
-                           call.values.data());
-  call.denseInput = nullptr;
+// Points the call's non-zeros at its COO set, or extracts the dense
+// input's into the workspace: one pass, sized by the largest earlier input,
+// and a second pass only when this input has more non-zeros than that.
+void extractInput(SparseCall& call, SparseWorkspace& workspace) {
+  if (call.denseInput != nullptr) {
+    const size_t valueBytes = spcclTypeSize(call.type);
+    auto capacity = [&] {
+      return std::min(workspace.inputIndices.size(), workspace.inputValues.size() / valueBytes);
+    };
+    size_t nnz = kernels::extractNonZeros(call.type, call.denseInput, call.count,
+                                          workspace.inputIndices.data(),
+                                          workspace.inputValues.data(), capacity());
+    if (nnz > capacity()) {
+      workspace.inputIndices.resize(nnz);
+      workspace.inputValues.resize(nnz * valueBytes);
+      nnz = kernels::extractNonZeros(call.type, call.denseInput, call.count,
+                                     workspace.inputIndices.data(), workspace.inputValues.data(),
+                                     nnz);
+    }
+    call.nonZeroIndices = workspace.inputIndices.data();
+    call.nonZeroValues = workspace.inputValues.data();
+    call.nnz = nnz;
+    call.denseInput = nullptr;
+  } else if (call.nonZeroIndices == nullptr) {
+    call.nonZeroIndices = call.indices.data();
+    call.nonZeroValues = call.values.data();
+    call.nnz = call.indices.size();
+  }
 }
 
 spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
@@ -75,8 +96,8 @@ spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, voi
     args.sendbuff = call.denseInput;
   } else {
     if (call.count > 0) std::memset(out, 0, call.count * spcclTypeSize(call.type));
-    kernels::scatterReduce(call.type, spcclSum, out, call.indices.data(), call.values.data(),
-                           call.indices.size());
+    kernels::scatterReduce(call.type, spcclSum, out, call.nonZeroIndices, call.nonZeroValues,
+                           call.nnz);
     args.sendbuff = out;
   }
   const spcclCounters_t before = comm->engine->counters();
@@ -98,7 +119,7 @@ spcclResult_t writeCoo(const SparseCall& call, const void* dense) {
                       "*outNnz holds the size needed",
                       call.name, nnz, call.outCapacity);
   std::vector<uint64_t> indices(nnz);
-  kernels::extractNonZeros(call.type, dense, call.count, indices.data(), call.outValues);
+  kernels::extractNonZeros(call.type, dense, call.count, indices.data(), call.outValues, nnz);
   for (size_t i = 0; i < nnz; ++i) {
     if (call.outIndexType == spcclIndexUint32)
       static_cast<uint32_t*>(call.outIndices)[i] = static_cast<uint32_t>(indices[i]);
@@ -138,9 +159,9 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
                       profile.stats.calls == 0 && n > 1;
   // Extract once, up front: every schedule but dense needs the non-zeros,
   // and counting them separately would cost another pass over the input.
-  if (call.inputValid) extractInput(call);
-  if (sketch) mine.sketch = sketchIndices(call.indices.data(), call.indices.size(), comm->sparseSeed);
-  mine.nnz = call.inputValid ? call.indices.size() : 0;
+  if (call.inputValid) extractInput(call, *comm->sparseWorkspace);
+  if (sketch) mine.sketch = sketchIndices(call.nonZeroIndices, call.nnz, comm->sparseSeed);
+  mine.nnz = call.inputValid ? call.nnz : 0;
   mine.tag = call.options.tag;
   mine.algorithm = call.options.algorithm;
   mine.encoding = call.options.encoding;
@@ -192,12 +213,12 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   } else if (decision.algorithm == spcclSparseDense) {
     SPCCL_CHECK(runDense(comm, ctx, call, out, &report));
   } else {
-    extractInput(call);  // before the output is cleared: it may be the input
+    extractInput(call, *comm->sparseWorkspace);  // before the output is cleared: it may be the input
     if (call.count > 0) std::memset(out, 0, call.count * costInput.valueBytes);
     SparseInput in;
-    in.indices = call.indices.data();
-    in.values = call.values.data();
-    in.nnz = call.indices.size();
+    in.indices = call.nonZeroIndices;
+    in.values = call.nonZeroValues;
+    in.nnz = call.nnz;
     in.universe = call.count;
     in.type = call.type;
     in.rankNnz = rankNnz.data();

@@ -30,6 +30,11 @@ struct SparseCall {
   const void* denseInput = nullptr;
   std::vector<uint64_t> indices;
   std::vector<unsigned char> values;
+  // The input's non-zeros, whichever form it came in (set by the run: the
+  // COO vectors above, or the dense input extracted into the workspace).
+  const uint64_t* nonZeroIndices = nullptr;
+  const unsigned char* nonZeroValues = nullptr;
+  size_t nnz = 0;
   // false: this rank's input was rejected (its error is already recorded);
   // it still takes part in the agreement so that no peer waits for it.
   bool inputValid = true;

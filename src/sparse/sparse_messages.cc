@@ -10,22 +10,6 @@
 
 namespace spccl::sparse {
 
-void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size_t valueBytes) {
-  if (std::is_sorted(positions, positions + nnz)) return;
-  std::vector<size_t> order(nnz);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [positions](size_t a, size_t b) { return positions[a] < positions[b]; });
-  std::vector<uint64_t> sortedPositions(nnz);
-  std::vector<unsigned char> sortedValues(nnz * valueBytes);
-  for (size_t i = 0; i < nnz; ++i) {
-    sortedPositions[i] = positions[order[i]];
-    std::memcpy(&sortedValues[i * valueBytes], values + order[i] * valueBytes, valueBytes);
-  }
-  std::memcpy(positions, sortedPositions.data(), nnz * sizeof(uint64_t));
-  if (nnz > 0) std::memcpy(values, sortedValues.data(), nnz * valueBytes);
-}
-
 Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
                    size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out) {
   Encoding encoding = cheapestEncoding(nnz, universe, valueBytes, positions, allowed);
@@ -58,12 +42,20 @@ spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, 
   return decode(data, bytes, universe, valueBytes, &out->positions, &out->values);
 }
 
+void MessageBuffer::allocate(size_t capacity) {
+  if (capacity > capacity_) {
+    storage_.reset(new unsigned char[capacity]);  // default-initialised: not zeroed
+    capacity_ = capacity;
+  }
+  size_ = 0;
+}
+
 spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends,
                                std::span<Incoming> receives, SparseRunReport* report) {
   std::vector<PeerRequest> recvRequests(receives.size());
   std::vector<PeerRequest> sendRequests(sends.size());
   for (size_t i = 0; i < receives.size(); ++i) {
-    receives[i].data.resize(receives[i].capacity);
+    receives[i].data.allocate(receives[i].capacity);
     SPCCL_CHECK(ctx.irecv(receives[i].peer, receives[i].data.data(), receives[i].capacity,
                           &recvRequests[i]));
   }
@@ -75,7 +67,7 @@ spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends
   for (size_t i = 0; i < receives.size(); ++i) {
     size_t received = 0;
     SPCCL_CHECK(ctx.wait(&recvRequests[i], &received, &receives[i].flags));
-    receives[i].data.resize(received);
+    receives[i].data.setSize(received);
     if (report) report->bytesReceived += received;
   }
   return ctx.waitAll(sendRequests);

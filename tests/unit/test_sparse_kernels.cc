@@ -109,12 +109,31 @@ void checkExtract(size_t count) {
   // Sized exactly: a write past the non-zeros would be caught under ASan.
   std::vector<uint64_t> indices(expectedIndices.size());
   std::vector<S> values(expectedIndices.size());
-  ASSERT_EQ(extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data()),
+  ASSERT_EQ(extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data(),
+                            indices.size()),
             expectedIndices.size());
   EXPECT_EQ(indices, expectedIndices);
   for (size_t i = 0; i < indices.size(); ++i) {
     ASSERT_TRUE(sameBits(values[i], dense[indices[i]])) << "entry " << i;
   }
+}
+
+// A capacity below the count: the first `capacity` pairs are written,
+// nothing past them (buffers sized exactly, for ASan), and the return value
+// is still the full count.
+template <typename Type>
+void checkExtractCutShort(size_t count) {
+  using S = typename Type::Storage;
+  const std::vector<S> dense = sparseInput<Type>(count, count * 17 + Type::kType);
+  const size_t total = countNonZeros(Type::kType, dense.data(), count);
+  const size_t capacity = total / 2;
+  std::vector<uint64_t> indices(capacity), full(total);
+  std::vector<S> values(capacity), fullValues(total);
+  extractNonZeros(Type::kType, dense.data(), count, full.data(), fullValues.data(), total);
+  ASSERT_EQ(extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data(),
+                            capacity),
+            total);
+  EXPECT_TRUE(std::equal(indices.begin(), indices.end(), full.begin()));
 }
 
 template <typename Type>
@@ -154,6 +173,7 @@ void checkType() {
                        size_t{1001}, size_t{100003}}) {
     SCOPED_TRACE(count);
     checkExtract<Type>(count);
+    checkExtractCutShort<Type>(count);
     checkScatterGather<Type>(count < 5000 ? count : 5000);
   }
 }
@@ -182,11 +202,51 @@ TEST(SparseKernels, SignedZeroIsZeroAndNaNIsNot) {
   EXPECT_EQ(countNonZeros(spcclBfloat16, f16, 5), 3u);
   uint64_t indices[3];
   uint16_t values[3];
-  ASSERT_EQ(extractNonZeros(spcclFloat16, f16, 5, indices, values), 3u);
+  ASSERT_EQ(extractNonZeros(spcclFloat16, f16, 5, indices, values, 3), 3u);
   EXPECT_EQ(indices[0], 2u);
   EXPECT_EQ(indices[1], 3u);
   EXPECT_EQ(indices[2], 4u);
   EXPECT_EQ(values[2], 0xfe00);  // extracted bit for bit
+}
+
+// The same special values inside full 64-element blocks, which take the
+// vectorised mask (nonzero_mask.h) rather than the scalar tail loop.
+template <typename S>
+void checkSpecialsInBlocks(spcclDataType_t type, S negativeZero, S nan, S tiny, S negativeNan) {
+  std::vector<S> dense(192, S{});
+  const size_t at[] = {0, 31, 63, 64, 100, 127, 128, 191};
+  const S pattern[] = {negativeZero, nan, tiny, negativeZero, negativeNan, tiny, nan, negativeZero};
+  std::vector<uint64_t> expected;
+  for (size_t k = 0; k < 8; ++k) {
+    dense[at[k]] = pattern[k];
+    if (k != 0 && k != 3 && k != 7) expected.push_back(at[k]);
+  }
+  EXPECT_EQ(countNonZeros(type, dense.data(), dense.size()), expected.size());
+  std::vector<uint64_t> indices(expected.size());
+  std::vector<S> values(expected.size());
+  ASSERT_EQ(extractNonZeros(type, dense.data(), dense.size(), indices.data(), values.data(),
+                            indices.size()),
+            expected.size());
+  EXPECT_EQ(indices, expected);
+}
+
+TEST(SparseKernels, SpecialValuesInFullBlocks) {
+  constexpr float fnan = std::numeric_limits<float>::quiet_NaN();
+  checkSpecialsInBlocks<float>(spcclFloat32, -0.0f, fnan,
+                               std::numeric_limits<float>::denorm_min(), -fnan);
+  constexpr double dnan = std::numeric_limits<double>::quiet_NaN();
+  checkSpecialsInBlocks<double>(spcclFloat64, -0.0, dnan,
+                                std::numeric_limits<double>::denorm_min(), -dnan);
+  checkSpecialsInBlocks<uint16_t>(spcclFloat16, 0x8000, 0x7e00, 0x0001, 0xfe00);
+  checkSpecialsInBlocks<uint16_t>(spcclBfloat16, 0x8000, 0x7fc0, 0x0001, 0xffc0);
+  // Integers: the top bit alone is a value (not a sign to ignore).
+  std::vector<int64_t> i64(128, 0);
+  i64[5] = std::numeric_limits<int64_t>::min();
+  i64[70] = int64_t{1} << 32;  // only the high half set
+  EXPECT_EQ(countNonZeros(spcclInt64, i64.data(), i64.size()), 2u);
+  std::vector<int8_t> i8(64, 0);
+  i8[63] = -128;
+  EXPECT_EQ(countNonZeros(spcclInt8, i8.data(), i8.size()), 1u);
 }
 
 TEST(SparseKernels, ScatterReduceCombinesDuplicatesInOrder) {

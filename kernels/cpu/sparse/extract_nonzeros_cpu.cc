@@ -1,63 +1,63 @@
 // countNonZeros / extractNonZeros (sparse_kernels.h) on the CPU.
 //
-// Gradients are mostly zero, so the scan works in blocks of 64 elements:
-// an OR-reduction over the block (a loop GCC vectorises at -O3) decides
-// whether the block holds anything; only then is a 64-bit mask of its
-// non-zeros built and walked with count-trailing-zeros, which writes exactly
-// the non-zeros and never past the caller's countNonZeros() entries.
+// One pass over the input in blocks of 64 elements: the block's non-zero
+// mask (nonzero_mask.h, SSE2 on x86-64) is walked with count-trailing-zeros,
+// so work beyond the scan is proportional to the non-zeros. extractNonZeros
+// writes at most `capacity` pairs and keeps counting after that, so a caller
+// that guessed the size from an earlier call needs a second pass only when
+// the guess was short.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/cpu/sparse/nonzero_mask.h"
 #include "kernels/sparse_kernels.h"
 
 namespace spccl::kernels {
 namespace {
 
-constexpr size_t kBlock = 64;
-
 template <typename Format>
-bool blockHasNonZero(const typename Format::Storage* block, size_t length) {
-  bool any = false;
-  for (size_t i = 0; i < length; ++i) any |= !ZeroTest<Format>::isZero(block[i]);
-  return any;
-}
-
-template <typename Format>
-uint64_t nonZeroMask(const typename Format::Storage* block, size_t length) {
-  uint64_t mask = 0;
-  for (size_t i = 0; i < length; ++i) {
-    mask |= static_cast<uint64_t>(!ZeroTest<Format>::isZero(block[i])) << i;
-  }
-  return mask;
+uint64_t blockMask(const typename Format::Storage* in, size_t base, size_t count) {
+  return count - base >= kMaskBlock ? nonZeroMask64<Format>(in + base)
+                                    : nonZeroMaskScalar<Format>(in + base, count - base);
 }
 
 template <typename Format>
 size_t countElements(const void* dense, size_t count) {
   const auto* in = static_cast<const typename Format::Storage*>(dense);
   size_t nonZeros = 0;
-  for (size_t i = 0; i < count; ++i) nonZeros += !ZeroTest<Format>::isZero(in[i]);
+  for (size_t base = 0; base < count; base += kMaskBlock)
+    nonZeros += static_cast<size_t>(std::popcount(blockMask<Format>(in, base, count)));
   return nonZeros;
 }
 
 template <typename Format>
-size_t extractElements(const void* dense, size_t count, uint64_t* indices, void* values) {
+size_t extractElements(const void* dense, size_t count, uint64_t* indices, void* values,
+                       size_t capacity) {
   using Storage = typename Format::Storage;
   const auto* in = static_cast<const Storage*>(dense);
   auto* out = static_cast<Storage*>(values);
-  size_t written = 0;
-  for (size_t base = 0; base < count; base += kBlock) {
-    const size_t length = count - base < kBlock ? count - base : kBlock;
-    if (!blockHasNonZero<Format>(in + base, length)) continue;
-    for (uint64_t mask = nonZeroMask<Format>(in + base, length); mask != 0; mask &= mask - 1) {
+  size_t found = 0;
+  for (size_t base = 0; base < count; base += kMaskBlock) {
+    uint64_t mask = blockMask<Format>(in, base, count);
+    const size_t inBlock = static_cast<size_t>(std::popcount(mask));
+    if (found + inBlock > capacity) {  // write what fits, count the rest
+      for (; mask != 0 && found < capacity; mask &= mask - 1, ++found) {
+        const size_t i = base + static_cast<size_t>(std::countr_zero(mask));
+        indices[found] = i;
+        out[found] = in[i];
+      }
+      found += static_cast<size_t>(std::popcount(mask));
+      continue;
+    }
+    for (; mask != 0; mask &= mask - 1, ++found) {
       const size_t i = base + static_cast<size_t>(std::countr_zero(mask));
-      indices[written] = i;
-      out[written] = in[i];
-      ++written;
+      indices[found] = i;
+      out[found] = in[i];
     }
   }
-  return written;
+  return found;
 }
 
 }  // namespace
@@ -68,9 +68,9 @@ size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count) {
 }
 
 size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, uint64_t* indices,
-                       void* values) {
+                       void* values, size_t capacity) {
   return withFormat(type, size_t{0}, [&](auto format) {
-    return extractElements<decltype(format)>(dense, count, indices, values);
+    return extractElements<decltype(format)>(dense, count, indices, values, capacity);
   });
 }
 

@@ -1,0 +1,21 @@
+// Buffers a communicator's sparse all-reduce keeps from call to call, so
+// that a training loop's steady state neither allocates nor page-faults
+// for them: a fresh 2 MB vector per call costs 512 page faults, which on a
+// busy host is as much as the scan that fills it. Only the communicator's
+// engine thread (the one running the call) touches them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spccl::sparse {
+
+struct SparseWorkspace {
+  // The dense input's non-zeros. Sized to the largest input seen (so a
+  // one-pass extraction fits); the call's own count is kept in SparseCall.
+  std::vector<uint64_t> inputIndices;
+  std::vector<unsigned char> inputValues;
+};
+
+}  // namespace spccl::sparse
