@@ -16,11 +16,12 @@ FeistelPermutation::FeistelPermutation(uint64_t universe, uint64_t seed) : unive
   for (int r = 0; r < kRounds; ++r) {
     key = mix64(key + 0x9e3779b97f4a7c15ull);
     roundKeys_[r] = key;
+    roundMultipliers_[r] = mix64(key ^ 0xc2b2ae3d27d4eb4full) | 1;
   }
 }
 
 uint64_t FeistelPermutation::round(int r, uint64_t half) const {
-  return mix64(half ^ roundKeys_[r]) & halfMask_;
+  return ((half ^ roundKeys_[r]) * roundMultipliers_[r]) >> (64 - halfBits_);
 }
 
 // (L, R) -> (R, L ^ F_r(R)) per round; decryption runs the rounds backwards.
