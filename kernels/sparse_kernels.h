@@ -22,6 +22,11 @@ size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, ui
 // duplicates are combined deterministically). op: sum (avg reduces as sum).
 void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,
                    const void* values, size_t nnz);
+// Writes all `count` elements of dense: values[i] at indices[i] (unique,
+// ascending, < count) and zero everywhere else, in one sequential pass (no
+// separate clearing pass, no random writes).
+void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+             void* dense, size_t count);
 // values[i] = dense[indices[i]].
 void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
                   void* values);

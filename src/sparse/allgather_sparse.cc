@@ -2,17 +2,18 @@
 // centralization. Every rank sends its whole set to every other rank and
 // each sums all n sets in rank order; overlaps are never exploited, so the
 // traffic grows with n whatever gamma is (Zen section 2.4, Figure 8).
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
-#include "kernels/sparse_kernels.h"
+#include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 
 namespace spccl::sparse {
 
 spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
-                              const SparseRunOptions& options, void* dense,
+                              const SparseRunOptions& options, SparseSet* result,
                               SparseRunReport* report) {
   std::vector<uint64_t> nnzStorage;
   const uint64_t* rankNnz = nullptr;
@@ -34,14 +35,17 @@ spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
   for (Incoming& m : incoming)
     SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, in.universe, valueBytes,
                           options.allowedEncodings, m.peer, &sets[m.peer]));
-  for (int q = 0; q < n; ++q) {
-    if (q == r)
-      kernels::scatterReduce(in.type, spcclSum, dense, in.indices, in.values, in.nnz);
-    else
-      kernels::scatterReduce(in.type, spcclSum, dense, sets[q].positions.data(),
-                             sets[q].values.data(), sets[q].size());
+  sets[r].positions.assign(in.indices, in.indices + in.nnz);
+  const unsigned char* mine = static_cast<const unsigned char*>(in.values);
+  sets[r].values.assign(mine, mine + in.nnz * valueBytes);
+  // Summed in rank order, ((set_0 + set_1) + set_2) + ...: the same bits on
+  // every rank.
+  SparseSet sum = std::move(sets[0]), next;
+  for (int q = 1; q < n; ++q) {
+    mergeSets(ctx.kernels(), in.type, valueBytes, sum, sets[q], &next);
+    std::swap(sum, next);
   }
-  if (report) report->outputNnz = kernels::countNonZeros(in.type, dense, in.universe);
+  *result = std::move(sum);
   return spcclSuccess;
 }
 

@@ -117,17 +117,21 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   out->values.resize(nnz * c.valueBytes);
 }
 
-// Adds partition p's aggregate into the dense result.
-void scatterPart(const Context& c, int p, const SparseSet& part, void* dense) {
-  std::vector<uint64_t> indices(part.size());
-  for (size_t i = 0; i < part.size(); ++i) indices[i] = c.partition.index(p, part.positions[i]);
-  kernels::scatterReduce(c.in.type, spcclSum, dense, indices.data(), part.values.data(),
-                         part.size());
+// Appends partition p's aggregate to the result, positions mapped back to
+// global indices (the partitions are disjoint, so no index repeats).
+void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* result) {
+  const size_t at = result->size();
+  result->positions.resize(at + part.size());
+  for (size_t i = 0; i < part.size(); ++i)
+    result->positions[at + i] = c.partition.index(p, part.positions[i]);
+  result->values.insert(result->values.end(), part.values.begin(), part.values.end());
 }
 
 // Pull: the owner's aggregate goes to every other rank (an all-gather of
-// the partitions); every rank scatters every partition into dense.
-spcclResult_t pull(const Context& c, const SparseSet& mine, void* dense) {
+// the partitions); every rank joins the partitions into one set, sorted by
+// global index (the keyed permutation scatters a partition's indices over
+// [0, M), so this sort, not the caller, pays for the randomness).
+spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
   std::vector<unsigned char> encoded;
   Encoding e = encodeSet(mine.positions.data(), mine.values.data(), mine.size(),
@@ -144,26 +148,25 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, void* dense) {
   SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
   std::vector<uint64_t> aggregateSizes(n);
   aggregateSizes[r] = mine.size();
-  scatterPart(c, r, mine, dense);
+  result->positions.clear();
+  result->values.clear();
+  appendPart(c, r, mine, result);
   for (Incoming& m : incoming) {
     SparseSet part;
     SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, c.partition.partSize(m.peer),
                           c.valueBytes, c.options.allowedEncodings, m.peer, &part));
     aggregateSizes[m.peer] = part.size();
-    scatterPart(c, m.peer, part, dense);
+    appendPart(c, m.peer, part, result);
   }
-  if (c.report) {
-    c.report->pullImbalance = imbalanceRatio(aggregateSizes);
-    c.report->outputNnz = 0;
-    for (uint64_t s : aggregateSizes) c.report->outputNnz += s;
-  }
+  sortByPosition(result->positions.data(), result->values.data(), result->size(), c.valueBytes);
+  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
   return spcclSuccess;
 }
 
 }  // namespace
 
 spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
-                                  const SparseRunOptions& options, void* dense,
+                                  const SparseRunOptions& options, SparseSet* result,
                                   SparseRunReport* report) {
   std::vector<uint64_t> nnzStorage;
   const uint64_t* rankNnz = nullptr;
@@ -175,7 +178,7 @@ spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
   std::vector<SparseSet> parts;
   SPCCL_CHECK(push(c, &own, &parts));
   aggregate(c, own, parts, &aggregated);
-  return pull(c, aggregated, dense);
+  return pull(c, aggregated, result);
 }
 
 }  // namespace spccl::sparse

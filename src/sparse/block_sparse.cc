@@ -11,6 +11,7 @@
 // format is not one of the set encodings.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -102,10 +103,29 @@ void addBlocks(const CollContext& ctx, spcclDataType_t type, const BlockLayout& 
   }
 }
 
+// Appends the non-zeros of a set's blocks (ids ascending, after every block
+// already in *result) as global indices, clipping at the tensor's end.
+void appendNonZeros(spcclDataType_t type, const BlockLayout& L, const BlockSet& set,
+                    SparseSet* result) {
+  for (size_t i = 0; i < set.ids.size(); ++i) {
+    const uint64_t start = set.ids[i] * kBlockElements;
+    const size_t length = static_cast<size_t>(std::min(kBlockElements, L.universe - start));
+    const size_t at = result->size();
+    result->positions.resize(at + length);
+    result->values.resize((at + length) * L.valueBytes);
+    const size_t found = kernels::extractNonZeros(type, set.values.data() + i * L.blockBytes(),
+                                                  length, result->positions.data() + at,
+                                                  result->values.data() + at * L.valueBytes, length);
+    for (size_t j = at; j < at + found; ++j) result->positions[j] += start;
+    result->positions.resize(at + found);
+    result->values.resize((at + found) * L.valueBytes);
+  }
+}
+
 }  // namespace
 
 spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseRunOptions&,
-                          void* dense, SparseRunReport* report) {
+                          SparseSet* result, SparseRunReport* report) {
   std::vector<uint64_t> nnzStorage;
   const uint64_t* rankNnz = nullptr;
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
@@ -164,20 +184,21 @@ spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseR
     incoming.push_back({q, L.messageBytes(std::min(total, L.ownedBlocks(q))), {}, 0});
   }
   SPCCL_CHECK(exchangeMessages(ctx, sends, incoming, report));
+  // Owners' block ranges ascend with their rank: joined in rank order, the
+  // result is sorted.
+  std::vector<BlockSet> parts(n);
+  for (Incoming& m : incoming)
+    SPCCL_CHECK(deserialize(L, m.data, m.peer, L.firstBlock(m.peer), L.ownedBlocks(m.peer),
+                            &parts[m.peer]));
+  parts[r] = std::move(aggregate);
   std::vector<uint64_t> pulled(n);
-  pulled[r] = aggregate.ids.size();
-  unsigned char* out = static_cast<unsigned char*>(dense);
-  addBlocks(ctx, in.type, L, aggregate, 0, out);
-  for (Incoming& m : incoming) {
-    BlockSet part;
-    SPCCL_CHECK(deserialize(L, m.data, m.peer, L.firstBlock(m.peer), L.ownedBlocks(m.peer), &part));
-    pulled[m.peer] = part.ids.size();
-    addBlocks(ctx, in.type, L, part, 0, out);
+  result->positions.clear();
+  result->values.clear();
+  for (int q = 0; q < n; ++q) {
+    pulled[q] = parts[q].ids.size();
+    appendNonZeros(in.type, L, parts[q], result);
   }
-  if (report) {
-    report->pullImbalance = imbalanceRatio(pulled);
-    report->outputNnz = kernels::countNonZeros(in.type, dense, in.universe);
-  }
+  if (report) report->pullImbalance = imbalanceRatio(pulled);
   return spcclSuccess;
 }
 

@@ -76,7 +76,7 @@ uint64_t groupNnz(const uint64_t* rankNnz, int n, int p, int q, int stage) {
 }  // namespace
 
 spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in,
-                                         const SparseRunOptions& options, void* dense,
+                                         const SparseRunOptions& options, SparseSet* result,
                                          SparseRunReport* report) {
   std::vector<uint64_t> nnzStorage;
   const uint64_t* rankNnz = nullptr;
@@ -118,10 +118,7 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     }
     if (r + p < n) SPCCL_CHECK(swapSets(x, r + p, current, -1, 0, nullptr));
   }
-  kernels::scatterReduce(in.type, spcclSum, dense, current.positions.data(), current.values.data(),
-                         current.size());
-  if (report)
-    report->outputNnz = kernels::countNonZeros(in.type, current.values.data(), current.size());
+  *result = std::move(current);
   return spcclSuccess;
 }
 

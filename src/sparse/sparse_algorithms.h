@@ -1,7 +1,9 @@
 // The sparse all-reduce algorithms (SPEC.md section 2), as schedules on
-// CollContext. Each takes one rank's deduplicated non-zeros and adds the
-// global sum into `dense` (universe elements of the datatype, zeroed by the
-// caller), identically on every rank.
+// CollContext. Each takes one rank's deduplicated non-zeros and delivers
+// the global sum as a SparseSet of global indices (ascending; a value may
+// be zero where x + -x cancelled), bit for bit the same on every rank. The
+// caller turns it into the dense or COO output (sparse_output.h), so no
+// schedule touches the dense tensor.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include "sparse/bucketing.h"
 #include "sparse/encoding.h"
 #include "sparse/index_partition.h"
+#include "sparse/sparse_set.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -39,19 +42,18 @@ struct SparseRunReport {
   uint64_t bytesReceived = 0;
   double pushImbalance = 1.0;  // Zen Def. 8 (BP only)
   double pullImbalance = 1.0;
-  size_t outputNnz = 0;        // non-zeros of the result (same on every rank)
 };
 
 spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
-                                  const SparseRunOptions& options, void* dense,
+                                  const SparseRunOptions& options, SparseSet* result,
                                   SparseRunReport* report);
 spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in,
-                                         const SparseRunOptions& options, void* dense,
+                                         const SparseRunOptions& options, SparseSet* result,
                                          SparseRunReport* report);
 spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
-                              const SparseRunOptions& options, void* dense,
+                              const SparseRunOptions& options, SparseSet* result,
                               SparseRunReport* report);
 spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseRunOptions& options,
-                          void* dense, SparseRunReport* report);
+                          SparseSet* result, SparseRunReport* report);
 
 }  // namespace spccl::sparse

@@ -12,6 +12,7 @@
 #include "sparse/call_agreement.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithms.h"
+#include "sparse/sparse_output.h"
 #include "sparse/sparse_workspace.h"
 
 namespace spccl::sparse {
@@ -71,60 +72,52 @@ void extractInput(SparseCall& call, SparseWorkspace& workspace) {
 }
 
 spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
-                           const SparseInput& in, const SparseRunOptions& options, void* dense,
-                           SparseRunReport* report) {
+                           const SparseInput& in, const SparseRunOptions& options,
+                           SparseSet* result, SparseRunReport* report) {
   switch (algorithm) {
-    case spcclSparseBalancedParallelism: return balancedParallelism(ctx, in, options, dense, report);
-    case spcclSparseHierarchical: return hierarchicalCentralization(ctx, in, options, dense, report);
-    case spcclSparseAllGather: return allGatherSparse(ctx, in, options, dense, report);
-    case spcclSparseBlock: return blockSparse(ctx, in, options, dense, report);
+    case spcclSparseBalancedParallelism: return balancedParallelism(ctx, in, options, result, report);
+    case spcclSparseHierarchical: return hierarchicalCentralization(ctx, in, options, result, report);
+    case spcclSparseAllGather: return allGatherSparse(ctx, in, options, result, report);
+    case spcclSparseBlock: return blockSparse(ctx, in, options, result, report);
     default: return SPCCL_FAIL(spcclInternalError, "no sparse schedule for algorithm %d", algorithm);
   }
 }
 
-// Dense: the whole tensor through the dense all-reduce (a COO input is
-// scattered into the output first and reduced in place).
-spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, void* out,
-                       SparseRunReport* report) {
+// Dense: the whole tensor through the dense all-reduce, the input's
+// non-zeros scattered into a zeroed buffer and reduced in place there: the
+// dense output, or for a COO output a scratch tensor whose non-zeros then
+// become *result (*inOutput says which).
+spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, SparseSet* result,
+                       bool* inOutput, SparseRunReport* report) {
+  const size_t valueBytes = spcclTypeSize(call.type);
+  std::vector<unsigned char> scratch;
+  void* out = call.denseOutput;
+  if (call.cooOutput) {
+    scratch.resize(call.count * valueBytes);
+    out = scratch.data();
+  } else {
+    std::memset(out, 0, call.count * valueBytes);
+  }
+  kernels::scatterReduce(call.type, spcclSum, out, call.nonZeroIndices, call.nonZeroValues,
+                         call.nnz);
   CollArgs args;
   args.type = CollType::AllReduce;
+  args.sendbuff = out;
   args.recvbuff = out;
   args.count = call.count;
   args.datatype = call.type;
-  args.op = spcclSum;  // Avg is divided by the caller, as for the sparse schedules
-  if (call.denseInput != nullptr) {
-    args.sendbuff = call.denseInput;
-  } else {
-    if (call.count > 0) std::memset(out, 0, call.count * spcclTypeSize(call.type));
-    kernels::scatterReduce(call.type, spcclSum, out, call.nonZeroIndices, call.nonZeroValues,
-                           call.nnz);
-    args.sendbuff = out;
-  }
+  args.op = spcclSum;  // Avg is divided at the end, as for the sparse schedules
   const spcclCounters_t before = comm->engine->counters();
   SPCCL_CHECK(runDenseCollective(ctx, args, comm->options.algorithmOverride));
   report->bytesSent = comm->engine->counters().bytesSent - before.bytesSent;
   report->bytesReceived = comm->engine->counters().bytesReceived - before.bytesReceived;
-  report->outputNnz = kernels::countNonZeros(call.type, out, call.count);
-  return spcclSuccess;
-}
-
-// COO output: the result's non-zeros, if they fit (the size is the same on
-// every rank, so all fail together when they do not).
-spcclResult_t writeCoo(const SparseCall& call, const void* dense) {
-  const size_t nnz = kernels::countNonZeros(call.type, dense, call.count);
-  *call.outNnz = nnz;
-  if (nnz > call.outCapacity)
-    return SPCCL_FAIL(spcclInvalidUsage,
-                      "%s: the result has %zu non-zeros but outCapacity is %zu; nothing written, "
-                      "*outNnz holds the size needed",
-                      call.name, nnz, call.outCapacity);
-  std::vector<uint64_t> indices(nnz);
-  kernels::extractNonZeros(call.type, dense, call.count, indices.data(), call.outValues, nnz);
-  for (size_t i = 0; i < nnz; ++i) {
-    if (call.outIndexType == spcclIndexUint32)
-      static_cast<uint32_t*>(call.outIndices)[i] = static_cast<uint32_t>(indices[i]);
-    else
-      static_cast<uint64_t*>(call.outIndices)[i] = indices[i];
+  *inOutput = !call.cooOutput;
+  if (call.cooOutput) {
+    const size_t nnz = kernels::countNonZeros(call.type, out, call.count);
+    result->positions.resize(nnz);
+    result->values.resize(nnz * valueBytes);
+    kernels::extractNonZeros(call.type, out, call.count, result->positions.data(),
+                             result->values.data(), nnz);
   }
   return spcclSuccess;
 }
@@ -200,21 +193,16 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
                "gamma is re-learned from this call", call.options.tag, profile.learnedAtDensity,
                costInput.density);
 
-  // 3. Run.
-  std::vector<unsigned char> cooScratch;
-  void* out = call.denseOutput;
-  if (call.cooOutput) {
-    cooScratch.resize(call.count * costInput.valueBytes);
-    out = cooScratch.data();
-  }
+  // 3. Run, then deliver the result in the caller's form.
   SparseRunReport report;
+  SparseSet result;
+  bool inOutput = false;  // the dense schedule reduced straight into the output
   if (call.count == 0) {
     // Nothing to reduce (every rank agreed on the count).
   } else if (decision.algorithm == spcclSparseDense) {
-    SPCCL_CHECK(runDense(comm, ctx, call, out, &report));
+    SPCCL_CHECK(runDense(comm, ctx, call, &result, &inOutput, &report));
   } else {
-    extractInput(call, *comm->sparseWorkspace);  // before the output is cleared: it may be the input
-    if (call.count > 0) std::memset(out, 0, call.count * costInput.valueBytes);
+    extractInput(call, *comm->sparseWorkspace);
     SparseInput in;
     in.indices = call.nonZeroIndices;
     in.values = call.nonZeroValues;
@@ -223,13 +211,17 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
     in.type = call.type;
     in.rankNnz = rankNnz.data();
     SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, comm->sparseSeed),
-                             out, &report));
+                             &result, &report));
   }
-  if (call.op == spcclAvg) ctx.kernels().divide[call.type](out, call.count, n);
-  spcclResult_t result = call.cooOutput ? writeCoo(call, out) : spcclSuccess;
+  size_t outputNnz = 0;
+  spcclResult_t outcome = spcclSuccess;
+  if (inOutput)
+    finishDenseResult(call, ctx.kernels(), n, call.denseOutput, &outputNnz);
+  else
+    outcome = deliverResult(call, ctx.kernels(), n, &result, &outputNnz);
 
   // 4. Learn and record.
-  learnGamma(&profile, costInput.density, meanNnz, report.outputNnz);
+  learnGamma(&profile, costInput.density, meanNnz, outputNnz);
   SparseCallStats& s = profile.stats;
   s.calls += 1;
   s.algorithm = decision.algorithm;
@@ -256,8 +248,8 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
              " bytes (predicted %" PRIu64 "), output nnz %zu, imbalance push %.2f pull %.2f",
              seq, call.options.tag, call.count, total, n, sparseAlgorithmName(decision.algorithm),
              reason, describeCosts(decision).c_str(), s.measuredSeconds * 1e6, s.bytesSent,
-             s.predictedBytesSent, report.outputNnz, s.pushImbalance, s.pullImbalance);
-  return result;
+             s.predictedBytesSent, outputNnz, s.pushImbalance, s.pullImbalance);
+  return outcome;
 }
 
 }  // namespace spccl::sparse

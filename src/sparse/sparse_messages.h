@@ -13,16 +13,11 @@
 #include "runtime/coll_context.h"
 #include "sparse/encoding.h"
 #include "sparse/sparse_algorithms.h"
+#include "sparse/sparse_set.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
 
-// A set of (position, value) pairs, positions ascending and unique.
-struct SparseSet {
-  std::vector<uint64_t> positions;
-  std::vector<unsigned char> values;  // positions.size() * valueBytes
-  size_t size() const { return positions.size(); }
-};
 
 // Sorts pairs by position (bucketing leaves a bucket in any order, and the
 // encodings want ascending positions).

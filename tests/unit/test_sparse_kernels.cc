@@ -249,6 +249,27 @@ TEST(SparseKernels, SpecialValuesInFullBlocks) {
   EXPECT_EQ(countNonZeros(spcclInt8, i8.data(), i8.size()), 1u);
 }
 
+// densify writes every element: the pairs, and zero over whatever the
+// buffer held before (it is filled with 0xAB first), at both ends too.
+TEST(SparseKernels, DensifyWritesPairsAndZerosEverywhereElse) {
+  for (size_t valueBytes : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    for (std::vector<uint64_t> indices :
+         {std::vector<uint64_t>{}, std::vector<uint64_t>{0}, std::vector<uint64_t>{99},
+          std::vector<uint64_t>{0, 1, 2, 50, 98, 99}, std::vector<uint64_t>{3, 64, 65, 77}}) {
+      const size_t count = 100;
+      std::vector<unsigned char> values(indices.size() * valueBytes);
+      for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<unsigned char>(i + 1);
+      std::vector<unsigned char> dense(count * valueBytes, 0xAB);
+      densify(valueBytes, indices.data(), values.data(), indices.size(), dense.data(), count);
+      std::vector<unsigned char> expected(count * valueBytes, 0);
+      for (size_t i = 0; i < indices.size(); ++i)
+        std::memcpy(&expected[indices[i] * valueBytes], &values[i * valueBytes], valueBytes);
+      EXPECT_EQ(dense, expected) << "valueBytes " << valueBytes << ", " << indices.size()
+                                 << " pairs";
+    }
+  }
+}
+
 TEST(SparseKernels, ScatterReduceCombinesDuplicatesInOrder) {
   // 2^24 + 1 + 1 in float: in i order each +1 rounds away; a pairwise
   // (1 + 1) first would give 2^24 + 2. Checks the promised order.

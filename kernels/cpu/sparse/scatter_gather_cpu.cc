@@ -4,6 +4,7 @@
 // in float and rounded once per element, canonical NaN); Avg reduces as Sum.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/reduce_ops.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
@@ -48,7 +49,32 @@ int gatherElements(const void* dense, const uint64_t* indices, size_t nnz, void*
   return 0;
 }
 
+template <size_t B>
+void densifyElements(const uint64_t* indices, const unsigned char* values, size_t nnz,
+                     unsigned char* dense, size_t count) {
+  size_t next = 0;  // first element not written yet
+  for (size_t i = 0; i < nnz; ++i) {
+    const size_t at = static_cast<size_t>(indices[i]);
+    if (at > next) std::memset(dense + next * B, 0, (at - next) * B);
+    std::memcpy(dense + at * B, values + i * B, B);
+    next = at + 1;
+  }
+  if (count > next) std::memset(dense + next * B, 0, (count - next) * B);
+}
+
 }  // namespace
+
+void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+             void* dense, size_t count) {
+  const auto* in = static_cast<const unsigned char*>(values);
+  auto* out = static_cast<unsigned char*>(dense);
+  switch (valueBytes) {
+    case 1: return densifyElements<1>(indices, in, nnz, out, count);
+    case 2: return densifyElements<2>(indices, in, nnz, out, count);
+    case 4: return densifyElements<4>(indices, in, nnz, out, count);
+    default: return densifyElements<8>(indices, in, nnz, out, count);
+  }
+}
 
 void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,
                    const void* values, size_t nnz) {

@@ -1,0 +1,18 @@
+// A set of (position, value) pairs: what the sparse schedules exchange,
+// merge and deliver. Positions are partition-local inside Balanced
+// Parallelism and global indices everywhere else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spccl::sparse {
+
+struct SparseSet {
+  std::vector<uint64_t> positions;    // unique, ascending
+  std::vector<unsigned char> values;  // positions.size() * valueBytes
+  size_t size() const { return positions.size(); }
+};
+
+}  // namespace spccl::sparse
