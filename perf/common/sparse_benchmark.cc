@@ -1,5 +1,6 @@
 #include "common/sparse_benchmark.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -31,15 +32,53 @@ SparseBenchmark::SparseBenchmark(const PerfOptions& options, const SparseOptions
     : options_(options), sparseOptions_(sparseOptions), session_(session) {}
 
 void SparseBenchmark::sparseAllReduce(const SparseInput& input, spcclRedOp_t op, uint64_t tag,
-                                      void* result) const {
+                                      void* result) {
   spcclSparseOptions_t call = SPCCL_SPARSE_OPTIONS_INITIALIZER;
   call.algorithm = sparseOptions_.algorithm;
   call.encoding = sparseOptions_.encoding;
   call.partitioner = sparseOptions_.partitioner;
   call.tag = tag;
-  session_.require(spcclSparseAllReduceWithOptions(input.data, result, input.count, input.type, op,
-                                                   &call, session_.comm(), nullptr),
-                   "spcclSparseAllReduceWithOptions");
+  if (!sparseOptions_.cooInterface) {
+    session_.require(spcclSparseAllReduceWithOptions(input.data, result, input.count, input.type,
+                                                     op, &call, session_.comm(), nullptr),
+                     "spcclSparseAllReduceWithOptions");
+    return;
+  }
+  session_.require(spcclSparseAllReduceCooToCoo(
+                       cooInput_.indices.data(), spcclIndexUint64, cooInput_.values.data(),
+                       cooInput_.nnz, input.count, input.type, op, cooOutput_.indices.data(),
+                       cooOutput_.values.data(), cooOutput_.indices.size(), &cooOutput_.nnz, &call,
+                       session_.comm(), nullptr),
+                   "spcclSparseAllReduceCooToCoo");
+}
+
+void SparseBenchmark::prepareCoo(const SparseInput& input) {
+  const ElementCodec& codec = *elementCodecFor(input.type);
+  const size_t valueBytes = spcclTypeSize(input.type);
+  const auto* bytes = static_cast<const unsigned char*>(input.data);
+  cooInput_.indices.clear();
+  cooInput_.values.clear();
+  for (size_t i = 0; i < input.count; ++i) {
+    if (codec.load(input.data, i) == 0.0) continue;
+    cooInput_.indices.push_back(i);
+    cooInput_.values.insert(cooInput_.values.end(), bytes + i * valueBytes,
+                            bytes + (i + 1) * valueBytes);
+  }
+  cooInput_.nnz = cooInput_.indices.size();
+  std::vector<double> total{static_cast<double>(cooInput_.nnz)};
+  session_.sumOverRanks(&total);
+  const size_t capacity = std::min(input.count, static_cast<size_t>(total[0]));
+  cooOutput_.indices.assign(capacity, 0);  // touched here, not in a timed call
+  cooOutput_.values.assign(capacity * valueBytes, 0);
+}
+
+void SparseBenchmark::densifyCooResult(const SparseInput& input, void* result) const {
+  const size_t valueBytes = spcclTypeSize(input.type);
+  auto* out = static_cast<unsigned char*>(result);
+  std::memset(out, 0, input.count * valueBytes);
+  for (size_t i = 0; i < cooOutput_.nnz; ++i)
+    std::memcpy(out + cooOutput_.indices[i] * valueBytes, &cooOutput_.values[i * valueBytes],
+                valueBytes);
 }
 
 void SparseBenchmark::denseAllReduce(const SparseInput& input, spcclRedOp_t op,
@@ -59,6 +98,7 @@ SparseSizeResult SparseBenchmark::measure(const SparseInput& input, spcclRedOp_t
   row.opName = spcclOpName(op);
   row.overlap = input.overlap;
   row.tag = sparseTagFor(sparseOptions_, input.count, input.type, op);
+  if (sparseOptions_.cooInterface) prepareCoo(input);
 
   const auto sparse = [&] { sparseAllReduce(input, op, row.tag, result_.data()); };
   const auto dense = [&] { denseAllReduce(input, op, result_.data()); };
@@ -119,6 +159,7 @@ void SparseBenchmark::check(const SparseInput& input, spcclRedOp_t op, uint64_t 
   reference_.resize(result_.size());
   std::memset(result_.data(), kPoisonByte, result_.size());
   sparseAllReduce(input, op, tag, result_.data());
+  if (sparseOptions_.cooInterface) densifyCooResult(input, result_.data());
   denseAllReduce(input, op, reference_.data());
 
   // Replayed floats are compared up to reassociation, which needs Σ|x| per

@@ -23,7 +23,9 @@ class SparseBenchmark {
   SparseSizeResult measure(const SparseInput& input, spcclRedOp_t op);
 
  private:
-  void sparseAllReduce(const SparseInput& input, spcclRedOp_t op, uint64_t tag, void* result) const;
+  void sparseAllReduce(const SparseInput& input, spcclRedOp_t op, uint64_t tag, void* result);
+  void prepareCoo(const SparseInput& input);
+  void densifyCooResult(const SparseInput& input, void* result) const;
   void denseAllReduce(const SparseInput& input, spcclRedOp_t op, void* result) const;
   void readStats(uint64_t tag, SparseSizeResult* row) const;
   void describeInputs(const SparseInput& input, SparseSizeResult* row) const;
@@ -35,6 +37,14 @@ class SparseBenchmark {
   const PerfSession& session_;
   std::vector<unsigned char> result_;
   std::vector<unsigned char> reference_;
+  // --coo: the input's non-zeros and the output arrays (capacity: the sum
+  // of all ranks' non-zeros, which bounds the result).
+  struct CooBuffers {
+    std::vector<uint64_t> indices;
+    std::vector<unsigned char> values;
+    size_t nnz = 0;
+  };
+  CooBuffers cooInput_, cooOutput_;
 };
 
 }  // namespace spccl::perf

@@ -16,6 +16,7 @@ void writeSparseOptionFields(JsonWriter& json, const SparseOptions& options) {
   json.key("algorithm").value(sparseAlgorithmName(options.algorithm));
   json.key("encoding").value(sparseEncodingName(options.encoding));
   json.key("partitioner").value(sparsePartitionerName(options.partitioner));
+  json.key("interface").value(options.cooInterface ? "coo-to-coo" : "dense");
   json.key("tag").value(options.tag);
   json.key("input");
   if (options.inputDir.empty()) {

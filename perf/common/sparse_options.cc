@@ -22,6 +22,7 @@ static_assert(std::size(kPartitionerNames) == spcclNumPartitioners);
 // Long-only options.
 constexpr int kInputFlag = 256;
 constexpr int kSeedFlag = 257;
+constexpr int kCooFlag = 258;
 
 template <size_t N>
 const char* nameOf(const char* const (&names)[N], int value) {
@@ -102,6 +103,9 @@ bool applySparseOption(SparseOptions* options, int flag, const char* value) {
     case kSeedFlag:
       return parseUnsigned(value, 0, &workload.seed) ||
              badValue("seed", value, "an unsigned integer");
+    case kCooFlag:
+      options->cooInterface = true;
+      return true;
     case kInputFlag:
       options->inputDir = value;
       return !options->inputDir.empty() || badValue("input", value, "a directory");
@@ -136,6 +140,7 @@ OptionExtension sparseOptionExtension(SparseOptions* options) {
       {"tag", required_argument, nullptr, 't'},
       {"input", required_argument, nullptr, kInputFlag},
       {"seed", required_argument, nullptr, kSeedFlag},
+      {"coo", no_argument, nullptr, kCooFlag},
   };
   extension.usage =
       "\t(sparse: -o takes sum or avg)\n"
@@ -150,7 +155,8 @@ OptionExtension sparseOptionExtension(SparseOptions* options) {
       "\t[-t,--tag <profiling tag, default: one per row>]\n"
       "\t[--input <DIR: replay DIR/rank<R>.npy, or rank<R>_indices.npy + rank<R>_values.npy;\n"
       "\t          sizes and type come from the files>]\n"
-      "\t[--seed <input generator seed, default 1>]\n";
+      "\t[--seed <input generator seed, default 1>]\n"
+      "\t[--coo (time the COO-in, COO-out call on pre-extracted non-zeros)]\n";
   extension.apply = [options](int flag, const char* value) {
     return applySparseOption(options, flag, value);
   };

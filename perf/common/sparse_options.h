@@ -18,10 +18,15 @@ struct SparseOptions {
   spcclSparsePartitioner_t partitioner = spcclPartitionAuto;
   uint64_t tag = 0;      // -t; 0: each row gets its own (see sparseTagFor)
   std::string inputDir;  // --input: replay .npy files instead of generating
+  // --coo: time spcclSparseAllReduceCooToCoo on the inputs' non-zeros
+  // (extracted before timing), as frameworks that keep sparse gradients in
+  // COO call it and as Gloo's sparse all-reduce is timed; the result is
+  // densified after timing for the check.
+  bool cooInterface = false;
 };
 
 // -D/--density -O/--overlap -Z/--zipf -H/--row-width -a/--algorithm
-// -E/--encoding -P/--partitioner -t/--tag --input --seed; the validation
+// -E/--encoding -P/--partitioner -t/--tag --input --seed --coo; the validation
 // also restricts -o to the ops the sparse all-reduce has (sum, avg).
 // The extension writes into *options, which must outlive the parse.
 OptionExtension sparseOptionExtension(SparseOptions* options);
