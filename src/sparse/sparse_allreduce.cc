@@ -45,6 +45,7 @@ SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed) {
 // input's into the workspace: one pass, sized by the largest earlier input,
 // and a second pass only when this input has more non-zeros than that.
 void extractInput(SparseCall& call, SparseWorkspace& workspace) {
+  if (call.nonZeroIndices != nullptr) return;  // done already
   if (call.denseInput != nullptr) {
     const size_t valueBytes = spcclTypeSize(call.type);
     auto capacity = [&] {
@@ -63,8 +64,7 @@ void extractInput(SparseCall& call, SparseWorkspace& workspace) {
     call.nonZeroIndices = workspace.inputIndices.data();
     call.nonZeroValues = workspace.inputValues.data();
     call.nnz = nnz;
-    call.denseInput = nullptr;
-  } else if (call.nonZeroIndices == nullptr) {
+  } else {
     call.nonZeroIndices = call.indices.data();
     call.nonZeroValues = call.values.data();
     call.nnz = call.indices.size();
@@ -83,10 +83,10 @@ spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
   }
 }
 
-// Dense: the whole tensor through the dense all-reduce, the input's
-// non-zeros scattered into a zeroed buffer and reduced in place there: the
-// dense output, or for a COO output a scratch tensor whose non-zeros then
-// become *result (*inOutput says which).
+// Dense: the whole tensor through the dense all-reduce, from the dense
+// input as it is, or from a COO input scattered into a zeroed buffer; into
+// the dense output, or for a COO output into a scratch tensor whose
+// non-zeros then become *result (*inOutput says which).
 spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, SparseSet* result,
                        bool* inOutput, SparseRunReport* report) {
   const size_t valueBytes = spcclTypeSize(call.type);
@@ -95,14 +95,17 @@ spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, Spa
   if (call.cooOutput) {
     scratch.resize(call.count * valueBytes);
     out = scratch.data();
-  } else {
-    std::memset(out, 0, call.count * valueBytes);
   }
-  kernels::scatterReduce(call.type, spcclSum, out, call.nonZeroIndices, call.nonZeroValues,
-                         call.nnz);
+  const void* in = call.denseInput;
+  if (in == nullptr) {
+    if (!call.cooOutput) std::memset(out, 0, call.count * valueBytes);
+    kernels::scatterReduce(call.type, spcclSum, out, call.nonZeroIndices, call.nonZeroValues,
+                           call.nnz);
+    in = out;
+  }
   CollArgs args;
   args.type = CollType::AllReduce;
-  args.sendbuff = out;
+  args.sendbuff = in;
   args.recvbuff = out;
   args.count = call.count;
   args.datatype = call.type;
