@@ -351,6 +351,21 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
                                         const spcclCompression* cfg, spcclComm_t comm,
                                         spcclRequest_t* request);
 
+/* ---- micro-batch planner (AccTFM section 4.2.2, Algorithm 1) ----
+ * Chooses each layer's partition size from {1, 2, 4} so that the compute of
+ * one micro-batch overlaps the all-reduce of the previous one. A layer's
+ * micro-batch of K computes for computeSeconds/K and communicates for
+ * alpha + beta * commBytes/K (Eq. 3, the algorithm's c1, c2 folded into
+ * alpha, beta). backward != 0 plans the backward pass (layers in reverse
+ * order); outSizes[l] is always layer l's size. *outSeconds (may be NULL)
+ * gets the plan's predicted completion time. */
+typedef struct {
+  double computeSeconds; /* the layer's computation for the whole batch */
+  double commBytes;      /* bytes of its all-reduce for the whole batch */
+} spcclLayerCost;
+spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, double alpha,
+                                  double beta, int backward, int* outSizes, double* outSeconds);
+
 /* ---- helpers ---- */
 /* Size in bytes of one element of datatype, 0 if the type is invalid. */
 size_t spcclTypeSize(spcclDataType_t datatype);
