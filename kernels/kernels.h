@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "spccl.h"
 
@@ -26,10 +27,77 @@ using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count)
 // buf[i] = buf[i] / divisor; integers truncate toward zero.
 using DivideFn = void (*)(void* buf, size_t count, int divisor);
 
+// ---- Lossy compression codecs (AccTFM section 4.3.2; SPEC.md section 3) ----
+// A tensor of `count` elements is cut into blocks of blockSize elements
+// (the last may be shorter); each block carries its scale m = max|v| as an
+// f32, and each element a code of `bits` bits: a sign bit above N = bits-1
+// magnitude bits. The encoding is all scales, then all codes bit-packed
+// LSB-first (code i occupies bits [i*bits, (i+1)*bits) of the code bytes).
+// The magnitude code of x = |v|/m is
+//  - Piecewise, Eq. (6)-(12): N clusters of width m/N; cluster k has
+//    intervals U_k = U_0 2^k, U_0 = m/(N 2^(N-1)); k = min(floor(xN), N-1);
+//    code = (2^N - 2^(N-k)) + round((xN - k) 2^(N-1-k)), i.e. Eq. (6)'s
+//    level counted from 0 over all 2^N levels (0, U_0, ..., m).
+//  - Linear, Eq. (4)-(5): code = round(x (2^N - 1)), step m/(2^N - 1).
+// round() is half away from zero. Both are nearest-level quantizers, so the
+// error of an element is at most m * halfStepFraction() (kernels/cpu/
+// compress/quantizer_levels.h states the exact per-cluster steps).
+// A block holding inf or NaN gets the scale NaN and decodes to NaN in
+// every element (the dense sum would be non-finite there too; a block-wide
+// NaN cannot go unnoticed); its error-feedback residual is reset to 0.
+enum class Codec : uint8_t { Piecewise = 0, Linear = 1 };
+
+struct QuantizerSpec {
+  Codec codec = Codec::Piecewise;
+  int bits = 4;            // 2..8, sign included
+  size_t blockSize = 256;  // elements per scale, >= 1
+};
+
+constexpr int kMinQuantizerBits = 2;
+constexpr int kMaxQuantizerBits = 8;
+
+inline size_t quantizedBlockCount(const QuantizerSpec& spec, size_t count) {
+  return (count + spec.blockSize - 1) / spec.blockSize;
+}
+inline size_t packedCodeBytes(int bits, size_t count) {
+  return (count * static_cast<size_t>(bits) + 7) / 8;
+}
+// Size of the encoding of count elements.
+inline size_t quantizedBytes(const QuantizerSpec& spec, size_t count) {
+  return quantizedBlockCount(spec, count) * sizeof(float) + packedCodeBytes(spec.bits, count);
+}
+// The largest |error| of an element, as a fraction of its block's scale:
+// half the widest step (piecewise: the outer cluster's U_(N-1) = m/N;
+// linear: m/(2^N - 1)).
+inline double halfStepFraction(Codec codec, int bits) {
+  const int n = bits - 1;
+  return codec == Codec::Piecewise ? 0.5 / n : 0.5 / static_cast<double>((1 << n) - 1);
+}
+
+// out gets quantizedBytes(spec, count) bytes encoding in[0..count). With a
+// residual (error feedback; f32, count entries) the encoded value is
+// in[i] + residual[i], and residual[i] becomes that value minus its decoding.
+using QuantizeFn = void (*)(const QuantizerSpec& spec, const void* in, size_t count,
+                            unsigned char* out, float* residual);
+// out[i] = the decoding of element i, rounded once to the storage type.
+using DequantizeFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                              void* out);
+// acc[i] += the decoding of element i (f32 accumulation, no rounding to a
+// narrower type).
+using DequantizeAddFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                                 float* acc);
+// acc[i] += in[i] widened to f32.
+using WidenAddFn = void (*)(float* acc, const void* in, size_t count);
+
 struct KernelTable {
   const char* name;
   ReduceFn reduce[spcclNumTypes][spcclNumOps];
   DivideFn divide[spcclNumTypes];
+  // Codecs: entries for f32, f16 and bf16; nullptr for the other types.
+  QuantizeFn quantize[spcclNumTypes];
+  DequantizeFn dequantize[spcclNumTypes];
+  WidenAddFn widenAdd[spcclNumTypes];
+  DequantizeAddFn dequantizeAdd;
 };
 
 const KernelTable& cpuKernels();

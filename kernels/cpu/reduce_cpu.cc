@@ -9,6 +9,7 @@
 // (top-level CMakeLists.txt).
 #include <cstddef>
 
+#include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/cpu/element_format.h"
 #include "kernels/cpu/reduce_ops.h"
 #include "kernels/kernels.h"
@@ -60,6 +61,7 @@ KernelTable buildCpuKernels() {
   addType<NativeFormat<float>>(table, spcclFloat32);
   addType<NativeFormat<double>>(table, spcclFloat64);
   addType<Bfloat16Format>(table, spcclBfloat16);
+  addCompressionKernels(table);
   return table;
 }
 

@@ -1,0 +1,31 @@
+// One compressed all-reduce call after the API layer validated it: agree
+// on the configuration (call_agreement.h), run the chosen schedule
+// (two_shot.cc or ring_requantize.cc) on the engine, record the traffic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/comm.h"
+#include "kernels/kernels.h"
+#include "spccl.h"
+
+namespace spccl::compress {
+
+struct CompressedCall {
+  const char* name = "spcclCompressedAllReduce";
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;  // may equal sendbuff
+  size_t count = 0;
+  spcclDataType_t type = spcclFloat32;  // f32, f16 or bf16
+  spcclRedOp_t op = spcclSum;           // sum or avg
+  kernels::QuantizerSpec spec;
+  spcclCompressSchedule_t schedule = spcclCompressTwoShot;
+  float* residual = nullptr;  // error feedback, count floats, or nullptr
+};
+
+// Runs on the communicator's engine (the caller holds it: runBlocking or
+// runAsync).
+spcclResult_t runCompressedAllReduce(spcclComm_t comm, const CompressedCall& call);
+
+}  // namespace spccl::compress

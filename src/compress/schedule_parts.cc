@@ -1,0 +1,73 @@
+#include "compress/schedule_parts.h"
+
+#include <cstring>
+
+#include "core/check.h"
+
+namespace spccl::compress {
+namespace {
+
+const unsigned char* elementAt(const void* base, spcclDataType_t type, size_t index) {
+  return static_cast<const unsigned char*>(base) + index * spcclTypeSize(type);
+}
+
+float* residualAt(const CompressedCall& call, size_t index) {
+  return call.residual ? call.residual + index : nullptr;
+}
+
+}  // namespace
+
+std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout) {
+  std::vector<size_t> offsets(static_cast<size_t>(layout.nranks) + 1, 0);
+  for (int c = 0; c < layout.nranks; ++c) offsets[c + 1] = offsets[c] + layout.encodedBytes(call.spec, c);
+  return offsets;
+}
+
+void encodeInputChunk(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, unsigned char* out) {
+  const size_t begin = layout.begin(chunk);
+  ctx.kernels().quantize[call.type](call.spec, elementAt(call.sendbuff, call.type, begin),
+                                    layout.length(chunk), out, residualAt(call, begin));
+}
+
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, const float* acc, unsigned char* out) {
+  const size_t begin = layout.begin(chunk);
+  ctx.kernels().quantize[spcclFloat32](call.spec, acc, layout.length(chunk), out,
+                                       residualAt(call, begin));
+}
+
+void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, float* acc, unsigned char* out) {
+  // Avg divides before quantizing, so the scale (and the error) is the
+  // average's; f32 division, as the dense kernels' divide().
+  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
+  encodePartialSum(ctx, call, layout, chunk, acc, out);
+}
+
+void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, float* acc) {
+  const size_t length = layout.length(chunk);
+  std::memset(acc, 0, length * sizeof(float));
+  ctx.kernels().widenAdd[call.type](acc, elementAt(call.sendbuff, call.type, layout.begin(chunk)),
+                                    length);
+}
+
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, const unsigned char* codes) {
+  void* out = static_cast<unsigned char*>(call.recvbuff) +
+              layout.begin(chunk) * spcclTypeSize(call.type);
+  ctx.kernels().dequantize[call.type](call.spec, codes, layout.length(chunk), out);
+}
+
+spcclResult_t checkEncodedSize(const CollContext& ctx, const CompressedCall& call, int peer,
+                               size_t received, size_t expected) {
+  if (received == expected) return spcclSuccess;
+  return SPCCL_FAIL(spcclInvalidUsage,
+                    "%s #%llu: rank %d sent %zu bytes of codes where %zu were expected; the ranks "
+                    "run different compression configurations or spccl versions",
+                    call.name, static_cast<unsigned long long>(ctx.seq()), peer, received,
+                    expected);
+}
+
+}  // namespace spccl::compress

@@ -1,0 +1,52 @@
+// The steps both compressed schedules (two_shot.cc, ring_requantize.cc)
+// are made of: encode an input chunk or a partial sum for sending, finish
+// the chunk a rank owns (avg, then quantized once), decode codes into the
+// output, and the scratch buffers that hold them. Error feedback happens
+// inside every encode: each quantization this rank performs adds what it
+// lost to the rank's residual at those positions, so that the next call
+// sends it (kernels.h QuantizeFn).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "compress/chunk_layout.h"
+#include "compress/compressed_allreduce.h"
+#include "runtime/coll_context.h"
+
+namespace spccl::compress {
+
+// CollContext::scratch slots of the compressed schedules (apart from the
+// dense schedules' 0..2, which the dense fallback may use).
+enum CompressScratchSlot : int {
+  kScratchCodes = 16,        // encoded chunks, one region per chunk
+  kScratchReceived = 17,     // encodings that arrive to be summed
+  kScratchAccumulator = 18,  // the f32 sum of one chunk
+};
+
+// Byte offsets of each chunk's encoding in a buffer holding all of them.
+std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout);
+
+// call.sendbuff's chunk (plus the residual) encoded into out.
+void encodeInputChunk(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, unsigned char* out);
+// A partial sum of the chunk (f32; plus the residual) encoded into out.
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, const float* acc, unsigned char* out);
+// The complete sum of the chunk this rank owns: divided by n for avg, then
+// encoded once, into out.
+void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, float* acc, unsigned char* out);
+// acc = call.sendbuff's chunk widened to f32.
+void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, float* acc);
+// call.recvbuff's chunk = the decoding of codes.
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call,
+                      const ChunkLayout& layout, int chunk, const unsigned char* codes);
+
+// A received encoding must be exactly the size the layout gives; anything
+// else means the peer runs another configuration or version.
+spcclResult_t checkEncodedSize(const CollContext& ctx, const CompressedCall& call, int peer,
+                               size_t received, size_t expected);
+
+}  // namespace spccl::compress
