@@ -39,7 +39,8 @@ const char* pathName(Path path) {
     case Path::SparsePlannerDense: return "spccl sparse call, planner chose dense ring";
     case Path::SpcclDense: return "spccl dense all-reduce";
     case Path::MpiPolicyOff: return "mpi: SPCCL_INTERPOSE=off";
-    case Path::MpiBelowThreshold: return "mpi: below SPCCL_INTERPOSE_MIN_BYTES or empty";
+    case Path::MpiEmpty: return "mpi: count 0";
+    case Path::MpiBelowThreshold: return "mpi: below SPCCL_INTERPOSE_MIN_BYTES";
     case Path::MpiOpNotSum: return "mpi: op is not MPI_SUM";
     case Path::MpiTypeNotRouted: return "mpi: datatype not routed (derived, pair or no spccl twin)";
     case Path::MpiIntercomm: return "mpi: intercommunicator";
@@ -130,7 +131,7 @@ Route decideRoute(Policy policy, size_t minBytes, const CallShape& call) {
   if (!call.typeRouted) return stay(Path::MpiTypeNotRouted);
   if (!call.opIsSum) return stay(Path::MpiOpNotSum);
   if (call.commSize < 2) return stay(Path::MpiSingleRank);
-  if (call.count <= 0) return stay(Path::MpiBelowThreshold);
+  if (call.count <= 0) return stay(Path::MpiEmpty);  // MPI reports a negative count
   switch (policy) {
     case Policy::Dense: route.target = Route::Target::SpcclDense; break;
     case Policy::Sparse: route.target = Route::Target::SpcclSparse; break;

@@ -34,6 +34,7 @@ enum class Path {
   SparsePlannerDense,  // sent to the sparse all-reduce, whose planner chose the dense ring
   SpcclDense,
   MpiPolicyOff,
+  MpiEmpty,
   MpiBelowThreshold,
   MpiOpNotSum,
   MpiTypeNotRouted,

@@ -65,9 +65,7 @@ int setupShadowKeyval() {
 }
 
 int shadowOf(MPI_Comm comm, ShadowComm** shadow) {
-  int rc = setupShadowKeyval();
-  if (rc != MPI_SUCCESS) return rc;
-  int found = 0;
+  int found = 0, rc;
   if ((rc = PMPI_Comm_get_attr(comm, gKeyval, shadow, &found)) != MPI_SUCCESS) return rc;
   if (found) return MPI_SUCCESS;
   auto* created = new ShadowComm{comm, nullptr};

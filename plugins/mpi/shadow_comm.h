@@ -20,7 +20,8 @@ struct ShadowComm {
 
 // Creates the attribute keyval (after MPI_Init).
 int setupShadowKeyval();
-// The communicator's shadow, created on first use. Returns an MPI error
+// The communicator's shadow, created on first use (after setupShadowKeyval
+// succeeded; the interposer routes nothing otherwise). Returns an MPI error
 // code when MPI itself failed; spccl failing leaves (*shadow)->comm NULL.
 int shadowOf(MPI_Comm comm, ShadowComm** shadow);
 // Destroys the communicator's shadow now, if it has one (MPI_Comm_free).

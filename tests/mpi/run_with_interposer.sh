@@ -61,7 +61,11 @@ if [[ -n ${SANITIZER_PRELOAD:-} ]]; then
   # The sanitizer runtimes must be the first objects loaded; Open MPI's own
   # allocations at exit are not ours to report (lsan_openmpi.supp).
   preload="$SANITIZER_PRELOAD:$INTERPOSER"
-  sanitizer_env=(-x "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23"
+  # Open MPI is built without frame pointers and dlcloses its components at
+  # MPI_Finalize: full (slow) unwinding and no dlclose give its allocations
+  # stacks that reach libmpi, which the suppressions match.
+  sanitizer_env=(-x OMPI_MCA_mca_base_component_disable_dlclose=1
+                 -x "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23:fast_unwind_on_malloc=0"
                  -x "LSAN_OPTIONS=suppressions=$here/lsan_openmpi.supp:print_suppressions=0"
                  -x "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
 fi
