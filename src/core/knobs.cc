@@ -49,6 +49,15 @@ static const std::vector<KnobSpec> kKnobs = {
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
+    // MPI interposer (plugins/mpi, docs/mpi-interposer.md)
+    {"SPCCL_INTERPOSE", "auto",
+     "Which MPI_Allreduce calls libspccl_mpi_interpose.so sends to spccl: off, dense (spccl's "
+     "dense all-reduce), sparse (spccl's sparse all-reduce, any size) or auto (sparse from "
+     "SPCCL_INTERPOSE_MIN_BYTES on)"},
+    {"SPCCL_INTERPOSE_MIN_BYTES", "65536",
+     "auto: MPI_Allreduce calls smaller than this stay on MPI"},
+    {"SPCCL_INTERPOSE_REPORT", "0",
+     "1: at MPI_Finalize, rank 0 prints the interposer's calls, bytes and time per path"},
 };
 
 const std::vector<KnobSpec>& allKnobs() { return kKnobs; }
