@@ -7,13 +7,16 @@
 #include <numeric>
 
 #include "core/check.h"
+#include "core/log.h"
 
 namespace spccl::sparse {
 
 Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
                    size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out) {
   Encoding encoding = cheapestEncoding(nnz, universe, valueBytes, positions, allowed);
-  encode(encoding, positions, values, nnz, universe, valueBytes, out);
+  const size_t bytes = encode(encoding, positions, values, nnz, universe, valueBytes, out);
+  SPCCL_TRACE(kLogSparse, "sparse message: %zu pairs over %llu positions as %s, %zu bytes", nnz,
+              static_cast<unsigned long long>(universe), encodingName(encoding), bytes);
   return encoding;
 }
 
