@@ -103,6 +103,11 @@ def new_like(x: Any, shape: Sequence[int]) -> Any:
     return np.empty(tuple(shape), dtype=x.dtype)
 
 
+def copy_of(x: Any) -> Any:
+    """A copy owning its memory (a slice would keep its whole base alive)."""
+    return x.clone() if is_tensor(x) else x.copy()
+
+
 def output(out: Any, like: Buffer, count: int, shape: Sequence[int], name: str = "out") -> Buffer:
     """The output buffer: out checked against the element type and count the
     collective writes, or a new array of shape when out is None."""

@@ -14,7 +14,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from . import _coo
-from ._buffers import as_buffer, is_sparse_coo_tensor, is_tensor, new_like, output
+from ._buffers import as_buffer, copy_of, is_sparse_coo_tensor, is_tensor, new_like, output
 from ._enums import ReduceOp, SparseAlgorithm, SparseEncoding, SparsePartitioner, reduce_op
 from ._errors import InvalidArgumentError
 
@@ -113,20 +113,17 @@ class SparseCollectives:
         options = _options(algorithm, tag, encoding, partitioner)
         vals = as_buffer(values, "values")
         idx, index_type = _index_buffer(indices, vals.count, "indices")
-        # Room for every rank holding as many distinct non-zeros as this
-        # one; when the union is larger, every rank learns its size from
-        # the same failed call and all retry once with exactly that room.
-        capacity = min(count, max(1, vals.count * self._handle.size()))
-        while True:
-            out_indices = new_like(indices, (capacity,))  # spccl writes the input's index type
-            out_values = new_like(values, (capacity,))
-            oi, ov = as_buffer(out_indices, "out_indices"), as_buffer(out_values, "out_values")
-            nnz = self._handle.sparse_all_reduce_coo_to_coo(
-                idx.address, index_type, vals.address, vals.count, count, vals.dtype, reduce_op(op),
-                oi.address, ov.address, capacity, *options)
-            if nnz >= 0:
-                return out_indices[:nnz], out_values[:nnz]
-            capacity = -nnz - 1
+        # Room for a dense result: the same capacity on every rank (spccl
+        # fails all ranks alike only then), and no retry. The arrays stay
+        # virtual memory beyond the nnz entries written; the result is
+        # copied out of them.
+        out_indices = new_like(indices, (count,))  # spccl writes the input's index type
+        out_values = new_like(values, (count,))
+        oi, ov = as_buffer(out_indices, "out_indices"), as_buffer(out_values, "out_values")
+        nnz = self._handle.sparse_all_reduce_coo_to_coo(
+            idx.address, index_type, vals.address, vals.count, count, vals.dtype, reduce_op(op),
+            oi.address, ov.address, count, *options)
+        return copy_of(out_indices[:nnz]), copy_of(out_values[:nnz])
 
     def sparse_stats(self, tag: int = 0) -> SparseStats:
         """The planner's record for tag on this rank (``spcclSparseGetStats``)."""

@@ -69,31 +69,23 @@ void bindSparse(py::class_<CommHandle>& comm) {
                    reinterpret_cast<void*>(recv), &options, c, nullptr);
              });
            });
-  // Returns the result's nnz. When it exceeds capacity nothing is written
-  // and -(nnz) - 1 comes back instead of an error: every rank sees the same
-  // size, so all can retry with room for it (spccl.h, CooToCoo).
+  // Returns the result's nnz (the Python layer gives room for count).
   comm.def("sparse_all_reduce_coo_to_coo",
            [](const CommHandle& self, uintptr_t indices, int indexType, uintptr_t values,
               size_t nnz, size_t count, int dtype, int op, uintptr_t outIndices,
               uintptr_t outValues, size_t capacity, int algorithm, uint64_t tag, int encoding,
-              int partitioner) -> int64_t {
+              int partitioner) {
              const spcclSparseOptions_t options = makeOptions(algorithm, tag, encoding, partitioner);
-             spcclComm_t c = self.get();
              size_t outNnz = 0;
-             spcclResult_t result;
-             {
-               py::gil_scoped_release released;
-               result = spcclSparseAllReduceCooToCoo(
+             runReleased(self, [&](spcclComm_t c) {
+               return spcclSparseAllReduceCooToCoo(
                    reinterpret_cast<const void*>(indices), static_cast<spcclIndexType_t>(indexType),
                    reinterpret_cast<const void*>(values), nnz, count,
                    static_cast<spcclDataType_t>(dtype), static_cast<spcclRedOp_t>(op),
                    reinterpret_cast<void*>(outIndices), reinterpret_cast<void*>(outValues),
                    capacity, &outNnz, &options, c, nullptr);
-             }
-             if (result == spcclInvalidUsage && outNnz > capacity)
-               return -static_cast<int64_t>(outNnz) - 1;
-             raiseOnError(result, c);
-             return static_cast<int64_t>(outNnz);
+             });
+             return outNnz;
            });
   comm.def("sparse_stats", [](const CommHandle& self, uint64_t tag) {
     spcclSparseStats_t stats{};
