@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 
+import numpy as np
 import pytest
 
 import spccl
@@ -61,3 +62,10 @@ def torch_dist(comm: spccl.Comm) -> None:
     assert dist.get_world_size() == comm.size and dist.get_rank() == comm.rank
     yield
     dist.destroy_process_group()
+
+
+def share_unique_id(comm: spccl.Comm) -> spccl.UniqueId:
+    """Rank 0's new unique id, on every rank (broadcast over comm)."""
+    raw = np.frombuffer(spccl.unique_id().raw if comm.rank == 0 else bytes(spccl._spccl.UNIQUE_ID_BYTES),
+                        dtype=np.uint8).copy()
+    return spccl.UniqueId(comm.broadcast(raw, 0).tobytes())
