@@ -25,7 +25,6 @@ def _rank() -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "ddp: the DDP training comparisons (slow)")
     if _rank() != 0:
         config.option.verbose = -2  # rank 0 reports; the others print failures only
 

@@ -9,7 +9,8 @@ trampoline forwards the virtual calls), so no C++ extension is needed.
 Supported: all_reduce (SUM, PRODUCT, MIN, MAX, AVG; a sparse COO tensor
 goes through spccl's sparse all-reduce), broadcast, all_gather, reduce,
 barrier — enough for DistributedDataParallel. Each call completes before
-it returns (``async_op=True`` gets a finished Work); other calls raise.
+it returns (``async_op=True`` gets a finished Work); other calls raise
+torch's "does not support" error.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from typing import Any, List
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import ProcessGroup, Work
+from torch._C._distributed_c10d import (AllreduceOptions, BroadcastOptions, ProcessGroup,
+                                        ReduceOptions, Work, _create_work_from_future)
 
 from .._comm import Comm, UniqueId, unique_id
 from .._enums import ReduceOp
@@ -47,26 +49,16 @@ def _single(tensors: List[torch.Tensor], call: str) -> torch.Tensor:
     return tensors[0]
 
 
-class _DoneWork(Work):
-    """The Work of a call that finished before it returned."""
+def _done_work(result: List[torch.Tensor]) -> Work:
+    """The Work of a call that finished before it returned.
 
-    def __init__(self, result: List[torch.Tensor]) -> None:
-        super().__init__()
-        self._result = result
-
-    def is_completed(self) -> bool:
-        return True
-
-    def is_success(self) -> bool:
-        return True
-
-    def wait(self, timeout: datetime.timedelta = datetime.timedelta(0)) -> bool:
-        return True
-
-    def get_future(self) -> torch.futures.Future:
-        future: torch.futures.Future = torch.futures.Future()
-        future.set_result(self._result)
-        return future
+    A C++ Work around a completed future, not a Python subclass of Work:
+    when C++ callers (DDP's parameter checks, its reducer) hold a Work
+    returned from Python, the Python half of a subclass is gone and
+    torch's base Work.wait() never returns."""
+    future: torch.futures.Future = torch.futures.Future()
+    future.set_result(result)
+    return _create_work_from_future(future)
 
 
 class ProcessGroupSpccl(ProcessGroup):
@@ -79,7 +71,10 @@ class ProcessGroupSpccl(ProcessGroup):
     def getBackendName(self) -> str:  # noqa: N802 - torch's name
         return BACKEND_NAME
 
-    def allreduce(self, tensors: List[torch.Tensor], opts: Any) -> Work:
+    # torch calls these from C++ with options, and from Python
+    # (distributed_c10d.py) sometimes without: the defaults are torch's.
+    def allreduce(self, tensors: List[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts or AllreduceOptions()
         tensor = _single(tensors, "all_reduce")
         op = _spccl_op(opts.reduceOp)
         if tensor.layout == torch.sparse_coo:
@@ -87,15 +82,16 @@ class ProcessGroupSpccl(ProcessGroup):
             tensor.copy_(self.comm.sparse_all_reduce(tensor, op))
         else:
             self.comm.all_reduce(tensor, op, out=tensor)
-        return _DoneWork(tensors)
+        return _done_work(tensors)
 
-    def broadcast(self, tensors: List[torch.Tensor], opts: Any) -> Work:
+    def broadcast(self, tensors: List[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts or BroadcastOptions()
         tensor = _single(tensors, "broadcast")
         self.comm.broadcast(tensor, opts.rootRank, out=tensor)
-        return _DoneWork(tensors)
+        return _done_work(tensors)
 
     def allgather(self, output_tensors: List[List[torch.Tensor]],
-                  input_tensors: List[torch.Tensor], opts: Any) -> Work:
+                  input_tensors: List[torch.Tensor], opts: Any = None) -> Work:
         tensor = _single(input_tensors, "all_gather")
         outputs = _single(output_tensors, "all_gather")
         if len(outputs) != self.comm.size:
@@ -104,16 +100,17 @@ class ProcessGroupSpccl(ProcessGroup):
         gathered = self.comm.all_gather(tensor.contiguous())
         for rank, out in enumerate(outputs):
             out.copy_(gathered[rank])
-        return _DoneWork(outputs)
+        return _done_work(outputs)
 
-    def reduce(self, tensors: List[torch.Tensor], opts: Any) -> Work:
+    def reduce(self, tensors: List[torch.Tensor], opts: Any = None) -> Work:
+        opts = opts or ReduceOptions()
         tensor = _single(tensors, "reduce")
         self.comm.reduce(tensor, opts.rootRank, _spccl_op(opts.reduceOp), out=tensor)
-        return _DoneWork(tensors)
+        return _done_work(tensors)
 
     def barrier(self, opts: Any = None) -> Work:
         self.comm.barrier()
-        return _DoneWork([])
+        return _done_work([])
 
 
 def _create(store: Any, rank: int, world_size: int, timeout: datetime.timedelta) -> ProcessGroupSpccl:

@@ -13,10 +13,10 @@ computes (lossless; equal up to float summation order)::
 is not here: spccl's C API has no compressed all-reduce in this build. It
 will take a state object like this one when it does.
 """
-from __future__ import annotations
-
+# No `from __future__ import annotations`: DDP's register_comm_hook compares
+# the hook's annotations with dist.GradBucket and Future[Tensor] as objects.
 import concurrent.futures
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import torch
 import torch.distributed as dist
@@ -42,7 +42,7 @@ class SparseAllReduceState:
       history stays its own — see :meth:`stats`.
     """
 
-    def __init__(self, comm: Comm, *, asynchronous: bool = True,
+    def __init__(self, comm: "Comm", *, asynchronous: bool = True,
                  algorithm: SparseAlgorithm = SparseAlgorithm.AUTO,
                  encoding: SparseEncoding = SparseEncoding.AUTO,
                  partitioner: SparsePartitioner = SparsePartitioner.AUTO,
@@ -73,7 +73,7 @@ class SparseAllReduceState:
 
     # The executor cannot be pickled; DDP pickles hook states only when
     # asked to (e.g. torch.save of the module), and then a fresh one is made.
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state["_worker"] = None
         return state
@@ -96,7 +96,7 @@ def _reduce_bucket(state: SparseAllReduceState, index: int, tensor: torch.Tensor
 
 
 def sparse_allreduce_hook(state: SparseAllReduceState,
-                          bucket: dist.GradBucket) -> torch.futures.Future:
+                          bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """Averages the bucket over the ranks with spccl's sparse all-reduce, in
     place; the bucket index (+1, + ``state.tag_offset``) is the profiling tag."""
     tensor = bucket.buffer()
