@@ -117,9 +117,7 @@ class EmbeddingMLP(nn.Module):
 
 def make_model(args: argparse.Namespace, classes: int) -> EmbeddingMLP:
     torch.manual_seed(args.seed)  # the same initial weights for every hook
-    model = EmbeddingMLP(args.buckets, args.dim, args.hidden, classes)
-    nn.init.normal_(model.embedding.weight, std=0.1)
-    return model
+    return EmbeddingMLP(args.buckets, args.dim, args.hidden, classes)
 
 
 def wrap(model: nn.Module, hook: str, comm: spccl.Comm | None):
