@@ -156,6 +156,12 @@ def train(ddp: nn.Module, corpus: Corpus, args: argparse.Namespace, steps: int) 
             float("nan")}
 
 
+def describe_bucket(stats: spccl.SparseStats) -> Dict[str, object]:
+    return {"algorithm": stats.algorithm.name, "density": round(stats.density, 4),
+            "gamma": round(stats.gamma, 3), "bytes_sent": stats.bytes_sent,
+            "seconds": round(stats.measured_seconds, 4)}
+
+
 def mean_loss_over_ranks(losses: Sequence[float], last: int) -> float:
     window = torch.tensor(sum(losses[-last:]) / min(last, len(losses)), dtype=torch.float64)
     dist.all_reduce(window)
@@ -208,16 +214,22 @@ def main() -> None:
         results[hook] = result
         if state is not None:
             state.close()
+            # What spccl's planner did with each bucket on the last step.
+            result["buckets"] = [describe_bucket(state.stats(i)) for i in range(
+                state.buckets_reduced // args.steps)]
         if rank == 0:
             shown = ", ".join(f"{i}: {result['losses'][i]:.3f}"
                               for i in range(0, args.steps, args.print_every))
             print(f"[{hook}] {result['steps_per_s']:.2f} steps/s; rank 0 losses {shown}; "
                   f"final (mean of last 10 steps over ranks) {result['final_loss']:.4f}", flush=True)
+            for i, bucket in enumerate(result.get("buckets", [])):
+                print(f"[{hook}] bucket {i}: {bucket}", flush=True)
             if args.json:
                 print(json.dumps({"hook": hook, "n": size, "steps": args.steps,
                                   "steps_per_s": result["steps_per_s"],
                                   "final_loss": result["final_loss"],
-                                  "losses_rank0": result["losses"], "params": params}), flush=True)
+                                  "losses_rank0": result["losses"], "params": params,
+                                  "buckets": result.get("buckets", [])}), flush=True)
     if rank == 0 and len(results) > 1:
         print("| hook | steps/s | final loss |\n|---|---|---|")
         for hook, result in results.items():
