@@ -58,12 +58,26 @@ spccl_feature(GTEST GTest_FOUND "GoogleTest")
 find_package(benchmark QUIET)
 spccl_feature(BENCHMARK benchmark_FOUND "Google Benchmark")
 
+# Python bindings (bindings/python): Debian's pybind11-dev, built for the
+# interpreter the Python tests run, Debian's /usr/bin/python3 (python3-torch
+# lives there) unless -DPython3_EXECUTABLE names another.
+if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3)
+endif()
+find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
+set(_pybind11_found FALSE)
+if(Python3_FOUND)
+  find_package(pybind11 CONFIG QUIET)
+  set(_pybind11_found ${pybind11_FOUND})
+endif()
+spccl_feature(PYBIND11 _pybind11_found "pybind11 ${pybind11_VERSION}, ${Python3_EXECUTABLE}")
+
 string(REPLACE ";" "," SPCCL_FEATURE_STRING "${SPCCL_FEATURES}")
 
 function(spccl_print_feature_summary)
   message(STATUS "")
   message(STATUS "spccl ${PROJECT_VERSION} configuration summary")
-  foreach(f CUDA NCCL MPI UCX IBVERBS HWLOC GTEST BENCHMARK)
+  foreach(f CUDA NCCL MPI UCX IBVERBS HWLOC GTEST BENCHMARK PYBIND11)
     if(SPCCL_HAVE_${f})
       message(STATUS "  ${f}: ON  ${SPCCL_FEATURE_DETAIL_${f}}")
     else()

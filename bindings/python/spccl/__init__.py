@@ -1,0 +1,39 @@
+"""spccl: sparse- and compression-aware collective communication for Python.
+
+numpy arrays and torch CPU tensors in, the same kinds out::
+
+    import spccl
+    comm = spccl.Comm.from_env()           # spcclrun, torchrun, mpirun, srun
+    total = comm.all_reduce(x)              # dense
+    grad = comm.sparse_all_reduce(g)        # only g's non-zeros travel
+
+Errors raise :class:`spccl.Error` subclasses with the library's message.
+PyTorch integration (DDP hooks, a torch.distributed backend): ``spccl.torch``.
+
+Compressed and token top-k all-reduce, and the migration calls, are not in
+this build's C API yet; they join :class:`Comm` when they land.
+"""
+from __future__ import annotations
+
+from . import _spccl
+from ._comm import Comm, UniqueId, unique_id
+from ._enums import ReduceOp, SparseAlgorithm, SparseEncoding, SparsePartitioner
+from ._errors import (Error, InProgressError, InternalError, InvalidArgumentError,
+                      InvalidUsageError, RemoteError, SystemError, TimeoutError)
+from ._group import group
+from ._sparse import SparseStats
+
+__version__ = "0.1.0"
+
+
+def library_version() -> int:
+    """The loaded libspccl's SPCCL_VERSION_CODE (major * 10000 + minor * 100 + patch)."""
+    return _spccl.version()
+
+
+__all__ = [
+    "Comm", "UniqueId", "unique_id", "group", "library_version",
+    "ReduceOp", "SparseAlgorithm", "SparseEncoding", "SparsePartitioner", "SparseStats",
+    "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
+    "RemoteError", "InProgressError", "TimeoutError",
+]

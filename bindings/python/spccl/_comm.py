@@ -1,0 +1,104 @@
+"""Communicators: :func:`unique_id`, :class:`Comm` (explicit rank/size or from
+the launcher's environment), split, close/abort."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from . import _spccl
+from ._dense import DenseCollectives
+from ._errors import InvalidArgumentError
+from ._sparse import SparseCollectives
+
+
+@dataclass(frozen=True)
+class UniqueId:
+    """A rendezvous id: rank 0 creates it, every rank passes it to :class:`Comm`.
+
+    Picklable, and ``bytes(uid)`` / ``UniqueId(raw)`` for any other channel."""
+
+    raw: bytes
+
+    def __bytes__(self) -> bytes:
+        return self.raw
+
+
+def unique_id() -> UniqueId:
+    """A new id; also starts this process's rendezvous service for it
+    (a thread that serves one rendezvous, then exits)."""
+    return UniqueId(_spccl.get_unique_id())
+
+
+class Comm(DenseCollectives, SparseCollectives):
+    """A communicator over ``size`` ranks.
+
+    Keyword options (None: the library default, which the ``SPCCL_*``
+    variables may set): ``timeout_ms`` (deadline of every wait),
+    ``transport`` ("tcp", "shm", "auto" or a plugin), ``socket_ifname``
+    (NCCL syntax), ``profile_links`` (measure alpha/beta per link at init).
+
+    Usable as a context manager; ``close()`` when done (garbage collection
+    closes it too)."""
+
+    def __init__(self, unique_id: UniqueId | bytes, rank: int, size: int, *,
+                 timeout_ms: Optional[int] = None, transport: Optional[str] = None,
+                 socket_ifname: Optional[str] = None, profile_links: Optional[bool] = None) -> None:
+        if not isinstance(unique_id, (UniqueId, bytes)):
+            raise InvalidArgumentError(
+                f"unique_id: expected spccl.UniqueId or bytes, got {type(unique_id).__name__}", 3)
+        self._handle = _spccl.CommHandle.init_rank(bytes(unique_id), rank, size, timeout_ms,
+                                                   transport, socket_ifname, profile_links)
+
+    @classmethod
+    def from_env(cls, *, timeout_ms: Optional[int] = None, transport: Optional[str] = None,
+                 socket_ifname: Optional[str] = None,
+                 profile_links: Optional[bool] = None) -> "Comm":
+        """Rank, size and rendezvous from the launcher: spcclrun (``SPCCL_*``),
+        torchrun (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``:
+        spccl listens on MASTER_PORT + 1), Open MPI, PMI or Slurm."""
+        return cls._wrap(_spccl.CommHandle.init_from_env(timeout_ms, transport, socket_ifname,
+                                                         profile_links))
+
+    @classmethod
+    def _wrap(cls, handle: Any) -> "Comm":
+        comm = cls.__new__(cls)
+        comm._handle = handle
+        return comm
+
+    @property
+    def rank(self) -> int:
+        return self._handle.rank()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
+
+    def split(self, color: int, key: Optional[int] = None) -> Optional["Comm"]:
+        """Collective: ranks passing the same color form a new communicator,
+        ordered by (key, old rank); key defaults to this rank. color < 0:
+        this rank joins none and gets None."""
+        handle = self._handle.split(color, self.rank if key is None else key)
+        return None if handle is None else Comm._wrap(handle)
+
+    def counters(self) -> Dict[str, int]:
+        """Traffic since creation: bytes_sent, bytes_received, messages_sent, messages_received."""
+        return self._handle.counters()
+
+    def close(self) -> None:
+        """Destroys the communicator (local; idempotent)."""
+        self._handle.close()
+
+    def abort(self) -> None:
+        """Tears the communicator down at once; peers' pending calls fail with RemoteError."""
+        self._handle.abort()
+
+    def __enter__(self) -> "Comm":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<spccl.Comm closed>"
+        return f"<spccl.Comm rank {self.rank} of {self.size}>"

@@ -1,0 +1,186 @@
+// Communicator lifecycle: unique ids, init (explicit and from the launcher's
+// environment), split, close/abort, rank/size, counters.
+#include <array>
+#include <optional>
+#include <string>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "comm_handle.h"
+#include "errors.h"
+
+namespace py = pybind11;
+
+namespace spccl_python {
+
+CommHandle::~CommHandle() {
+  // No raising from a destructor; destroy is local and does not fail.
+  if (comm_ != nullptr) spcclCommDestroy(comm_);
+}
+
+spcclComm_t CommHandle::get() const {
+  if (comm_ == nullptr) {
+    PyErr_SetString(py::module_::import("spccl._errors").attr("InvalidUsageError").ptr(),
+                    "this communicator is closed");
+    throw py::error_already_set();
+  }
+  return comm_;
+}
+
+void CommHandle::close() {
+  spcclComm_t comm = comm_;
+  comm_ = nullptr;
+  py::gil_scoped_release released;  // destroy joins the engine's threads
+  spcclCommDestroy(comm);
+}
+
+void CommHandle::abort() {
+  spcclComm_t comm = comm_;
+  comm_ = nullptr;
+  py::gil_scoped_release released;
+  spcclCommAbort(comm);
+}
+
+namespace {
+
+// spcclConfig_t from keyword arguments; None keeps the library default
+// (which the SPCCL_* variables may set). Owns the strings the struct points
+// to, so it must outlive the init call.
+class Config {
+ public:
+  Config(std::optional<int> timeoutMs, std::optional<std::string> transport,
+         std::optional<std::string> socketIfname, std::optional<bool> profileLinks)
+      : transport_(std::move(transport)), socketIfname_(std::move(socketIfname)) {
+    if (timeoutMs) config_.timeoutMs = *timeoutMs;
+    if (transport_) config_.transport = transport_->c_str();
+    if (socketIfname_) config_.socketIfname = socketIfname_->c_str();
+    if (profileLinks) config_.profileLinks = *profileLinks ? 1 : 0;
+  }
+  const spcclConfig_t* get() const { return &config_; }
+
+ private:
+  std::optional<std::string> transport_;
+  std::optional<std::string> socketIfname_;
+  spcclConfig_t config_ = SPCCL_CONFIG_INITIALIZER;
+};
+
+spcclUniqueId uniqueIdFromBytes(const py::bytes& bytes) {
+  std::string raw = bytes;
+  if (raw.size() != SPCCL_UNIQUE_ID_BYTES)
+    throw py::value_error("unique_id must be " + std::to_string(SPCCL_UNIQUE_ID_BYTES) +
+                          " bytes (from spccl.unique_id()), got " + std::to_string(raw.size()));
+  spcclUniqueId id;
+  std::copy(raw.begin(), raw.end(), id.internal);
+  return id;
+}
+
+// Init calls rendezvous with the other ranks: the GIL is released while
+// they wait, and the thread's last error names what went wrong.
+template <typename Init>
+std::unique_ptr<CommHandle> initReleased(Init&& init) {
+  spcclComm_t comm = nullptr;
+  spcclResult_t result;
+  {
+    py::gil_scoped_release released;
+    result = init(&comm);
+  }
+  raiseOnError(result, nullptr);
+  return std::make_unique<CommHandle>(comm);
+}
+
+py::dict countersDict(const spcclCounters_t& c) {
+  py::dict d;
+  d["bytes_sent"] = c.bytesSent;
+  d["bytes_received"] = c.bytesReceived;
+  d["messages_sent"] = c.messagesSent;
+  d["messages_received"] = c.messagesReceived;
+  return d;
+}
+
+}  // namespace
+
+void bindComm(py::module_& m) {
+  m.def("version", [] {
+    int version = 0;
+    raiseOnError(spcclGetVersion(&version), nullptr);
+    return version;
+  });
+  m.def("get_unique_id", [] {
+    spcclUniqueId id;
+    raiseOnError(spcclGetUniqueId(&id), nullptr);
+    return py::bytes(id.internal, SPCCL_UNIQUE_ID_BYTES);
+  });
+  m.def("group_start", [] { raiseOnError(spcclGroupStart(), nullptr); });
+  m.def("group_end", [] {
+    spcclResult_t result;
+    {
+      py::gil_scoped_release released;  // the deferred operations run here
+      result = spcclGroupEnd();
+    }
+    raiseOnError(result, nullptr);
+  });
+  m.def("type_size", [](int dtype) { return spcclTypeSize(static_cast<spcclDataType_t>(dtype)); });
+  m.def("error_string", [](int result) { return spcclGetErrorString(static_cast<spcclResult_t>(result)); });
+  m.attr("UNIQUE_ID_BYTES") = SPCCL_UNIQUE_ID_BYTES;
+
+  py::class_<CommHandle> comm(m, "CommHandle");
+  comm.def_static(
+          "init_rank",
+          [](const py::bytes& uniqueId, int rank, int size, std::optional<int> timeoutMs,
+             std::optional<std::string> transport, std::optional<std::string> socketIfname,
+             std::optional<bool> profileLinks) {
+            spcclUniqueId id = uniqueIdFromBytes(uniqueId);
+            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks);
+            return initReleased([&](spcclComm_t* out) {
+              return spcclCommInitRankConfig(out, size, id, rank, config.get());
+            });
+          },
+          py::arg("unique_id"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"),
+          py::arg("transport"), py::arg("socket_ifname"), py::arg("profile_links"))
+      .def_static(
+          "init_from_env",
+          [](std::optional<int> timeoutMs, std::optional<std::string> transport,
+             std::optional<std::string> socketIfname, std::optional<bool> profileLinks) {
+            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks);
+            return initReleased(
+                [&](spcclComm_t* out) { return spcclCommInitFromEnv(out, config.get()); });
+          },
+          py::arg("timeout_ms"), py::arg("transport"), py::arg("socket_ifname"),
+          py::arg("profile_links"))
+      .def("split",
+           [](const CommHandle& self, int color, int key) -> std::unique_ptr<CommHandle> {
+             spcclComm_t parent = self.get();
+             spcclComm_t child = nullptr;
+             spcclResult_t result;
+             {
+               py::gil_scoped_release released;
+               result = spcclCommSplit(parent, color, key, &child, nullptr);
+             }
+             raiseOnError(result, parent);
+             if (child == nullptr) return nullptr;
+             return std::make_unique<CommHandle>(child);
+           })
+      .def("rank", [](const CommHandle& self) {
+        int rank = 0;
+        raiseOnError(spcclCommUserRank(self.get(), &rank), self.get());
+        return rank;
+      })
+      .def("size", [](const CommHandle& self) {
+        int size = 0;
+        raiseOnError(spcclCommCount(self.get(), &size), self.get());
+        return size;
+      })
+      .def("counters", [](const CommHandle& self) {
+        spcclCounters_t counters{};
+        runReleased(self, [&](spcclComm_t c) { return spcclCommGetCounters(c, &counters); });
+        return countersDict(counters);
+      })
+      .def("close", &CommHandle::close)
+      .def("abort", &CommHandle::abort)
+      .def_property_readonly("closed", &CommHandle::closed);
+  bindDenseCollectives(comm);
+  bindSparse(comm);
+}
+
+}  // namespace spccl_python
