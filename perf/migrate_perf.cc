@@ -12,10 +12,11 @@
 // The straggler's slowdown is injected the way the paper does (section V-A):
 // after each of its GEMMs it sleeps (chi - 1) times the GEMM's duration.
 //
-//   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 512] [-H 1024] [-C 256]
-//                                [-s straggler] [-n iters] [-w warmup] [-c]
-// Rank 0 prints one row per (chi, mode): ms per iteration, the ratio to
-// chi = 1 without balancing, the straggler's MB sent per iteration and the
+//   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
+//                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
+//                                [-t tolerance] [-c]
+// Rank 0 prints one row per (chi, mode): the median over rounds of ms per
+// iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per iteration and the
 // MB of migrated inputs it had to ship. -c checks (b), (c) and (d without
 // resizing) against (a) on the first iteration.
 #include <cblas.h>
@@ -50,8 +51,11 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 
 struct Options {
   std::vector<double> chis = {1, 1.5, 2, 4, 8};
-  int batch = 512, hidden = 1024, columns = 256;  // columns per rank
-  int straggler = 0, iters = 10, warmup = 2;
+  int batch = 256, hidden = 1024, columns = 256;  // columns per rank
+  int straggler = 0, iters = 5, warmup = 2, rounds = 3;
+  // The planner's straggler criterion: ranks sharing a few cores see
+  // compute times that vary by more than the default 5%.
+  double tolerance = 0.15;
   bool check = false;
 };
 
@@ -246,7 +250,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
 struct Timing {
   double secondsPerIter = 0;
   double stragglerBytesPerIter = 0;
-  double computeSeconds = 0, matmulSeconds = 0;  // this rank, last iteration
+  double computeSeconds = 0, matmulSeconds = 0;  // this rank, mean per iteration
 };
 
 Timing timeMode(Rank& r, Mode mode, const Assignment& a) {
@@ -255,16 +259,18 @@ Timing timeMode(Rank& r, Mode mode, const Assignment& a) {
   CHECK(spcclBarrier(r.comm, nullptr));
   CHECK(spcclCommGetCounters(r.comm, &before));
   auto start = Clock::now();
-  for (int i = 0; i < r.opt.iters; ++i) iteration(r, mode, a);
-  CHECK(spcclBarrier(r.comm, nullptr));
   Timing t;
+  for (int i = 0; i < r.opt.iters; ++i) {
+    iteration(r, mode, a);
+    t.computeSeconds += r.computeSeconds / r.opt.iters;
+    t.matmulSeconds += r.matmulSeconds / r.opt.iters;
+  }
+  CHECK(spcclBarrier(r.comm, nullptr));
   t.secondsPerIter = seconds(start, Clock::now()) / r.opt.iters;
   CHECK(spcclCommGetCounters(r.comm, &after));
   double sent = r.isStraggler() ? double(after.bytesSent - before.bytesSent) / r.opt.iters : 0.0;
   CHECK(spcclAllReduce(&sent, &t.stragglerBytesPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
   CHECK(spcclAllReduce(&t.secondsPerIter, &t.secondsPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
-  t.computeSeconds = r.computeSeconds;
-  t.matmulSeconds = r.matmulSeconds;
   return t;
 }
 
@@ -299,6 +305,7 @@ spcclBalanceCostModel_t fitCostModel(Rank& r) {
     xs.push_back(c);
   }
   spcclBalanceCostModel_t model = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
+  model.stragglerTolerance = r.opt.tolerance;
   CHECK(spcclFitLinearCost(xs.data(), phi.data(), static_cast<int>(xs.size()), model.phi1));
   CHECK(spcclFitLinearCost(xs.data(), omega.data(), static_cast<int>(xs.size()), model.omega2));
   double values[4] = {std::max(0.0, model.phi1[0]), std::max(0.0, model.phi1[1]),
@@ -359,7 +366,9 @@ Options parse(int argc, char** argv) {
     else if (a == "-s") o.straggler = std::atoi(next());
     else if (a == "-n") o.iters = std::atoi(next());
     else if (a == "-w") o.warmup = std::atoi(next());
+    else if (a == "-r") o.rounds = std::max(1, std::atoi(next()));
     else if (a == "-c") o.check = true;
+    else if (a == "-t") o.tolerance = std::atof(next());
     else { std::fprintf(stderr, "unknown option %s (see the header of migrate_perf.cc)\n", a.c_str()); std::exit(2); }
   }
   return o;
@@ -395,42 +404,55 @@ int main(int argc, char** argv) {
   bool allChecked = true;
   for (double chi : r.opt.chis) {
     r.chi = chi;
-    Timing none = timeMode(r, Mode::None, Assignment{});
-    if (base == 0) base = none.secondsPerIter;
-    auto row = [&](Mode mode, const Timing& t, const Assignment& a, const std::string& detail) {
-      const double migratedMB = double(a.migrated) * (H + B) * sizeof(float) / 1e6;  // W and gY columns
-      if (r.rank == 0)
-        std::printf("  %5.2f %-20s %10.2f %8.2f %14.3f %14.3f %s\n", chi, modeName(mode),
-                    t.secondsPerIter * 1e3, t.secondsPerIter / base, t.stragglerBytesPerIter / 1e6,
-                    migratedMB, detail.c_str());
-    };
-    row(Mode::None, none, {}, "");
     // (b), (c): all the balancing columns migrate, rounded to a multiple of
     // e - 1 so that scatter's blocks are equal.
     Assignment migrate;
     migrate.migrated = balancingColumns(r) / (r.nranks - 1) * (r.nranks - 1);
-    for (Mode mode : {Mode::BroadcastReduce, Mode::ScatterGather}) {
-      if (r.opt.check && migrate.migrated > 0 && !checkMode(r, mode, migrate)) allChecked = false;
-      row(mode, timeMode(r, mode, migrate), migrate, "L_mig=" + std::to_string(migrate.migrated));
-    }
-    // (d): plan from (a)'s measured compute and matmul times.
+    // (d): planned from (a)'s measured compute and matmul times.
+    const Timing probe = timeMode(r, Mode::None, Assignment{});
     spcclBalanceCostModel_t model = fitCostModel(r);
     std::vector<spcclBalanceRank_t> ranks(r.nranks);
     spcclBalancePlan_t plan{};
     plan.size = sizeof(plan);
     plan.ranks = ranks.data();
     plan.capacity = r.nranks;
-    CHECK(spcclBalancePlan(r.comm, none.computeSeconds, std::min(none.matmulSeconds, none.computeSeconds),
-                           C, &model, &plan));
+    CHECK(spcclBalancePlan(r.comm, probe.computeSeconds,
+                           std::min(probe.matmulSeconds, probe.computeSeconds), C, &model, &plan));
     Assignment mix;
-    const spcclBalanceRank_t& s = ranks[r.opt.straggler];
-    mix.migrated = static_cast<int>(s.migrateColumns);
-    mix.resized = static_cast<int>(s.resizeColumns);
-    if (r.opt.check && mix.resized == 0 && mix.migrated > 0 && !checkMode(r, Mode::Plan, mix)) allChecked = false;
-    char detail[160];
-    std::snprintf(detail, sizeof(detail), "z=%d beta=%.2f L_mig=%d L_resize=%d", plan.stragglers,
-                  plan.beta, mix.migrated, mix.resized);
-    row(Mode::Plan, timeMode(r, Mode::Plan, mix), mix, detail);
+    mix.migrated = static_cast<int>(ranks[r.opt.straggler].migrateColumns);
+    mix.resized = static_cast<int>(ranks[r.opt.straggler].resizeColumns);
+    char planDetail[160];
+    std::snprintf(planDetail, sizeof(planDetail), "z=%d beta=%.2f L_mig=%d L_resize=%d",
+                  plan.stragglers, plan.beta, mix.migrated, mix.resized);
+
+    const Mode modes[] = {Mode::None, Mode::BroadcastReduce, Mode::ScatterGather, Mode::Plan};
+    const Assignment assignments[] = {Assignment{}, migrate, migrate, mix};
+    const std::string details[] = {"", "L_mig=" + std::to_string(migrate.migrated),
+                                   "L_mig=" + std::to_string(migrate.migrated), planDetail};
+    if (r.opt.check)
+      for (int k = 1; k < 4; ++k)
+        if (assignments[k].migrated > 0 && assignments[k].resized == 0 &&
+            !checkMode(r, modes[k], assignments[k]))
+          allChecked = false;
+    // Rounds interleave the modes, so drift on a shared machine hits all alike.
+    std::vector<double> perIter[4];
+    Timing last[4];
+    for (int round = 0; round < r.opt.rounds; ++round)
+      for (int k = 0; k < 4; ++k) {
+        last[k] = timeMode(r, modes[k], assignments[k]);
+        perIter[k].push_back(last[k].secondsPerIter);
+      }
+    for (int k = 0; k < 4; ++k) {
+      std::sort(perIter[k].begin(), perIter[k].end());
+      const double median = perIter[k][perIter[k].size() / 2];
+      if (base == 0) base = median;
+      const double migratedMB = double(assignments[k].migrated) * (H + B) * sizeof(float) / 1e6;
+      if (r.rank == 0)
+        std::printf("  %5.2f %-20s %10.2f %8.2f %14.3f %14.3f %s\n", chi, modeName(modes[k]),
+                    median * 1e3, median / base, last[k].stragglerBytesPerIter / 1e6, migratedMB,
+                    details[k].c_str());
+    }
+    std::fflush(stdout);
   }
   if (r.opt.check && r.rank == 0) std::printf("# check: %s\n", allChecked ? "OK" : "FAILED");
   CHECK(spcclCommDestroy(r.comm));
