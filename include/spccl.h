@@ -320,6 +320,60 @@ typedef enum {
 #define SPCCL_COMPRESSION_DEFAULT_BLOCK 256
 /* Versioned like spcclConfig_t. codec, bits, blockSize and schedule must
  * be the same on every rank (checked; a mismatch fails the call on all). */
+/* ---- load-balancing collectives (SPEC.md sections 4 and 5) ----
+ * SEMI-migration (paper 000, section IV): a straggler of a tensor-parallel
+ * group sheds some of its columns to the other ranks (the helpers). The
+ * straggler broadcasts the shed data along a pipelined tree in which
+ * receivers relay, so it sends each byte once; helper r computes the slice
+ * spcclMigrateSlice names; the results come back by a reduce, or, when the
+ * layer ends in an all-reduce anyway, inside that all-reduce
+ * (spcclMigrateAllReduce). Scatter and gather are the alternative to compare
+ * against. These calls run at once (also between GroupStart/GroupEnd).
+ * Ranks that disagree on a call's kind, count, type, op or straggler fail
+ * with spcclInvalidUsage naming the differing rank. */
+
+/* buff: the straggler's data on the straggler, count elements received
+ * elsewhere. The tree's root has a single child, so the straggler sends
+ * count elements once whatever the rank count. */
+spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t datatype,
+                                    int straggler, spcclComm_t comm, void* stream);
+/* The columns [*begin, *begin + *length) of the `total` migrated columns
+ * that this rank computes: renumbering r' = (r + e - straggler) mod e,
+ * helper r' takes block r' - 1 of total cut into e - 1 nearly equal blocks
+ * (the first total mod (e - 1) blocks one column more), so every column is
+ * computed exactly once. The straggler gets *length 0. Local: no messages. */
+spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, size_t* begin,
+                                size_t* length);
+/* Tree reduce of every rank's sendbuff into recvbuff at dest (the
+ * straggler collecting its migrated results: helpers send their results
+ * placed at their slice, zero elsewhere; dest's own sendbuff takes part,
+ * in place allowed). dest receives count elements once. */
+spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 spcclDataType_t datatype, spcclRedOp_t op, int dest,
+                                 spcclComm_t comm, void* stream);
+/* The merged form (reduce merging, section IV-A): recvbuff = AllReduce of
+ * every rank's contribution, where a rank's contribution is sendbuff with
+ * its migrated partial result folded in by op at
+ * [migratedOffset, migratedOffset + migratedCount). One collective, and the
+ * fold is part of the pass that copies sendbuff into recvbuff. migratedCount
+ * may differ between ranks (0 on the straggler); count may not. */
+spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                    const void* migrated, size_t migratedCount,
+                                    size_t migratedOffset, spcclDataType_t datatype,
+                                    spcclRedOp_t op, spcclComm_t comm, void* stream);
+/* MPI semantics: root's sendbuff holds nranks * recvcount elements, rank r
+ * gets block r (root's own block is copied locally); the root sends every
+ * block itself (peer-to-peer, no relaying). */
+spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                           spcclDataType_t datatype, int root, spcclComm_t comm, void* stream);
+/* root's recvbuff gets nranks * sendcount elements, rank r's at block r. */
+spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                          spcclDataType_t datatype, int root, spcclComm_t comm, void* stream);
+
+/* The planner (paper 000: Eq. (1), (2), (3), Algorithm 2). Cost functions
+ * are lines a + b*c seconds for c columns, fitted from the caller's (or a
+ * pre-test's) measurements with spcclFitLinearCost. */
+#define SPCCL_BALANCE_COST_MODEL_MAGIC 0x42414c43u /* "BALC" */
 typedef struct {
   size_t size;
   unsigned int magic;
@@ -365,6 +419,101 @@ typedef struct {
 } spcclLayerCost;
 spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, double alpha,
                                   double beta, int backward, int* outSizes, double* outSeconds);
+  /* A rank straggles when T_i > T_min * (1 + tolerance); 0 is the paper's
+   * strict T_i > T_min, which measurement noise makes everyone fail. */
+  double stragglerTolerance;
+  double omega1;    /* Omega_1: static allocation cost of resizing (seconds) */
+  double omega2[2]; /* Omega_2(c): extracting c columns for resizing */
+  double phi1[2];   /* Phi_1(c): sending c migrated columns and collecting results */
+  double phi2[2];   /* Phi_2(c): a helper computing c columns; {0, 0}: the
+                     * helpers' measured speed, max_y T_y / L_y (as in Eq. (3)) */
+} spcclBalanceCostModel_t;
+#define SPCCL_BALANCE_COST_MODEL_INITIALIZER                                        \
+  {                                                                                 \
+    sizeof(spcclBalanceCostModel_t), SPCCL_BALANCE_COST_MODEL_MAGIC,                \
+        SPCCL_VERSION_CODE, 0.05, 0.0, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}           \
+  }
+
+typedef enum {
+  spcclBalanceKeep = 0,              /* not a straggler (or nothing to shed) */
+  spcclBalanceMigrate = 1,           /* sheds migrateColumns to the helpers */
+  spcclBalanceResize = 2,            /* prunes resizeColumns (ZERO-resizing) */
+  spcclBalanceMigrateAndResize = 3,  /* the single heavy straggler of Eq. (2) */
+  spcclBalanceAction_MaxEnum = 0x7fffffff
+} spcclBalanceAction_t;
+
+typedef struct {
+  spcclBalanceAction_t action;
+  double iterTime;       /* T_i, as gathered */
+  double matmulTime;     /* M_i */
+  size_t columns;        /* L_i */
+  double gamma;          /* Eq. (1) against T_min: (T_i - T_min) / M_i, in [0, 1] */
+  size_t migrateColumns; /* shed to the helpers (spcclBalanceSlice) */
+  size_t resizeColumns;  /* pruned */
+} spcclBalanceRank_t;
+
+typedef struct {
+  size_t size;               /* set by the caller: sizeof(spcclBalancePlan_t) */
+  spcclBalanceRank_t* ranks; /* set by the caller: room for `capacity` ranks */
+  int capacity;
+  int nranks;                /* filled: ranks[0 .. nranks) */
+  double tMin;
+  int stragglers;            /* z */
+  int migrators;             /* x of Eq. (3) (1 or 0 when z == 1) */
+  double beta;               /* Eq. (2): the share migrated when z == 1, else 0 */
+} spcclBalancePlan_t;
+
+/* Collective: all-gathers (iterTime, matmulTime, columns) and computes the
+ * plan from the gathered values, so every rank returns the same plan. A
+ * bad value on any rank (NaN, negative, matmulTime > iterTime, columns 0)
+ * fails every rank with spcclInvalidArgument naming that rank. */
+spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime,
+                               size_t columns, const spcclBalanceCostModel_t* costModel,
+                               spcclBalancePlan_t* plan);
+/* The columns of `migrator`'s migrateColumns that `rank` computes: the
+ * helpers are the ranks that do not migrate, renumbered from the migrator
+ * as in spcclMigrateSlice (identical to it with one migrator). */
+spcclResult_t spcclBalanceSlice(const spcclBalancePlan_t* plan, int migrator, int rank,
+                                size_t* begin, size_t* length);
+/* Least-squares line through n >= 1 points: coefficients = {a, b} of
+ * a + b*x (n == 1 or all x equal: b = 0, a = mean y). */
+spcclResult_t spcclFitLinearCost(const double* x, const double* y, int n, double coefficients[2]);
+
+/* Stage rebalancing (DynPipe, paper 002, sections 3.4-3.5): contiguous
+ * layers onto pipeline stages. Local computations; the layer moves they
+ * imply are spcclSend/spcclRecv of the layers' buffers. */
+typedef enum {
+  spcclStagePartitionByTime = 0,       /* minimise the slowest stage's time (exact) */
+  spcclStagePartitionByParameters = 1, /* minimise the largest stage's parameters (layerMem) */
+  spcclStageDiffusion = 2,             /* move boundary layers between neighbours until
+                                        * no move helps, from the given partition */
+  spcclStageNumMethods = 3,
+  spcclStageMethod_MaxEnum = 0x7fffffff
+} spcclStageMethod_t;
+
+typedef struct {
+  double maxStageCost;   /* the bottleneck stage's summed layerCosts */
+  double maxStageMemory; /* the largest stage's summed layerMem */
+  int rounds;            /* diffusion rounds run (0 otherwise) */
+  int roundBound;        /* Lemma 2's bound on the rounds (diffusion) */
+} spcclStagePartitionInfo_t;
+
+/* stageOfLayer[nLayers]: out, non-decreasing, every stage non-empty;
+ * for diffusion also in (the starting partition). layerMem may be NULL
+ * (no memory limit) except for ByParameters. memCapacity: per stage, may
+ * be INFINITY; a partition that fits is found or the call fails naming
+ * the capacity. info may be NULL. */
+spcclResult_t spcclStagePartition(const double* layerCosts, const double* layerMem, int nLayers,
+                                  int nStages, double memCapacity, spcclStageMethod_t method,
+                                  int* stageOfLayer, spcclStagePartitionInfo_t* info);
+/* First-fit re-packing onto fewer stages (section 3.5): the first pair of
+ * neighbouring stages whose memory fits one stage is merged, repeatedly,
+ * until none fits or *newStages reaches targetStages (0: as few as
+ * possible). Never exceeds memCapacity; a stage that already exceeds it is
+ * an error. */
+spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers,
+                          int nStages, double memCapacity, int targetStages,
+                          int* newStageOfLayer, int* newStages);
 
 /* ---- helpers ---- */
 /* Size in bytes of one element of datatype, 0 if the type is invalid. */

@@ -1,0 +1,460 @@
+// migrate_perf: a column-parallel tensor-parallel linear layer on the CPU
+// (GEMMs through OpenBLAS) across the ranks of the communicator, one rank
+// slowed by a factor chi, timed per training iteration with
+//   (a) no balancing,
+//   (b) broadcast-reduce migration, the grad-input reduce merged into the
+//       layer's all-reduce (spcclMigrateBroadcast / MigrateReduce /
+//       MigrateAllReduce; paper 000 section IV-A),
+//   (c) scatter-gather migration (spcclScatter / spcclGather, grad-input
+//       merged the same way, so only the primitives differ),
+//   (d) the planner's mix of migration and resizing (spcclBalancePlan,
+//       Eq. (1)-(3), with Phi_1 / Omega_2 fitted from a pre-test).
+// The straggler's slowdown is injected the way the paper does (section V-A):
+// after each of its GEMMs it sleeps (chi - 1) times the GEMM's duration.
+//
+//   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
+//                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
+//                                [-t tolerance] [-c]
+// Rank 0 prints one row per (chi, mode): the median over rounds of ms per
+// iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per iteration and the
+// MB of migrated inputs it had to ship. -c checks (b), (c) and (d without
+// resizing) against (a) on the first iteration.
+#include <cblas.h>
+#include <spccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+#define CHECK(call)                                                                       \
+  do {                                                                                    \
+    spcclResult_t res_ = (call);                                                          \
+    if (res_ != spcclSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s failed: %s\n", __FILE__, __LINE__, #call,             \
+                   spcclGetLastError(nullptr));                                           \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+struct Options {
+  std::vector<double> chis = {1, 1.5, 2, 4, 8};
+  int batch = 256, hidden = 1024, columns = 256;  // columns per rank
+  int straggler = 0, iters = 5, warmup = 2, rounds = 3;
+  // The planner's straggler criterion: ranks sharing a few cores see
+  // compute times that vary by more than the default 5%.
+  double tolerance = 0.15;
+  bool check = false;
+};
+
+enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
+const char* modeName(Mode m) {
+  switch (m) {
+    case Mode::None: return "(a) none";
+    case Mode::BroadcastReduce: return "(b) bcast-reduce";
+    case Mode::ScatterGather: return "(c) scatter-gather";
+    case Mode::Plan: return "(d) plan";
+  }
+  return "?";
+}
+
+// What this rank does with its columns in one configuration.
+struct Assignment {
+  int migrated = 0;  // the straggler's last `migrated` columns go to the helpers
+  int resized = 0;   // pruned (ZERO-resizing: computed as zero) before them
+};
+
+struct Rank {
+  spcclComm_t comm = nullptr;
+  int rank = 0, nranks = 1;
+  Options opt;
+  double chi = 1;
+  // Row-major: X [B x H] (replicated input), W [H x C], Y and gY [B x C],
+  // gX [B x H] (all-reduced), gW [H x C].
+  std::vector<float> X, W, Y, gY, gX, gXsum, gW;
+  // Migration buffers.
+  std::vector<float> Wm, gYm, Ym, gWm, gXm, blocksIn, blocksOut;
+  double matmulSeconds = 0;   // this iteration, slowdown included
+  double computeSeconds = 0;  // until the layer's all-reduce
+
+  bool isStraggler() const { return rank == opt.straggler; }
+
+  // C = A * B with optional transposes, timed; the straggler sleeps
+  // (chi - 1) times as long afterwards.
+  void gemm(bool transA, bool transB, int m, int n, int k, const float* a, int lda, const float* b,
+            int ldb, float* c, int ldc) {
+    if (m == 0 || n == 0 || k == 0) return;
+    auto start = Clock::now();
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    double took = seconds(start, Clock::now());
+    if (isStraggler() && chi > 1) {
+      std::this_thread::sleep_for(std::chrono::duration<double>((chi - 1) * took));
+      took *= chi;
+    }
+    matmulSeconds += took;
+  }
+};
+
+void fill(std::vector<float>& v, size_t n, unsigned seed) {
+  v.resize(n);
+  unsigned x = seed * 2654435761u + 1;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>((x >> 9) % 2001) / 1000.0f - 1.0f;
+  }
+}
+
+// Columns [c0, c0 + n) of a row-major rows x ld matrix into a packed rows x n one.
+void packColumns(const float* from, int rows, int ld, int c0, int n, float* to) {
+  for (int r = 0; r < rows; ++r) std::memcpy(to + size_t(r) * n, from + size_t(r) * ld + c0, n * sizeof(float));
+}
+void unpackColumns(const float* from, int rows, int n, float* to, int ld, int c0) {
+  for (int r = 0; r < rows; ++r) std::memcpy(to + size_t(r) * ld + c0, from + size_t(r) * n, n * sizeof(float));
+}
+
+// The straggler's own part of the layer: columns [0, keep) computed,
+// [keep, keep + resized) pruned to zero, the rest migrated.
+void ownForward(Rank& r, int keep) {
+  const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns;
+  r.gemm(false, false, B, keep, H, r.X.data(), H, r.W.data(), C, r.Y.data(), C);
+}
+void ownBackward(Rank& r, int keep) {
+  const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns;
+  // gX = gY[:, :keep] W[:, :keep]^T ; gW[:, :keep] = X^T gY[:, :keep]
+  if (keep == 0) std::fill(r.gX.begin(), r.gX.end(), 0.0f);
+  r.gemm(false, true, B, H, keep, r.gY.data(), C, r.W.data(), C, r.gX.data(), H);
+  r.gemm(true, false, H, keep, B, r.X.data(), H, r.gY.data(), C, r.gW.data(), C);
+}
+
+struct Slice {
+  size_t begin = 0, length = 0;
+};
+
+// One iteration; returns nothing, leaves Y, gX (reduced), gW on each rank.
+void iteration(Rank& r, Mode mode, const Assignment& a) {
+  const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns, s = r.opt.straggler;
+  const int L = a.migrated;
+  const bool straggler = r.isStraggler();
+  const int keep = straggler ? C - L - a.resized : C;
+  r.matmulSeconds = 0;
+  auto start = Clock::now();
+  if (straggler && a.resized > 0) {
+    for (int row = 0; row < B; ++row) std::fill_n(r.Y.data() + size_t(row) * C + keep, a.resized, 0.0f);
+  }
+  const bool migrating = mode != Mode::None && L > 0;
+  Slice mine;
+  if (migrating) CHECK(spcclMigrateSlice(r.comm, s, L, &mine.begin, &mine.length));
+  const int m = static_cast<int>(mine.length), c0 = static_cast<int>(mine.begin);
+
+  // ---- forward: Y = X W ----
+  if (migrating && mode != Mode::ScatterGather) {
+    r.Wm.resize(size_t(H) * L);
+    if (straggler) packColumns(r.W.data(), H, C, C - L, L, r.Wm.data());
+    CHECK(spcclMigrateBroadcast(r.Wm.data(), r.Wm.size(), spcclFloat32, s, r.comm, nullptr));
+    ownForward(r, keep);
+    r.Ym.assign(size_t(B) * L, 0.0f);
+    r.gemm(false, false, B, m, H, r.X.data(), H, r.Wm.data() + c0, L, r.Ym.data() + c0, L);
+    CHECK(spcclMigrateReduce(r.Ym.data(), r.Ym.data(), r.Ym.size(), spcclFloat32, spcclSum, s, r.comm, nullptr));
+    if (straggler) unpackColumns(r.Ym.data(), B, L, r.Y.data(), C, C - L);
+  } else if (migrating) {
+    const int mb = L / (r.nranks - 1);  // scatter-gather runs with L divisible by e - 1
+    r.blocksOut.assign(size_t(H) * mb * r.nranks, 0.0f);
+    if (straggler)
+      for (int h = 0; h < r.nranks; ++h) {
+        if (h == s) continue;
+        int hr = (h - s + r.nranks) % r.nranks;    // renumbered helper, slice hr - 1
+        packColumns(r.W.data(), H, C, C - L + (hr - 1) * mb, mb, r.blocksOut.data() + size_t(h) * H * mb);
+      }
+    r.Wm.resize(size_t(H) * mb);
+    CHECK(spcclScatter(r.blocksOut.data(), r.Wm.data(), size_t(H) * mb, spcclFloat32, s, r.comm, nullptr));
+    ownForward(r, keep);
+    r.Ym.assign(size_t(B) * mb, 0.0f);
+    if (!straggler) r.gemm(false, false, B, mb, H, r.X.data(), H, r.Wm.data(), mb, r.Ym.data(), mb);
+    r.blocksIn.resize(size_t(B) * mb * r.nranks);
+    CHECK(spcclGather(r.Ym.data(), r.blocksIn.data(), size_t(B) * mb, spcclFloat32, s, r.comm, nullptr));
+    if (straggler)
+      for (int h = 0; h < r.nranks; ++h) {
+        if (h == s) continue;
+        int hr = (h - s + r.nranks) % r.nranks;
+        unpackColumns(r.blocksIn.data() + size_t(h) * B * mb, B, mb, r.Y.data(), C, C - L + (hr - 1) * mb);
+      }
+  } else {
+    ownForward(r, keep);
+  }
+
+  // ---- backward: gY given (here: Y itself, deterministic); gX all-reduced ----
+  std::memcpy(r.gY.data(), r.Y.data(), r.Y.size() * sizeof(float));
+  if (migrating && mode != Mode::ScatterGather) {
+    r.gYm.resize(size_t(B) * L);
+    if (straggler) packColumns(r.gY.data(), B, C, C - L, L, r.gYm.data());
+    CHECK(spcclMigrateBroadcast(r.gYm.data(), r.gYm.size(), spcclFloat32, s, r.comm, nullptr));
+    ownBackward(r, keep);
+    r.gXm.assign(size_t(B) * H, 0.0f);
+    r.gemm(false, true, B, H, m, r.gYm.data() + c0, L, r.Wm.data() + c0, L, r.gXm.data(), H);
+    r.gWm.assign(size_t(H) * L, 0.0f);
+    r.gemm(true, false, H, m, B, r.X.data(), H, r.gYm.data() + c0, L, r.gWm.data() + c0, L);
+    r.computeSeconds = seconds(start, Clock::now());
+    CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
+                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm, nullptr));
+    CHECK(spcclMigrateReduce(r.gWm.data(), r.gWm.data(), r.gWm.size(), spcclFloat32, spcclSum, s, r.comm, nullptr));
+    if (straggler) unpackColumns(r.gWm.data(), H, L, r.gW.data(), C, C - L);
+  } else if (migrating) {
+    const int mb = L / (r.nranks - 1);
+    r.blocksOut.assign(size_t(B) * mb * r.nranks, 0.0f);
+    if (straggler)
+      for (int h = 0; h < r.nranks; ++h) {
+        if (h == s) continue;
+        int hr = (h - s + r.nranks) % r.nranks;
+        packColumns(r.gY.data(), B, C, C - L + (hr - 1) * mb, mb, r.blocksOut.data() + size_t(h) * B * mb);
+      }
+    r.gYm.resize(size_t(B) * mb);
+    CHECK(spcclScatter(r.blocksOut.data(), r.gYm.data(), size_t(B) * mb, spcclFloat32, s, r.comm, nullptr));
+    ownBackward(r, keep);
+    r.gXm.assign(size_t(B) * H, 0.0f);
+    r.gWm.assign(size_t(H) * mb, 0.0f);
+    if (!straggler) {
+      r.gemm(false, true, B, H, mb, r.gYm.data(), mb, r.Wm.data(), mb, r.gXm.data(), H);
+      r.gemm(true, false, H, mb, B, r.X.data(), H, r.gYm.data(), mb, r.gWm.data(), mb);
+    }
+    r.computeSeconds = seconds(start, Clock::now());
+    CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
+                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm, nullptr));
+    r.blocksIn.resize(size_t(H) * mb * r.nranks);
+    CHECK(spcclGather(r.gWm.data(), r.blocksIn.data(), size_t(H) * mb, spcclFloat32, s, r.comm, nullptr));
+    if (straggler)
+      for (int h = 0; h < r.nranks; ++h) {
+        if (h == s) continue;
+        int hr = (h - s + r.nranks) % r.nranks;
+        unpackColumns(r.blocksIn.data() + size_t(h) * H * mb, H, mb, r.gW.data(), C, C - L + (hr - 1) * mb);
+      }
+  } else {
+    ownBackward(r, keep);
+    r.computeSeconds = seconds(start, Clock::now());
+    CHECK(spcclAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), spcclFloat32, spcclSum, r.comm, nullptr));
+  }
+}
+
+struct Timing {
+  double secondsPerIter = 0;
+  double stragglerBytesPerIter = 0;
+  double computeSeconds = 0, matmulSeconds = 0;  // this rank, mean per iteration
+};
+
+Timing timeMode(Rank& r, Mode mode, const Assignment& a) {
+  for (int i = 0; i < r.opt.warmup; ++i) iteration(r, mode, a);
+  spcclCounters_t before{}, after{};
+  CHECK(spcclBarrier(r.comm, nullptr));
+  CHECK(spcclCommGetCounters(r.comm, &before));
+  auto start = Clock::now();
+  Timing t;
+  for (int i = 0; i < r.opt.iters; ++i) {
+    iteration(r, mode, a);
+    t.computeSeconds += r.computeSeconds / r.opt.iters;
+    t.matmulSeconds += r.matmulSeconds / r.opt.iters;
+  }
+  CHECK(spcclBarrier(r.comm, nullptr));
+  t.secondsPerIter = seconds(start, Clock::now()) / r.opt.iters;
+  CHECK(spcclCommGetCounters(r.comm, &after));
+  double sent = r.isStraggler() ? double(after.bytesSent - before.bytesSent) / r.opt.iters : 0.0;
+  CHECK(spcclAllReduce(&sent, &t.stragglerBytesPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
+  CHECK(spcclAllReduce(&t.secondsPerIter, &t.secondsPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
+  return t;
+}
+
+// Columns that balance the straggler against the helpers when shed by
+// migration alone (the comm-free version of Eq. (1)): chi (C - L) = C + L / (e - 1).
+int balancingColumns(const Rank& r) {
+  const double C = r.opt.columns, e = r.nranks;
+  return static_cast<int>(std::lround(C * (r.chi - 1) / (r.chi + 1 / (e - 1))));
+}
+
+// Pre-test (Algorithm 2 line 1): Phi_1 from timing the migration
+// collectives at a few column counts, Omega_2 from timing the column
+// extraction; every rank takes the slowest fit, so all hold one model.
+spcclBalanceCostModel_t fitCostModel(Rank& r) {
+  const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns;
+  std::vector<double> xs, phi, omega;
+  std::vector<float> buffer, packed(size_t(H) * C);
+  for (int c : {C / 8, C / 4, C / 2}) {
+    buffer.assign(size_t(H + B) * c, 1.0f);
+    CHECK(spcclBarrier(r.comm, nullptr));
+    auto start = Clock::now();
+    for (int rep = 0; rep < 2; ++rep) {
+      CHECK(spcclMigrateBroadcast(buffer.data(), buffer.size(), spcclFloat32, r.opt.straggler, r.comm, nullptr));
+      CHECK(spcclMigrateReduce(buffer.data(), buffer.data(), buffer.size(), spcclFloat32, spcclSum,
+                               r.opt.straggler, r.comm, nullptr));
+    }
+    phi.push_back(seconds(start, Clock::now()) / 2 * 2);  // forward + backward each move (H + B) c
+    start = Clock::now();
+    packColumns(r.W.data(), H, C, 0, c, packed.data());
+    packColumns(r.gY.data(), B, C, 0, c, packed.data());
+    omega.push_back(seconds(start, Clock::now()) * r.chi);
+    xs.push_back(c);
+  }
+  spcclBalanceCostModel_t model = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
+  model.stragglerTolerance = r.opt.tolerance;
+  CHECK(spcclFitLinearCost(xs.data(), phi.data(), static_cast<int>(xs.size()), model.phi1));
+  CHECK(spcclFitLinearCost(xs.data(), omega.data(), static_cast<int>(xs.size()), model.omega2));
+  double values[4] = {std::max(0.0, model.phi1[0]), std::max(0.0, model.phi1[1]),
+                      std::max(0.0, model.omega2[0]), std::max(0.0, model.omega2[1])};
+  CHECK(spcclAllReduce(values, values, 4, spcclFloat64, spcclMax, r.comm, nullptr));
+  model.phi1[0] = values[0];
+  model.phi1[1] = values[1];
+  model.omega2[0] = values[2];
+  model.omega2[1] = values[3];
+  return model;
+}
+
+bool close(const std::vector<float>& a, const std::vector<float>& b, size_t n, const char* what, int rank) {
+  for (size_t i = 0; i < n; ++i) {
+    const float tol = 1e-3f * std::max(1.0f, std::fabs(a[i]));
+    if (std::fabs(a[i] - b[i]) > tol) {
+      std::fprintf(stderr, "rank %d: %s[%zu] = %g, expected %g\n", rank, what, i, b[i], a[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+// (a)'s first-iteration results against `mode`'s.
+bool checkMode(Rank& r, Mode mode, const Assignment& a) {
+  Rank reference = r;
+  iteration(reference, Mode::None, Assignment{});
+  iteration(r, mode, a);
+  bool ok = close(reference.gXsum, r.gXsum, r.gXsum.size(), "gX", r.rank);
+  if (r.isStraggler()) {
+    ok &= close(reference.Y, r.Y, r.Y.size(), "Y", r.rank);
+    ok &= close(reference.gW, r.gW, r.gW.size(), "gW", r.rank);
+  }
+  int good = ok ? 1 : 0, all = 0;
+  CHECK(spcclAllReduce(&good, &all, 1, spcclInt32, spcclMin, r.comm, nullptr));
+  return all == 1;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      return argv[++i];
+    };
+    if (a == "-x") {
+      o.chis.clear();
+      std::string list = next();
+      for (size_t p = 0; p < list.size();) {
+        size_t q = list.find(',', p);
+        o.chis.push_back(std::atof(list.substr(p, q - p).c_str()));
+        p = q == std::string::npos ? list.size() : q + 1;
+      }
+    } else if (a == "-b") o.batch = std::atoi(next());
+    else if (a == "-H") o.hidden = std::atoi(next());
+    else if (a == "-C") o.columns = std::atoi(next());
+    else if (a == "-s") o.straggler = std::atoi(next());
+    else if (a == "-n") o.iters = std::atoi(next());
+    else if (a == "-w") o.warmup = std::atoi(next());
+    else if (a == "-r") o.rounds = std::max(1, std::atoi(next()));
+    else if (a == "-c") o.check = true;
+    else if (a == "-t") o.tolerance = std::atof(next());
+    else { std::fprintf(stderr, "unknown option %s (see the header of migrate_perf.cc)\n", a.c_str()); std::exit(2); }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  openblas_set_num_threads(1);  // one core per rank; ranks share the machine
+  Rank r;
+  r.opt = parse(argc, argv);
+  CHECK(spcclCommInitFromEnv(&r.comm, nullptr));
+  CHECK(spcclCommUserRank(r.comm, &r.rank));
+  CHECK(spcclCommCount(r.comm, &r.nranks));
+  if (r.nranks < 2 || r.opt.straggler < 0 || r.opt.straggler >= r.nranks) {
+    std::fprintf(stderr, "migrate_perf: needs >= 2 ranks and a straggler rank (-s) below them\n");
+    return 2;
+  }
+  const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns;
+  fill(r.X, size_t(B) * H, 1);  // the same input on every rank
+  fill(r.W, size_t(H) * C, 100 + r.rank);
+  r.Y.assign(size_t(B) * C, 0);
+  r.gY.assign(size_t(B) * C, 0);
+  r.gX.assign(size_t(B) * H, 0);
+  r.gXsum.assign(size_t(B) * H, 0);
+  r.gW.assign(size_t(H) * C, 0);
+  if (r.rank == 0)
+    std::printf("# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters\n"
+                "# %5s %-20s %10s %8s %14s %14s %s\n",
+                r.nranks, r.opt.straggler, B, H, C, r.opt.iters, "chi", "mode", "ms/iter",
+                "vs_base", "strag_MB_sent", "migrated_MB", "detail");
+  double base = 0;
+  bool allChecked = true;
+  for (double chi : r.opt.chis) {
+    r.chi = chi;
+    // (b), (c): all the balancing columns migrate, rounded to a multiple of
+    // e - 1 so that scatter's blocks are equal.
+    Assignment migrate;
+    migrate.migrated = balancingColumns(r) / (r.nranks - 1) * (r.nranks - 1);
+    // (d): planned from (a)'s measured compute and matmul times.
+    const Timing probe = timeMode(r, Mode::None, Assignment{});
+    spcclBalanceCostModel_t model = fitCostModel(r);
+    std::vector<spcclBalanceRank_t> ranks(r.nranks);
+    spcclBalancePlan_t plan{};
+    plan.size = sizeof(plan);
+    plan.ranks = ranks.data();
+    plan.capacity = r.nranks;
+    CHECK(spcclBalancePlan(r.comm, probe.computeSeconds,
+                           std::min(probe.matmulSeconds, probe.computeSeconds), C, &model, &plan));
+    Assignment mix;
+    mix.migrated = static_cast<int>(ranks[r.opt.straggler].migrateColumns);
+    mix.resized = static_cast<int>(ranks[r.opt.straggler].resizeColumns);
+    char planDetail[160];
+    std::snprintf(planDetail, sizeof(planDetail), "z=%d beta=%.2f L_mig=%d L_resize=%d",
+                  plan.stragglers, plan.beta, mix.migrated, mix.resized);
+
+    const Mode modes[] = {Mode::None, Mode::BroadcastReduce, Mode::ScatterGather, Mode::Plan};
+    const Assignment assignments[] = {Assignment{}, migrate, migrate, mix};
+    const std::string details[] = {"", "L_mig=" + std::to_string(migrate.migrated),
+                                   "L_mig=" + std::to_string(migrate.migrated), planDetail};
+    if (r.opt.check)
+      for (int k = 1; k < 4; ++k)
+        if (assignments[k].migrated > 0 && assignments[k].resized == 0 &&
+            !checkMode(r, modes[k], assignments[k]))
+          allChecked = false;
+    // Rounds interleave the modes, so drift on a shared machine hits all alike.
+    std::vector<double> perIter[4];
+    Timing last[4];
+    for (int round = 0; round < r.opt.rounds; ++round)
+      for (int k = 0; k < 4; ++k) {
+        last[k] = timeMode(r, modes[k], assignments[k]);
+        perIter[k].push_back(last[k].secondsPerIter);
+      }
+    for (int k = 0; k < 4; ++k) {
+      std::sort(perIter[k].begin(), perIter[k].end());
+      const double median = perIter[k][perIter[k].size() / 2];
+      if (base == 0) base = median;
+      const double migratedMB = double(assignments[k].migrated) * (H + B) * sizeof(float) / 1e6;
+      if (r.rank == 0)
+        std::printf("  %5.2f %-20s %10.2f %8.2f %14.3f %14.3f %s\n", chi, modeName(modes[k]),
+                    median * 1e3, median / base, last[k].stragglerBytesPerIter / 1e6, migratedMB,
+                    details[k].c_str());
+    }
+    std::fflush(stdout);
+  }
+  if (r.opt.check && r.rank == 0) std::printf("# check: %s\n", allChecked ? "OK" : "FAILED");
+  CHECK(spcclCommDestroy(r.comm));
+  return r.opt.check && !allChecked ? 1 : 0;
+}

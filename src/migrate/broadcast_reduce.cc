@@ -1,0 +1,65 @@
+// Broadcast-reduce migration and its merged form (paper 000, section IV-A).
+#include <cstring>
+
+#include "coll/collective.h"
+#include "core/check.h"
+#include "migrate/migration_schedules.h"
+
+namespace spccl::migrate {
+
+spcclResult_t migrationBroadcast(CollContext& ctx, void* buffer, size_t count,
+                                 spcclDataType_t datatype, int straggler) {
+  CollArgs args;
+  args.type = CollType::Broadcast;
+  args.sendbuff = buffer;
+  args.recvbuff = buffer;
+  args.count = count;
+  args.datatype = datatype;
+  args.root = straggler;
+  return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
+}
+
+spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
+                              size_t count, spcclDataType_t datatype, spcclRedOp_t op, int dest) {
+  CollArgs args;
+  args.type = CollType::Reduce;
+  args.sendbuff = sendbuff;
+  args.recvbuff = recvbuff;
+  args.count = count;
+  args.datatype = datatype;
+  args.op = op;
+  args.root = dest;
+  return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
+}
+
+spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
+                                       size_t count, const MigratedPart& migrated,
+                                       spcclDataType_t datatype, spcclRedOp_t op,
+                                       const std::string& allReduceOverride) {
+  // The local reduce that replaces the separate reduce collective: one
+  // pass that copies the contribution and folds the migrated part in.
+  // Avg folds as Sum; the all-reduce divides the whole result once.
+  const size_t es = spcclTypeSize(datatype);
+  const char* in = static_cast<const char*>(sendbuff);
+  char* out = static_cast<char*>(recvbuff);
+  const size_t foldBegin = migrated.offset * es;
+  const size_t foldEnd = (migrated.offset + migrated.count) * es;
+  if (in != out) {
+    if (foldBegin > 0) std::memcpy(out, in, foldBegin);
+    if (count * es > foldEnd) std::memcpy(out + foldEnd, in + foldEnd, count * es - foldEnd);
+  }
+  if (migrated.count > 0) {
+    const kernels::ReduceFn fold = ctx.kernels().reduce[datatype][op == spcclAvg ? spcclSum : op];
+    fold(out + foldBegin, in + foldBegin, migrated.data, migrated.count);
+  }
+  CollArgs args;
+  args.type = CollType::AllReduce;
+  args.sendbuff = recvbuff;
+  args.recvbuff = recvbuff;
+  args.count = count;
+  args.datatype = datatype;
+  args.op = op;
+  return runDenseCollective(ctx, args, allReduceOverride);
+}
+
+}  // namespace spccl::migrate

@@ -1,0 +1,39 @@
+// How a load-balancing call meets the engine: its signature (so ranks that
+// called different migration calls, counts, types, ops or stragglers get
+// the engine's mismatch error) and the blocking run on a CollContext.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "runtime/coll_context.h"
+#include "spccl.h"
+
+namespace spccl::migrate {
+
+// Which load-balancing call a Migration signature stands for. The frame
+// header has no field of its own for it, so it shares the op byte with the
+// reduction op: op = kind * kKindStride + op.
+enum class MigrationKind : uint8_t {
+  Broadcast = 1,
+  Reduce = 2,
+  MergedAllReduce = 3,
+  Scatter = 4,
+  Gather = 5,
+  PlanExchange = 6,
+};
+constexpr uint8_t kKindStride = 16;  // > spcclNumOps
+
+CollSignature migrationSignature(MigrationKind kind, spcclDataType_t datatype, spcclRedOp_t op,
+                                 int root, size_t count);
+
+// Runs body on a fresh CollContext for `signature`, in issue order with the
+// communicator's non-blocking work, and records a failure as comm's last
+// error.
+spcclResult_t runMigrationCall(spcclComm_t comm, const CollSignature& signature,
+                               const std::function<spcclResult_t(CollContext&)>& body);
+
+// Records a validation failure as comm's last error and returns it.
+spcclResult_t failedCall(spcclComm_t comm, spcclResult_t result);
+
+}  // namespace spccl::migrate
