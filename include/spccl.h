@@ -320,6 +320,52 @@ typedef enum {
 #define SPCCL_COMPRESSION_DEFAULT_BLOCK 256
 /* Versioned like spcclConfig_t. codec, bits, blockSize and schedule must
  * be the same on every rank (checked; a mismatch fails the call on all). */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  spcclCodec_t codec;
+  int bits;         /* total bits per element, sign included: 2..8 */
+  size_t blockSize; /* elements per scale; 0: SPCCL_COMPRESSION_DEFAULT_BLOCK */
+  spcclCompressSchedule_t schedule;
+  /* Error feedback: NULL (off) or count floats (f32 whatever the datatype)
+   * that the caller owns, zeroes before the first call and passes to every
+   * call on the same tensor. Each call compresses input + residual and
+   * leaves in the residual what this rank's quantizations lost. */
+  float* residual;
+} spcclCompression;
+#define SPCCL_COMPRESSION_INITIALIZER                                                    \
+  {                                                                                      \
+    sizeof(spcclCompression), SPCCL_COMPRESSION_MAGIC, SPCCL_VERSION_CODE,               \
+        spcclCodecPiecewise, 4, 0, spcclCompressTwoShot, NULL                            \
+  }
+
+spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       spcclDataType_t datatype, spcclRedOp_t op,
+                                       const spcclCompression* cfg, spcclComm_t comm,
+                                       void* stream);
+/* Non-blocking form (spcclTest/spcclWait). *cfg is copied; the buffers and
+ * the residual must stay valid until the request completes. */
+spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                        spcclDataType_t datatype, spcclRedOp_t op,
+                                        const spcclCompression* cfg, spcclComm_t comm,
+                                        spcclRequest_t* request);
+
+/* ---- micro-batch planner (AccTFM section 4.2.2, Algorithm 1) ----
+ * Chooses each layer's partition size from {1, 2, 4} so that the compute of
+ * one micro-batch overlaps the all-reduce of the previous one. A layer's
+ * micro-batch of K computes for computeSeconds/K and communicates for
+ * alpha + beta * commBytes/K (Eq. 3, the algorithm's c1, c2 folded into
+ * alpha, beta). backward != 0 plans the backward pass (layers in reverse
+ * order); outSizes[l] is always layer l's size. *outSeconds (may be NULL)
+ * gets the plan's predicted completion time. */
+typedef struct {
+  double computeSeconds; /* the layer's computation for the whole batch */
+  double commBytes;      /* bytes of its all-reduce for the whole batch */
+} spcclLayerCost;
+spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, double alpha,
+                                  double beta, int backward, int* outSizes, double* outSeconds);
+
 /* ---- load-balancing collectives (SPEC.md sections 4 and 5) ----
  * SEMI-migration (paper 000, section IV): a straggler of a tensor-parallel
  * group sheds some of its columns to the other ranks (the helpers). The
@@ -378,47 +424,6 @@ typedef struct {
   size_t size;
   unsigned int magic;
   unsigned int version;
-  spcclCodec_t codec;
-  int bits;         /* total bits per element, sign included: 2..8 */
-  size_t blockSize; /* elements per scale; 0: SPCCL_COMPRESSION_DEFAULT_BLOCK */
-  spcclCompressSchedule_t schedule;
-  /* Error feedback: NULL (off) or count floats (f32 whatever the datatype)
-   * that the caller owns, zeroes before the first call and passes to every
-   * call on the same tensor. Each call compresses input + residual and
-   * leaves in the residual what this rank's quantizations lost. */
-  float* residual;
-} spcclCompression;
-#define SPCCL_COMPRESSION_INITIALIZER                                                    \
-  {                                                                                      \
-    sizeof(spcclCompression), SPCCL_COMPRESSION_MAGIC, SPCCL_VERSION_CODE,               \
-        spcclCodecPiecewise, 4, 0, spcclCompressTwoShot, NULL                            \
-  }
-
-spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                       spcclDataType_t datatype, spcclRedOp_t op,
-                                       const spcclCompression* cfg, spcclComm_t comm,
-                                       void* stream);
-/* Non-blocking form (spcclTest/spcclWait). *cfg is copied; the buffers and
- * the residual must stay valid until the request completes. */
-spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                        spcclDataType_t datatype, spcclRedOp_t op,
-                                        const spcclCompression* cfg, spcclComm_t comm,
-                                        spcclRequest_t* request);
-
-/* ---- micro-batch planner (AccTFM section 4.2.2, Algorithm 1) ----
- * Chooses each layer's partition size from {1, 2, 4} so that the compute of
- * one micro-batch overlaps the all-reduce of the previous one. A layer's
- * micro-batch of K computes for computeSeconds/K and communicates for
- * alpha + beta * commBytes/K (Eq. 3, the algorithm's c1, c2 folded into
- * alpha, beta). backward != 0 plans the backward pass (layers in reverse
- * order); outSizes[l] is always layer l's size. *outSeconds (may be NULL)
- * gets the plan's predicted completion time. */
-typedef struct {
-  double computeSeconds; /* the layer's computation for the whole batch */
-  double commBytes;      /* bytes of its all-reduce for the whole batch */
-} spcclLayerCost;
-spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, double alpha,
-                                  double beta, int backward, int* outSizes, double* outSeconds);
   /* A rank straggles when T_i > T_min * (1 + tolerance); 0 is the paper's
    * strict T_i > T_min, which measurement noise makes everyone fail. */
   double stragglerTolerance;

@@ -6,6 +6,7 @@
 
 #include "compress/compressed_allreduce.h"
 #include "core/check.h"
+#include "core/enum_args.h"
 #include "core/comm.h"
 #include "spccl.h"
 
@@ -19,7 +20,6 @@ spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
   return result;
 }
 
-bool validEnum(int value, int limit) { return value >= 0 && value < limit; }
 
 // Fields past the caller's size keep their defaults (an older, smaller
 // struct), as spcclConfig_t and spcclSparseOptions_t.
@@ -42,7 +42,7 @@ spcclResult_t resolveCompression(const spcclCompression* cfg, CompressedCall* ca
   if (has(offsetof(spcclCompression, codec), sizeof(cfg->codec))) {
     if (!validEnum(cfg->codec, spcclNumCodecs))
       return SPCCL_FAIL(spcclInvalidArgument, "%s: cfg->codec %d is not a valid spcclCodec_t", name,
-                        static_cast<int>(cfg->codec));
+                        rawEnumValue(cfg->codec));
     call->spec.codec =
         cfg->codec == spcclCodecLinear ? kernels::Codec::Linear : kernels::Codec::Piecewise;
   }
@@ -60,7 +60,7 @@ spcclResult_t resolveCompression(const spcclCompression* cfg, CompressedCall* ca
     if (!validEnum(cfg->schedule, spcclNumCompressSchedules))
       return SPCCL_FAIL(spcclInvalidArgument,
                         "%s: cfg->schedule %d is not a valid spcclCompressSchedule_t", name,
-                        static_cast<int>(cfg->schedule));
+                        rawEnumValue(cfg->schedule));
     call->schedule = cfg->schedule;
   }
   if (has(offsetof(spcclCompression, residual), sizeof(cfg->residual))) call->residual = cfg->residual;

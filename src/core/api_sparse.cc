@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "core/check.h"
+#include "core/enum_args.h"
 #include "core/comm.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/planner.h"
@@ -27,7 +28,6 @@ spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
   return result;
 }
 
-bool validEnum(int value, int limit) { return value >= 0 && value < limit; }
 
 // Fields past the caller's size keep their defaults (an older, smaller
 // struct); a struct larger than ours is read up to our size.
@@ -51,7 +51,7 @@ spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, Sp
       return SPCCL_FAIL(spcclInvalidArgument,
                         "%s: options->algorithm %d is not a valid "
                         "spcclSparseAlgorithm_t",
-                        call, static_cast<int>(o->algorithm));
+                        call, rawEnumValue(o->algorithm));
     out->algorithm = o->algorithm;
   }
   if (has(offsetof(spcclSparseOptions_t, tag), sizeof(o->tag))) out->tag = o->tag;
@@ -60,7 +60,7 @@ spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, Sp
       return SPCCL_FAIL(spcclInvalidArgument,
                         "%s: options->encoding %d is not a valid "
                         "spcclSparseEncoding_t",
-                        call, static_cast<int>(o->encoding));
+                        call, rawEnumValue(o->encoding));
     out->encoding = o->encoding;
   }
   if (has(offsetof(spcclSparseOptions_t, partitioner), sizeof(o->partitioner))) {
@@ -68,7 +68,7 @@ spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, Sp
       return SPCCL_FAIL(spcclInvalidArgument,
                         "%s: options->partitioner %d is not a valid "
                         "spcclSparsePartitioner_t",
-                        call, static_cast<int>(o->partitioner));
+                        call, rawEnumValue(o->partitioner));
     out->partitioner = o->partitioner;
   }
   return spcclSuccess;

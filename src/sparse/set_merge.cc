@@ -54,8 +54,10 @@ size_t mergePositions(const SparseSet& lower, const SparseSet& higher, SparseSet
   // One side is exhausted: the rest of the other is copied as a block.
   const SparseSet& rest = a < ln ? lower : higher;
   const size_t from = a < ln ? a : b, tail = rest.size() - from;
-  std::memcpy(op + k, rest.positions.data() + from, tail * sizeof(uint64_t));
-  if (tail > 0) std::memcpy(ov + k * B, rest.values.data() + from * B, tail * B);
+  if (tail > 0) {  // (both sets may be empty: no memcpy from or to NULL)
+    std::memcpy(op + k, rest.positions.data() + from, tail * sizeof(uint64_t));
+    std::memcpy(ov + k * B, rest.values.data() + from * B, tail * B);
+  }
   return k + tail;
 }
 }  // namespace
