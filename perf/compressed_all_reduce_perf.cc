@@ -4,8 +4,10 @@
 // ratio, bytes on the wire per rank against the schedule's formula, and
 // (-c 1) the error against the exact sum: max |error|, RMSE, relative
 // error and #wrong = elements beyond the documented bound
-// (docs/compressed.md). The codec's throughput per core is measured on a
-// one-rank communicator (one quantize + one dequantize per element).
+// (docs/compressed.md), and the CPU time per call of both (where ranks
+// share cores, it bounds the speed-up more than the link). The codec's
+// throughput per core is measured on a one-rank communicator (one quantize
+// + one dequantize per element).
 //
 // Token top-k mode (-k FRACTION, -H hidden): the tensor is [tokens x
 // hidden], each rank scores its tokens (Gaussian), and
@@ -90,8 +92,8 @@ int main(int argc, char** argv) {
       std::printf("# token top-k: keep %.3g of the tokens, hidden %zu, pruned rows zeroed; errors over the "
                   "kept rows; comp_us excludes restoring the input\n",
                   flags.topkFraction, flags.hidden);
-    std::printf("#\n# %10s %11s %8s %5s | %9s %9s %7s | %6s %12s %12s %6s | %9s %9s %9s %6s | %8s%s\n",
-                "size", "count", "type", "redop", "dense_us", "comp_us", "speedup", "ratio",
+    std::printf("#\n# %10s %11s %8s %5s | %9s %9s %7s | %9s %9s | %6s %12s %12s %6s | %9s %9s %9s %6s | %8s%s\n",
+                "size", "count", "type", "redop", "dense_us", "comp_us", "speedup", "dense_cpu", "comp_cpu", "ratio",
                 "wire_B/rank", "formula_B", "wire%", "max_err", "rmse", "rel_err", "#wrong",
                 "codec_GB/s", flags.topk() ? " |   tokens     keep" : "");
   }
@@ -146,6 +148,8 @@ int main(int argc, char** argv) {
         if (flags.topk()) timeIterations(session, options.iterations, restore, &restoreResult);
         timeIterations(session, options.iterations, compressed, &compressedResult);
         const double compressedSeconds = compressedResult.averageSeconds - restoreResult.averageSeconds;
+        const double compressedCpuSeconds =
+            compressedResult.cpuSecondsPerIteration - restoreResult.cpuSecondsPerIteration;
         ErrorStats e;
         e.wrong = -1;
         if (options.check) {
@@ -164,11 +168,13 @@ int main(int argc, char** argv) {
                                             : compressedFormulaBytes(flags, count, n);
         const double wire = compressedResult.bytesSentPerIteration;
         if (printing) {
-          std::printf("  %10zu %11zu %8s %5s | %9s %9s %7.2f | %6.2f %12.0f %12.0f %6.1f | %9.3g %9.3g %9.3g %6s | %8.2f",
+          std::printf("  %10zu %11zu %8s %5s | %9s %9s %7.2f | %9s %9s | %6.2f %12.0f %12.0f %6.1f | %9.3g %9.3g %9.3g %6s | %8.2f",
                       size, count, spcclTypeName(type), spcclOpName(op),
                       formatMicroseconds(denseResult.averageSeconds).c_str(),
                       formatMicroseconds(compressedSeconds).c_str(),
                       denseResult.averageSeconds / compressedSeconds,
+                      formatMicroseconds(denseResult.cpuSecondsPerIteration).c_str(),
+                      formatMicroseconds(compressedCpuSeconds).c_str(),
                       denseResult.bytesSentPerIteration / std::max(1.0, wire), wire, formula,
                       100.0 * wire / std::max(1.0, formula), wrong[1],
                       std::sqrt(e.sumSquares / std::max<size_t>(1, e.checked)),
@@ -183,7 +189,8 @@ int main(int argc, char** argv) {
   }
   if (printing)
     std::printf("# Out of bounds values : %d %s\n# codec_GB/s: input bytes per second through one "
-                "quantize + one dequantize on one core (a one-rank call)\n",
+                "quantize + one dequantize on one core (a one-rank call)\n# dense_cpu, comp_cpu: process "
+                "CPU time per call in us (all threads, slowest rank)\n",
                 failed, failed ? "FAILED" : "OK");
   spcclCommDestroy(solo);
   session.barrier();
