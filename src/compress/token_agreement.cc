@@ -35,6 +35,10 @@ struct TokenHeader {
   }
 };
 
+// docs/compressed.md and compressed_all_reduce_perf's byte formula count
+// 64 bytes per peer.
+static_assert(sizeof(TokenHeader) == 64);
+
 uint64_t fnv1a(const unsigned char* data, size_t bytes) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < bytes; ++i) h = (h ^ data[i]) * 1099511628211ull;
