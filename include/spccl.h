@@ -351,6 +351,49 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
                                         const spcclCompression* cfg, spcclComm_t comm,
                                         spcclRequest_t* request);
 
+/* Token-level top-k (AccTFM section 4.3.1; docs/compressed.md). buff is a
+ * [tokens x hidden] row-major partial sum, reduced in place; scores holds
+ * this rank's f32 importance of each token. The scores are summed over
+ * ranks (in rank order, so every rank holds the same bits), the keep
+ * tokens with the highest sums are chosen on every rank (ties and NaN:
+ * lower token index first, NaN below every number), and only their rows
+ * are all-reduced: compressed with *cfg, or exactly (dense) when cfg is
+ * NULL. No indices travel. The other rows follow prunePolicy (a local
+ * choice). maskOut (tokens bytes, or NULL) gets 1 for kept tokens, 0 for
+ * pruned ones: pass it to spcclTokenMaskAllReduce in the backward pass.
+ * With cfg->residual (tokens*hidden floats, tensor layout), error feedback
+ * applies to the kept rows; pruned rows' residuals are left as they are. */
+typedef enum {
+  spcclPruneZero = 0,      /* pruned rows are set to 0 */
+  spcclPruneKeepLocal = 1, /* pruned rows keep this rank's partial sum */
+  spcclNumPrunePolicies = 2,
+  spcclPrunePolicy_MaxEnum = 0x7fffffff
+} spcclPrunePolicy_t;
+spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
+                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                      size_t keep, const spcclCompression* cfg,
+                                      spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
+                                      spcclComm_t comm, void* stream);
+/* The same with a given mask (1 = keep; the same on every rank, checked):
+ * no score exchange; only the masked rows travel. */
+spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
+                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                      const spcclCompression* cfg,
+                                      spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
+                                      void* stream);
+/* Non-blocking forms (spcclTest/spcclWait); *cfg is copied, buff, scores,
+ * mask, maskOut and the residual must stay valid until completion. */
+spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
+                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                       size_t keep, const spcclCompression* cfg,
+                                       spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
+                                       spcclComm_t comm, spcclRequest_t* request);
+spcclResult_t spcclItokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
+                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                       const spcclCompression* cfg,
+                                       spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
+                                       spcclRequest_t* request);
+
 /* ---- micro-batch planner (AccTFM section 4.2.2, Algorithm 1) ----
  * Chooses each layer's partition size from {1, 2, 4} so that the compute of
  * one micro-batch overlaps the all-reduce of the previous one. A layer's

@@ -22,6 +22,10 @@ enum CompressScratchSlot : int {
   kScratchCodes = 16,        // encoded chunks, one region per chunk
   kScratchReceived = 17,     // encodings that arrive to be summed
   kScratchAccumulator = 18,  // the f32 sum of one chunk
+  // The token top-k path (token_allreduce.cc), around the schedules:
+  kScratchTokenRows = 19,      // the kept rows, packed
+  kScratchTokenResidual = 20,  // their error-feedback residuals, packed
+  kScratchTokenScores = 21,    // every rank's scores
 };
 
 // Byte offsets of each chunk's encoding in a buffer holding all of them.

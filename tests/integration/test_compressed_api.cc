@@ -18,86 +18,11 @@
 
 #include "../common/fork_ranks.h"
 #include "spccl.h"
+#include "test_compressed_support.h"
 
 using namespace spccl::testing;
 
 namespace {
-
-// Half the widest step as a fraction of the block scale (docs/compressed.md):
-// piecewise m/(2N), linear m/(2(2^N - 1)), N = bits - 1.
-double halfStep(spcclCodec_t codec, int bits) {
-  const int n = bits - 1;
-  return codec == spcclCodecPiecewise ? 0.5 / n : 0.5 / ((1 << n) - 1);
-}
-
-uint16_t toHalf(float f, spcclDataType_t type) {
-  // Round to nearest even through the library's own f16/bf16 conversion
-  // would hide a shared bug; these are the plain IEEE roundings.
-  if (type == spcclBfloat16) {
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    b += 0x7fffu + ((b >> 16) & 1u);
-    return static_cast<uint16_t>(b >> 16);
-  }
-  _Float16 h = static_cast<_Float16>(f);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-
-float fromHalf(uint16_t v, spcclDataType_t type) {
-  if (type == spcclBfloat16) {
-    uint32_t b = static_cast<uint32_t>(v) << 16;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  }
-  _Float16 h;
-  std::memcpy(&h, &v, 2);
-  return static_cast<float>(h);
-}
-
-// A buffer of `type` holding rank r's input, and the values as stored.
-struct TypedBuffer {
-  spcclDataType_t type;
-  std::vector<unsigned char> bytes;
-  std::vector<float> values;
-
-  TypedBuffer(spcclDataType_t t, size_t count) : type(t), bytes(count * spcclTypeSize(t)), values(count) {}
-  void set(size_t i, float v) {
-    if (type == spcclFloat32) {
-      std::memcpy(bytes.data() + 4 * i, &v, 4);
-      values[i] = v;
-    } else {
-      const uint16_t h = toHalf(v, type);
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-      values[i] = fromHalf(h, type);
-    }
-  }
-  float get(size_t i) const {
-    if (type == spcclFloat32) {
-      float v;
-      std::memcpy(&v, bytes.data() + 4 * i, 4);
-      return v;
-    }
-    uint16_t h;
-    std::memcpy(&h, bytes.data() + 2 * i, 2);
-    return fromHalf(h, type);
-  }
-};
-
-TypedBuffer inputOf(int rank, spcclDataType_t type, size_t count, uint64_t salt) {
-  std::mt19937_64 rng(1000 * rank + salt);
-  std::normal_distribution<double> gauss(0.0, 1.0);
-  TypedBuffer b(type, count);
-  for (size_t i = 0; i < count; ++i) {
-    double v = gauss(rng);
-    if (i % 97 == 5) v *= 20;  // a few large values: blocks with uneven scales
-    if (i % 61 == 7) v = 0;
-    b.set(i, static_cast<float>(v));
-  }
-  return b;
-}
 
 struct Case {
   spcclCodec_t codec;
@@ -116,12 +41,6 @@ std::string describe(const Case& c) {
                 c.schedule == spcclCompressRing ? "ring" : "two-shot", spcclTypeName(c.type),
                 spcclOpName(c.op), c.count);
   return text;
-}
-
-uint64_t fnv(const unsigned char* data, size_t bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ data[i]) * 1099511628211ull;
-  return h;
 }
 
 // Runs one case on this rank and checks the bound; returns false (with a
@@ -180,14 +99,6 @@ bool runCase(spcclComm_t comm, int rank, int nranks, const Case& c, uint64_t sal
       return false;
     }
   return true;
-}
-
-void expectAllExitedOk(const std::vector<RankOutcome>& outcomes) {
-  for (size_t r = 0; r < outcomes.size(); ++r) {
-    EXPECT_FALSE(outcomes[r].timedOut) << "rank " << r << " hung";
-    EXPECT_TRUE(outcomes[r].exited) << "rank " << r;
-    EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
-  }
 }
 
 void runMatrix(int nranks, bool quick) {
@@ -292,18 +203,6 @@ TEST(CompressedAllReduce, NonBlockingEqualsBlocking) {
     spcclCommDestroy(comm);
     return kChildOk;
   }));
-}
-
-bool failsNaming(spcclResult_t result, spcclComm_t comm, const char* text) {
-  if (result != spcclInvalidArgument) {
-    std::fprintf(stderr, "expected invalid argument for '%s', got %d\n", text, result);
-    return false;
-  }
-  if (std::string(spcclGetLastError(comm)).find(text) == std::string::npos) {
-    std::fprintf(stderr, "message '%s' does not name '%s'\n", spcclGetLastError(comm), text);
-    return false;
-  }
-  return true;
 }
 
 TEST(CompressedAllReduce, BadArgumentsNameTheArgument) {

@@ -1,0 +1,125 @@
+#include "compress/token_allreduce.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <vector>
+
+#include "coll/collective.h"
+#include "coll/schedule_support.h"
+#include "compress/call_agreement.h"
+#include "compress/compressed_schedules.h"
+#include "compress/schedule_parts.h"
+#include "compress/token_agreement.h"
+#include "compress/token_rows.h"
+#include "compress/token_selection.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "sparse/sparse_messages.h"
+
+namespace spccl::compress {
+namespace {
+
+// Scores travel by all-gather, not all-reduce: summing every rank's scores
+// in rank order gives the same bits on every rank whatever the dense
+// algorithm would do, hence the same mask. (n-1)*tokens*4 bytes per rank,
+// small next to the rows (AccTFM section 4.3.1: "negligible").
+spcclResult_t globalScoreMask(CollContext& ctx, const TokenCall& call, unsigned char* mask) {
+  std::vector<float> sum(call.tokens);
+  if (call.tokens > 0) {
+    char* all = nullptr;
+    SPCCL_CHECK(acquireScratch(ctx, call.tokens * sizeof(float) * static_cast<size_t>(ctx.nranks()),
+                               kScratchTokenScores, &all));
+    SPCCL_CHECK(sparse::allGatherSmall(ctx, call.scores, call.tokens * sizeof(float), all));
+    sumScoresInRankOrder(reinterpret_cast<const float*>(all), ctx.nranks(), call.tokens, sum.data());
+  }
+  selectTopTokens(sum.data(), call.tokens, call.keep, mask);
+  return spcclSuccess;
+}
+
+// The packed kept rows all-reduced in place: a compressed schedule on them
+// as one tensor of rows*hidden elements, or the dense all-reduce.
+spcclResult_t reducePackedRows(spcclComm_t comm, CollContext& ctx, const TokenCall& call,
+                               void* packed, float* packedResidual, size_t count) {
+  if (call.compressed) {
+    CompressedCall rows = call.compression;
+    rows.sendbuff = packed;
+    rows.recvbuff = packed;
+    rows.count = count;
+    rows.residual = packedResidual;
+    return rows.schedule == spcclCompressRing ? ringCompressedAllReduce(ctx, rows)
+                                              : twoShotCompressedAllReduce(ctx, rows);
+  }
+  CollArgs args;
+  args.type = CollType::AllReduce;
+  args.sendbuff = packed;
+  args.recvbuff = packed;
+  args.count = count;
+  args.datatype = call.type;
+  args.op = call.op;
+  return runDenseCollective(ctx, args, comm->options.algorithmOverride);
+}
+
+}  // namespace
+
+spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call) {
+  const auto start = std::chrono::steady_clock::now();
+  Engine& engine = *comm->engine;
+  const CollSignature signature{CollType::CompressedAllReduce, static_cast<uint8_t>(call.type),
+                                static_cast<uint8_t>(call.op), -1, call.count()};
+  uint64_t seq = 0;
+  SPCCL_CHECK(engine.beginCollective(signature, &seq));
+  CollContext ctx(engine, signature, seq);
+  const spcclCounters_t before = engine.counters();
+
+  std::vector<unsigned char> mask(call.tokens);
+  if (call.isTopk()) {
+    SPCCL_CHECK(agreeOnTokenCall(ctx, call, nullptr));
+    SPCCL_CHECK(globalScoreMask(ctx, call, mask.data()));
+  } else {
+    for (size_t t = 0; t < call.tokens; ++t) mask[t] = call.mask[t] != 0;
+    SPCCL_CHECK(agreeOnTokenCall(ctx, call, mask.data()));
+  }
+  if (call.maskOut != nullptr && call.tokens > 0) std::memcpy(call.maskOut, mask.data(), call.tokens);
+
+  const std::vector<size_t> rows = keptTokens(mask.data(), call.tokens);
+  const size_t rowBytes = call.hidden * spcclTypeSize(call.type);
+  const size_t count = rows.size() * call.hidden;
+  float* residual = call.compressed ? call.compression.residual : nullptr;
+  if (count > 0) {
+    // Every row kept: the tensor is its own packing.
+    const bool all = rows.size() == call.tokens;
+    void* packed = call.buff;
+    float* packedResidual = residual;
+    if (!all) {
+      char* bytes = nullptr;
+      SPCCL_CHECK(acquireScratch(ctx, count * spcclTypeSize(call.type), kScratchTokenRows, &bytes));
+      packed = bytes;
+      gatherRows(call.buff, rows, rowBytes, packed);
+      if (residual != nullptr) {
+        SPCCL_CHECK(acquireScratch(ctx, count * sizeof(float), kScratchTokenResidual, &bytes));
+        packedResidual = reinterpret_cast<float*>(bytes);
+        gatherRows(residual, rows, call.hidden * sizeof(float), packedResidual);
+      }
+    }
+    SPCCL_CHECK(reducePackedRows(comm, ctx, call, packed, packedResidual, count));
+    if (!all) {
+      scatterRows(packed, rows, rowBytes, call.buff);
+      if (residual != nullptr) scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
+    }
+  }
+  applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
+
+  SPCCL_INFO(kLogCompress,
+             "%s #%" PRIu64 ": %zu of %zu tokens x %zu %s %s on %d ranks, %s, pruned rows %s; sent "
+             "%" PRIu64 " bytes in %.1f us",
+             call.name, seq, rows.size(), call.tokens, call.hidden, spcclTypeName(call.type),
+             spcclOpName(call.op), comm->nranks,
+             call.compressed ? ConfigurationHeader::of(call.compression).describe().c_str() : "dense",
+             call.prunePolicy == spcclPruneZero ? "zeroed" : "kept local",
+             engine.counters().bytesSent - before.bytesSent,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
+  return spcclSuccess;
+}
+
+}  // namespace spccl::compress

@@ -1,0 +1,42 @@
+// One token top-k or token mask all-reduce (AccTFM section 4.3.1) after
+// the API layer validated it: agree on the call (token_agreement.h),
+// choose the rows (scores summed over ranks, token_selection.h) or take
+// the caller's mask, all-reduce only the kept rows packed together
+// (token_rows.h) with a compressed schedule or the dense all-reduce, and
+// apply the prune policy to the others. All inside one collective call.
+#pragma once
+
+#include <cstddef>
+
+#include "compress/compressed_allreduce.h"
+#include "core/comm.h"
+#include "spccl.h"
+
+namespace spccl::compress {
+
+struct TokenCall {
+  const char* name = "spcclTokenTopkAllReduce";
+  void* buff = nullptr;  // [tokens x hidden], reduced in place
+  size_t tokens = 0;
+  size_t hidden = 0;
+  spcclDataType_t type = spcclFloat32;
+  spcclRedOp_t op = spcclSum;
+  spcclPrunePolicy_t prunePolicy = spcclPruneZero;
+  // Compressed (cfg given): spec, schedule and residual (tensor layout,
+  // tokens*hidden floats, or nullptr). Otherwise the rows go dense.
+  bool compressed = false;
+  CompressedCall compression;
+  // Top-k: scores and keep (maskOut may be nullptr). Mask call: mask.
+  const float* scores = nullptr;
+  size_t keep = 0;
+  unsigned char* maskOut = nullptr;
+  const unsigned char* mask = nullptr;
+
+  bool isTopk() const { return mask == nullptr; }
+  size_t count() const { return tokens * hidden; }
+};
+
+// Runs on the communicator's engine (runBlocking or runAsync).
+spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call);
+
+}  // namespace spccl::compress
