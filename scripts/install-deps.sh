@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages spccl needs. Usage: install-deps.sh [build|bench]
 #   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2, python3,
+#          UCX and libibverbs (optional transport plugins),
 #          Open MPI (launcher tests) (default)
 #   bench: build + PyTorch (Gloo peer), numpy, matplotlib
 set -euo pipefail
 what=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
-          libbenchmark-dev iproute2 libhwloc-dev python3 openmpi-bin libopenmpi-dev)
+          libbenchmark-dev iproute2 libhwloc-dev python3 openmpi-bin libopenmpi-dev
+          libucx-dev libibverbs-dev)
 if [ "$what" = bench ]; then
   packages+=(python3-torch python3-numpy python3-matplotlib)
 fi

@@ -1,0 +1,385 @@
+#include "transports/ucx/ucx_comm.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/check.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "transports/ucx/ucx_worker.h"
+
+namespace spccl::ucx {
+namespace {
+
+// After the side channel ends, requests still pending get this long for
+// messages already on their way (the data travels on UCX's own connections,
+// which the side channel's EOF may overtake) before they fail.
+constexpr int64_t kPeerGoneGraceMs = 200;
+// closeSend flushes what was sent for at most this long, then forces.
+constexpr int64_t kCloseFlushMs = 2000;
+constexpr uint32_t kMaxAddressBytes = 1u << 16;
+
+void complete(UcxRequest* r, ucs_status_t status) {
+  r->ucxOwned = false;
+  r->ucpRequest = nullptr;
+  r->done = true;
+  r->status = status;
+}
+
+void sendDone(void* request, ucs_status_t status, void* user) {
+  complete(static_cast<UcxRequest*>(user), status);
+  ucp_request_free(request);
+}
+
+void recvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
+  auto* r = static_cast<UcxRequest*>(user);
+  if (info != nullptr) r->info = *info;
+  complete(r, status);
+  ucp_request_free(request);
+}
+
+// Called inside ucp_worker_progress: only notes the error; progress() fails
+// the comm outside UCX's callback.
+void endpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* comm = static_cast<UcxComm*>(arg);
+  if (comm->epError == UCS_OK) comm->epError = status;
+}
+
+// The outcome of a *_nbx call: done now, failed now, or UCX owns it.
+void adopt(UcxRequest* r, ucs_status_ptr_t ptr) {
+  r->started = true;
+  if (ptr == nullptr) {
+    complete(r, UCS_OK);
+  } else if (UCS_PTR_IS_ERR(ptr)) {
+    complete(r, UCS_PTR_STATUS(ptr));
+  } else if (!r->done) {  // the callback may already have run inside the call
+    r->ucxOwned = true;
+    r->ucpRequest = ptr;
+  }
+}
+
+}  // namespace
+
+spcclResult_t UcxComm::fail(spcclResult_t code) {
+  if (failed()) return failCode;
+  failCode = code;
+  failMessage = threadLastError();
+  cancelOutstanding();
+  return failCode;
+}
+
+spcclResult_t UcxComm::report() const { return SPCCL_FAIL(failCode, "%s", failMessage.c_str()); }
+
+spcclResult_t UcxComm::post(bool isSend, void* data, size_t size, UcxRequest** out) {
+  const char* op = isSend ? "ucx isend" : "ucx irecv";
+  if (failed()) return report();
+  UcxRequest* slot = nullptr;
+  for (UcxRequest& r : slots)
+    if (!r.used && !r.ucxOwned) {
+      slot = &r;
+      break;
+    }
+  if (slot == nullptr)
+    return SPCCL_FAIL(spcclInvalidUsage, "%s to %s: more than %d requests outstanding", op,
+                      peerName.c_str(), SPCCL_NET_MAX_REQUESTS);
+  *slot = UcxRequest{};
+  slot->comm = this;
+  slot->used = true;
+  slot->isSend = isSend;
+  slot->order = nextOrder++;
+  slot->data = data;
+  slot->size = size;
+  if (!isSend) startRecv(slot);
+  else if (ep != nullptr) startQueuedSends();  // this one and any queued before it, in order
+  *out = slot;
+  return spcclSuccess;
+}
+
+void UcxComm::startSend(UcxRequest* r) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = sendDone;
+  param.user_data = r;
+  adopt(r, ucp_tag_send_nbx(ep, r->data, r->size, tag, &param));
+}
+
+void UcxComm::startRecv(UcxRequest* r) {
+  ucp_request_param_t param{};
+  // UCX 1.13 leaves recv_info.tag_info unset when a receive completes
+  // immediately (an eager message already there), so the length always
+  // comes through the callback.
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = recvDone;
+  param.user_data = r;
+  adopt(r, ucp_tag_recv_nbx(worker()->worker, r->data, r->size, tag, ~uint64_t{0}, &param));
+}
+
+void UcxComm::startQueuedSends() {
+  for (;;) {
+    UcxRequest* oldest = nullptr;
+    for (UcxRequest& r : slots)
+      if (r.used && r.isSend && !r.started && (oldest == nullptr || r.order < oldest->order))
+        oldest = &r;
+    if (oldest == nullptr) return;
+    startSend(oldest);
+  }
+}
+
+void UcxComm::cancelOutstanding() {
+  for (UcxRequest& r : slots)
+    if (r.ucxOwned && !r.isSend) ucp_request_cancel(worker()->worker, r.ucpRequest);
+  if (ep != nullptr) {
+    // Outstanding sends complete with UCS_ERR_CANCELED. (Without peer
+    // failure handling UCX allows no forced close: flush instead.)
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = peerErrorHandling ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t ptr = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(ptr)) closeRequest = ptr;
+    ep = nullptr;
+  }
+}
+
+void UcxComm::progress() {
+  if (failed()) return;
+  if (epError != UCS_OK) {
+    fail(SPCCL_FAIL(spcclRemoteError, "ucx: endpoint to %s failed: %s (peer gone?)",
+                    peerName.c_str(), ucs_status_string(epError)));
+    return;
+  }
+  if (phase == Phase::Connecting) progressConnect();
+  if (!failed() && phase == Phase::Exchanging) progressExchange();
+  if (!failed() && phase != Phase::Connecting && peerGoneAtMs < 0 &&
+      (kind == CommKind::Recv || phase == Phase::Ready))
+    checkPeerAlive();
+  if (failed()) return;
+  int64_t now = monotonicMs();
+  if (phase != Phase::Ready && now > setupDeadlineMs) {
+    fail(SPCCL_FAIL(spcclTimeout, "ucx: connection setup with %s timed out after %d ms",
+                    peerName.c_str(), worker()->timeoutMs));
+    return;
+  }
+  if (peerGoneAtMs >= 0 && now - peerGoneAtMs > kPeerGoneGraceMs) {
+    bool pending = false;
+    for (UcxRequest& r : slots) pending = pending || (r.used && !r.done);
+    if (pending)
+      fail(SPCCL_FAIL(spcclRemoteError,
+                      "ucx: %s closed its connection with requests pending (process died?)",
+                      peerName.c_str()));
+  }
+}
+
+void UcxComm::progressConnect() {
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, 0) <= 0) return;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) {
+    fail(SPCCL_FAIL(spcclRemoteError, "ucx: connecting to %s: %s", peerName.c_str(),
+                    strerror(err)));
+    return;
+  }
+  phase = Phase::Exchanging;
+  wire.assign(sizeof(AddressHeader), 0);
+  wireDone = 0;
+}
+
+void UcxComm::progressExchange() {
+  if (kind == CommKind::Recv) {  // writing our tag and worker address
+    ssize_t n = send(fd, wire.data() + wireDone, wire.size() - wireDone, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n < 0) {
+      fail(SPCCL_FAIL(spcclRemoteError, "ucx: sending the address to %s: %s", peerName.c_str(),
+                      strerror(errno)));
+      return;
+    }
+    wireDone += static_cast<size_t>(n);
+    if (wireDone < wire.size()) return;
+    wire.clear();
+    phase = Phase::Ready;
+    return;
+  }
+  for (;;) {  // reading the receiver's tag and worker address
+    ssize_t n = recv(fd, wire.data() + wireDone, wire.size() - wireDone, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) {
+      fail(SPCCL_FAIL(spcclRemoteError, "ucx: %s closed the connection during setup%s%s",
+                      peerName.c_str(), n < 0 ? ": " : "", n < 0 ? strerror(errno) : ""));
+      return;
+    }
+    wireDone += static_cast<size_t>(n);
+    if (wireDone < wire.size()) continue;
+    AddressHeader header;
+    std::memcpy(&header, wire.data(), sizeof(header));
+    if (header.magic != kAddressMagic || header.addressLength == 0 ||
+        header.addressLength > kMaxAddressBytes) {
+      fail(SPCCL_FAIL(spcclRemoteError, "ucx: %s answered with something that is not a spccl ucx "
+                      "address", peerName.c_str()));
+      return;
+    }
+    if (wire.size() == sizeof(header)) {
+      wire.resize(sizeof(header) + header.addressLength);
+      continue;
+    }
+    createEndpoint(header, wire.data() + sizeof(header));
+    return;
+  }
+}
+
+// UCX 1.13's shared-memory transports (posix, sysv, cma) have no peer
+// failure handling, so an endpoint that asks for it is unreachable over
+// them. The first time that happens the process falls back to endpoints
+// without it; the side channel still fails requests when a peer dies.
+static bool gPeerErrorHandling = true;
+
+void UcxComm::createEndpoint(const AddressHeader& header, const unsigned char* address) {
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(address);
+  params.err_handler.cb = endpointError;
+  params.err_handler.arg = this;
+  params.err_mode = gPeerErrorHandling ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  ucs_status_t status = ucp_ep_create(worker()->worker, &params, &ep);
+  if (status == UCS_ERR_UNREACHABLE && gPeerErrorHandling) {
+    gPeerErrorHandling = false;
+    SPCCL_INFO(kLogNet, "ucx: no transport in UCX_TLS reaches %s with peer failure handling "
+               "(UCX's shared-memory transports have none); using endpoints without it, dead "
+               "peers are detected through the side channel", peerName.c_str());
+    params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    status = ucp_ep_create(worker()->worker, &params, &ep);
+  }
+  peerErrorHandling = params.err_mode == UCP_ERR_HANDLING_MODE_PEER;
+  if (status != UCS_OK) {
+    ep = nullptr;
+    fail(SPCCL_FAIL(spcclRemoteError, "ucx: creating an endpoint to %s: %s", peerName.c_str(),
+                    ucs_status_string(status)));
+    return;
+  }
+  tag = header.tag;
+  wire.clear();
+  phase = Phase::Ready;
+  startQueuedSends();
+}
+
+void UcxComm::checkPeerAlive() {
+  int64_t now = monotonicMs();
+  if (now - lastAliveCheckMs < kSweepMs) return;  // a syscall; the engine tests often
+  lastAliveCheckMs = now;
+  char byte = 0;
+  ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (n > 0) {
+    fail(SPCCL_FAIL(spcclRemoteError, "ucx: unexpected bytes from %s on the side channel",
+                    peerName.c_str()));
+    return;
+  }
+  peerGoneAtMs = monotonicMs();
+  SPCCL_INFO(kLogNet, "ucx: %s closed its side channel", peerName.c_str());
+}
+
+spcclResult_t UcxComm::test(UcxRequest* r, int* done, size_t* size) {
+  progress();
+  *done = 0;
+  if (r->done) {
+    r->used = false;
+    if (r->status == UCS_OK) {
+      *done = 1;
+      if (size != nullptr) *size = r->isSend ? r->size : r->info.length;
+      return spcclSuccess;
+    }
+    if (failed()) return report();
+    if (r->status == UCS_ERR_MESSAGE_TRUNCATED)
+      return fail(SPCCL_FAIL(spcclRemoteError,
+                             "ucx: a message from %s is larger than the %zu bytes posted "
+                             "(oversize)",
+                             peerName.c_str(), r->size));
+    return fail(SPCCL_FAIL(spcclRemoteError, "ucx: %s %s failed: %s",
+                           r->isSend ? "sending to" : "receiving from", peerName.c_str(),
+                           ucs_status_string(r->status)));
+  }
+  if (failed()) {
+    r->used = false;  // the slot stays taken until UCX calls back
+    return report();
+  }
+  return spcclSuccess;
+}
+
+bool UcxComm::shutdown() {
+  Worker* w = worker();
+  if (ep != nullptr && !failed()) {
+    ucp_request_param_t param{};  // flush: what was sent reaches the peer first
+    ucs_status_ptr_t ptr = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(ptr)) closeRequest = ptr;
+    ep = nullptr;
+  }
+  removeComm(this);
+  cancelOutstanding();
+  Deadline deadline(kCloseFlushMs);
+  for (;;) {
+    progressWorker();
+    if (closeRequest != nullptr && ucp_request_check_status(closeRequest) != UCS_INPROGRESS) {
+      ucp_request_free(closeRequest);
+      closeRequest = nullptr;
+    }
+    bool owned = closeRequest != nullptr;
+    for (UcxRequest& r : slots) owned = owned || r.ucxOwned;
+    if (!owned) break;
+    if (deadline.expired()) {
+      SPCCL_WARN("ucx: closing the connection to %s: UCX still holds requests after %lld ms",
+                 peerName.c_str(), static_cast<long long>(kCloseFlushMs));
+      return false;
+    }
+    pollfd p{w->wakeupFd, POLLIN, 0};
+    armWorker();
+    ::poll(&p, 1, 10);
+  }
+  if (fd >= 0) close(fd);
+  fd = -1;
+  return true;
+}
+
+UcxComm* acceptedComm(int fd, const net::SockAddr& peer) {
+  Worker* w = worker();
+  auto* comm = new UcxComm(CommKind::Recv);
+  comm->fd = fd;
+  comm->peerName = net::toString(peer);
+  comm->tag = ++w->lastTag;
+  AddressHeader header{kAddressMagic, static_cast<uint32_t>(w->addressLength), comm->tag};
+  comm->wire.resize(sizeof(header) + w->addressLength);
+  std::memcpy(comm->wire.data(), &header, sizeof(header));
+  std::memcpy(comm->wire.data() + sizeof(header), w->address, w->addressLength);
+  comm->phase = UcxComm::Phase::Exchanging;
+  comm->setupDeadlineMs = monotonicMs() + w->timeoutMs;
+  addComm(comm);
+  comm->progress();
+  return comm;
+}
+
+UcxComm* connectingComm(const net::SockAddr& addr) {
+  Worker* w = worker();
+  auto* comm = new UcxComm(CommKind::Send);
+  comm->peerName = net::toString(addr);
+  comm->setupDeadlineMs = monotonicMs() + w->timeoutMs;
+  addComm(comm);
+  comm->fd = socket(addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (comm->fd < 0) {
+    comm->fail(SPCCL_FAIL(spcclSystemError, "ucx: socket for %s: %s", comm->peerName.c_str(),
+                          strerror(errno)));
+    return comm;
+  }
+  if (connect(comm->fd, &addr.sa, net::sockAddrLen(addr)) != 0 && errno != EINPROGRESS) {
+    comm->fail(SPCCL_FAIL(spcclRemoteError, "ucx: connecting to %s: %s", comm->peerName.c_str(),
+                          strerror(errno)));
+    return comm;
+  }
+  return comm;
+}
+
+}  // namespace spccl::ucx
