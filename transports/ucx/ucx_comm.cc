@@ -1,8 +1,6 @@
 #include "transports/ucx/ucx_comm.h"
 
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -152,19 +150,16 @@ void UcxComm::progress() {
                     peerName.c_str(), ucs_status_string(epError)));
     return;
   }
-  if (phase == Phase::Connecting) progressConnect();
-  if (!failed() && phase == Phase::Exchanging) progressExchange();
-  if (!failed() && phase != Phase::Connecting && peerGoneAtMs < 0 &&
-      (kind == CommKind::Recv || phase == Phase::Ready))
-    checkPeerAlive();
+  if (phase == Phase::Setup) progressSetup();
   if (failed()) return;
-  int64_t now = monotonicMs();
-  if (phase != Phase::Ready && now > setupDeadlineMs) {
-    fail(SPCCL_FAIL(spcclTimeout, "ucx: connection setup with %s timed out after %d ms",
-                    peerName.c_str(), worker()->timeoutMs));
-    return;
+  // The sender reads the receiver's answer on the side channel; only the
+  // receiver's side is silent from the start.
+  bool silent = phase == Phase::Ready || kind == CommKind::Recv;
+  if (silent && peerGoneAtMs < 0 && side.peerGone()) {
+    peerGoneAtMs = monotonicMs();
+    SPCCL_INFO(kLogNet, "ucx: %s closed its side channel", peerName.c_str());
   }
-  if (peerGoneAtMs >= 0 && now - peerGoneAtMs > kPeerGoneGraceMs) {
+  if (peerGoneAtMs >= 0 && monotonicMs() - peerGoneAtMs > kPeerGoneGraceMs) {
     bool pending = false;
     for (UcxRequest& r : slots) pending = pending || (r.used && !r.done);
     if (pending)
@@ -174,62 +169,34 @@ void UcxComm::progress() {
   }
 }
 
-void UcxComm::progressConnect() {
-  pollfd p{fd, POLLOUT, 0};
-  if (::poll(&p, 1, 0) <= 0) return;
-  int err = 0;
-  socklen_t len = sizeof(err);
-  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) {
-    fail(SPCCL_FAIL(spcclRemoteError, "ucx: connecting to %s: %s", peerName.c_str(),
-                    strerror(err)));
+void UcxComm::progressSetup() {
+  transport::SideChannel::Status status;
+  spcclResult_t res = side.progress(&status);
+  if (res != spcclSuccess) {
+    fail(res);
     return;
   }
-  phase = Phase::Exchanging;
-  wire.assign(sizeof(AddressHeader), 0);
-  wireDone = 0;
-}
-
-void UcxComm::progressExchange() {
-  if (kind == CommKind::Recv) {  // writing our tag and worker address
-    ssize_t n = send(fd, wire.data() + wireDone, wire.size() - wireDone, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    if (n < 0) {
-      fail(SPCCL_FAIL(spcclRemoteError, "ucx: sending the address to %s: %s", peerName.c_str(),
-                      strerror(errno)));
-      return;
-    }
-    wireDone += static_cast<size_t>(n);
-    if (wireDone < wire.size()) return;
-    wire.clear();
+  if (status != transport::SideChannel::Status::Done) return;
+  if (kind == CommKind::Recv) {  // our tag and address are out
     phase = Phase::Ready;
     return;
   }
-  for (;;) {  // reading the receiver's tag and worker address
-    ssize_t n = recv(fd, wire.data() + wireDone, wire.size() - wireDone, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    if (n <= 0) {
-      fail(SPCCL_FAIL(spcclRemoteError, "ucx: %s closed the connection during setup%s%s",
-                      peerName.c_str(), n < 0 ? ": " : "", n < 0 ? strerror(errno) : ""));
-      return;
-    }
-    wireDone += static_cast<size_t>(n);
-    if (wireDone < wire.size()) continue;
-    AddressHeader header;
-    std::memcpy(&header, wire.data(), sizeof(header));
-    if (header.magic != kAddressMagic || header.addressLength == 0 ||
-        header.addressLength > kMaxAddressBytes) {
-      fail(SPCCL_FAIL(spcclRemoteError, "ucx: %s answered with something that is not a spccl ucx "
-                      "address", peerName.c_str()));
-      return;
-    }
-    if (wire.size() == sizeof(header)) {
-      wire.resize(sizeof(header) + header.addressLength);
-      continue;
-    }
-    createEndpoint(header, wire.data() + sizeof(header));
+  AddressHeader header;
+  std::memcpy(&header, side.received().data(), sizeof(header));
+  if (header.magic != kAddressMagic || header.addressLength == 0 ||
+      header.addressLength > kMaxAddressBytes) {
+    fail(SPCCL_FAIL(spcclRemoteError,
+                    "ucx: %s answered with something that is not a spccl ucx address",
+                    peerName.c_str()));
     return;
   }
+  size_t total = sizeof(header) + header.addressLength;
+  if (side.received().size() < total) {  // the header is in; now the address
+    side.expectTotal(total);
+    progressSetup();
+    return;
+  }
+  createEndpoint(header, side.received().data() + sizeof(header));
 }
 
 // UCX 1.13's shared-memory transports (posix, sysv, cma) have no peer
@@ -263,25 +230,8 @@ void UcxComm::createEndpoint(const AddressHeader& header, const unsigned char* a
     return;
   }
   tag = header.tag;
-  wire.clear();
   phase = Phase::Ready;
   startQueuedSends();
-}
-
-void UcxComm::checkPeerAlive() {
-  int64_t now = monotonicMs();
-  if (now - lastAliveCheckMs < kSweepMs) return;  // a syscall; the engine tests often
-  lastAliveCheckMs = now;
-  char byte = 0;
-  ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-  if (n > 0) {
-    fail(SPCCL_FAIL(spcclRemoteError, "ucx: unexpected bytes from %s on the side channel",
-                    peerName.c_str()));
-    return;
-  }
-  peerGoneAtMs = monotonicMs();
-  SPCCL_INFO(kLogNet, "ucx: %s closed its side channel", peerName.c_str());
 }
 
 spcclResult_t UcxComm::test(UcxRequest* r, int* done, size_t* size) {
@@ -340,23 +290,19 @@ bool UcxComm::shutdown() {
     armWorker();
     ::poll(&p, 1, 10);
   }
-  if (fd >= 0) close(fd);
-  fd = -1;
+  side.close();
   return true;
 }
 
 UcxComm* acceptedComm(int fd, const net::SockAddr& peer) {
   Worker* w = worker();
   auto* comm = new UcxComm(CommKind::Recv);
-  comm->fd = fd;
-  comm->peerName = net::toString(peer);
+  comm->side.adopt(fd, peer, monotonicMs() + w->timeoutMs);
+  comm->peerName = comm->side.peerName();
   comm->tag = ++w->lastTag;
   AddressHeader header{kAddressMagic, static_cast<uint32_t>(w->addressLength), comm->tag};
-  comm->wire.resize(sizeof(header) + w->addressLength);
-  std::memcpy(comm->wire.data(), &header, sizeof(header));
-  std::memcpy(comm->wire.data() + sizeof(header), w->address, w->addressLength);
-  comm->phase = UcxComm::Phase::Exchanging;
-  comm->setupDeadlineMs = monotonicMs() + w->timeoutMs;
+  comm->side.queueSend(&header, sizeof(header));
+  comm->side.queueSend(w->address, w->addressLength);
   addComm(comm);
   comm->progress();
   return comm;
@@ -365,20 +311,11 @@ UcxComm* acceptedComm(int fd, const net::SockAddr& peer) {
 UcxComm* connectingComm(const net::SockAddr& addr) {
   Worker* w = worker();
   auto* comm = new UcxComm(CommKind::Send);
-  comm->peerName = net::toString(addr);
-  comm->setupDeadlineMs = monotonicMs() + w->timeoutMs;
   addComm(comm);
-  comm->fd = socket(addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (comm->fd < 0) {
-    comm->fail(SPCCL_FAIL(spcclSystemError, "ucx: socket for %s: %s", comm->peerName.c_str(),
-                          strerror(errno)));
-    return comm;
-  }
-  if (connect(comm->fd, &addr.sa, net::sockAddrLen(addr)) != 0 && errno != EINPROGRESS) {
-    comm->fail(SPCCL_FAIL(spcclRemoteError, "ucx: connecting to %s: %s", comm->peerName.c_str(),
-                          strerror(errno)));
-    return comm;
-  }
+  spcclResult_t res = comm->side.connect(addr, monotonicMs() + w->timeoutMs);
+  comm->peerName = comm->side.peerName();
+  comm->side.expectTotal(sizeof(AddressHeader));
+  if (res != spcclSuccess) comm->fail(res);
   return comm;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/socket.h"
+#include "transports/ucx/side_channel.h"
 #include "spccl_net.h"
 
 namespace spccl::ucx {
@@ -52,21 +53,17 @@ struct UcxRequest {
 struct UcxComm {
   explicit UcxComm(CommKind k) : kind(k) {}
   CommKind kind;
-  int fd = -1;
+  int listenFd = -1;  // listen comms only
   std::string peerName;
+  transport::SideChannel side;  // send and recv comms
 
-  // Setup over the side channel.
-  enum class Phase { Connecting, Exchanging, Ready } phase = Phase::Connecting;
-  std::vector<unsigned char> wire;  // bytes to send (receiver) or received (sender)
-  size_t wireDone = 0;
-  int64_t setupDeadlineMs = 0;
-  int64_t peerGoneAtMs = -1;
-  int64_t lastAliveCheckMs = 0;  // side channel ended; pending requests get a grace period
+  enum class Phase { Setup, Ready } phase = Phase::Setup;
+  int64_t peerGoneAtMs = -1;  // side channel ended; pending requests get a grace period
 
   uint64_t tag = 0;
   ucp_ep_h ep = nullptr;
   ucs_status_t epError = UCS_OK;  // set by UCX's error callback
-  bool peerErrorHandling = true;   // UCP_ERR_HANDLING_MODE_PEER
+  bool peerErrorHandling = true;  // UCP_ERR_HANDLING_MODE_PEER
   void* closeRequest = nullptr;
 
   std::array<UcxRequest, SPCCL_NET_MAX_REQUESTS> slots{};
@@ -89,9 +86,7 @@ struct UcxComm {
   bool shutdown();
 
  private:
-  void progressConnect();
-  void progressExchange();
-  void checkPeerAlive();
+  void progressSetup();
   void createEndpoint(const AddressHeader& header, const unsigned char* address);
   void startQueuedSends();
   void startSend(UcxRequest* request);

@@ -69,10 +69,10 @@ spcclResult_t ucxListen(void* handle, void** listenComm) {
   std::lock_guard<std::mutex> lock(worker()->mutex);
   auto* comm = new UcxComm(CommKind::Listen);
   net::SockAddr bound;
-  spcclResult_t res = net::listenOn(gInterface.addr, 128, &comm->fd, &bound);
-  if (res == spcclSuccess) res = net::setNonBlocking(comm->fd, true);
+  spcclResult_t res = net::listenOn(gInterface.addr, 128, &comm->listenFd, &bound);
+  if (res == spcclSuccess) res = net::setNonBlocking(comm->listenFd, true);
   if (res != spcclSuccess) {
-    if (comm->fd >= 0) close(comm->fd);
+    if (comm->listenFd >= 0) close(comm->listenFd);
     delete comm;
     return res;
   }
@@ -105,7 +105,7 @@ spcclResult_t ucxAccept(void* listenComm, void** recvComm) {
   *recvComm = nullptr;
   net::SockAddr peer{};
   socklen_t len = sizeof(peer);
-  int fd = accept4(listener->fd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  int fd = accept4(listener->listenFd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
       return spcclSuccess;
@@ -160,19 +160,13 @@ spcclResult_t ucxPollFd(void* comm, int* fd, short* events) {
   UcxComm* c = asComm(comm);
   *events = POLLIN;
   if (c->kind == CommKind::Listen) {
-    *fd = c->fd;
+    *fd = c->listenFd;
     return spcclSuccess;
   }
   progressAll();
-  // While setting up, the side channel is what makes progress.
-  if (c->phase == UcxComm::Phase::Connecting ||
-      (c->phase == UcxComm::Phase::Exchanging && c->kind == CommKind::Recv)) {
-    *fd = c->fd;
-    *events = POLLOUT;
-    return spcclSuccess;
-  }
-  if (c->phase == UcxComm::Phase::Exchanging) {
-    *fd = c->fd;
+  if (c->phase == UcxComm::Phase::Setup && !c->failed()) {  // the side channel makes progress
+    *fd = c->side.fd();
+    *events = c->side.pollEvents();
     return spcclSuccess;
   }
   armWorker();
@@ -192,7 +186,7 @@ spcclResult_t ucxClose(void* comm) {
   std::lock_guard<std::mutex> lock(worker()->mutex);
   UcxComm* c = asComm(comm);
   if (c->kind == CommKind::Listen) {
-    close(c->fd);
+    close(c->listenFd);
     delete c;
     return spcclSuccess;
   }
