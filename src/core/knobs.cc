@@ -44,6 +44,13 @@ static const std::vector<KnobSpec> kKnobs = {
     {"SPCCL_SHM_INLINE_BYTES", "8192",
      "shm: messages up to this size are copied through the socket, larger ones are read "
      "directly from the sender's memory (process_vm_readv)"},
+    {"SPCCL_IB_HCA", "",
+     "ib plugin: RDMA devices/ports to use, NCCL_IB_HCA syntax (mlx5_0:1,mlx5_1; ^ to exclude, = "
+     "for exact names)"},
+    {"SPCCL_IB_GID_INDEX", "-1",
+     "ib plugin, RoCE: GID index to use; -1 picks RoCE v2 with an IPv4-mapped address"},
+    {"SPCCL_IB_MR_CACHE", "64",
+     "ib plugin: memory registrations kept for reuse (0: register per message)"},
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},

@@ -87,7 +87,18 @@ spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out) {
   std::string ifname = knobString("SPCCL_SOCKET_IFNAME");
   spcclNetInitArgs_v1_t args{pluginLogger, ifname.c_str(),
                              static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"))};
-  SPCCL_CHECK(table->init(&args));
+  spcclResult_t res = table->init(&args);
+  if (res != spcclSuccess && name != "tcp" && name != "shm") {
+    // A plugin without its hardware (ib on a host with no RDMA device) said
+    // why at INFO; the job goes on over the next transport, tcp. Every
+    // rank's handle then is a tcp handle, and a rank whose plugin did come
+    // up gets a clear "not a tcp handle" error instead of a hang.
+    SPCCL_INFO(kLogNet, "transport %s is unavailable on this host; falling back to tcp",
+               name.c_str());
+    table = spcclNetTcp();
+    res = table->init(&args);
+  }
+  SPCCL_CHECK(res);
   ready[name] = table;
   *out = table;
   return spcclSuccess;
