@@ -51,6 +51,12 @@ static const std::vector<KnobSpec> kKnobs = {
      "ib plugin, RoCE: GID index to use; -1 picks RoCE v2 with an IPv4-mapped address"},
     {"SPCCL_IB_MR_CACHE", "64",
      "ib plugin: memory registrations kept for reuse (0: register per message)"},
+    {"SPCCL_TOPO_XML", "",
+     "Read the host topology from this hwloc XML export instead of discovering it"},
+    {"SPCCL_TOPO_NIC", "",
+     "NIC(s) to use, by name (mlx5_0, eth0) or PCI bus id, comma-separated; overrides the "
+     "topology-based choice"},
+    {"SPCCL_TOPO_RAILS", "1", "How many NICs (rails) a rank uses when several are equally close"},
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},

@@ -17,6 +17,9 @@
 #include "core/knobs.h"
 #include "core/log.h"
 #include "transports/ib/ib_comm.h"
+#ifdef SPCCL_IB_WITH_TOPOLOGY
+#include "topology/nic_choice.h"
+#endif
 
 namespace spccl::ib {
 namespace {
@@ -61,6 +64,30 @@ spcclResult_t makeCache() {
   return spcclSuccess;
 }
 
+// The port whose device is closest to this rank (src/topology), else the
+// first one SPCCL_IB_HCA selects.
+const IbPort& choosePort(const std::vector<IbPort>& ports) {
+#ifdef SPCCL_IB_WITH_TOPOLOGY
+  topo::Topology topology;
+  if (topo::discoverTopology(knobString("SPCCL_TOPO_XML"), &topology) != spcclSuccess)
+    return ports.front();
+  topo::NicRequest request;
+  request.localRank = static_cast<int>(knobInt("SPCCL_LOCAL_RANK"));
+  request.numaNode = topo::currentNumaNode(topology);
+  request.rails = static_cast<int>(knobInt("SPCCL_TOPO_RAILS"));
+  request.override = knobString("SPCCL_TOPO_NIC");
+  for (const IbPort& p : ports) request.candidates.push_back(p.device);
+  topo::NicChoice choice = topo::chooseNics(topology, request);
+  SPCCL_INFO(kLogNet, "ib: NIC choice: %s", choice.why.c_str());
+  if (!choice.nics.empty()) {
+    const topo::PciDevice& nic = topology.nics[static_cast<size_t>(choice.nics.front())];
+    for (const IbPort& p : ports)
+      if (nic.hasName(p.device)) return p;
+  }
+#endif
+  return ports.front();
+}
+
 spcclResult_t ibInit(const spcclNetInitArgs_v1_t* args) {
   std::lock_guard<std::mutex> lock(gIb.mutex);
   if (gIb.ready) return spcclSuccess;
@@ -74,7 +101,7 @@ spcclResult_t ibInit(const spcclNetInitArgs_v1_t* args) {
                hca.empty() ? "" : ", SPCCL_IB_HCA=", hca.c_str());
     return spcclSystemError;
   }
-  SPCCL_CHECK(openDevice(ports.front(), &gIb.device));
+  SPCCL_CHECK(openDevice(choosePort(ports), &gIb.device));
   std::string ifname = args != nullptr && args->socketIfname != nullptr ? args->socketIfname : "";
   SPCCL_CHECK(net::pickInterface(ifname, AF_UNSPEC, &gIb.iface));
   gIb.timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs : 60000;
