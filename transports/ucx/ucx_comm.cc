@@ -22,6 +22,7 @@ constexpr int64_t kCloseFlushMs = 2000;
 constexpr uint32_t kMaxAddressBytes = 1u << 16;
 
 void complete(UcxRequest* r, ucs_status_t status) {
+  ++worker()->completions;
   r->ucxOwned = false;
   r->ucpRequest = nullptr;
   r->done = true;
@@ -64,6 +65,7 @@ void adopt(UcxRequest* r, ucs_status_ptr_t ptr) {
 
 spcclResult_t UcxComm::fail(spcclResult_t code) {
   if (failed()) return failCode;
+  ++worker()->completions;
   failCode = code;
   failMessage = threadLastError();
   cancelOutstanding();
@@ -287,7 +289,7 @@ bool UcxComm::shutdown() {
       return false;
     }
     pollfd p{w->wakeupFd, POLLIN, 0};
-    armWorker();
+    armWorker(w->completions);
     ::poll(&p, 1, 10);
   }
   side.close();

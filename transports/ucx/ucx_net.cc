@@ -163,13 +163,14 @@ spcclResult_t ucxPollFd(void* comm, int* fd, short* events) {
     *fd = c->listenFd;
     return spcclSuccess;
   }
+  uint64_t seen = worker()->completions;  // the engine has looked at everything before this
   progressAll();
   if (c->phase == UcxComm::Phase::Setup && !c->failed()) {  // the side channel makes progress
     *fd = c->side.fd();
     *events = c->side.pollEvents();
     return spcclSuccess;
   }
-  armWorker();
+  armWorker(seen);
   *fd = worker()->wakeupFd;
   return spcclSuccess;
 }

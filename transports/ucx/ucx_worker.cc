@@ -71,18 +71,27 @@ spcclResult_t workerInit(int timeoutMs) {
 }
 
 void progressWorker() {
-  for (int i = 0; i < kMaxProgressRounds; ++i)
+  for (int i = 0; i < kMaxProgressRounds; ++i) {
     if (ucp_worker_progress(gWorker.worker) == 0) break;
+    gWorker.armed = false;
+  }
 }
 
-void armWorker() {
+void armWorker(uint64_t seen) {
+  if (gWorker.armed && gWorker.completions == seen) return;
   // UCS_ERR_BUSY also means "the wake-up fd had fired" (arm consumes that),
   // so progress and try again; signalling at once would spin forever.
   for (int attempt = 0; attempt < kArmAttempts; ++attempt) {
     progressWorker();
-    if (ucp_worker_arm(gWorker.worker) != UCS_ERR_BUSY) return;
+    if (ucp_worker_arm(gWorker.worker) != UCS_ERR_BUSY) {
+      if (gWorker.completions == seen) {
+        gWorker.armed = true;
+        return;
+      }
+      break;
+    }
   }
-  ucp_worker_signal(gWorker.worker);  // still busy: have the engine come back at once
+  ucp_worker_signal(gWorker.worker);  // the engine has something to look at now
 }
 
 void addComm(void* comm) { gWorker.comms.push_back(comm); }

@@ -27,6 +27,10 @@ struct Worker {
   ucp_address_t* address = nullptr;
   size_t addressLength = 0;
   uint64_t lastTag = 0;  // receive tags are unique per worker: a counter
+  // Requests completed or comms failed: what the engine must look at.
+  uint64_t completions = 0;
+  // The wake-up fd is armed and nothing was progressed since.
+  bool armed = false;
   int timeoutMs = 60000;
   std::vector<void*> comms;  // established and connecting comms, for the sweep
   int64_t lastSweepMs = 0;
@@ -38,9 +42,11 @@ spcclResult_t workerInit(int timeoutMs);
 
 // Runs ucp_worker_progress until it reports nothing more to do (bounded).
 void progressWorker();
-// Before the engine sleeps: arms the wake-up fd, or, when events are already
-// pending (UCS_ERR_BUSY), signals it so that the sleep returns at once.
-void armWorker();
+// Before the engine sleeps: arms the wake-up fd. When requests finished
+// since the caller looked (`seen`, a Worker::completions value), or events
+// stay pending, the fd is signalled instead, so that the sleep returns at
+// once. Arming again with nothing progressed since costs nothing.
+void armWorker(uint64_t seen);
 
 constexpr int64_t kSweepMs = 10;
 void addComm(void* comm);
