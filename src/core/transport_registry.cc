@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/knobs.h"
+#include "core/transport_registry_error_text.h"
 #include "transports/shm/shm_net.h"
 #include "transports/tcp/tcp_net.h"
 
@@ -67,7 +68,8 @@ spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
     return SPCCL_FAIL(spcclInvalidArgument, "%s does not export %s (ABI version %d)",
                       library.c_str(), SPCCL_NET_PLUGIN_SYMBOL, SPCCL_NET_ABI_VERSION);
   SPCCL_INFO(kLogNet, "loaded transport plugin %s", library.c_str());
-  *out = table;
+  *out = withPluginErrorText(
+      table, reinterpret_cast<PluginLastErrorFn>(dlsym(handle, kPluginLastErrorSymbol)));
   return spcclSuccess;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "core/log.h"
 
 using namespace spccl::testing;
 
@@ -43,6 +44,7 @@ TEST(IbPlugin, WithoutDeviceSaysSoAndFallsBackToTcp) {
   const int n = 2;
   std::vector<int> pids(n, 0);
   auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spccl::logReconfigure();  // earlier tests in this process may have read SPCCL_DEBUG*
     if (dlopen(kPlugin, RTLD_NOW | RTLD_LOCAL) == nullptr) return kChildInitFailed;
     spcclComm_t comm = initOrExit(n, id, rank, 20000);
     std::vector<float> data(1000, static_cast<float>(rank + 1));

@@ -256,3 +256,9 @@ extern "C" __attribute__((visibility("default"))) const spcclNet_v1_t spcclNetPl
     spccl::ib::ibClose,
     spccl::ib::ibClose,
     spccl::ib::ibClose};
+
+// Error text for the registry (src/core/transport_registry_error_text.h):
+// the messages of this plugin's failures, per thread.
+extern "C" __attribute__((visibility("default"))) const char* spcclNetPluginLastError_v1() {
+  return spccl::threadLastError().c_str();
+}
