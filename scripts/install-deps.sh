@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages spccl needs. Usage: install-deps.sh [build|bench]
 #   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2, python3,
-#          Open MPI (launcher tests), OpenBLAS (perf/migrate_perf), pybind11,
-#          numpy, pytest, PyTorch (the Python bindings and their tests) (default)
+#          Open MPI (launcher tests), OpenBLAS (perf/migrate_perf), UCX and
+#          libibverbs (optional transport plugins), pybind11, numpy, pytest,
+#          PyTorch (the Python bindings and their tests) (default)
 #   bench: build + PyTorch (Gloo peer), numpy, matplotlib
 set -euo pipefail
 what=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           libbenchmark-dev iproute2 libhwloc-dev python3 openmpi-bin libopenmpi-dev
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
-          libopenblas-dev)
+          libopenblas-dev libucx-dev libibverbs-dev)
 if [ "$what" = bench ]; then
   packages+=(python3-torch python3-numpy python3-matplotlib)
 fi

@@ -44,6 +44,19 @@ static const std::vector<KnobSpec> kKnobs = {
     {"SPCCL_SHM_INLINE_BYTES", "8192",
      "shm: messages up to this size are copied through the socket, larger ones are read "
      "directly from the sender's memory (process_vm_readv)"},
+    {"SPCCL_IB_HCA", "",
+     "ib plugin: RDMA devices/ports to use, NCCL_IB_HCA syntax (mlx5_0:1,mlx5_1; ^ to exclude, = "
+     "for exact names)"},
+    {"SPCCL_IB_GID_INDEX", "-1",
+     "ib plugin, RoCE: GID index to use; -1 picks RoCE v2 with an IPv4-mapped address"},
+    {"SPCCL_IB_MR_CACHE", "64",
+     "ib plugin: memory registrations kept for reuse (0: register per message)"},
+    {"SPCCL_TOPO_XML", "",
+     "Read the host topology from this hwloc XML export instead of discovering it"},
+    {"SPCCL_TOPO_NIC", "",
+     "NIC(s) to use, by name (mlx5_0, eth0) or PCI bus id, comma-separated; overrides the "
+     "topology-based choice"},
+    {"SPCCL_TOPO_RAILS", "1", "How many NICs (rails) a rank uses when several are equally close"},
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/knobs.h"
+#include "core/transport_registry_error_text.h"
 #include "transports/shm/shm_net.h"
 #include "transports/tcp/tcp_net.h"
 
@@ -26,6 +27,25 @@ void pluginLogger(int level, const char* file, int line, const char* fmt, ...) {
   va_end(args);
 }
 
+// The plugin by its plain name (LD_LIBRARY_PATH, the system paths), else
+// from the directory libspccl itself was loaded from, where the build and
+// the install put the plugins.
+void* openPlugin(const std::string& library, std::string* error) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle != nullptr) return handle;
+  *error = dlerror();
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&pluginLogger), &self) == 0 || self.dli_fname == nullptr)
+    return nullptr;
+  std::string path = self.dli_fname;
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return nullptr;
+  path = path.substr(0, slash + 1) + library;
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) *error += std::string("; ") + dlerror();
+  return handle;
+}
+
 spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
   if (name == "tcp") {
     *out = spcclNetTcp();
@@ -36,18 +56,20 @@ spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
     return spcclSuccess;
   }
   std::string library = "libspccl-net-" + name + ".so";
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string error;
+  void* handle = openPlugin(library, &error);
   if (handle == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument,
                       "SPCCL_TRANSPORT=%s: no such built-in transport and %s could not be "
                       "loaded: %s",
-                      name.c_str(), library.c_str(), dlerror());
+                      name.c_str(), library.c_str(), error.c_str());
   auto* table = static_cast<const spcclNet_v1_t*>(dlsym(handle, SPCCL_NET_PLUGIN_SYMBOL));
   if (table == nullptr || table->abiVersion != SPCCL_NET_ABI_VERSION)
     return SPCCL_FAIL(spcclInvalidArgument, "%s does not export %s (ABI version %d)",
                       library.c_str(), SPCCL_NET_PLUGIN_SYMBOL, SPCCL_NET_ABI_VERSION);
   SPCCL_INFO(kLogNet, "loaded transport plugin %s", library.c_str());
-  *out = table;
+  *out = withPluginErrorText(
+      table, reinterpret_cast<PluginLastErrorFn>(dlsym(handle, kPluginLastErrorSymbol)));
   return spcclSuccess;
 }
 
@@ -67,7 +89,18 @@ spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out) {
   std::string ifname = knobString("SPCCL_SOCKET_IFNAME");
   spcclNetInitArgs_v1_t args{pluginLogger, ifname.c_str(),
                              static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"))};
-  SPCCL_CHECK(table->init(&args));
+  spcclResult_t res = table->init(&args);
+  if (res != spcclSuccess && name != "tcp" && name != "shm") {
+    // A plugin without its hardware (ib on a host with no RDMA device) said
+    // why at INFO; the job goes on over the next transport, tcp. Every
+    // rank's handle then is a tcp handle, and a rank whose plugin did come
+    // up gets a clear "not a tcp handle" error instead of a hang.
+    SPCCL_INFO(kLogNet, "transport %s is unavailable on this host; falling back to tcp",
+               name.c_str());
+    table = spcclNetTcp();
+    res = table->init(&args);
+  }
+  SPCCL_CHECK(res);
   ready[name] = table;
   *out = table;
   return spcclSuccess;

@@ -1,6 +1,7 @@
 // Finds transports by name: tcp and shm are built in, anything else is a
 // plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v1. Each is
-// initialised once per process.
+// initialised once per process. A plugin whose init fails (no device) is
+// replaced by tcp, with an INFO line.
 #pragma once
 
 #include <string>

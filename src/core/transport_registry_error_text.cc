@@ -1,0 +1,93 @@
+#include "core/transport_registry_error_text.h"
+
+#include <cstddef>
+
+#include "core/check.h"
+
+namespace spccl {
+
+namespace {
+
+// Plugins loaded at once in one process (ucx, ib, ...): far fewer than this.
+constexpr int kSlots = 4;
+
+struct Slot {
+  const spcclNet_v1_t* real = nullptr;
+  PluginLastErrorFn lastError = nullptr;
+  spcclNet_v1_t wrapped{};
+};
+Slot gSlots[kSlots];
+int gUsed = 0;
+
+template <int S>
+spcclResult_t relay(spcclResult_t res) {
+  if (res != spcclSuccess) {
+    const char* text = gSlots[S].lastError();
+    if (text != nullptr && text[0] != '\0') setThreadLastError(text);
+  }
+  return res;
+}
+
+// One set of C-callable functions per slot: each calls the plugin's and
+// relays its error text.
+template <int S>
+struct Relay {
+  static const spcclNet_v1_t& real() { return *gSlots[S].real; }
+  static spcclResult_t init(const spcclNetInitArgs_v1_t* a) { return relay<S>(real().init(a)); }
+  static spcclResult_t listen(void* h, void** l) { return relay<S>(real().listen(h, l)); }
+  static spcclResult_t connect(const void* h, void** s) { return relay<S>(real().connect(h, s)); }
+  static spcclResult_t accept(void* l, void** r) { return relay<S>(real().accept(l, r)); }
+  static spcclResult_t regMr(void* c, void* d, size_t n, void** m) {
+    return relay<S>(real().regMr(c, d, n, m));
+  }
+  static spcclResult_t deregMr(void* c, void* m) { return relay<S>(real().deregMr(c, m)); }
+  static spcclResult_t isend(void* c, const void* d, size_t n, void* m, void** r) {
+    return relay<S>(real().isend(c, d, n, m, r));
+  }
+  static spcclResult_t irecv(void* c, void* d, size_t n, void* m, void** r) {
+    return relay<S>(real().irecv(c, d, n, m, r));
+  }
+  static spcclResult_t test(void* r, int* done, size_t* size) {
+    return relay<S>(real().test(r, done, size));
+  }
+  static spcclResult_t pollFd(void* c, int* fd, short* ev) { return relay<S>(real().pollFd(c, fd, ev)); }
+  static spcclResult_t describe(void* c, char* b, size_t n) { return relay<S>(real().describe(c, b, n)); }
+  static spcclResult_t closeSend(void* c) { return relay<S>(real().closeSend(c)); }
+  static spcclResult_t closeRecv(void* c) { return relay<S>(real().closeRecv(c)); }
+  static spcclResult_t closeListen(void* c) { return relay<S>(real().closeListen(c)); }
+  static void fill(spcclNet_v1_t* t) {
+    *t = real();
+    t->init = init;
+    t->listen = listen;
+    t->connect = connect;
+    t->accept = accept;
+    t->regMr = regMr;
+    t->deregMr = deregMr;
+    t->isend = isend;
+    t->irecv = irecv;
+    t->test = test;
+    t->pollFd = pollFd;
+    t->describe = describe;
+    t->closeSend = closeSend;
+    t->closeRecv = closeRecv;
+    t->closeListen = closeListen;
+  }
+};
+
+}  // namespace
+
+const spcclNet_v1_t* withPluginErrorText(const spcclNet_v1_t* table, PluginLastErrorFn lastError) {
+  if (lastError == nullptr || gUsed >= kSlots) return table;
+  int s = gUsed++;  // the registry calls this under its lock
+  gSlots[s].real = table;
+  gSlots[s].lastError = lastError;
+  switch (s) {
+    case 0: Relay<0>::fill(&gSlots[s].wrapped); break;
+    case 1: Relay<1>::fill(&gSlots[s].wrapped); break;
+    case 2: Relay<2>::fill(&gSlots[s].wrapped); break;
+    default: Relay<3>::fill(&gSlots[s].wrapped); break;
+  }
+  return &gSlots[s].wrapped;
+}
+
+}  // namespace spccl

@@ -1,0 +1,42 @@
+#include "transports/ib/ib_hca_spec.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace spccl::ib {
+
+HcaSpec parseHcaSpec(const std::string& text) {
+  HcaSpec spec;
+  size_t pos = 0;
+  if (pos < text.size() && text[pos] == '^') {
+    spec.exclude = true;
+    ++pos;
+  }
+  if (pos < text.size() && text[pos] == '=') {
+    spec.exact = true;
+    ++pos;
+  }
+  std::stringstream items(text.substr(pos));
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    HcaSpec::Entry entry;
+    size_t colon = item.find(':');
+    entry.name = item.substr(0, colon);
+    if (colon != std::string::npos) entry.port = std::atoi(item.c_str() + colon + 1);
+    spec.entries.push_back(entry);
+  }
+  return spec;
+}
+
+bool hcaSelected(const HcaSpec& spec, const std::string& device, int port) {
+  if (spec.entries.empty()) return true;
+  bool listed = false;
+  for (const HcaSpec::Entry& e : spec.entries) {
+    bool nameMatches = spec.exact ? device == e.name : device.compare(0, e.name.size(), e.name) == 0;
+    if (nameMatches && (e.port < 0 || e.port == port)) listed = true;
+  }
+  return listed != spec.exclude;
+}
+
+}  // namespace spccl::ib

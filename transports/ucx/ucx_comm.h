@@ -1,0 +1,102 @@
+// ucx comms. Data moves as UCP tagged messages; a TCP side channel per
+// connection carries the setup and tells when the peer is gone:
+//   sender connects to the listener's socket;
+//   receiver (accept) picks a tag unique in its worker and answers
+//     [AddressHeader][its UCP worker address];
+//   sender creates an endpoint (UCP_ERR_HANDLING_MODE_PEER) to that address
+//     and sends every message of the comm with that tag.
+// The side channel stays open and silent; EOF on it means the peer closed
+// or died. The UCP worker address (hundreds of bytes with several
+// transports) does not fit SPCCL_NET_HANDLE_MAXSIZE, hence the exchange.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/socket.h"
+#include "transports/ucx/side_channel.h"
+#include "spccl_net.h"
+
+namespace spccl::ucx {
+
+enum class CommKind : uint32_t { Listen, Send, Recv };
+
+constexpr uint32_t kAddressMagic = 0x53505558;  // "SPUX"
+
+struct AddressHeader {
+  uint32_t magic;
+  uint32_t addressLength;
+  uint64_t tag;
+};
+
+struct UcxComm;
+
+struct UcxRequest {
+  UcxComm* comm = nullptr;
+  bool used = false;      // handed out and not yet released by test()
+  bool ucxOwned = false;  // UCX still holds ucpRequest and will call back
+  bool started = false;   // sends wait for the endpoint
+  bool done = false;
+  bool isSend = false;
+  uint64_t order = 0;  // posting order, for starting queued sends
+  void* ucpRequest = nullptr;
+  ucs_status_t status = UCS_OK;
+  void* data = nullptr;
+  size_t size = 0;  // send size or receive capacity
+  ucp_tag_recv_info_t info{};
+};
+
+struct UcxComm {
+  explicit UcxComm(CommKind k) : kind(k) {}
+  CommKind kind;
+  int listenFd = -1;  // listen comms only
+  std::string peerName;
+  transport::SideChannel side;  // send and recv comms
+
+  enum class Phase { Setup, Ready } phase = Phase::Setup;
+  int64_t peerGoneAtMs = -1;  // side channel ended; pending requests get a grace period
+
+  uint64_t tag = 0;
+  ucp_ep_h ep = nullptr;
+  ucs_status_t epError = UCS_OK;  // set by UCX's error callback
+  bool peerErrorHandling = true;  // UCP_ERR_HANDLING_MODE_PEER
+  void* closeRequest = nullptr;
+
+  std::array<UcxRequest, SPCCL_NET_MAX_REQUESTS> slots{};
+  uint64_t nextOrder = 0;
+
+  spcclResult_t failCode = spcclSuccess;
+  std::string failMessage;
+
+  bool failed() const { return failCode != spcclSuccess; }
+  // Records the first failure (already reported via SPCCL_FAIL) and stops UCX
+  // work of this comm; pending requests fail with it when tested.
+  spcclResult_t fail(spcclResult_t code);
+  spcclResult_t report() const;
+
+  spcclResult_t post(bool isSend, void* data, size_t size, UcxRequest** out);
+  // Setup, liveness and starting queued sends; worker progress is the caller's.
+  void progress();
+  spcclResult_t test(UcxRequest* request, int* done, size_t* size);
+  // Releases UCX resources; false when UCX still owns requests after the deadline.
+  bool shutdown();
+
+ private:
+  void progressSetup();
+  void createEndpoint(const AddressHeader& header, const unsigned char* address);
+  void startQueuedSends();
+  void startSend(UcxRequest* request);
+  void startRecv(UcxRequest* request);
+  void cancelOutstanding();
+};
+
+// Listener side: a fresh recv comm on an accepted socket, its answer queued.
+UcxComm* acceptedComm(int fd, const net::SockAddr& peer);
+// Sender side: a send comm connecting to addr.
+UcxComm* connectingComm(const net::SockAddr& addr);
+
+}  // namespace spccl::ucx
