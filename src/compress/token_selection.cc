@@ -9,6 +9,7 @@
 namespace spccl::compress {
 
 void sumScoresInRankOrder(const float* all, int nranks, size_t tokens, float* out) {
+  if (tokens == 0) return;
   std::memcpy(out, all, tokens * sizeof(float));
   for (int r = 1; r < nranks; ++r) {
     const float* theirs = all + static_cast<size_t>(r) * tokens;
@@ -17,6 +18,7 @@ void sumScoresInRankOrder(const float* all, int nranks, size_t tokens, float* ou
 }
 
 void selectTopTokens(const float* scores, size_t tokens, size_t keep, unsigned char* mask) {
+  if (tokens == 0) return;
   std::memset(mask, 0, tokens);
   keep = std::min(keep, tokens);
   if (keep == 0) return;

@@ -100,7 +100,7 @@ int orderSizesAndOversize() {
     size_t size = 12345;
     CHILD_EXPECT(waitFor(net, recvComm, request, &size) == spcclSuccess);
     CHILD_EXPECT(size == m.size());
-    CHILD_EXPECT(std::memcmp(inbox.data(), m.data(), m.size()) == 0);
+    CHILD_EXPECT(m.empty() || std::memcmp(inbox.data(), m.data(), m.size()) == 0);
   }
   for (void* request : sends) {
     size_t size = 0;
