@@ -13,6 +13,7 @@
 
 #include "runtime/coll_context.h"
 #include "sparse/overlap_sketch.h"
+#include "sparse/sparse_algorithms.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -25,6 +26,11 @@ struct SparseCallHeader {
   int32_t partitioner = 0;
   int32_t inputValid = 1;  // 0: this rank's input was rejected (it reports why)
   OverlapSketch sketch;
+  // This rank's gamma of each HC stage in the tag's previous call (its sent
+  // set over that call's mean nnz; 0 stages: none), so that every rank
+  // learns the same gamma(2^stage) (planner.h, learnStageGammas).
+  int32_t mergeStages = 0;
+  double stageGamma[kMaxMergeStages] = {};
 };
 
 // all gets nranks headers. Fails (spcclInvalidUsage, on every rank) when a

@@ -107,6 +107,10 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     }
     for (int stage = 0; (1 << stage) < p; ++stage) {
       const int partner = r ^ (1 << stage);
+      if (stage < kMaxMergeStages) {
+        report->stageSetNnz[stage] = current.size();
+        report->mergeStages = stage + 1;
+      }
       SparseSet theirs;
       SPCCL_CHECK(swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage),
                            &theirs));

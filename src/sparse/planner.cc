@@ -23,10 +23,19 @@ SparseCost operator+(SparseCost a, SparseCost b) {
   return {a.seconds + b.seconds, a.bytesSent + b.bytesSent};
 }
 
-// Mean varint length of the gaps between nnz sorted positions over U.
+// Mean varint length of the gaps (positions skipped, packed_encoding.cc)
+// between nnz positions scattered uniformly over U: a gap G is geometric
+// with P(G >= g) = (1 - q)^g, q = nnz / U, and a varint takes one byte plus
+// one per power 2^(7j) that G reaches, so E[bytes] = 1 + sum_j (1-q)^(2^7j).
+// (The mean gap alone overstates it: most gaps are shorter than the mean.)
 double meanVarintBytes(double nnz, double universe) {
-  const double gap = std::max(1.0, universe / std::max(nnz, 1.0));
-  return std::max(1.0, std::ceil(std::log2(gap + 1.0) / 7.0));
+  if (nnz <= 0 || universe <= 0) return 1.0;
+  const double q = std::min(1.0, nnz / universe);
+  if (q >= 1.0) return 1.0;
+  const double logStay = std::log1p(-q);
+  double bytes = 1.0;
+  for (int j = 1; j <= 9; ++j) bytes += std::exp(std::ldexp(logStay, 7 * j));
+  return bytes;
 }
 
 int largestPowerOfTwoAtMost(int n) {
@@ -99,8 +108,15 @@ SparseCost hierarchicalCentralizationCost(const SparseCostInput& in) {
     return cheapestMessageBytes(densificationAt(in, ranks) * in.density * M(in), in.universe,
                                 in.valueBytes, in.allowedEncodings);
   };
+  // A stage whose gamma was learned (the same tag's previous call) sends
+  // that many; the rest are interpolated.
+  auto stageBytes = [&](int stage, int k) {
+    if (static_cast<size_t>(stage) >= in.stageGamma.size()) return setBytes(k * perMember);
+    const double nnz = std::min(in.stageGamma[stage] * in.density * M(in), M(in));
+    return cheapestMessageBytes(nnz, in.universe, in.valueBytes, in.allowedEncodings);
+  };
   SparseCost cost;
-  for (int k = 1; k < p; k *= 2) cost = cost + rounds(in, 1, setBytes(k * perMember));
+  for (int k = 1, stage = 0; k < p; k *= 2, ++stage) cost = cost + rounds(in, 1, stageBytes(stage, k));
   if (p != in.nranks)
     cost = cost + rounds(in, 1, setBytes(1)) + rounds(in, 1, setBytes(in.nranks));
   return cost;
@@ -182,6 +198,33 @@ void learnGamma(TagProfile* profile, double density, double meanNnz, uint64_t ou
   if (meanNnz <= 0) return;  // nothing to learn from an all-zero call
   profile->learnedGamma = static_cast<double>(outputNnz) / meanNnz;
   profile->learnedAtDensity = density;
+}
+
+void recordLocalStages(TagProfile* profile, spcclSparseAlgorithm_t ran,
+                       const SparseRunReport& report, double meanNnz) {
+  profile->localStages = 0;
+  if (ran != spcclSparseHierarchical || meanNnz <= 0) return;
+  profile->localStages = std::min(report.mergeStages, kMaxMergeStages);
+  for (int i = 0; i < profile->localStages; ++i)
+    profile->localStageGamma[i] = static_cast<double>(report.stageSetNnz[i]) / meanNnz;
+}
+
+void learnStageGammas(TagProfile* profile, std::span<const int32_t> stagesOfRank,
+                      std::span<const double* const> gammasOfRank) {
+  int stages = 0;
+  for (int32_t s : stagesOfRank) stages = std::max(stages, std::min<int>(s, kMaxMergeStages));
+  if (stages == 0) return;
+  for (int i = 0; i < stages; ++i) {
+    double sum = 0;
+    int ranks = 0;
+    for (size_t r = 0; r < stagesOfRank.size(); ++r) {
+      if (stagesOfRank[r] <= i) continue;
+      sum += gammasOfRank[r][i];
+      ++ranks;
+    }
+    profile->learnedStageGamma[i] = sum / ranks;
+  }
+  profile->learnedStages = stages;
 }
 
 TagProfile PlannerState::load(uint64_t tag, uint64_t count) const {

@@ -27,6 +27,9 @@ struct SparseCostInput {
   size_t valueBytes = 4;
   double density = 0;     // d: mean local density over ranks
   double gamma = 1;       // gamma_n = density after aggregation / d, in [1, n]
+  // gamma(2^i) of the set HC's stage i sends, learned from the previous
+  // call (empty: interpolated by densificationAt).
+  std::span<const double> stageGamma;
   LinkModel link;
   unsigned allowedEncodings = kAllEncodings;
   size_t chunkBytes = 1 << 20;
@@ -94,6 +97,12 @@ struct GammaEstimate {
 struct TagProfile {
   double learnedGamma = 0;     // 0: none yet
   double learnedAtDensity = 0;
+  // gamma(2^i) of HC's stages, agreed by all ranks (learnStageGammas), and
+  // this rank's own from its last HC call, to be sent with the next call.
+  int learnedStages = 0;
+  double learnedStageGamma[kMaxMergeStages] = {};
+  int localStages = 0;
+  double localStageGamma[kMaxMergeStages] = {};
   SparseCallStats stats;
 };
 
@@ -105,6 +114,15 @@ GammaEstimate planningGamma(const TagProfile& profile, double density, int nrank
                             double sketchGamma);
 // Records gamma_n = outputNnz / mean nnz after a call.
 void learnGamma(TagProfile* profile, double density, double meanNnz, uint64_t outputNnz);
+// After an HC call: this rank's stage sets over the agreed mean nnz (to be
+// sent with the next call); after any other algorithm: nothing to send.
+void recordLocalStages(TagProfile* profile, spcclSparseAlgorithm_t ran,
+                       const SparseRunReport& report, double meanNnz);
+// gamma(2^i) = the mean over the ranks that ran stage i of their reported
+// gamma, in rank order: every rank computes the same values from the same
+// agreed headers. Keeps the previous values when no rank reported any.
+void learnStageGammas(TagProfile* profile, std::span<const int32_t> stagesOfRank,
+                      std::span<const double* const> gammasOfRank);
 
 // The planner state of one communicator. Calls on a communicator run one
 // at a time; spcclSparseGetStats may read from another thread, hence the

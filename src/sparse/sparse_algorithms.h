@@ -37,11 +37,19 @@ struct SparseRunOptions {
   uint64_t seed = 0;  // h0 / permutation key, the same on every rank
 };
 
+// Recursive-doubling stages a report and a profile keep (2^16 ranks).
+constexpr int kMaxMergeStages = 16;
+
 struct SparseRunReport {
   uint64_t bytesSent = 0;      // payload bytes this rank sent
   uint64_t bytesReceived = 0;
   double pushImbalance = 1.0;  // Zen Def. 8 (BP only)
   double pullImbalance = 1.0;
+  // HC only: the size of the set this rank sent in each recursive-doubling
+  // stage (its merged set of 2^stage ranks), from which the planner learns
+  // gamma(2^stage) of Eq. (2).
+  int mergeStages = 0;
+  uint64_t stageSetNnz[kMaxMergeStages] = {};
 };
 
 spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,

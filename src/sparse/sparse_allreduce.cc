@@ -136,6 +136,18 @@ std::string describeCosts(const SparseDecision& d) {
   return text;
 }
 
+// gamma(2^stage) from the stage sizes every rank reported (its previous
+// HC call of this tag), the same on every rank.
+void learnAgreedStageGammas(const std::vector<SparseCallHeader>& headers, TagProfile* profile) {
+  std::vector<int32_t> stages;
+  std::vector<const double*> gammas;
+  for (const SparseCallHeader& h : headers) {
+    stages.push_back(h.mergeStages);
+    gammas.push_back(h.stageGamma);
+  }
+  learnStageGammas(profile, stages, gammas);
+}
+
 }  // namespace
 
 spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
@@ -163,8 +175,11 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   mine.encoding = call.options.encoding;
   mine.partitioner = call.options.partitioner;
   mine.inputValid = call.inputValid ? 1 : 0;
+  mine.mergeStages = profile.localStages;
+  std::copy_n(profile.localStageGamma, kMaxMergeStages, mine.stageGamma);
   std::vector<SparseCallHeader> headers;
   SPCCL_CHECK(agreeOnCall(ctx, mine, &headers));
+  learnAgreedStageGammas(headers, &profile);
 
   // 2. Plan from agreed values.
   std::vector<uint64_t> rankNnz(n);
@@ -188,6 +203,8 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
       sketch && meanNnz > 0 ? estimateUnionSize(sketches, rankNnz) / meanNnz : 0.0;
   const GammaEstimate gamma = planningGamma(profile, costInput.density, n, sketchGamma);
   costInput.gamma = gamma.gamma;
+  costInput.stageGamma = std::span<const double>(profile.learnedStageGamma,
+                                                 static_cast<size_t>(profile.learnedStages));
   const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
   if (profile.learnedGamma > 0 && costInput.density > 0 &&
       (costInput.density > 2 * profile.learnedAtDensity ||
@@ -225,6 +242,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
 
   // 4. Learn and record.
   learnGamma(&profile, costInput.density, meanNnz, outputNnz);
+  recordLocalStages(&profile, decision.algorithm, report, meanNnz);
   SparseCallStats& s = profile.stats;
   s.calls += 1;
   s.algorithm = decision.algorithm;

@@ -59,6 +59,47 @@ TEST(SparsePlanner, HierarchicalIsEquationTwoWithCoo) {
   EXPECT_NEAR(hierarchicalCentralizationCost(odd).seconds, 4 * 8e5 * 1e-9, 4 * 8e5 * 1e-12);
 }
 
+// Learned stage gammas replace the interpolation stage by stage: Eq. (2)
+// with the sets each stage really sent.
+TEST(SparsePlanner, HierarchicalUsesLearnedStageGammas) {
+  SparseCostInput in = input(8, 100'000'000, 0.001, 4);
+  in.link.alphaSeconds = 0;
+  in.allowedEncodings = kCooOnly;
+  const double learned[] = {1.0, 1.9};  // stage 2 is left to the interpolation
+  in.stageGamma = learned;
+  const double stage2 = 1.0 + 3.0 * 3.0 / 7.0;  // densificationAt(in, 4)
+  const double eq2 = (1.0 + 1.9 + stage2) * 2 * 1e8 * 0.001 * 4 * 1e-9;
+  EXPECT_NEAR(hierarchicalCentralizationCost(in).seconds, eq2, eq2 * 1e-3);
+}
+
+// Each rank reports its own stage sets over the mean nnz; the agreed value
+// is the mean over the ranks that ran the stage (folded ranks ran none).
+TEST(SparsePlanner, StageGammasAreLearnedFromEveryRanksReport) {
+  SparseRunReport report;
+  report.mergeStages = 2;
+  report.stageSetNnz[0] = 100;
+  report.stageSetNnz[1] = 180;
+  TagProfile mine;
+  recordLocalStages(&mine, spcclSparseHierarchical, report, 100.0);
+  ASSERT_EQ(mine.localStages, 2);
+  EXPECT_DOUBLE_EQ(mine.localStageGamma[1], 1.8);
+  TagProfile other;
+  recordLocalStages(&other, spcclSparseBalancedParallelism, report, 100.0);
+  EXPECT_EQ(other.localStages, 0);  // only HC reports stages
+
+  const double rank0[] = {1.0, 1.8}, rank1[] = {1.2, 2.0}, folded[] = {0, 0};
+  const int32_t stages[] = {2, 2, 0};
+  const double* gammas[] = {rank0, rank1, folded};
+  TagProfile agreed;
+  learnStageGammas(&agreed, stages, gammas);
+  ASSERT_EQ(agreed.learnedStages, 2);
+  EXPECT_DOUBLE_EQ(agreed.learnedStageGamma[0], 1.1);
+  EXPECT_DOUBLE_EQ(agreed.learnedStageGamma[1], 1.9);
+  const int32_t none[] = {0, 0, 0};
+  learnStageGammas(&agreed, none, gammas);  // nothing new: keep what was learned
+  EXPECT_EQ(agreed.learnedStages, 2);
+}
+
 TEST(SparsePlanner, DensificationInterpolatesAndCaps) {
   SparseCostInput in = input(16, 1000, 0.01, 4);
   EXPECT_DOUBLE_EQ(densificationAt(in, 1), 1.0);
