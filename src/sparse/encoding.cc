@@ -56,28 +56,34 @@ size_t encodedBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t val
   return kMessageHeaderBytes + bodyBytes(encoding, nnz, universe, valueBytes, sortedPositions);
 }
 
+namespace {
+
 // Ties go to the cheaper decoder: Dense, then Bitmap, Coo, Packed. With no
-// allowed encoding, Dense (always correct).
-Encoding cheapestEncoding(size_t nnz, uint64_t universe, size_t valueBytes,
-                          const uint64_t* sortedPositions, unsigned allowed) {
+// allowed encoding, Dense (always correct). *body: the winner's body bytes.
+Encoding cheapestWithBody(size_t nnz, uint64_t universe, size_t valueBytes,
+                          const uint64_t* sortedPositions, unsigned allowed, size_t* body) {
   constexpr Encoding kByDecodeCost[] = {Encoding::Dense, Encoding::Bitmap, Encoding::Coo,
                                         Encoding::Packed};
   Encoding best = Encoding::Dense;
   size_t bestBytes = SIZE_MAX;
   for (Encoding candidate : kByDecodeCost) {
     if ((allowed & (1u << static_cast<unsigned>(candidate))) == 0) continue;
-    const size_t bytes = encodedBytes(candidate, nnz, universe, valueBytes, sortedPositions);
+    const size_t bytes = bodyBytes(candidate, nnz, universe, valueBytes, sortedPositions);
     if (bytes < bestBytes) {
       best = candidate;
       bestBytes = bytes;
     }
   }
+  *body = best == Encoding::Dense && bestBytes == SIZE_MAX
+              ? bodyBytes(Encoding::Dense, nnz, universe, valueBytes, nullptr)
+              : bestBytes;
   return best;
 }
 
-size_t encode(Encoding encoding, const uint64_t* positions, const void* values, size_t nnz,
-              uint64_t universe, size_t valueBytes, std::vector<unsigned char>* out) {
-  const size_t body = bodyBytes(encoding, nnz, universe, valueBytes, positions);
+// Appends the header and a body of `body` bytes (bodyBytes' value).
+size_t writeMessage(Encoding encoding, size_t body, const uint64_t* positions, const void* values,
+                    size_t nnz, uint64_t universe, size_t valueBytes,
+                    std::vector<unsigned char>* out) {
   const size_t start = out->size();
   out->resize(start + kMessageHeaderBytes + body);
   unsigned char* header = out->data() + start;
@@ -102,6 +108,30 @@ size_t encode(Encoding encoding, const uint64_t* positions, const void* values, 
       break;
   }
   return kMessageHeaderBytes + body;
+}
+
+}  // namespace
+
+Encoding cheapestEncoding(size_t nnz, uint64_t universe, size_t valueBytes,
+                          const uint64_t* sortedPositions, unsigned allowed) {
+  size_t body = 0;
+  return cheapestWithBody(nnz, universe, valueBytes, sortedPositions, allowed, &body);
+}
+
+size_t encode(Encoding encoding, const uint64_t* positions, const void* values, size_t nnz,
+              uint64_t universe, size_t valueBytes, std::vector<unsigned char>* out) {
+  return writeMessage(encoding, bodyBytes(encoding, nnz, universe, valueBytes, positions),
+                      positions, values, nnz, universe, valueBytes, out);
+}
+
+Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nnz,
+                        uint64_t universe, size_t valueBytes, unsigned allowed,
+                        std::vector<unsigned char>* out, size_t* bytes) {
+  size_t body = 0;
+  const Encoding encoding =
+      cheapestWithBody(nnz, universe, valueBytes, positions, allowed, &body);
+  *bytes = writeMessage(encoding, body, positions, values, nnz, universe, valueBytes, out);
+  return encoding;
 }
 
 spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,

@@ -37,6 +37,11 @@ constexpr unsigned kAllEncodings = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4)
 // Appends to *out; returns the bytes appended.
 size_t encode(Encoding encoding, const uint64_t* positions, const void* values, size_t nnz,
               uint64_t universe, size_t valueBytes, std::vector<unsigned char>* out);
+// cheapestEncoding, then encode, measuring Packed's size only once (it
+// takes a pass over the positions). Returns the encoding; *bytes: appended.
+Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nnz,
+                        uint64_t universe, size_t valueBytes, unsigned allowed,
+                        std::vector<unsigned char>* out, size_t* bytes);
 
 // Decodes one message; positions ascending. Fails with spcclRemoteError on a
 // malformed or truncated message, or one whose universe differs.

@@ -87,7 +87,12 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   uint64_t total = 0;
   for (int q = 0; q < n; ++q) total += rankNnz[q];
 
-  SparseSet current, next;  // next: the merge's output, swapped in
+  // next: the merge's output, swapped in; theirs: the partner's set. Both
+  // from the workspace when there is one, so they keep their pages.
+  SparseSet localNext, localTheirs;
+  SparseSet& next = in.workspace ? in.workspace->mergedSet : localNext;
+  SparseSet& theirs = in.workspace ? in.workspace->receivedSet : localTheirs;
+  SparseSet current;
   current.positions.assign(in.indices, in.indices + in.nnz);
   const unsigned char* values = static_cast<const unsigned char*>(in.values);
   current.values.assign(values, values + in.nnz * valueBytes);
@@ -100,9 +105,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     current = std::move(result);
   } else {
     if (r + p < n) {
-      SparseSet folded;
-      SPCCL_CHECK(swapSets(x, -1, current, r + p, rankNnz[r + p], &folded));
-      mergeSets(ctx.kernels(), in.type, valueBytes, current, folded, &next);
+      SPCCL_CHECK(swapSets(x, -1, current, r + p, rankNnz[r + p], &theirs));
+      mergeSets(ctx.kernels(), in.type, valueBytes, current, theirs, &next);
       std::swap(current, next);
     }
     for (int stage = 0; (1 << stage) < p; ++stage) {
@@ -111,7 +115,6 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
         report->stageSetNnz[stage] = current.size();
         report->mergeStages = stage + 1;
       }
-      SparseSet theirs;
       SPCCL_CHECK(swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage),
                            &theirs));
       if (partner < r)

@@ -14,6 +14,7 @@
 #include "sparse/encoding.h"
 #include "sparse/index_partition.h"
 #include "sparse/sparse_set.h"
+#include "sparse/sparse_workspace.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -28,6 +29,8 @@ struct SparseInput {
   // receivers bound each message by what its sender can hold instead of by
   // the dense size. nullptr: the algorithm exchanges the counts itself.
   const uint64_t* rankNnz = nullptr;
+  // The communicator's reusable buffers (nullptr: the algorithm allocates).
+  SparseWorkspace* workspace = nullptr;
 };
 
 struct SparseRunOptions {

@@ -230,6 +230,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
     in.universe = call.count;
     in.type = call.type;
     in.rankNnz = rankNnz.data();
+    in.workspace = comm->sparseWorkspace.get();
     SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, comm->sparseSeed),
                              &result, &report));
   }

@@ -13,8 +13,9 @@ namespace spccl::sparse {
 
 Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
                    size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out) {
-  Encoding encoding = cheapestEncoding(nnz, universe, valueBytes, positions, allowed);
-  const size_t bytes = encode(encoding, positions, values, nnz, universe, valueBytes, out);
+  size_t bytes = 0;
+  const Encoding encoding =
+      encodeCheapest(positions, values, nnz, universe, valueBytes, allowed, out, &bytes);
   SPCCL_TRACE(kLogSparse, "sparse message: %zu pairs over %llu positions as %s, %zu bytes", nnz,
               static_cast<unsigned long long>(universe), encodingName(encoding), bytes);
   return encoding;

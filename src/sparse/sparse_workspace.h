@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sparse/sparse_set.h"
+
 namespace spccl::sparse {
 
 struct SparseWorkspace {
@@ -16,6 +18,10 @@ struct SparseWorkspace {
   // one-pass extraction fits); the call's own count is kept in SparseCall.
   std::vector<uint64_t> inputIndices;
   std::vector<unsigned char> inputValues;
+  // Hierarchical Centralization's merge output and received set, reused
+  // stage after stage and call after call.
+  SparseSet mergedSet;
+  SparseSet receivedSet;
 };
 
 }  // namespace spccl::sparse
