@@ -22,7 +22,7 @@ enum class MigrationKind : uint8_t {
   Gather = 5,
   PlanExchange = 6,
 };
-constexpr uint8_t kKindStride = 16;  // > spcclNumOps
+constexpr uint8_t kKindStride = kMigrationKindStride;  // runtime/frame.h
 
 CollSignature migrationSignature(MigrationKind kind, spcclDataType_t datatype, spcclRedOp_t op,
                                  int root, size_t count);

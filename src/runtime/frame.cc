@@ -29,9 +29,15 @@ const char* collTypeName(CollType type) {
 
 std::string CollSignature::describe() const {
   char text[160];
+  const char* typeName = spcclTypeName(static_cast<spcclDataType_t>(datatype));
+  if (type == CollType::Migration) {
+    std::snprintf(text, sizeof(text), "Migration(kind=%d, count=%" PRIu64 ", %s, %s, root=%d)",
+                  op / kMigrationKindStride, count, typeName,
+                  spcclOpName(static_cast<spcclRedOp_t>(op % kMigrationKindStride)), root);
+    return text;
+  }
   std::snprintf(text, sizeof(text), "%s(count=%" PRIu64 ", %s, %s, root=%d)", collTypeName(type),
-                count, spcclTypeName(static_cast<spcclDataType_t>(datatype)),
-                spcclOpName(static_cast<spcclRedOp_t>(op)), root);
+                count, typeName, spcclOpName(static_cast<spcclRedOp_t>(op)), root);
   return text;
 }
 

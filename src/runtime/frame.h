@@ -33,6 +33,10 @@ enum class CollType : uint8_t {
 const char* collTypeName(CollType type);
 
 // What every rank must agree on for one collective call.
+// Migration calls (src/migrate) share one CollType and tell their kinds
+// apart in the op byte: op = kind * kMigrationKindStride + reduction op.
+constexpr uint8_t kMigrationKindStride = 16;  // > spcclNumOps
+
 struct CollSignature {
   CollType type = CollType::None;
   uint8_t datatype = 0;

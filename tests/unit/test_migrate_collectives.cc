@@ -298,8 +298,12 @@ TEST(MigrateCollectives, MismatchedCallsFailWithInvalidUsage) {
     spcclResult_t res = rank == 0 ? spcclMigrateReduce(x, x, 64, spcclFloat32, spcclSum, 1, comm, nullptr)
                                   : spcclMigrateBroadcast(x, 64, spcclFloat32, 0, comm, nullptr);
     if (rank == 0) return true;
-    return report(res == spcclInvalidUsage, rank,
-                  std::string("expected a mismatch, got: ") + spcclGetLastError(comm));
+    // The message names both calls' kinds (broadcast 1, reduce 2) and op.
+    const std::string error = spcclGetLastError(comm);
+    return report(res == spcclInvalidUsage && error.find("kind=1") != std::string::npos &&
+                      error.find("kind=2") != std::string::npos &&
+                      error.find("invalid-op") == std::string::npos,
+                  rank, "expected a mismatch naming both kinds, got: " + error);
   });
 }
 
