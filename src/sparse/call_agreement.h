@@ -31,6 +31,10 @@ struct SparseCallHeader {
   // learns the same gamma(2^stage) (planner.h, learnStageGammas).
   int32_t mergeStages = 0;
   double stageGamma[kMaxMergeStages] = {};
+  // The algorithm this rank ran in the tag's previous call and its seconds
+  // (-1: none kept), for the measured times of planner.h.
+  int32_t lastAlgorithm = -1;
+  double lastSeconds = 0;
 };
 
 // all gets nranks headers. Fails (spcclInvalidUsage, on every rank) when a

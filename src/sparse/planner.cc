@@ -169,9 +169,15 @@ SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAl
   for (const SparseAlgorithmInfo& a : kAlgorithms) {
     SparseCost cost = a.cost(input);
     decision.predictedSeconds[a.id] = cost.seconds;
-    const bool wins = forced == spcclSparseAuto ? (best < 0 || cost.seconds < best) : a.id == forced;
+    double seconds = cost.seconds;
+    const size_t id = static_cast<size_t>(a.id);
+    if (id < input.measuredSeconds.size() && input.measuredSeconds[id] > seconds) {
+      seconds = input.measuredSeconds[id];
+      decision.measuredMatters = true;
+    }
+    const bool wins = forced == spcclSparseAuto ? (best < 0 || seconds < best) : a.id == forced;
     if (wins) {
-      best = cost.seconds;
+      best = seconds;
       decision.algorithm = a.id;
       decision.predictedBytesSent = cost.bytesSent;
     }
@@ -207,6 +213,29 @@ void recordLocalStages(TagProfile* profile, spcclSparseAlgorithm_t ran,
   profile->localStages = std::min(report.mergeStages, kMaxMergeStages);
   for (int i = 0; i < profile->localStages; ++i)
     profile->localStageGamma[i] = static_cast<double>(report.stageSetNnz[i]) / meanNnz;
+}
+
+void recordLocalSeconds(TagProfile* profile, spcclSparseAlgorithm_t ran, double seconds,
+                        bool firstCallOfTag) {
+  profile->localAlgorithm = firstCallOfTag ? -1 : static_cast<int32_t>(ran);
+  profile->localSeconds = seconds;
+}
+
+void learnMeasuredSeconds(TagProfile* profile, std::span<const int32_t> algorithmOfRank,
+                          std::span<const double> secondsOfRank) {
+  if (algorithmOfRank.empty()) return;
+  const int32_t algorithm = algorithmOfRank[0];
+  if (algorithm < 0 || algorithm >= spcclSparseNumAlgorithms) return;
+  double slowest = 0;
+  for (size_t r = 0; r < algorithmOfRank.size(); ++r) {
+    if (algorithmOfRank[r] != algorithm) return;
+    slowest = std::max(slowest, secondsOfRank[r]);
+  }
+  profile->measuredSeconds[algorithm] = slowest;
+}
+
+void forgetMeasuredSeconds(TagProfile* profile) {
+  std::fill(std::begin(profile->measuredSeconds), std::end(profile->measuredSeconds), 0.0);
 }
 
 void learnStageGammas(TagProfile* profile, std::span<const int32_t> stagesOfRank,

@@ -30,6 +30,12 @@ struct SparseCostInput {
   // gamma(2^i) of the set HC's stage i sends, learned from the previous
   // call (empty: interpolated by densificationAt).
   std::span<const double> stageGamma;
+  // Measured seconds of a whole call per algorithm (indexed by
+  // spcclSparseAlgorithm_t; <= 0: never measured), from earlier calls of
+  // the tag: an algorithm costs at least what it measured, which brings in
+  // what the model leaves out (CPU time: extraction, merges, encoding,
+  // cores shared between ranks).
+  std::span<const double> measuredSeconds;
   LinkModel link;
   unsigned allowedEncodings = kAllEncodings;
   size_t chunkBytes = 1 << 20;
@@ -82,6 +88,7 @@ struct SparseDecision {
   spcclSparseAlgorithm_t algorithm = spcclSparseDense;
   double predictedSeconds[spcclSparseNumAlgorithms] = {-1, -1, -1, -1, -1, -1};
   double predictedBytesSent = 0;  // of the chosen one
+  bool measuredMatters = false;   // a measured time exceeded the model's
 };
 // Prices every candidate; `forced` (not Auto) is taken as is, else the
 // cheapest wins (ties go to the earlier table entry).
@@ -103,6 +110,11 @@ struct TagProfile {
   double learnedStageGamma[kMaxMergeStages] = {};
   int localStages = 0;
   double localStageGamma[kMaxMergeStages] = {};
+  // Whole-call seconds per algorithm, the slowest rank's, agreed
+  // (learnMeasuredSeconds); and this rank's last call, sent with the next.
+  double measuredSeconds[spcclSparseNumAlgorithms] = {};
+  int32_t localAlgorithm = -1;
+  double localSeconds = 0;
   SparseCallStats stats;
 };
 
@@ -118,6 +130,17 @@ void learnGamma(TagProfile* profile, double density, double meanNnz, uint64_t ou
 // sent with the next call); after any other algorithm: nothing to send.
 void recordLocalStages(TagProfile* profile, spcclSparseAlgorithm_t ran,
                        const SparseRunReport& report, double meanNnz);
+// After a call: what this rank measured, sent with the tag's next call.
+// The tag's first call is not kept (it pays one-time costs: buffers
+// growing, the overlap sketch).
+void recordLocalSeconds(TagProfile* profile, spcclSparseAlgorithm_t ran, double seconds,
+                        bool firstCallOfTag);
+// The slowest rank's time of the tag's previous call, when every rank ran
+// the same algorithm in it, becomes that algorithm's measured time.
+void learnMeasuredSeconds(TagProfile* profile, std::span<const int32_t> algorithmOfRank,
+                          std::span<const double> secondsOfRank);
+// Density moved (re-profiling): measured times no longer apply.
+void forgetMeasuredSeconds(TagProfile* profile);
 // gamma(2^i) = the mean over the ranks that ran stage i of their reported
 // gamma, in rank order: every rank computes the same values from the same
 // agreed headers. Keeps the previous values when no rank reported any.

@@ -136,16 +136,20 @@ std::string describeCosts(const SparseDecision& d) {
   return text;
 }
 
-// gamma(2^stage) from the stage sizes every rank reported (its previous
-// HC call of this tag), the same on every rank.
-void learnAgreedStageGammas(const std::vector<SparseCallHeader>& headers, TagProfile* profile) {
-  std::vector<int32_t> stages;
+// What every rank reported of the tag's previous call: gamma(2^stage) from
+// HC's stage sizes, and the call's time; the same on every rank.
+void learnFromPreviousCall(const std::vector<SparseCallHeader>& headers, TagProfile* profile) {
+  std::vector<int32_t> stages, algorithms;
   std::vector<const double*> gammas;
+  std::vector<double> seconds;
   for (const SparseCallHeader& h : headers) {
     stages.push_back(h.mergeStages);
     gammas.push_back(h.stageGamma);
+    algorithms.push_back(h.lastAlgorithm);
+    seconds.push_back(h.lastSeconds);
   }
   learnStageGammas(profile, stages, gammas);
+  learnMeasuredSeconds(profile, algorithms, seconds);
 }
 
 }  // namespace
@@ -177,9 +181,11 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   mine.inputValid = call.inputValid ? 1 : 0;
   mine.mergeStages = profile.localStages;
   std::copy_n(profile.localStageGamma, kMaxMergeStages, mine.stageGamma);
+  mine.lastAlgorithm = profile.localAlgorithm;
+  mine.lastSeconds = profile.localSeconds;
   std::vector<SparseCallHeader> headers;
   SPCCL_CHECK(agreeOnCall(ctx, mine, &headers));
-  learnAgreedStageGammas(headers, &profile);
+  learnFromPreviousCall(headers, &profile);
 
   // 2. Plan from agreed values.
   std::vector<uint64_t> rankNnz(n);
@@ -205,13 +211,16 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   costInput.gamma = gamma.gamma;
   costInput.stageGamma = std::span<const double>(profile.learnedStageGamma,
                                                  static_cast<size_t>(profile.learnedStages));
-  const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
   if (profile.learnedGamma > 0 && costInput.density > 0 &&
       (costInput.density > 2 * profile.learnedAtDensity ||
-       2 * costInput.density < profile.learnedAtDensity))
+       2 * costInput.density < profile.learnedAtDensity)) {
     SPCCL_INFO(kLogSparse, "sparse all-reduce tag %" PRIu64 ": density drifted from %.3g to %.3g; "
-               "gamma is re-learned from this call", call.options.tag, profile.learnedAtDensity,
-               costInput.density);
+               "gamma and the measured times are re-learned from this call", call.options.tag,
+               profile.learnedAtDensity, costInput.density);
+    forgetMeasuredSeconds(&profile);
+  }
+  costInput.measuredSeconds = profile.measuredSeconds;
+  const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
 
   // 3. Run, then deliver the result in the caller's form.
   SparseRunReport report;
@@ -250,8 +259,9 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   char reason[160];
   std::snprintf(reason, sizeof(reason), "%s: %s (d %.3g, gamma %.3g %s)",
                 call.options.algorithm == spcclSparseAuto ? "auto" : "requested",
-                call.options.algorithm == spcclSparseAuto ? "cheapest in the alpha-beta model"
-                                                          : "by the options",
+                call.options.algorithm != spcclSparseAuto ? "by the options"
+                : decision.measuredMatters ? "cheapest of the alpha-beta model and measured times"
+                                           : "cheapest in the alpha-beta model",
                 costInput.density, gamma.gamma, gamma.source);
   s.reason = reason;
   for (int a = 0; a < spcclSparseNumAlgorithms; ++a) s.predictedSeconds[a] = decision.predictedSeconds[a];
@@ -264,6 +274,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   s.predictedBytesSent = static_cast<uint64_t>(decision.predictedBytesSent);
   s.measuredSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  recordLocalSeconds(&profile, decision.algorithm, s.measuredSeconds, s.calls == 1);
   comm->sparsePlanner->store(call.options.tag, call.count, profile);
   SPCCL_INFO(kLogSparse, "sparse all-reduce #%" PRIu64 " tag %" PRIu64 " count %zu nnz %" PRIu64
              " on %d ranks: %s, %s; predicted %s; measured %.1f us, sent %" PRIu64

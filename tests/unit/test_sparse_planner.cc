@@ -100,6 +100,47 @@ TEST(SparsePlanner, StageGammasAreLearnedFromEveryRanksReport) {
   EXPECT_EQ(agreed.learnedStages, 2);
 }
 
+// An algorithm costs at least what it measured: the model's favourite is
+// dropped once its real time (CPU included) exceeds another's.
+TEST(SparsePlanner, MeasuredTimesOverrideAnOptimisticModel) {
+  SparseCostInput in = input(8, 16'000'000, 0.05, 4);
+  const SparseDecision modelOnly = decideSparseAlgorithm(in, spcclSparseAuto);
+  ASSERT_NE(modelOnly.algorithm, spcclSparseDense);
+  EXPECT_FALSE(modelOnly.measuredMatters);
+  double measured[spcclSparseNumAlgorithms] = {};
+  for (int a = 1; a < spcclSparseNumAlgorithms; ++a) measured[a] = 10.0;  // every sparse one slow
+  measured[spcclSparseDense] = 0;                                          // dense never run
+  in.measuredSeconds = measured;
+  const SparseDecision withMeasured = decideSparseAlgorithm(in, spcclSparseAuto);
+  EXPECT_EQ(withMeasured.algorithm, spcclSparseDense);
+  EXPECT_TRUE(withMeasured.measuredMatters);
+  // The model's prediction is still what the stats report.
+  EXPECT_DOUBLE_EQ(withMeasured.predictedSeconds[modelOnly.algorithm],
+                   modelOnly.predictedSeconds[modelOnly.algorithm]);
+}
+
+// The slowest rank's time of the previous call is kept, only when every
+// rank ran the same algorithm; the tag's first call is never kept.
+TEST(SparsePlanner, MeasuredTimesAreTheSlowestRanksAndAgreed) {
+  TagProfile local;
+  recordLocalSeconds(&local, spcclSparseHierarchical, 0.5, /*firstCallOfTag=*/true);
+  EXPECT_EQ(local.localAlgorithm, -1);
+  recordLocalSeconds(&local, spcclSparseHierarchical, 0.5, false);
+  EXPECT_EQ(local.localAlgorithm, spcclSparseHierarchical);
+
+  TagProfile agreed;
+  const int32_t same[] = {spcclSparseHierarchical, spcclSparseHierarchical};
+  const double seconds[] = {0.4, 0.7};
+  learnMeasuredSeconds(&agreed, same, seconds);
+  EXPECT_DOUBLE_EQ(agreed.measuredSeconds[spcclSparseHierarchical], 0.7);
+  const int32_t differ[] = {spcclSparseHierarchical, -1};
+  const double later[] = {9.0, 9.0};
+  learnMeasuredSeconds(&agreed, differ, later);
+  EXPECT_DOUBLE_EQ(agreed.measuredSeconds[spcclSparseHierarchical], 0.7);
+  forgetMeasuredSeconds(&agreed);
+  EXPECT_DOUBLE_EQ(agreed.measuredSeconds[spcclSparseHierarchical], 0.0);
+}
+
 TEST(SparsePlanner, DensificationInterpolatesAndCaps) {
   SparseCostInput in = input(16, 1000, 0.01, 4);
   EXPECT_DOUBLE_EQ(densificationAt(in, 1), 1.0);
