@@ -60,6 +60,10 @@ static const std::vector<KnobSpec> kKnobs = {
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
+    {"SPCCL_SPARSE_MEASURED_TIMES", "0",
+     "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "
+     "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "
+     "differ from run to run"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
     // MPI interposer (plugins/mpi, docs/mpi-interposer.md)

@@ -35,6 +35,7 @@ struct SparseCallHeader {
   // (-1: none kept), for the measured times of planner.h.
   int32_t lastAlgorithm = -1;
   double lastSeconds = 0;
+  int32_t useMeasuredTimes = 0;  // SPCCL_SPARSE_MEASURED_TIMES on this rank
 };
 
 // all gets nranks headers. Fails (spcclInvalidUsage, on every rank) when a

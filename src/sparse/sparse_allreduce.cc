@@ -8,6 +8,7 @@
 
 #include "coll/collective.h"
 #include "core/check.h"
+#include "core/knobs.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/call_agreement.h"
 #include "sparse/planner.h"
@@ -183,6 +184,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   std::copy_n(profile.localStageGamma, kMaxMergeStages, mine.stageGamma);
   mine.lastAlgorithm = profile.localAlgorithm;
   mine.lastSeconds = profile.localSeconds;
+  mine.useMeasuredTimes = knobInt("SPCCL_SPARSE_MEASURED_TIMES") != 0 ? 1 : 0;
   std::vector<SparseCallHeader> headers;
   SPCCL_CHECK(agreeOnCall(ctx, mine, &headers));
   learnFromPreviousCall(headers, &profile);
@@ -219,7 +221,12 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
                profile.learnedAtDensity, costInput.density);
     forgetMeasuredSeconds(&profile);
   }
-  costInput.measuredSeconds = profile.measuredSeconds;
+  // Measured times only when every rank asked for them (run-to-run
+  // determinism is the default: the model's choice depends on agreed data
+  // alone, so the same inputs take the same algorithm).
+  bool everyRankMeasures = true;
+  for (const SparseCallHeader& h : headers) everyRankMeasures &= h.useMeasuredTimes != 0;
+  if (everyRankMeasures) costInput.measuredSeconds = profile.measuredSeconds;
   const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
 
   // 3. Run, then deliver the result in the caller's form.
