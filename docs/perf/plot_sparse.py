@@ -3,7 +3,9 @@
 sparse all-reduce against density for every algorithm, 1 Gbit/s testbed)
 to docs/perf/sparse_sweep.png, and prints the markdown tables of
 docs/perf/sparse.md: median seconds per algorithm, spccl's dense all-reduce
-of the same inputs, what auto chose and auto's time over the best one."""
+of the same inputs, what auto chose and auto's time over the best one.
+Rows with algorithm "auto-measured" (auto with SPCCL_SPARSE_MEASURED_TIMES=1)
+get their own columns and line."""
 import csv
 import os
 import statistics
@@ -18,6 +20,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "sparse_sweep.csv")
 rows = list(csv.DictReader(open(path)))
 algorithms = ["bp", "hc", "agsparse", "block"]
+autos = ["auto"] + (["auto-measured"] if any(r["algorithm"] == "auto-measured" for r in rows) else [])
 ns = sorted({int(r["n"]) for r in rows})
 
 
@@ -37,8 +40,9 @@ for ax, n in zip(axes[0], ns):
     for r in sel:
         table[(nominal(float(r["density"])), r["algorithm"])] = r
     print(f"\n### n = {n}\n")
-    print("| density | " + " | ".join(algorithms) + " | dense | auto (chose) | auto / best | wrong |")
-    print("|---" * (len(algorithms) + 5) + "|")
+    print("| density | " + " | ".join(algorithms) + " | dense | "
+          + " | ".join(f"{a} (chose) | {a} / best" for a in autos) + " | wrong |")
+    print("|---" * (len(algorithms) + 3 + 2 * len(autos)) + "|")
     for d in densities:
         cells = []
         times = {}
@@ -49,22 +53,32 @@ for ax, n in zip(axes[0], ns):
                 cells.append(f"{times[a]:.3f}")
             else:
                 cells.append("-")
-        dense_times = [float(table[(d, a)]["dense_median_s"]) for a in algorithms + ["auto"]
+        dense_times = [float(table[(d, a)]["dense_median_s"]) for a in algorithms + autos
                        if (d, a) in table]
         dense = statistics.median(dense_times) if dense_times else float("nan")
         times["dense"] = dense
-        auto = table.get((d, "auto"))
         best = min(times.values())
-        wrong = sum(int(table[(d, a)]["wrong"]) for a in algorithms + ["auto"] if (d, a) in table)
-        auto_cell = f"{float(auto['median_s']):.3f} ({auto['chosen']})" if auto else "-"
-        ratio = f"{float(auto['median_s']) / best:.2f}" if auto else "-"
-        print(f"| {d * 100:g} % | " + " | ".join(cells) + f" | {dense:.3f} | {auto_cell} | {ratio} | {wrong} |")
-    for a in algorithms + ["auto"]:
+        wrong = sum(int(table[(d, a)]["wrong"]) for a in algorithms + autos if (d, a) in table)
+        for a in autos:
+            r = table.get((d, a))
+            cells.append(f"{dense:.3f}" if a == "auto" else "")
+            if r:
+                cells.append(f"{float(r['median_s']):.3f} ({r['chosen']})")
+                cells.append(f"{float(r['median_s']) / best:.2f}")
+            else:
+                cells += ["-", "-"]
+        cells = [c for c in cells if c != ""]
+        print(f"| {d * 100:g} % | " + " | ".join(cells) + f" | {wrong} |")
+    for a in algorithms + autos:
         xs = [d for d in densities if (d, a) in table]
         ys = [float(table[(d, a)]["median_s"]) for d in xs]
-        style = dict(linewidth=2.5, color="black", marker="o") if a == "auto" else dict(marker=".")
+        style = dict(marker=".")
+        if a == "auto":
+            style = dict(linewidth=2.5, color="black", marker="o")
+        elif a == "auto-measured":
+            style = dict(linewidth=2, color="tab:red", marker="s", linestyle=":")
         ax.plot([x * 100 for x in xs], ys, label=a, **style)
-    dense = [statistics.median(float(table[(d, a)]["dense_median_s"]) for a in algorithms + ["auto"]
+    dense = [statistics.median(float(table[(d, a)]["dense_median_s"]) for a in algorithms + autos
                                if (d, a) in table) for d in densities]
     ax.plot([d * 100 for d in densities], dense, "--", color="gray", label="dense (spccl ring)")
     ax.set_xscale("log")

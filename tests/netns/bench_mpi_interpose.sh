@@ -13,7 +13,9 @@
 # NETLAB_SUBNET (default splmpi / 10.77.2, so as not to disturb another
 # lab), TIMEOUT per mpirun (default 600 s), ITERS (default 5).
 # Prints a markdown table (median of the per-round medians of the slowest
-# rank) and the interposer's routing report of the last interposed run.
+# rank's MPI_Allreduce, and of the whole mpirun's wall time: start-up,
+# input generation, spccl's communicator set-up and the check included)
+# and the interposer's routing report of the last interposed run.
 set -euo pipefail
 n=${1:-8} rate=${2:-1gbit} count=${3:-16777216} density=${4:-0.01} rounds=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,28 +51,39 @@ run_mpi() {
     "$bench" --count "$count" --density "$density" --warmup 1 --iters "$iters"
 }
 
+# timed_run PEER [mpirun -x options...]: one run, its last JSON line and its
+# wall time appended to the results.
+timed_run() {
+  local peer=$1 start end
+  shift
+  start=$(date +%s%N)
+  run_mpi "$@" >"$work/$peer.out" 2>&1 || { cat "$work/$peer.out" >&2; exit 1; }
+  end=$(date +%s%N)
+  printf '%s\t%s\t%s\n' "$peer" "$(((end - start) / 1000000))" \
+    "$(grep '^{' "$work/$peer.out" | tail -n 1)" >>"$work/results"
+}
+
 for ((round = 1; round <= rounds; round++)); do
   echo "bench_mpi_interpose: round $round/$rounds: plain Open MPI" >&2
-  run_mpi >"$work/plain.out" 2>&1 || { cat "$work/plain.out" >&2; exit 1; }
-  printf 'plain\t%s\n' "$(grep '^{' "$work/plain.out" | tail -n 1)" >>"$work/results"
+  timed_run plain
   echo "bench_mpi_interpose: round $round/$rounds: LD_PRELOAD=libspccl_mpi_interpose.so" >&2
-  run_mpi -x "LD_PRELOAD=$interposer" -x SPCCL_INTERPOSE_REPORT=1 -x SPCCL_SOCKET_IFNAME=veth0 \
-    >"$work/spccl.out" 2>&1 || { cat "$work/spccl.out" >&2; exit 1; }
-  printf 'spccl\t%s\n' "$(grep '^{' "$work/spccl.out" | tail -n 1)" >>"$work/results"
+  timed_run spccl -x "LD_PRELOAD=$interposer" -x SPCCL_INTERPOSE_REPORT=1 -x SPCCL_SOCKET_IFNAME=veth0
 done
 
 /usr/bin/python3 - "$work/results" "$n" "$rate" "$count" "$density" "$rounds" <<'PY'
 import json, statistics, sys
 path, n, rate, count, density, rounds = sys.argv[1:]
 runs = {}
+walls = {}
 for line in open(path):
-    peer, doc = line.rstrip("\n").split("\t", 1)
+    peer, wall, doc = line.rstrip("\n").split("\t", 2)
     runs.setdefault(peer, []).append(json.loads(doc))
+    walls.setdefault(peer, []).append(float(wall) / 1000)  # ms -> s
 print(f"MPI_Allreduce float32 SUM, n={n} hosts at {rate}, {int(count)} floats "
       f"({int(count) * 4 / 2**20:.0f} MiB), density {density}, half of the non-zeros shared; "
       f"median of {rounds} rounds' medians, slowest rank")
-print("| run | median s | per-round medians | wrong |")
-print("|---|---|---|---|")
+print("| run | median s per call | per-round medians | wrong | mpirun wall s (median) |")
+print("|---|---|---|---|---|")
 med = {}
 for peer, label in (("plain", "Open MPI 4.1 (no preload)"),
                     ("spccl", "same binary, LD_PRELOAD=libspccl_mpi_interpose.so")):
@@ -78,8 +91,10 @@ for peer, label in (("plain", "Open MPI 4.1 (no preload)"),
     med[peer] = statistics.median(d["median_s"] for d in docs)
     per_round = " ".join("%.3f" % d["median_s"] for d in docs)
     wrong = sum(d["wrong"] for d in docs)
-    print(f"| {label} | {med[peer]:.3f} | {per_round} | {wrong} |")
-print(f"speed-up with the interposer: {med['plain'] / med['spccl']:.1f}x")
+    wall = statistics.median(walls.get(peer, [float("nan")]))
+    print(f"| {label} | {med[peer]:.3f} | {per_round} | {wrong} | {wall:.2f} |")
+print(f"speed-up with the interposer: {med['plain'] / med['spccl']:.1f}x per call, "
+      f"{statistics.median(walls['plain']) / statistics.median(walls['spccl']):.1f}x whole-run wall time")
 PY
 echo
 echo "routing report of the last interposed run:"
