@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from . import _spccl
+from ._compressed import CompressedCollectives
 from ._dense import DenseCollectives
 from ._errors import InvalidArgumentError
 from ._sparse import SparseCollectives
@@ -29,7 +30,7 @@ def unique_id() -> UniqueId:
     return UniqueId(_spccl.get_unique_id())
 
 
-class Comm(DenseCollectives, SparseCollectives):
+class Comm(DenseCollectives, SparseCollectives, CompressedCollectives):
     """A communicator over ``size`` ranks.
 
     Keyword options (None: the library default, which the ``SPCCL_*``

@@ -181,6 +181,7 @@ void bindComm(py::module_& m) {
       .def_property_readonly("closed", &CommHandle::closed);
   bindDenseCollectives(comm);
   bindSparse(comm);
+  bindCompressed(comm);
 }
 
 }  // namespace spccl_python
