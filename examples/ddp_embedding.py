@@ -174,7 +174,7 @@ def train(ddp: nn.Module, corpus: Corpus, args: argparse.Namespace, steps: int) 
 
 def describe_buckets(state: object, buckets: int) -> List[Dict[str, object]]:
     """What the hook did with each bucket on the last step: the sparse
-    planner's record, or the size of the compressed hook's residual."""
+    planner's record, or the RMS of the compressed hook's residual."""
     described: List[Dict[str, object]] = []
     for i in range(buckets):
         if isinstance(state, spccl.torch.hooks.SparseAllReduceState):
@@ -223,6 +223,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--hooks takes a comma-separated list of {HOOKS}")
     if args.steps <= args.warmup:
         p.error("--steps must exceed --warmup")
+    try:  # the compressed hook's settings, checked before any rank starts
+        spccl.Compression(args.codec, args.bits, args.block_size, args.schedule)
+    except spccl.InvalidArgumentError as error:
+        p.error(str(error))
     return args
 
 
@@ -243,18 +247,23 @@ def main() -> None:
     for hook in args.hooks:
         ddp, state = wrap(make_model(args, len(corpus.names)), hook, comm,
                           **hook_options(args, hook))
-
+        sent_before = comm.counters()["bytes_sent"] if state is not None else 0
         result = train(ddp, corpus, args, args.steps)
         result["final_loss"] = mean_loss_over_ranks(result["losses"], 10)
         results[hook] = result
         if state is not None:
             state.close()
             result["buckets"] = describe_buckets(state, state.buckets_reduced // args.steps)
+            # This rank's spccl traffic (the hook's only), warm-up steps included.
+            result["bytes_sent_per_step"] = (comm.counters()["bytes_sent"] - sent_before) / args.steps
         if rank == 0:
             shown = ", ".join(f"{i}: {result['losses'][i]:.3f}"
                               for i in range(0, args.steps, args.print_every))
+            sent = (f"; spccl sent {result['bytes_sent_per_step'] / 1e6:.3f} MB per step (rank 0)"
+                    if "bytes_sent_per_step" in result else "")
             print(f"[{hook}] {result['steps_per_s']:.2f} steps/s; rank 0 losses {shown}; "
-                  f"final (mean of last 10 steps over ranks) {result['final_loss']:.4f}", flush=True)
+                  f"final (mean of last 10 steps over ranks) {result['final_loss']:.4f}{sent}",
+                  flush=True)
             for i, bucket in enumerate(result.get("buckets", [])):
                 print(f"[{hook}] bucket {i}: {bucket}", flush=True)
             if args.json:
@@ -262,6 +271,7 @@ def main() -> None:
                                   "steps_per_s": result["steps_per_s"],
                                   "final_loss": result["final_loss"],
                                   "losses_rank0": result["losses"], "params": params,
+                                  "bytes_sent_per_step": result.get("bytes_sent_per_step"),
                                   "buckets": result.get("buckets", [])}), flush=True)
     if rank == 0 and len(results) > 1:
         print("| hook | steps/s | final loss |\n|---|---|---|")
