@@ -18,7 +18,7 @@ error bound), with a per-bucket error-feedback residual in the state::
 """
 # No `from __future__ import annotations`: DDP's register_comm_hook compares
 # the hook's annotations with dist.GradBucket and Future[Tensor] as objects.
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import torch
 import torch.distributed as dist
@@ -93,9 +93,9 @@ class CompressedAllReduceState(HookState):
     """
 
     def __init__(self, comm: Comm, *, asynchronous: bool = True,
-                 codec: Codec | str = Codec.PIECEWISE, bits: int = 4,
+                 codec: Union[Codec, str] = Codec.PIECEWISE, bits: int = 4,
                  block_size: int = DEFAULT_BLOCK_SIZE,
-                 schedule: CompressSchedule | str = CompressSchedule.TWO_SHOT,
+                 schedule: Union[CompressSchedule, str] = CompressSchedule.TWO_SHOT,
                  error_feedback: bool = True) -> None:
         self.compression = Compression(codec, bits, block_size, schedule)  # validates first
         super().__init__(comm, asynchronous)
