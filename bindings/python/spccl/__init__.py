@@ -11,16 +11,15 @@ numpy arrays and torch CPU tensors in, the same kinds out::
 Errors raise :class:`spccl.Error` subclasses with the library's message.
 PyTorch integration (DDP hooks, a torch.distributed backend): ``spccl.torch``.
 
-Token top-k all-reduce, the migration calls and the planners are not bound
-yet.
+The migration calls and the planners are not bound yet.
 """
 from __future__ import annotations
 
 from . import _spccl
 from ._comm import Comm, UniqueId, unique_id
 from ._compressed import Compression
-from ._enums import (Codec, CompressSchedule, ReduceOp, SparseAlgorithm, SparseEncoding,
-                     SparsePartitioner)
+from ._enums import (Codec, CompressSchedule, PrunePolicy, ReduceOp, SparseAlgorithm,
+                     SparseEncoding, SparsePartitioner)
 from ._errors import (Error, InProgressError, InternalError, InvalidArgumentError,
                       InvalidUsageError, RemoteError, SystemError, TimeoutError)
 from ._group import group
@@ -37,7 +36,7 @@ def library_version() -> int:
 __all__ = [
     "Comm", "UniqueId", "unique_id", "group", "library_version",
     "ReduceOp", "SparseAlgorithm", "SparseEncoding", "SparsePartitioner", "SparseStats",
-    "Compression", "Codec", "CompressSchedule",
+    "Compression", "Codec", "CompressSchedule", "PrunePolicy",
     "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "InProgressError", "TimeoutError",
 ]

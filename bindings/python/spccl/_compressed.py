@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ._buffers import Buffer, as_buffer, output
 from ._enums import Codec, CompressSchedule, ReduceOp, enum_value, reduce_op
@@ -80,7 +80,7 @@ class Compression:
                 f"{self.schedule.name.lower()}")
 
 
-def _compression(config: Optional[Compression]) -> Compression:
+def compression_or_default(config: Optional[Compression]) -> Compression:
     if config is None:
         return Compression()
     if not isinstance(config, Compression):
@@ -89,15 +89,32 @@ def _compression(config: Optional[Compression]) -> Compression:
     return config
 
 
-def _residual_buffer(residual: Any, count: int) -> Buffer:
-    """The caller's error-feedback buffer: count float32 elements, writable."""
+def compressible_buffer(x: Any, name: str, *, writable: bool = False) -> Buffer:
+    """x checked as a buffer the compressed calls take (float32, float16, bfloat16)."""
+    buf = as_buffer(x, name, writable=writable)
+    if buf.dtype not in _COMPRESSIBLE_TYPES:
+        raise InvalidArgumentError(f"{name}: dtype {x.dtype} is not supported by the compressed "
+                                   "all-reduce (float32, float16, bfloat16)", 3)
+    return buf
+
+
+def residual_address(residual: Any, count: int) -> int:
+    """The caller's error-feedback buffer (count float32 elements, writable),
+    or 0 (no error feedback) for None."""
+    if residual is None:
+        return 0
     buf = as_buffer(residual, "residual", writable=True)
     if buf.dtype != _FLOAT32:
         raise InvalidArgumentError(f"residual: dtype {residual.dtype} is not float32 (the "
                                    "residual is float32 whatever x's dtype)", 3)
     if buf.count != count:
         raise InvalidArgumentError(f"residual: has {buf.count} elements, x has {count}", 3)
-    return buf
+    return buf.address
+
+
+def compression_fields(config: Compression, residual: int) -> Tuple[int, int, int, int, int]:
+    """The spcclCompression fields the extension takes (src/compression_config.h)."""
+    return int(config.codec), config.bits, config.block_size, int(config.schedule), residual
 
 
 class CompressedCollectives:
@@ -121,16 +138,10 @@ class CompressedCollectives:
           quantizations lost, so over T calls on the same inputs the
           results sum to T·S − Σ_ranks residual (the error does not
           accumulate)."""
-        config = _compression(compression)
-        send = as_buffer(x, "x")
-        if send.dtype not in _COMPRESSIBLE_TYPES:
-            raise InvalidArgumentError(f"x: dtype {x.dtype} is not supported by the compressed "
-                                       "all-reduce (float32, float16, bfloat16)", 3)
+        config = compression_or_default(compression)
+        send = compressible_buffer(x, "x")
         recv = output(out, send, send.count, x.shape)
-        residual_address = 0 if residual is None else _residual_buffer(residual,
-                                                                       send.count).address
         self._handle.compressed_all_reduce(send.address, recv.address, send.count, send.dtype,
-                                           reduce_op(op), int(config.codec), config.bits,
-                                           config.block_size, int(config.schedule),
-                                           residual_address)
+                                           reduce_op(op), *compression_fields(
+                                               config, residual_address(residual, send.count)))
         return recv.obj

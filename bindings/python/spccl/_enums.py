@@ -61,6 +61,13 @@ class CompressSchedule(enum.IntEnum):
     RING = 1      # the partial sum re-quantized at every hop (error grows with n)
 
 
+class PrunePolicy(enum.IntEnum):
+    """``spcclPrunePolicy_t``: what the token top-k all-reduce leaves in pruned rows."""
+
+    ZERO = 0        # pruned rows are set to 0
+    KEEP_LOCAL = 1  # pruned rows keep this rank's partial sum
+
+
 def enum_value(kind: type[enum.IntEnum], value: enum.IntEnum | str | int, name: str) -> Any:
     """A member of kind from a member, its name in any case (``-`` for ``_``)
     or its value; otherwise InvalidArgumentError naming the argument."""

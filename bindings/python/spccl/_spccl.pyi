@@ -49,3 +49,10 @@ class CommHandle:
     def compressed_all_reduce(self, send: int, recv: int, count: int, dtype: int, op: int,
                               codec: int, bits: int, block_size: int, schedule: int,
                               residual: int) -> None: ...
+    def token_topk_all_reduce(self, buff: int, scores: int, tokens: int, hidden: int, dtype: int,
+                              op: int, keep: int, compressed: bool, codec: int, bits: int,
+                              block_size: int, schedule: int, residual: int, prune_policy: int,
+                              mask_out: int) -> None: ...
+    def token_mask_all_reduce(self, buff: int, mask: int, tokens: int, hidden: int, dtype: int,
+                              op: int, compressed: bool, codec: int, bits: int, block_size: int,
+                              schedule: int, residual: int, prune_policy: int) -> None: ...

@@ -182,6 +182,7 @@ void bindComm(py::module_& m) {
   bindDenseCollectives(comm);
   bindSparse(comm);
   bindCompressed(comm);
+  bindTokenTopk(comm);
 }
 
 }  // namespace spccl_python

@@ -10,5 +10,5 @@
 PYBIND11_MODULE(_spccl, m) {
   m.doc() = "spccl C API binding (private; use the spccl package)";
   spccl_python::bindComm(m);
-  // Not bound yet: token top-k, the migration calls and the planners.
+  // Not bound yet: the migration calls and the planners.
 }
