@@ -17,9 +17,12 @@ megabytes of zeros that spccl's sparse all-reduce skips.
     torchrun --nproc_per_node 4 examples/ddp_embedding.py
     sudo tests/netns/netlab run 4 -- /usr/bin/python3 examples/ddp_embedding.py
 
-``--hooks gloo,sparse`` trains the same model from the same initial weights
-on the same batches once per hook (gloo: DDP's default all-reduce over the
-gloo process group; sparse: ``spccl.torch.hooks.sparse_allreduce_hook``)
+``--hooks gloo,sparse,compressed`` trains the same model from the same
+initial weights on the same batches once per hook (gloo: DDP's default
+all-reduce over the gloo process group; sparse:
+``spccl.torch.hooks.sparse_allreduce_hook``; compressed:
+``spccl.torch.hooks.compressed_allreduce_hook``, configured by ``--bits``,
+``--codec``, ``--block-size``, ``--schedule`` and ``--no-error-feedback``)
 and prints, on rank 0, steps/s and the losses of each side by side.
 Put bindings/python's build (build/python) on PYTHONPATH, or pip install it.
 """
@@ -44,7 +47,11 @@ import spccl.torch
 import spccl.torch.hooks
 
 TEXT_DIR = "/usr/share/common-licenses"
-HOOKS = ("gloo", "sparse")
+HOOKS = ("gloo", "sparse", "compressed")
+HOOK_STATES = {"sparse": spccl.torch.hooks.SparseAllReduceState,
+               "compressed": spccl.torch.hooks.CompressedAllReduceState}
+HOOK_FUNCTIONS = {"sparse": spccl.torch.hooks.sparse_allreduce_hook,
+                  "compressed": spccl.torch.hooks.compressed_allreduce_hook}
 
 
 @dataclass
@@ -120,15 +127,24 @@ def make_model(args: argparse.Namespace, classes: int) -> EmbeddingMLP:
     return EmbeddingMLP(args.buckets, args.dim, args.hidden, classes)
 
 
-def wrap(model: nn.Module, hook: str, comm: spccl.Comm | None):
-    """DDP over the default (gloo) group; with hook "sparse" the buckets go
-    through spccl instead. Returns (ddp, hook state or None)."""
+def wrap(model: nn.Module, hook: str, comm: spccl.Comm | None, **options: object):
+    """DDP over the default (gloo) group; with hook "sparse" or "compressed"
+    the buckets go through spccl instead, options going to the hook's state.
+    Returns (ddp, hook state or None)."""
     ddp = DistributedDataParallel(model)
     if hook == "gloo":
         return ddp, None
-    state = spccl.torch.hooks.SparseAllReduceState(comm)
-    ddp.register_comm_hook(state, spccl.torch.hooks.sparse_allreduce_hook)
+    state = HOOK_STATES[hook](comm, **options)
+    ddp.register_comm_hook(state, HOOK_FUNCTIONS[hook])
     return ddp, state
+
+
+def hook_options(args: argparse.Namespace, hook: str) -> Dict[str, object]:
+    """The command line's settings for hook's state."""
+    if hook != "compressed":
+        return {}
+    return {"codec": args.codec, "bits": args.bits, "block_size": args.block_size,
+            "schedule": args.schedule, "error_feedback": args.error_feedback}
 
 
 def train(ddp: nn.Module, corpus: Corpus, args: argparse.Namespace, steps: int) -> Dict[str, object]:
@@ -156,10 +172,21 @@ def train(ddp: nn.Module, corpus: Corpus, args: argparse.Namespace, steps: int) 
             float("nan")}
 
 
-def describe_bucket(stats: spccl.SparseStats) -> Dict[str, object]:
-    return {"algorithm": stats.algorithm.name, "density": round(stats.density, 4),
-            "gamma": round(stats.gamma, 3), "bytes_sent": stats.bytes_sent,
-            "seconds": round(stats.measured_seconds, 4)}
+def describe_buckets(state: object, buckets: int) -> List[Dict[str, object]]:
+    """What the hook did with each bucket on the last step: the sparse
+    planner's record, or the RMS of the compressed hook's residual."""
+    described: List[Dict[str, object]] = []
+    for i in range(buckets):
+        if isinstance(state, spccl.torch.hooks.SparseAllReduceState):
+            stats = state.stats(i)
+            described.append({"algorithm": stats.algorithm.name, "density": round(stats.density, 4),
+                              "gamma": round(stats.gamma, 3), "bytes_sent": stats.bytes_sent,
+                              "seconds": round(stats.measured_seconds, 4)})
+        else:
+            residual = state.residual(i)
+            rms = None if residual is None else residual.square().mean().sqrt().item()
+            described.append({"compression": str(state.compression), "residual_rms": rms})
+    return described
 
 
 def mean_loss_over_ranks(losses: Sequence[float], last: int) -> float:
@@ -170,7 +197,8 @@ def mean_loss_over_ranks(losses: Sequence[float], last: int) -> float:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--hooks", default="gloo,sparse", help=f"comma-separated, of {HOOKS}")
+    p.add_argument("--hooks", default="gloo,sparse,compressed",
+                   help=f"comma-separated, of {HOOKS}")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--warmup", type=int, default=5, help="untimed first steps")
     p.add_argument("--buckets", type=int, default=1 << 18, help="embedding rows")
@@ -183,12 +211,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--text-dir", default=TEXT_DIR)
     p.add_argument("--print-every", type=int, default=20)
     p.add_argument("--json", action="store_true", help="rank 0 also prints one JSON line per hook")
+    p.add_argument("--codec", default="piecewise", help="compressed hook: piecewise or linear")
+    p.add_argument("--bits", type=int, default=4, help="compressed hook: bits per element, 2..8")
+    p.add_argument("--block-size", type=int, default=256, help="compressed hook: elements per scale")
+    p.add_argument("--schedule", default="two_shot", help="compressed hook: two_shot or ring")
+    p.add_argument("--error-feedback", action=argparse.BooleanOptionalAction, default=True,
+                   help="compressed hook: keep a per-bucket error-feedback residual")
     args = p.parse_args(argv)
     args.hooks = [h for h in args.hooks.split(",") if h]
     if not args.hooks or any(h not in HOOKS for h in args.hooks):
         p.error(f"--hooks takes a comma-separated list of {HOOKS}")
     if args.steps <= args.warmup:
         p.error("--steps must exceed --warmup")
+    try:  # the compressed hook's settings, checked before any rank starts
+        spccl.Compression(args.codec, args.bits, args.block_size, args.schedule)
+    except spccl.InvalidArgumentError as error:
+        p.error(str(error))
     return args
 
 
@@ -196,7 +234,7 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     spccl.torch.init_process_group("gloo")
-    comm = spccl.Comm.from_env() if "sparse" in args.hooks else None
+    comm = spccl.Comm.from_env() if any(h != "gloo" for h in args.hooks) else None
     rank, size = dist.get_rank(), dist.get_world_size()
     corpus = load_corpus(args.text_dir, args.buckets, args.window)
     params = sum(p.numel() for p in make_model(args, len(corpus.names)).parameters())
@@ -207,21 +245,25 @@ def main() -> None:
               f"x {args.window} words per rank", flush=True)
     results = {}
     for hook in args.hooks:
-        ddp, state = wrap(make_model(args, len(corpus.names)), hook, comm)
-
+        ddp, state = wrap(make_model(args, len(corpus.names)), hook, comm,
+                          **hook_options(args, hook))
+        sent_before = comm.counters()["bytes_sent"] if state is not None else 0
         result = train(ddp, corpus, args, args.steps)
         result["final_loss"] = mean_loss_over_ranks(result["losses"], 10)
         results[hook] = result
         if state is not None:
             state.close()
-            # What spccl's planner did with each bucket on the last step.
-            result["buckets"] = [describe_bucket(state.stats(i)) for i in range(
-                state.buckets_reduced // args.steps)]
+            result["buckets"] = describe_buckets(state, state.buckets_reduced // args.steps)
+            # This rank's spccl traffic (the hook's only), warm-up steps included.
+            result["bytes_sent_per_step"] = (comm.counters()["bytes_sent"] - sent_before) / args.steps
         if rank == 0:
             shown = ", ".join(f"{i}: {result['losses'][i]:.3f}"
                               for i in range(0, args.steps, args.print_every))
+            sent = (f"; spccl sent {result['bytes_sent_per_step'] / 1e6:.3f} MB per step (rank 0)"
+                    if "bytes_sent_per_step" in result else "")
             print(f"[{hook}] {result['steps_per_s']:.2f} steps/s; rank 0 losses {shown}; "
-                  f"final (mean of last 10 steps over ranks) {result['final_loss']:.4f}", flush=True)
+                  f"final (mean of last 10 steps over ranks) {result['final_loss']:.4f}{sent}",
+                  flush=True)
             for i, bucket in enumerate(result.get("buckets", [])):
                 print(f"[{hook}] bucket {i}: {bucket}", flush=True)
             if args.json:
@@ -229,6 +271,7 @@ def main() -> None:
                                   "steps_per_s": result["steps_per_s"],
                                   "final_loss": result["final_loss"],
                                   "losses_rank0": result["losses"], "params": params,
+                                  "bytes_sent_per_step": result.get("bytes_sent_per_step"),
                                   "buckets": result.get("buckets", [])}), flush=True)
     if rank == 0 and len(results) > 1:
         print("| hook | steps/s | final loss |\n|---|---|---|")

@@ -34,7 +34,9 @@ spcclResult_t ringCompressedAllReduce(CollContext& ctx, const CompressedCall& ca
   // 1. Reduce-scatter; the partial sum is decoded, my input added in f32,
   // and re-quantized before it moves on.
   unsigned char* outgoing = region;
-  encodeInputChunk(ctx, call, layout, me, outgoing);
+  // Alone, the input is quantized only as the owned sum (step 2): encoding
+  // it here too would spend the error-feedback residual twice.
+  if (n > 1) encodeInputChunk(ctx, call, layout, me, outgoing);
   for (int s = 0; s < n - 1; ++s) {
     const int sent = chunkAt(me - s), arriving = chunkAt(me - s - 1);
     size_t got = 0;

@@ -34,3 +34,14 @@ def sparse_values(rank: int, count: int, density: float, seed: int = 0) -> np.nd
     nnz = int(count * density)
     x[rng.choice(count, size=nnz, replace=False)] = rng.integers(1, 10, size=nnz)
     return x
+
+
+def gaussian_values(rank: int, count: int, seed: int = 0) -> np.ndarray:
+    """float64 Gaussian values whose magnitude changes from block to block
+    (scales 1e-3..1e2 per 64 elements) with one all-zero stretch, so that
+    a quantizer's per-block scales matter."""
+    rng = np.random.default_rng([seed, rank, 11])
+    scales = np.repeat(10.0 ** rng.uniform(-3, 2, size=count // 64 + 1), 64)[:count]
+    x = rng.standard_normal(count) * scales
+    x[count // 3: count // 3 + 100] = 0.0
+    return x

@@ -6,18 +6,20 @@ numpy arrays and torch CPU tensors in, the same kinds out::
     comm = spccl.Comm.from_env()           # spcclrun, torchrun, mpirun, srun
     total = comm.all_reduce(x)              # dense
     grad = comm.sparse_all_reduce(g)        # only g's non-zeros travel
+    approx = comm.compressed_all_reduce(g, compression=spccl.Compression(bits=4))  # lossy
 
 Errors raise :class:`spccl.Error` subclasses with the library's message.
 PyTorch integration (DDP hooks, a torch.distributed backend): ``spccl.torch``.
 
-Compressed and token top-k all-reduce, and the migration calls, are not in
-this build's C API yet; they join :class:`Comm` when they land.
+The migration calls and the planners are not bound yet.
 """
 from __future__ import annotations
 
 from . import _spccl
 from ._comm import Comm, UniqueId, unique_id
-from ._enums import ReduceOp, SparseAlgorithm, SparseEncoding, SparsePartitioner
+from ._compressed import Compression
+from ._enums import (Codec, CompressSchedule, PrunePolicy, ReduceOp, SparseAlgorithm,
+                     SparseEncoding, SparsePartitioner)
 from ._errors import (Error, InProgressError, InternalError, InvalidArgumentError,
                       InvalidUsageError, RemoteError, SystemError, TimeoutError)
 from ._group import group
@@ -34,6 +36,7 @@ def library_version() -> int:
 __all__ = [
     "Comm", "UniqueId", "unique_id", "group", "library_version",
     "ReduceOp", "SparseAlgorithm", "SparseEncoding", "SparsePartitioner", "SparseStats",
+    "Compression", "Codec", "CompressSchedule", "PrunePolicy",
     "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "InProgressError", "TimeoutError",
 ]

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 from . import _spccl
+from ._compressed import CompressedCollectives
 from ._dense import DenseCollectives
 from ._errors import InvalidArgumentError
 from ._sparse import SparseCollectives
+from ._token_topk import TokenTopkCollectives
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ def unique_id() -> UniqueId:
     return UniqueId(_spccl.get_unique_id())
 
 
-class Comm(DenseCollectives, SparseCollectives):
+class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopkCollectives):
     """A communicator over ``size`` ranks.
 
     Keyword options (None: the library default, which the ``SPCCL_*``

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from ._errors import InvalidArgumentError
 
@@ -46,10 +47,39 @@ class SparsePartitioner(enum.IntEnum):
     TWO_PASS = 3
 
 
+class Codec(enum.IntEnum):
+    """``spcclCodec_t``: how the compressed all-reduce quantizes (docs/compressed.md)."""
+
+    PIECEWISE = 0  # AccTFM Eq. (6)-(12): finer steps near zero
+    LINEAR = 1     # AccTFM Eq. (4)-(5): equal steps
+
+
+class CompressSchedule(enum.IntEnum):
+    """``spcclCompressSchedule_t``: where the compressed all-reduce quantizes."""
+
+    TWO_SHOT = 0  # each input and the output quantized once
+    RING = 1      # the partial sum re-quantized at every hop (error grows with n)
+
+
+class PrunePolicy(enum.IntEnum):
+    """``spcclPrunePolicy_t``: what the token top-k all-reduce leaves in pruned rows."""
+
+    ZERO = 0        # pruned rows are set to 0
+    KEEP_LOCAL = 1  # pruned rows keep this rank's partial sum
+
+
+def enum_value(kind: type[enum.IntEnum], value: enum.IntEnum | str | int, name: str) -> Any:
+    """A member of kind from a member, its name in any case (``-`` for ``_``)
+    or its value; otherwise InvalidArgumentError naming the argument."""
+    try:
+        if isinstance(value, str):
+            return kind[value.upper().replace("-", "_")]
+        return kind(value)
+    except (KeyError, ValueError):
+        names = [member.name.lower() for member in kind]
+        raise InvalidArgumentError(f"{name} {value!r} is not one of {names}", 3) from None
+
+
 def reduce_op(op: ReduceOp | str | int) -> ReduceOp:
     """Accepts ``ReduceOp.SUM``, ``"sum"`` or ``0``."""
-    try:
-        return ReduceOp[op.upper()] if isinstance(op, str) else ReduceOp(op)
-    except (KeyError, ValueError):
-        names = [o.name.lower() for o in ReduceOp]
-        raise InvalidArgumentError(f"op {op!r} is not one of {names}", 3) from None
+    return enum_value(ReduceOp, op, "op")

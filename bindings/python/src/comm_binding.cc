@@ -181,6 +181,8 @@ void bindComm(py::module_& m) {
       .def_property_readonly("closed", &CommHandle::closed);
   bindDenseCollectives(comm);
   bindSparse(comm);
+  bindCompressed(comm);
+  bindTokenTopk(comm);
 }
 
 }  // namespace spccl_python

@@ -44,5 +44,7 @@ void runReleased(const CommHandle& handle, Call&& call) {
 void bindComm(pybind11::module_& m);
 void bindDenseCollectives(pybind11::class_<CommHandle>& comm);
 void bindSparse(pybind11::class_<CommHandle>& comm);
+void bindCompressed(pybind11::class_<CommHandle>& comm);
+void bindTokenTopk(pybind11::class_<CommHandle>& comm);
 
 }  // namespace spccl_python

@@ -10,6 +10,5 @@
 PYBIND11_MODULE(_spccl, m) {
   m.doc() = "spccl C API binding (private; use the spccl package)";
   spccl_python::bindComm(m);
-  // Compressed all-reduce and the migration calls bind here when their C
-  // API lands in include/spccl.h (issues of their own).
+  // Not bound yet: the migration calls and the planners.
 }
