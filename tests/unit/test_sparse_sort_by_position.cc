@@ -1,5 +1,6 @@
-// sortByPosition: radix and comparison paths against std::sort, for every
-// value width, small and large inputs, and positions up to 2^64 - 1.
+// sortByPosition: radix, rank-by-bitmap and comparison paths against
+// std::sort, for every value width, small and large inputs, and positions
+// up to 2^64 - 1.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,8 +46,11 @@ TEST(SparseSortByPosition, MatchesStdSortForEveryWidthAndSize) {
   for (size_t valueBytes : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{3}}) {
     for (size_t nnz : {size_t{0}, size_t{1}, size_t{2}, size_t{255}, size_t{256}, size_t{5000},
                        size_t{100000}}) {
-      checkSort(nnz, valueBytes, 1u << 21, nnz * 7 + valueBytes);  // two radix passes
-      checkSort(nnz, valueBytes, 1000, nnz * 11 + valueBytes);     // one pass
+      // 2^21: two radix passes up to 5000 pairs, rank by bitmap at 100000
+      // (dense enough: 2^21 / 64 words < nnz); 1000: by bitmap from 256.
+      checkSort(nnz, valueBytes, 1u << 21, nnz * 7 + valueBytes);
+      checkSort(nnz, valueBytes, 1000, nnz * 11 + valueBytes);
+      checkSort(nnz, valueBytes, 64 * nnz + 1, nnz * 13 + valueBytes);  // at the switch
     }
     checkSort(20000, valueBytes, 0, valueBytes);  // full 64-bit positions: six passes
   }
