@@ -19,20 +19,73 @@ void unpackGroup(uint64_t word, size_t n, int bits, uint8_t* codes) {
   for (size_t j = 0; j < n; ++j) codes[j] = static_cast<uint8_t>((word >> (j * bits)) & mask);
 }
 
-template <int kBits>
-void packFixed(const uint8_t* codes, size_t groups, unsigned char* out) {
-  for (size_t g = 0; g < groups; ++g) {
-    const uint64_t word = packGroup(codes + 8 * g, 8, kBits);
-    std::memcpy(out + kBits * g, &word, kBits);
-  }
+// A 64-bit word holding one code per byte (code j in byte j) and the same
+// codes packed (code j at bits [j*kBits, (j+1)*kBits)) convert into each
+// other in three steps that halve or double the number of lanes: pairs of
+// bytes, then of 16-bit lanes, then of 32-bit halves, each step moving the
+// upper lane's bits next to the lower's. A few shifts and masks per 8 codes
+// instead of one shift per code.
+// `width` low bits set in every `lane`-bit lane.
+constexpr uint64_t lanesMask(int width, int lane) {
+  uint64_t mask = 0;
+  for (int shift = 0; shift < 64; shift += lane) mask |= ((uint64_t{1} << width) - 1) << shift;
+  return mask;
 }
 
 template <int kBits>
+uint64_t packWord(uint64_t x) {
+  constexpr int b = kBits;
+  x = (x & lanesMask(8, 16)) | ((x & lanesMask(8, 16) << 8) >> (8 - b));
+  x = (x & lanesMask(16, 32)) | ((x & lanesMask(16, 32) << 16) >> (16 - 2 * b));
+  return (x & lanesMask(32, 64)) | ((x & lanesMask(32, 64) << 32) >> (32 - 4 * b));
+}
+
+// The inverse; bits of x at and above 8 * kBits are ignored.
+template <int kBits>
+uint64_t unpackWord(uint64_t x) {
+  constexpr int b = kBits;
+  x = (x & lanesMask(4 * b, 64)) | ((x << (32 - 4 * b)) & (lanesMask(4 * b, 64) << 32));
+  x = (x & lanesMask(2 * b, 32)) | ((x << (16 - 2 * b)) & (lanesMask(2 * b, 32) << 16));
+  return (x & lanesMask(b, 16)) | ((x << (8 - b)) & (lanesMask(b, 16) << 8));
+}
+
+// Group g's kBits bytes go to out + kBits g. While 8 bytes fit in the
+// stream, they are written as one 8-byte store whose upper bytes (zero) the
+// next group overwrites; the last groups write their kBits bytes only.
+template <int kBits>
+void packFixed(const uint8_t* codes, size_t groups, unsigned char* out) {
+  const size_t wide = groups * kBits >= 8 ? (groups * kBits - 8) / kBits + 1 : 0;
+  size_t g = 0;
+  for (; g < wide; ++g) {
+    uint64_t x;
+    std::memcpy(&x, codes + 8 * g, 8);
+    x = packWord<kBits>(x);
+    std::memcpy(out + kBits * g, &x, 8);
+  }
+  for (; g < groups; ++g) {
+    uint64_t x;
+    std::memcpy(&x, codes + 8 * g, 8);
+    x = packWord<kBits>(x);
+    std::memcpy(out + kBits * g, &x, kBits);
+  }
+}
+
+// Reads 8 bytes at a time while they lie inside the groups' bytes.
+template <int kBits>
 void unpackFixed(const unsigned char* in, size_t groups, uint8_t* codes) {
-  for (size_t g = 0; g < groups; ++g) {
-    uint64_t word = 0;
-    std::memcpy(&word, in + kBits * g, kBits);
-    unpackGroup(word, 8, kBits, codes + 8 * g);
+  const size_t wide = groups * kBits >= 8 ? (groups * kBits - 8) / kBits + 1 : 0;
+  size_t g = 0;
+  for (; g < wide; ++g) {
+    uint64_t x;
+    std::memcpy(&x, in + kBits * g, 8);
+    x = unpackWord<kBits>(x);
+    std::memcpy(codes + 8 * g, &x, 8);
+  }
+  for (; g < groups; ++g) {
+    uint64_t x = 0;
+    std::memcpy(&x, in + kBits * g, kBits);
+    x = unpackWord<kBits>(x);
+    std::memcpy(codes + 8 * g, &x, 8);
   }
 }
 

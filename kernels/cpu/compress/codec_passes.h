@@ -1,0 +1,201 @@
+// The fast codecs' loops (kernels.h's contract, quantizer_levels.h's
+// quantizers in their lane-wise form, magnitude_lanes.h), as always-inline
+// templates: quantize_cpu.cc instantiates them inside one entry point per
+// instruction set, where the compiler vectorises them for that set.
+//
+// Same structure as the reference (quantize_reference.cc): segments of
+// kSegment codes between quantizer and packer, pieces of one block inside
+// a segment. Differences that leave the bytes unchanged: a block's scale is
+// taken when its first piece comes up, while it is in cache (a block reads
+// and writes only its own residuals, so the order of blocks is free); the
+// scale is a max over bit patterns; the error-feedback residual is updated
+// in the loop that computes the codes; every loop is free of branches and
+// table lookups.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cstring>
+
+#include "kernels/cpu/compress/bit_packing.h"
+#include "kernels/cpu/compress/magnitude_lanes.h"
+#include "kernels/cpu/element_format.h"
+#include "kernels/kernels.h"
+
+namespace spccl::kernels::codec_passes {
+
+constexpr size_t kSegment = 4096;
+static_assert(kSegment % 8 == 0);
+
+// The value a codec encodes: the input, or with error feedback the input
+// plus its residual, which the codec then overwrites.
+template <typename Format>
+struct PlainSource {
+  static constexpr bool kFeedback = false;
+  const typename Format::Storage* in;
+  SPCCL_ALWAYS_INLINE float value(size_t i) const { return Format::load(in[i]); }
+};
+
+template <typename Format>
+struct FeedbackSource {
+  static constexpr bool kFeedback = true;
+  const typename Format::Storage* in;
+  float* residual;
+  SPCCL_ALWAYS_INLINE float value(size_t i) const { return Format::load(in[i]) + residual[i]; }
+};
+
+// Where a decoding goes: stored to the output type, or added to an f32
+// accumulator.
+template <typename Format>
+struct StoreSink {
+  typename Format::Storage* out;
+  SPCCL_ALWAYS_INLINE void put(size_t i, float v) const { out[i] = Format::store(v); }
+};
+
+struct AddSink {
+  float* acc;
+  SPCCL_ALWAYS_INLINE void put(size_t i, float v) const { acc[i] += v; }
+};
+
+// m = max|v| over [begin, end), or NaN when the block holds inf or NaN.
+// Non-negative floats order as their bit patterns do, and inf and NaN lie
+// above FLT_MAX's, so one integer max does both.
+template <typename Source>
+SPCCL_ALWAYS_INLINE float blockScale(const Source& source, size_t begin, size_t end) {
+  uint32_t top = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const uint32_t a = std::bit_cast<uint32_t>(source.value(i)) & 0x7fffffffu;
+    top = a > top ? a : top;
+  }
+  return top > std::bit_cast<uint32_t>(FLT_MAX) ? canonicalNaN<float>() : std::bit_cast<float>(top);
+}
+
+// The level of a code with the sign bit applied: table[sign << N | c] of
+// signedLevels (quantizer_levels.h).
+template <typename Magnitude>
+SPCCL_ALWAYS_INLINE float signedLevel(const Magnitude& magnitude, uint32_t c, uint32_t sign) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude.level(c)) | sign << 31);
+}
+
+// Codes of elements [begin, begin + n) of a block with a finite scale
+// m > 0; x = |v|/m by the reciprocal, or, for a subnormal scale whose
+// reciprocal overflows, by division (kDivide).
+template <bool kDivide, typename Source, typename Magnitude>
+SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Magnitude& magnitude, float m,
+                                   uint32_t signShift, size_t begin, size_t n, uint8_t* codes) {
+  const float inv = 1.0f / m;
+  for (size_t j = 0; j < n; ++j) {
+    const float v = source.value(begin + j);
+    const uint32_t bits = std::bit_cast<uint32_t>(v);
+    const float a = std::bit_cast<float>(bits & 0x7fffffffu);
+    const float scaled = kDivide ? a / m : a * inv;
+    const uint32_t magnitudeCode = magnitude.code(scaled < 1.0f ? scaled : 1.0f);
+    const uint32_t sign = bits >> 31;
+    codes[j] = static_cast<uint8_t>(magnitudeCode | sign << signShift);
+    if constexpr (Source::kFeedback)
+      source.residual[begin + j] = v - m * signedLevel(magnitude, magnitudeCode, sign);
+  }
+}
+
+// All-zero and non-finite blocks code 0 and reset their residual.
+template <typename Source, typename Magnitude>
+SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Magnitude& magnitude, float m,
+                                       uint32_t signShift, size_t begin, size_t n,
+                                       uint8_t* codes) {
+  if (!(m > 0)) {
+    std::memset(codes, 0, n);
+    if constexpr (Source::kFeedback) std::fill(source.residual + begin, source.residual + begin + n, 0.0f);
+  } else if (m < FLT_MIN) {
+    codePiece<true>(source, magnitude, m, signShift, begin, n, codes);
+  } else {
+    codePiece<false>(source, magnitude, m, signShift, begin, n, codes);
+  }
+}
+
+template <typename Source, typename Magnitude>
+SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& magnitude,
+                                      const QuantizerSpec& spec, size_t count,
+                                      unsigned char* out) {
+  const size_t nblocks = quantizedBlockCount(spec, count);
+  unsigned char* packed = out + nblocks * sizeof(float);
+  const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);
+  uint8_t codes[kSegment];
+  for (size_t s = 0; s < count; s += kSegment) {
+    const size_t segmentEnd = std::min(count, s + kSegment);
+    for (size_t i = s; i < segmentEnd;) {
+      const size_t b = i / spec.blockSize;
+      const size_t blockBegin = b * spec.blockSize;
+      const size_t blockEnd = std::min(count, blockBegin + spec.blockSize);
+      float m;
+      if (i == blockBegin) {
+        m = blockScale(source, blockBegin, blockEnd);
+        std::memcpy(out + b * sizeof(float), &m, sizeof(float));
+      } else {  // the block began in the previous segment
+        std::memcpy(&m, out + b * sizeof(float), sizeof(float));
+      }
+      const size_t pieceEnd = std::min(segmentEnd, blockEnd);
+      quantizePiece(source, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s));
+      i = pieceEnd;
+    }
+    packCodes(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
+  }
+}
+
+template <typename Format, typename Magnitude>
+SPCCL_ALWAYS_INLINE void quantizeWith(const Magnitude& magnitude, const QuantizerSpec& spec,
+                                      const void* input, size_t count, unsigned char* out,
+                                      float* residual) {
+  const auto* in = static_cast<const typename Format::Storage*>(input);
+  if (residual)
+    quantizeFrom(FeedbackSource<Format>{in, residual}, magnitude, spec, count, out);
+  else
+    quantizeFrom(PlainSource<Format>{in}, magnitude, spec, count, out);
+}
+
+template <typename Format>
+SPCCL_ALWAYS_INLINE void quantize(const QuantizerSpec& spec, const void* in, size_t count,
+                                  unsigned char* out, float* residual) {
+  const int n = spec.bits - 1;
+  if (spec.codec == Codec::Linear)
+    quantizeWith<Format>(LinearLanes(n), spec, in, count, out, residual);
+  else
+    quantizeWith<Format>(PiecewiseLanes(n), spec, in, count, out, residual);
+}
+
+// sink.put(i, m * level(code)) for every element.
+template <typename Magnitude, typename Sink>
+SPCCL_ALWAYS_INLINE void decodeWith(const Magnitude& magnitude, const QuantizerSpec& spec,
+                                    const unsigned char* in, size_t count, const Sink& sink) {
+  const unsigned char* packed = in + quantizedBlockCount(spec, count) * sizeof(float);
+  const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);
+  const uint32_t magnitudeMask = (1u << signShift) - 1;
+  uint8_t codes[kSegment];
+  for (size_t s = 0; s < count; s += kSegment) {
+    const size_t segmentEnd = std::min(count, s + kSegment);
+    unpackCodes(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
+    for (size_t i = s; i < segmentEnd;) {
+      const size_t b = i / spec.blockSize;
+      const size_t pieceEnd = std::min(segmentEnd, std::min(count, (b + 1) * spec.blockSize));
+      float m;
+      std::memcpy(&m, in + b * sizeof(float), sizeof(float));
+      for (size_t j = i; j < pieceEnd; ++j) {
+        const uint32_t c = codes[j - s];
+        sink.put(j, m * signedLevel(magnitude, c & magnitudeMask, c >> signShift));
+      }
+      i = pieceEnd;
+    }
+  }
+}
+
+template <typename Sink>
+SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                                const Sink& sink) {
+  const int n = spec.bits - 1;
+  if (spec.codec == Codec::Linear)
+    decodeWith(LinearLanes(n), spec, in, count, sink);
+  else
+    decodeWith(PiecewiseLanes(n), spec, in, count, sink);
+}
+
+}  // namespace spccl::kernels::codec_passes
