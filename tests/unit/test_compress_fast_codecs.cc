@@ -94,23 +94,45 @@ std::vector<unsigned char> packBitByBit(const std::vector<uint8_t>& codes, int b
   return out;
 }
 
+struct Packer {
+  const char* name;
+  void (*pack)(const uint8_t*, size_t, int, unsigned char*);
+  void (*unpack)(const unsigned char*, size_t, int, uint8_t*);
+};
+
+std::vector<Packer> packers() {
+  std::vector<Packer> all = {{"scalar", packCodes, unpackCodes}};
+#if defined(__x86_64__) || defined(__i386__)
+  if (codecVariantSupported(CodecVariant::Avx2)) all.push_back({"avx2", packCodesAvx2, unpackCodesAvx2});
+#endif
+  return all;
+}
+
+// Every packer, every width, counts 0..300 (the vector loops' edges):
+// the bytes of the layout, nothing written past them, nothing read past
+// them (the packed copy is exactly its size; ASan builds check the reads).
 TEST(CompressFastCodecs, BitPackingIsTheLayoutOfKernelsH) {
   std::mt19937_64 rng(5);
-  for (int bits = 2; bits <= 8; ++bits) {
-    for (size_t count = 0; count <= 200; ++count) {
-      std::vector<uint8_t> codes(count);
-      for (uint8_t& c : codes) c = static_cast<uint8_t>(rng() & ((1u << bits) - 1));
-      const std::vector<unsigned char> want = packBitByBit(codes, bits);
-      std::vector<unsigned char> packed(want.size() + 16, 0xee);
-      packCodes(codes.data(), count, bits, packed.data());
-      ASSERT_EQ(std::vector<unsigned char>(packed.begin(), packed.begin() + want.size()), want)
-          << bits << " " << count;
-      for (size_t i = want.size(); i < packed.size(); ++i) ASSERT_EQ(packed[i], 0xee) << "overrun";
-      // Unpacking reads no byte past the stream: a copy of exactly its size.
-      std::vector<unsigned char> exact(want);
-      std::vector<uint8_t> back(count + 8, 0xdd);
-      unpackCodes(exact.data(), count, bits, back.data());
-      ASSERT_EQ(std::vector<uint8_t>(back.begin(), back.begin() + count), codes);
+  for (const Packer& packer : packers()) {
+    for (int bits = 2; bits <= 8; ++bits) {
+      for (size_t count = 0; count <= 300; ++count) {
+        std::vector<uint8_t> codes(count);
+        for (uint8_t& c : codes) c = static_cast<uint8_t>(rng() & ((1u << bits) - 1));
+        const std::vector<unsigned char> want = packBitByBit(codes, bits);
+        std::vector<unsigned char> packed(want.size() + 32, 0xee);
+        packer.pack(codes.data(), count, bits, packed.data());
+        ASSERT_EQ(std::vector<unsigned char>(packed.begin(), packed.begin() + want.size()), want)
+            << packer.name << " " << bits << " " << count;
+        for (size_t i = want.size(); i < packed.size(); ++i)
+          ASSERT_EQ(packed[i], 0xee) << packer.name << " overrun " << bits << " " << count;
+        std::vector<unsigned char> exact(want);
+        std::vector<uint8_t> back(count + 32, 0xdd);
+        packer.unpack(exact.data(), count, bits, back.data());
+        ASSERT_EQ(std::vector<uint8_t>(back.begin(), back.begin() + count), codes)
+            << packer.name << " " << bits << " " << count;
+        for (size_t i = count; i < back.size(); ++i)
+          ASSERT_EQ(back[i], 0xdd) << packer.name << " unpack overrun " << bits << " " << count;
+      }
     }
   }
 }

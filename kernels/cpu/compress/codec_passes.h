@@ -14,12 +14,14 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cfloat>
 #include <cstring>
 
 #include "kernels/cpu/compress/bit_packing.h"
 #include "kernels/cpu/compress/magnitude_lanes.h"
+#include "kernels/cpu/compress/quantizer_levels.h"
 #include "kernels/cpu/element_format.h"
 #include "kernels/kernels.h"
 
@@ -113,7 +115,7 @@ SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Magnitude& ma
   }
 }
 
-template <typename Source, typename Magnitude>
+template <typename Packer, typename Source, typename Magnitude>
 SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& magnitude,
                                       const QuantizerSpec& spec, size_t count,
                                       unsigned char* out) {
@@ -138,64 +140,98 @@ SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& mag
       quantizePiece(source, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s));
       i = pieceEnd;
     }
-    packCodes(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
+    Packer::pack(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
   }
 }
 
-template <typename Format, typename Magnitude>
+template <typename Format, typename Packer, typename Magnitude>
 SPCCL_ALWAYS_INLINE void quantizeWith(const Magnitude& magnitude, const QuantizerSpec& spec,
                                       const void* input, size_t count, unsigned char* out,
                                       float* residual) {
   const auto* in = static_cast<const typename Format::Storage*>(input);
   if (residual)
-    quantizeFrom(FeedbackSource<Format>{in, residual}, magnitude, spec, count, out);
+    quantizeFrom<Packer>(FeedbackSource<Format>{in, residual}, magnitude, spec, count, out);
   else
-    quantizeFrom(PlainSource<Format>{in}, magnitude, spec, count, out);
+    quantizeFrom<Packer>(PlainSource<Format>{in}, magnitude, spec, count, out);
 }
 
-template <typename Format>
+template <typename Format, typename Packer>
 SPCCL_ALWAYS_INLINE void quantize(const QuantizerSpec& spec, const void* in, size_t count,
                                   unsigned char* out, float* residual) {
   const int n = spec.bits - 1;
   if (spec.codec == Codec::Linear)
-    quantizeWith<Format>(LinearLanes(n), spec, in, count, out, residual);
+    quantizeWith<Format, Packer>(LinearLanes(n), spec, in, count, out, residual);
   else
-    quantizeWith<Format>(PiecewiseLanes(n), spec, in, count, out, residual);
+    quantizeWith<Format, Packer>(PiecewiseLanes(n), spec, in, count, out, residual);
 }
 
+// How the decoder finds a code's level, both giving signedLevels' float:
+// looked up one code at a time (TableLevels; the loop stays scalar), or
+// computed lane-wise (ComputedLevels; the loop vectorises).
+template <typename Magnitude>
+struct ComputedLevels {
+  Magnitude magnitude;
+  uint32_t signShift;
+  SPCCL_ALWAYS_INLINE float operator()(uint32_t c) const {
+    return signedLevel(magnitude, c & ((1u << signShift) - 1), c >> signShift);
+  }
+};
+
+struct TableLevels {
+  std::array<float, 256> table;
+  SPCCL_ALWAYS_INLINE float operator()(uint32_t c) const { return table[c]; }
+};
+
 // sink.put(i, m * level(code)) for every element.
-template <typename Magnitude, typename Sink>
-SPCCL_ALWAYS_INLINE void decodeWith(const Magnitude& magnitude, const QuantizerSpec& spec,
+template <typename Packer, typename Levels, typename Sink>
+SPCCL_ALWAYS_INLINE void decodeWith(const Levels& levels, const QuantizerSpec& spec,
                                     const unsigned char* in, size_t count, const Sink& sink) {
   const unsigned char* packed = in + quantizedBlockCount(spec, count) * sizeof(float);
-  const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);
-  const uint32_t magnitudeMask = (1u << signShift) - 1;
   uint8_t codes[kSegment];
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
-    unpackCodes(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
+    Packer::unpack(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t pieceEnd = std::min(segmentEnd, std::min(count, (b + 1) * spec.blockSize));
       float m;
       std::memcpy(&m, in + b * sizeof(float), sizeof(float));
-      for (size_t j = i; j < pieceEnd; ++j) {
-        const uint32_t c = codes[j - s];
-        sink.put(j, m * signedLevel(magnitude, c & magnitudeMask, c >> signShift));
-      }
+      for (size_t j = i; j < pieceEnd; ++j) sink.put(j, m * levels(codes[j - s]));
       i = pieceEnd;
     }
   }
 }
 
-template <typename Sink>
+// Which level source each codec's decoder uses in a build.
+enum class LevelSource { Table, Computed };
+
+template <typename Packer, LevelSource kPiecewise, LevelSource kLinear, typename Sink>
 SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                                 const Sink& sink) {
   const int n = spec.bits - 1;
-  if (spec.codec == Codec::Linear)
-    decodeWith(LinearLanes(n), spec, in, count, sink);
-  else
-    decodeWith(PiecewiseLanes(n), spec, in, count, sink);
+  const uint32_t signShift = static_cast<uint32_t>(n);
+  const bool linear = spec.codec == Codec::Linear;
+  if ((linear ? kLinear : kPiecewise) == LevelSource::Table) {
+    const TableLevels levels{linear ? signedLevels(LinearMagnitude(n), spec.bits)
+                                    : signedLevels(PiecewiseMagnitude(n), spec.bits)};
+    decodeWith<Packer>(levels, spec, in, count, sink);
+  } else if (linear) {
+    decodeWith<Packer>(ComputedLevels<LinearLanes>{LinearLanes(n), signShift}, spec, in, count,
+                       sink);
+  } else {
+    decodeWith<Packer>(ComputedLevels<PiecewiseLanes>{PiecewiseLanes(n), signShift}, spec, in,
+                       count, sink);
+  }
 }
+
+// The bit packer of the baseline build.
+struct ScalarPacker {
+  static void pack(const uint8_t* codes, size_t count, int bits, unsigned char* out) {
+    packCodes(codes, count, bits, out);
+  }
+  static void unpack(const unsigned char* in, size_t count, int bits, uint8_t* codes) {
+    unpackCodes(in, count, bits, codes);
+  }
+};
 
 }  // namespace spccl::kernels::codec_passes

@@ -11,45 +11,64 @@
 namespace spccl::kernels {
 namespace {
 
+using codec_passes::LevelSource;
+constexpr LevelSource Table = LevelSource::Table;
+constexpr LevelSource Computed = LevelSource::Computed;
+
 #if defined(__x86_64__) || defined(__i386__)
 #define SPCCL_HAVE_AVX2_CODECS 1
 #define SPCCL_TARGET_AVX2 __attribute__((target("avx2")))
 #endif
 
+// Decoders: the scalar table lookup wins on SSE2; under AVX2 the computed
+// linear level (a conversion and a division) vectorises well, the piecewise
+// one (finding the cluster) less so than a lookup (measured with
+// perf/codec_throughput, docs/compressed.md).
 template <typename Format>
 struct BaselineCodecs {
   static void quantize(const QuantizerSpec& spec, const void* in, size_t count, unsigned char* out,
                        float* residual) {
-    codec_passes::quantize<Format>(spec, in, count, out, residual);
+    codec_passes::quantize<Format, codec_passes::ScalarPacker>(spec, in, count, out, residual);
   }
   static void dequantize(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                          void* out) {
     using Storage = typename Format::Storage;
-    codec_passes::decode(spec, in, count,
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
                          codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
   }
   static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                             float* acc) {
-    codec_passes::decode(spec, in, count, codec_passes::AddSink{acc});
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count, codec_passes::AddSink{acc});
   }
 };
 
 #ifdef SPCCL_HAVE_AVX2_CODECS
+struct Avx2Packer {
+  static void pack(const uint8_t* codes, size_t count, int bits, unsigned char* out) {
+    packCodesAvx2(codes, count, bits, out);
+  }
+  static void unpack(const unsigned char* in, size_t count, int bits, uint8_t* codes) {
+    unpackCodesAvx2(in, count, bits, codes);
+  }
+};
+
+constexpr LevelSource kAvx2Piecewise = Table;
+
 template <typename Format>
 struct Avx2Codecs {
   SPCCL_TARGET_AVX2 static void quantize(const QuantizerSpec& spec, const void* in, size_t count,
                                          unsigned char* out, float* residual) {
-    codec_passes::quantize<Format>(spec, in, count, out, residual);
+    codec_passes::quantize<Format, Avx2Packer>(spec, in, count, out, residual);
   }
   SPCCL_TARGET_AVX2 static void dequantize(const QuantizerSpec& spec, const unsigned char* in,
                                            size_t count, void* out) {
     using Storage = typename Format::Storage;
-    codec_passes::decode(spec, in, count,
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
                          codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
   }
   SPCCL_TARGET_AVX2 static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in,
                                               size_t count, float* acc) {
-    codec_passes::decode(spec, in, count, codec_passes::AddSink{acc});
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count, codec_passes::AddSink{acc});
   }
 };
 #endif
