@@ -8,16 +8,16 @@
 //                    [-q BITS...]
 //
 // GB/s = bytes of the uncompressed tensor (count x type size; for
-// dequantizeAdd, of the f32 accumulator) / second, 1 GB = 1e9 B; each figure is the median over SAMPLES samples, a sample
-// repeating the call until it has run MIN_SECONDS. Time is the thread's CPU
-// time (so a machine shared with other jobs slows the figures less), or
-// wall-clock time with -W. Input: N(0, 1).
+// dequantizeAdd, of the f32 accumulator) / second, 1 GB = 1e9 B; each figure is the median over
+// SAMPLES samples, a sample repeating the call until it has run MIN_SECONDS. Time is the thread's
+// CPU time (so a machine shared with other jobs slows the figures less), or wall-clock time with
+// -W. Input: N(0, 1).
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -40,8 +40,8 @@ struct Options {
   double minSeconds = 0.05;
   std::vector<int> bits = {2, 3, 4, 5, 6, 7, 8};
   bool wallClock = false;
-  std::string type;   // -d f32|f16|bf16: only that type
-  std::string codec;  // -m piecewise|linear: only that codec
+  std::string type;     // -d f32|f16|bf16: only that type
+  std::string codec;    // -m piecewise|linear: only that codec
   std::string variant;  // -v reference|baseline|avx2: only that one
 };
 
@@ -95,13 +95,20 @@ Options parse(int argc, char** argv) {
     const std::string flag = argv[i];
     if (flag == "-W") o.wallClock = true;
     if (i + 1 >= argc) break;
-    if (flag == "-n") o.count = std::strtoull(argv[++i], nullptr, 10);
-    else if (flag == "-B") o.block = std::strtoull(argv[++i], nullptr, 10);
-    else if (flag == "-s") o.samples = std::atoi(argv[++i]);
-    else if (flag == "-t") o.minSeconds = std::atof(argv[++i]);
-    else if (flag == "-d") o.type = argv[++i];
-    else if (flag == "-m") o.codec = argv[++i];
-    else if (flag == "-v") o.variant = argv[++i];
+    if (flag == "-n")
+      o.count = std::strtoull(argv[++i], nullptr, 10);
+    else if (flag == "-B")
+      o.block = std::strtoull(argv[++i], nullptr, 10);
+    else if (flag == "-s")
+      o.samples = std::atoi(argv[++i]);
+    else if (flag == "-t")
+      o.minSeconds = std::atof(argv[++i]);
+    else if (flag == "-d")
+      o.type = argv[++i];
+    else if (flag == "-m")
+      o.codec = argv[++i];
+    else if (flag == "-v")
+      o.variant = argv[++i];
     else if (flag == "-q") {
       o.bits.clear();
       while (i + 1 < argc && argv[i + 1][0] != '-') o.bits.push_back(std::atoi(argv[++i]));
@@ -124,10 +131,11 @@ int main(int argc, char** argv) {
     spccl::kernels::addCompressionKernels(t, v);
     tables.emplace_back(v == CodecVariant::Baseline ? "baseline" : "avx2", t);
   }
-  std::printf("# count %zu, block %zu, median of %d samples of >= %.3f s %s time; GB/s of the "
-              "uncompressed tensor\n",
-              options.count, options.block, options.samples, options.minSeconds,
-              options.wallClock ? "wall-clock" : "thread CPU");
+  std::printf(
+      "# count %zu, block %zu, median of %d samples of >= %.3f s %s time; GB/s of the "
+      "uncompressed tensor\n",
+      options.count, options.block, options.samples, options.minSeconds,
+      options.wallClock ? "wall-clock" : "thread CPU");
   std::printf("# %-9s %-9s %4s %5s | %9s %9s | %9s %9s\n", "variant", "codec", "bits", "type",
               "quant", "quant+ef", "dequant", "deq_add");
   const size_t n = options.count;
@@ -154,15 +162,12 @@ int main(int argc, char** argv) {
             table.quantize[type](spec, input.data(), n, encoded.data(), residual.data());
           });
           table.quantize[type](spec, input.data(), n, encoded.data(), nullptr);
-          const double dequant = medianSecondsPerCall(options, [&] {
-            table.dequantize[type](spec, encoded.data(), n, output.data());
-          });
-          const double add = medianSecondsPerCall(options, [&] {
-            table.dequantizeAdd(spec, encoded.data(), n, acc.data());
-          });
+          const double dequant = medianSecondsPerCall(
+              options, [&] { table.dequantize[type](spec, encoded.data(), n, output.data()); });
+          const double add = medianSecondsPerCall(
+              options, [&] { table.dequantizeAdd(spec, encoded.data(), n, acc.data()); });
           std::printf("  %-9s %-9s %4d %5s | %9.2f %9.2f | %9.2f %9.2f\n", name, codecName, bits,
-                      typeName,
-                      bytes / quant / 1e9, bytes / feedback / 1e9, bytes / dequant / 1e9,
+                      typeName, bytes / quant / 1e9, bytes / feedback / 1e9, bytes / dequant / 1e9,
                       4.0 * n / add / 1e9);
           std::fflush(stdout);
         }

@@ -49,8 +49,8 @@ std::vector<double> decisionPoints(Codec codec, int bits) {
   const int n = bits - 1;
   std::vector<double> points;
   for (uint32_t c = 0; c + 1 < (1u << n); ++c) {
-    const double lo = codec == Codec::Linear ? LinearMagnitude(n).level(c)
-                                             : PiecewiseMagnitude(n).level(c);
+    const double lo =
+        codec == Codec::Linear ? LinearMagnitude(n).level(c) : PiecewiseMagnitude(n).level(c);
     const double hi = codec == Codec::Linear ? LinearMagnitude(n).level(c + 1)
                                              : PiecewiseMagnitude(n).level(c + 1);
     points.push_back((lo + hi) / 2);
@@ -75,8 +75,8 @@ TEST(CompressFastCodecs, LaneCodesEqualTheScalarCodes) {
       }
       for (int i = 0; i < 20000; ++i) xs.push_back(uniform(rng));
       for (float x : xs) {
-        const uint32_t want = codec == Codec::Linear ? LinearMagnitude(n).code(x)
-                                                     : PiecewiseMagnitude(n).code(x);
+        const uint32_t want =
+            codec == Codec::Linear ? LinearMagnitude(n).code(x) : PiecewiseMagnitude(n).code(x);
         const uint32_t got =
             codec == Codec::Linear ? LinearLanes(n).code(x) : PiecewiseLanes(n).code(x);
         ASSERT_EQ(got, want) << "bits " << bits << " codec " << int(codec) << " x " << x;
@@ -90,7 +90,8 @@ std::vector<unsigned char> packBitByBit(const std::vector<uint8_t>& codes, int b
   std::vector<unsigned char> out(packedCodeBytes(bits, codes.size()), 0);
   for (size_t i = 0; i < codes.size(); ++i)
     for (int k = 0; k < bits; ++k)
-      if (codes[i] >> k & 1) out[(i * bits + k) / 8] |= static_cast<unsigned char>(1u << ((i * bits + k) % 8));
+      if (codes[i] >> k & 1)
+        out[(i * bits + k) / 8] |= static_cast<unsigned char>(1u << ((i * bits + k) % 8));
   return out;
 }
 
@@ -103,7 +104,8 @@ struct Packer {
 std::vector<Packer> packers() {
   std::vector<Packer> all = {{"scalar", packCodes, unpackCodes}};
 #if defined(__x86_64__) || defined(__i386__)
-  if (codecVariantSupported(CodecVariant::Avx2)) all.push_back({"avx2", packCodesAvx2, unpackCodesAvx2});
+  if (codecVariantSupported(CodecVariant::Avx2))
+    all.push_back({"avx2", packCodesAvx2, unpackCodesAvx2});
 #endif
   return all;
 }
@@ -201,13 +203,14 @@ void expectSameEncodings(const QuantizerSpec& spec, spcclDataType_t type,
   tables().reference.quantize[type](spec, in.data(), count, want.data(),
                                     residual ? wantResidual.data() : nullptr);
   const std::string where = what + " codec " + std::to_string(int(spec.codec)) + " bits " +
-                            std::to_string(spec.bits) + " block " +
-                            std::to_string(spec.blockSize) + " type " + std::to_string(type) +
-                            " count " + std::to_string(count) + (residual ? " feedback" : "");
+                            std::to_string(spec.bits) + " block " + std::to_string(spec.blockSize) +
+                            " type " + std::to_string(type) + " count " + std::to_string(count) +
+                            (residual ? " feedback" : "");
   for (const auto& [name, fast] : tables().fast) {
     std::vector<unsigned char> got(bytes + 8, 0xcd);
     std::vector<float> gotResidual = residual ? *residual : std::vector<float>();
-    fast.quantize[type](spec, in.data(), count, got.data(), residual ? gotResidual.data() : nullptr);
+    fast.quantize[type](spec, in.data(), count, got.data(),
+                        residual ? gotResidual.data() : nullptr);
     ASSERT_EQ(got, want) << name << " encoding " << where;
     if (residual) {
       ASSERT_EQ(0, std::memcmp(gotResidual.data(), wantResidual.data(), count * 4))
@@ -245,12 +248,14 @@ std::vector<float> boundaries(Codec codec, int bits, size_t count, std::mt19937_
 // blocks of zeros and of subnormals sprinkled in.
 std::vector<float> special(size_t count, std::mt19937_64& rng) {
   std::vector<float> v = gaussian(count, rng, 1.0);
-  const float odd[] = {INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN,
-                       FLT_MIN, 1e-39f, FLT_MAX, -FLT_MAX};
+  const float odd[] = {INFINITY,     -INFINITY,     NAN,     -NAN,   0.0f,    -0.0f,
+                       FLT_TRUE_MIN, -FLT_TRUE_MIN, FLT_MIN, 1e-39f, FLT_MAX, -FLT_MAX};
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = rng() % 1000;
-    if (r < 3) v[i] = odd[rng() % std::size(odd)];
-    else if (r < 10) v[i] = 0.0f;
+    if (r < 3)
+      v[i] = odd[rng() % std::size(odd)];
+    else if (r < 10)
+      v[i] = 0.0f;
   }
   for (size_t start = 0; start + 100 < count; start += 700) {
     const bool zeros = rng() & 1;
@@ -264,9 +269,12 @@ std::vector<float> residualFor(size_t count, std::mt19937_64& rng) {
   std::vector<float> r = gaussian(count, rng, 0.1);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t x = rng() % 1000;
-    if (x == 0) r[i] = FLT_MAX;  // the sum may overflow to inf: a NaN block
-    else if (x == 1) r[i] = -0.0f;
-    else if (x < 5) r[i] = 1e-41f;
+    if (x == 0)
+      r[i] = FLT_MAX;  // the sum may overflow to inf: a NaN block
+    else if (x == 1)
+      r[i] = -0.0f;
+    else if (x < 5)
+      r[i] = 1e-41f;
   }
   return r;
 }
@@ -324,8 +332,8 @@ TEST(CompressFastCodecs, DecodingsOfArbitraryBytesEqualTheReference) {
           }
           for (const auto& [name, fast] : tables().fast) {
             expectSameDecodings(fast, name, spec, enc.data(), count,
-                                "bits " + std::to_string(bits) + " block " +
-                                    std::to_string(block) + " count " + std::to_string(count));
+                                "bits " + std::to_string(bits) + " block " + std::to_string(block) +
+                                    " count " + std::to_string(count));
             if (HasFatalFailure()) return;
           }
         }

@@ -25,7 +25,8 @@ using Lanes = uint64_t __attribute__((vector_size(32)));
 template <int kBits>
 SPCCL_TARGET_AVX2 __m256i streamToLanes() {
   alignas(32) int8_t index[32];
-  for (int i = 0; i < 16; ++i) index[i] = index[16 + i] = static_cast<int8_t>(i < 8 ? i : kBits + i - 8);
+  for (int i = 0; i < 16; ++i)
+    index[i] = index[16 + i] = static_cast<int8_t>(i < 8 ? i : kBits + i - 8);
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(index));
 }
 

@@ -103,11 +103,11 @@ SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Magnitude& magnit
 // All-zero and non-finite blocks code 0 and reset their residual.
 template <typename Source, typename Magnitude>
 SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Magnitude& magnitude, float m,
-                                       uint32_t signShift, size_t begin, size_t n,
-                                       uint8_t* codes) {
+                                       uint32_t signShift, size_t begin, size_t n, uint8_t* codes) {
   if (!(m > 0)) {
     std::memset(codes, 0, n);
-    if constexpr (Source::kFeedback) std::fill(source.residual + begin, source.residual + begin + n, 0.0f);
+    if constexpr (Source::kFeedback)
+      std::fill(source.residual + begin, source.residual + begin + n, 0.0f);
   } else if (m < FLT_MIN) {
     codePiece<true>(source, magnitude, m, signShift, begin, n, codes);
   } else {
@@ -117,8 +117,7 @@ SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Magnitude& ma
 
 template <typename Packer, typename Source, typename Magnitude>
 SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& magnitude,
-                                      const QuantizerSpec& spec, size_t count,
-                                      unsigned char* out) {
+                                      const QuantizerSpec& spec, size_t count, unsigned char* out) {
   const size_t nblocks = quantizedBlockCount(spec, count);
   unsigned char* packed = out + nblocks * sizeof(float);
   const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);

@@ -70,8 +70,7 @@ struct PiecewiseLanes {
 struct LinearLanes {
   float steps;
 
-  explicit LinearLanes(int magnitudeBits)
-      : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
+  explicit LinearLanes(int magnitudeBits) : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
 
   SPCCL_ALWAYS_INLINE uint32_t code(float x) const {
     return static_cast<uint32_t>(static_cast<int32_t>(x * steps + 0.5f));

@@ -106,6 +106,7 @@ inline void unpackRest(const unsigned char* in, size_t rest, int bits, uint8_t* 
 // shifts, masks and copy lengths are constants.
 template <template <int> class Kernel, typename... Args>
 SPCCL_ALWAYS_INLINE void withWidth(int bits, Args... args) {
+  // clang-format off
   switch (bits) {
     case 2: Kernel<2>::run(args...); break;
     case 3: Kernel<3>::run(args...); break;
@@ -115,6 +116,7 @@ SPCCL_ALWAYS_INLINE void withWidth(int bits, Args... args) {
     case 7: Kernel<7>::run(args...); break;
     default: Kernel<8>::run(args...); break;
   }
+  // clang-format on
 }
 
 }  // namespace spccl::kernels::packed_words

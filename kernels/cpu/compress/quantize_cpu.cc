@@ -33,12 +33,13 @@ struct BaselineCodecs {
   static void dequantize(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                          void* out) {
     using Storage = typename Format::Storage;
-    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
-                         codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(
+        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
   }
   static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                             float* acc) {
-    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count, codec_passes::AddSink{acc});
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
+                                                                   codec_passes::AddSink{acc});
   }
 };
 
@@ -63,12 +64,13 @@ struct Avx2Codecs {
   SPCCL_TARGET_AVX2 static void dequantize(const QuantizerSpec& spec, const unsigned char* in,
                                            size_t count, void* out) {
     using Storage = typename Format::Storage;
-    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
-                         codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(
+        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
   }
   SPCCL_TARGET_AVX2 static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in,
                                               size_t count, float* acc) {
-    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count, codec_passes::AddSink{acc});
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
+                                                               codec_passes::AddSink{acc});
   }
 };
 #endif
@@ -98,6 +100,7 @@ void addCodecs(KernelTable& table) {
 bool codecVariantSupported(CodecVariant variant) {
   if (variant == CodecVariant::Baseline) return true;
 #ifdef SPCCL_HAVE_AVX2_CODECS
+  __builtin_cpu_init();  // in case a static constructor asks before libgcc's has run
   return __builtin_cpu_supports("avx2");
 #else
   return false;
@@ -113,7 +116,7 @@ void addCompressionKernels(KernelTable& table, CodecVariant variant) {
 
 void addCompressionKernels(KernelTable& table) {
   addCompressionKernels(table, codecVariantSupported(CodecVariant::Avx2) ? CodecVariant::Avx2
-                                                                          : CodecVariant::Baseline);
+                                                                         : CodecVariant::Baseline);
 }
 
 }  // namespace spccl::kernels
