@@ -30,6 +30,13 @@ namespace {
 
 uint32_t bitsOf(float f) { return std::bit_cast<uint32_t>(f); }
 
+// Bit patterns, so that NaNs compare too.
+std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
+  std::vector<uint32_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = bitsOf(v[i]);
+  return out;
+}
+
 // Every code of every width: the computed level is signedLevels' entry.
 TEST(CompressFastCodecs, LaneLevelsEqualTheTables) {
   for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
@@ -188,8 +195,7 @@ void expectSameDecodings(const KernelTable& fast, const std::string& name,
   std::vector<float> want(count, 0.25f), got(count, 0.25f);
   tables().reference.dequantizeAdd(spec, enc, count, want.data());
   fast.dequantizeAdd(spec, enc, count, got.data());
-  ASSERT_EQ(0, std::memcmp(got.data(), want.data(), count * 4))
-      << name << " dequantizeAdd " << where;
+  ASSERT_EQ(bitsOf(got), bitsOf(want)) << name << " dequantizeAdd " << where;
 }
 
 void expectSameEncodings(const QuantizerSpec& spec, spcclDataType_t type,
@@ -213,8 +219,7 @@ void expectSameEncodings(const QuantizerSpec& spec, spcclDataType_t type,
                         residual ? gotResidual.data() : nullptr);
     ASSERT_EQ(got, want) << name << " encoding " << where;
     if (residual) {
-      ASSERT_EQ(0, std::memcmp(gotResidual.data(), wantResidual.data(), count * 4))
-          << name << " residual " << where;
+      ASSERT_EQ(bitsOf(gotResidual), bitsOf(wantResidual)) << name << " residual " << where;
     }
     expectSameDecodings(fast, name, spec, want.data(), count, where);
   }

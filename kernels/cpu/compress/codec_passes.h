@@ -9,8 +9,8 @@
 // taken when its first piece comes up, while it is in cache (a block reads
 // and writes only its own residuals, so the order of blocks is free); the
 // scale is a max over bit patterns; the error-feedback residual is updated
-// in the loop that computes the codes; every loop is free of branches and
-// table lookups.
+// in the loop that computes the codes; the quantizer's loops are free of
+// branches and table lookups (the decoder may look levels up).
 #pragma once
 
 #include <algorithm>
