@@ -67,12 +67,14 @@ std::vector<double> decisionPoints(Codec codec, int bits) {
 }
 
 // x in [0, 1] around every decision point (ties included) and at random:
-// the lane-wise codes equal quantizer_levels.h's.
+// the lane-wise codes equal quantizer_levels.h's, and so do their levels.
 TEST(CompressFastCodecs, LaneCodesEqualTheScalarCodes) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
     const int n = bits - 1;
+    const std::array<float, 256> piecewise = signedLevels(PiecewiseMagnitude(n), bits);
+    const std::array<float, 256> linear = signedLevels(LinearMagnitude(n), bits);
     for (Codec codec : {Codec::Piecewise, Codec::Linear}) {
       std::vector<float> xs = {0.0f, FLT_TRUE_MIN, FLT_MIN, 1.0f, std::nextafter(1.0f, 0.0f)};
       for (double p : decisionPoints(codec, bits)) {
@@ -84,11 +86,34 @@ TEST(CompressFastCodecs, LaneCodesEqualTheScalarCodes) {
       for (float x : xs) {
         const uint32_t want =
             codec == Codec::Linear ? LinearMagnitude(n).code(x) : PiecewiseMagnitude(n).code(x);
-        const uint32_t got =
-            codec == Codec::Linear ? LinearLanes(n).code(x) : PiecewiseLanes(n).code(x);
-        ASSERT_EQ(got, want) << "bits " << bits << " codec " << int(codec) << " x " << x;
+        const Quantized got =
+            codec == Codec::Linear ? LinearLanes(n).quantize(x) : PiecewiseLanes(n).quantize(x);
+        ASSERT_EQ(got.code, want) << "bits " << bits << " codec " << int(codec) << " x " << x;
+        // The level the residual uses is the table's.
+        ASSERT_EQ(bitsOf(got.level),
+                  bitsOf(codec == Codec::Linear ? linear[want] : piecewise[want]))
+            << "bits " << bits << " codec " << int(codec) << " x " << x;
       }
     }
+  }
+}
+
+// Every float in [0, 1], every width, both codecs (about a minute; run
+// with --gtest_also_run_disabled_tests).
+TEST(CompressFastCodecs, DISABLED_LaneCodesEqualTheScalarCodesForEveryFloat) {
+  for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
+    const int n = bits - 1;
+    const PiecewiseMagnitude piecewise(n);
+    const LinearMagnitude linear(n);
+    const PiecewiseLanes piecewiseLanes(n);
+    const LinearLanes linearLanes(n);
+    size_t wrong = 0;
+    for (uint32_t pattern = 0; pattern <= bitsOf(1.0f); ++pattern) {
+      const float x = std::bit_cast<float>(pattern);
+      wrong += piecewiseLanes.code(x) != piecewise.code(x);
+      wrong += linearLanes.code(x) != linear.code(x);
+    }
+    EXPECT_EQ(wrong, 0u) << "bits " << bits;
   }
 }
 

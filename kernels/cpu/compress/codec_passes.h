@@ -73,11 +73,10 @@ SPCCL_ALWAYS_INLINE float blockScale(const Source& source, size_t begin, size_t 
   return top > std::bit_cast<uint32_t>(FLT_MAX) ? canonicalNaN<float>() : std::bit_cast<float>(top);
 }
 
-// The level of a code with the sign bit applied: table[sign << N | c] of
-// signedLevels (quantizer_levels.h).
-template <typename Magnitude>
-SPCCL_ALWAYS_INLINE float signedLevel(const Magnitude& magnitude, uint32_t c, uint32_t sign) {
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude.level(c)) | sign << 31);
+// A level with the code's sign bit applied: signedLevels' entry
+// (quantizer_levels.h) for sign << N | c.
+SPCCL_ALWAYS_INLINE float withSign(float level, uint32_t sign) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(level) | sign << 31);
 }
 
 // Codes of elements [begin, begin + n) of a block with a finite scale
@@ -92,11 +91,10 @@ SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Magnitude& magnit
     const uint32_t bits = std::bit_cast<uint32_t>(v);
     const float a = std::bit_cast<float>(bits & 0x7fffffffu);
     const float scaled = kDivide ? a / m : a * inv;
-    const uint32_t magnitudeCode = magnitude.code(scaled < 1.0f ? scaled : 1.0f);
+    const Quantized q = magnitude.quantize(scaled < 1.0f ? scaled : 1.0f);
     const uint32_t sign = bits >> 31;
-    codes[j] = static_cast<uint8_t>(magnitudeCode | sign << signShift);
-    if constexpr (Source::kFeedback)
-      source.residual[begin + j] = v - m * signedLevel(magnitude, magnitudeCode, sign);
+    codes[j] = static_cast<uint8_t>(q.code | sign << signShift);
+    if constexpr (Source::kFeedback) source.residual[begin + j] = v - m * withSign(q.level, sign);
   }
 }
 
@@ -172,7 +170,7 @@ struct ComputedLevels {
   Magnitude magnitude;
   uint32_t signShift;
   SPCCL_ALWAYS_INLINE float operator()(uint32_t c) const {
-    return signedLevel(magnitude, c & ((1u << signShift) - 1), c >> signShift);
+    return withSign(magnitude.level(c & ((1u << signShift) - 1)), c >> signShift);
   }
 };
 

@@ -28,6 +28,12 @@ SPCCL_ALWAYS_INLINE float powerOfTwo(int32_t e) {
   return std::bit_cast<float>(static_cast<uint32_t>(e + 127) << 23);
 }
 
+// A magnitude code and its level (a fraction of m).
+struct Quantized {
+  uint32_t code;
+  float level;
+};
+
 // AccTFM Eq. (6)-(12), as PiecewiseMagnitude: with t = xN, cluster
 // k = min(floor(t), N-1), intervals per cluster 2^(N-1-k), base code
 // 2^N - 2^(N-k) = 2^N - 2 * 2^(N-1-k).
@@ -41,16 +47,21 @@ struct PiecewiseLanes {
         clustersPerUnit(static_cast<float>(magnitudeBits)),
         denominator(static_cast<float>(magnitudeBits * (1 << (magnitudeBits - 1)))) {}
 
-  // x in [0, 1].
-  SPCCL_ALWAYS_INLINE uint32_t code(float x) const {
+  // x in [0, 1]: the code and, for the error-feedback residual, its level
+  // (k 2^(N-1) + r 2^k) / D, with r the rounded interval within cluster k.
+  SPCCL_ALWAYS_INLINE Quantized quantize(float x) const {
     const float t = x * clustersPerUnit;
     const int32_t truncated = static_cast<int32_t>(t);
     const int32_t k = truncated < n - 1 ? truncated : n - 1;
     const float intervals = powerOfTwo(n - 1 - k);
     const float within = (t - static_cast<float>(k)) * intervals;
     const int32_t rounded = static_cast<int32_t>(within + 0.5f);  // half away from zero
-    return static_cast<uint32_t>(rounded + (1 << n) - 2 * static_cast<int32_t>(intervals));
+    const float p =
+        static_cast<float>(k) * powerOfTwo(n - 1) + static_cast<float>(rounded) * powerOfTwo(k);
+    return {static_cast<uint32_t>(rounded + (1 << n) - 2 * static_cast<int32_t>(intervals)),
+            p / denominator};
   }
+  SPCCL_ALWAYS_INLINE uint32_t code(float x) const { return quantize(x).code; }
   // Level of magnitude code c as a fraction of m: (k 2^(N-1) + j 2^k) / D
   // with j = c - base[k]. The cluster comes from q = 2^N - c in [1, 2^N]:
   // 2^(N-k-1) < q <= 2^(N-k), i.e. N - k = ceil(log2 q) = floor(log2(2q-1)),
@@ -72,9 +83,11 @@ struct LinearLanes {
 
   explicit LinearLanes(int magnitudeBits) : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
 
-  SPCCL_ALWAYS_INLINE uint32_t code(float x) const {
-    return static_cast<uint32_t>(static_cast<int32_t>(x * steps + 0.5f));
+  SPCCL_ALWAYS_INLINE Quantized quantize(float x) const {
+    const int32_t rounded = static_cast<int32_t>(x * steps + 0.5f);
+    return {static_cast<uint32_t>(rounded), static_cast<float>(rounded) / steps};
   }
+  SPCCL_ALWAYS_INLINE uint32_t code(float x) const { return quantize(x).code; }
   SPCCL_ALWAYS_INLINE float level(uint32_t c) const {
     return static_cast<float>(static_cast<int32_t>(c)) / steps;
   }
