@@ -98,8 +98,8 @@ TEST(CompressFastCodecs, LaneCodesEqualTheScalarCodes) {
   }
 }
 
-// Every float in [0, 1], every width, both codecs (about a minute; run
-// with --gtest_also_run_disabled_tests).
+// Every float in [0, 1], every width, both codecs: codes and levels (about
+// a minute; run with --gtest_also_run_disabled_tests).
 TEST(CompressFastCodecs, DISABLED_LaneCodesEqualTheScalarCodesForEveryFloat) {
   for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
     const int n = bits - 1;
@@ -107,11 +107,15 @@ TEST(CompressFastCodecs, DISABLED_LaneCodesEqualTheScalarCodesForEveryFloat) {
     const LinearMagnitude linear(n);
     const PiecewiseLanes piecewiseLanes(n);
     const LinearLanes linearLanes(n);
+    const std::array<float, 256> piecewiseTable = signedLevels(piecewise, bits);
+    const std::array<float, 256> linearTable = signedLevels(linear, bits);
     size_t wrong = 0;
     for (uint32_t pattern = 0; pattern <= bitsOf(1.0f); ++pattern) {
       const float x = std::bit_cast<float>(pattern);
-      wrong += piecewiseLanes.code(x) != piecewise.code(x);
-      wrong += linearLanes.code(x) != linear.code(x);
+      const Quantized p = piecewiseLanes.quantize(x), l = linearLanes.quantize(x);
+      const uint32_t pc = piecewise.code(x), lc = linear.code(x);
+      wrong += p.code != pc || bitsOf(p.level) != bitsOf(piecewiseTable[pc]);
+      wrong += l.code != lc || bitsOf(l.level) != bitsOf(linearTable[lc]);
     }
     EXPECT_EQ(wrong, 0u) << "bits " << bits;
   }
