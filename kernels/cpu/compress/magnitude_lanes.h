@@ -11,7 +11,9 @@
 // (P/D is either exact in a float or, its odd denominator dividing D <= 448,
 // more than 2^-25/448 away, relatively, from any float rounding boundary,
 // far beyond the double's error). test_compress_fast_codecs.cc checks every
-// code of every width against signedLevels.
+// level of every width against signedLevels, and (a disabled test, run by
+// hand) the code and level of every float x in [0, 1] against
+// quantizer_levels.h.
 #pragma once
 
 #include <bit>
