@@ -1,78 +1,37 @@
+// Bit packing with 64-bit words (packed_words.h), for any x86-64 CPU.
 #include "kernels/cpu/compress/bit_packing.h"
 
-#include <cstring>
+#include "kernels/cpu/compress/packed_words.h"
 
 namespace spccl::kernels {
 namespace {
 
-// Host byte order is little-endian on every platform spccl builds for
-// (frame.h assumes same-architecture peers); the word's low bytes are the
-// stream's first.
-uint64_t packGroup(const uint8_t* codes, size_t n, int bits) {
-  uint64_t word = 0;
-  for (size_t j = 0; j < n; ++j) word |= static_cast<uint64_t>(codes[j]) << (j * bits);
-  return word;
-}
-
-void unpackGroup(uint64_t word, size_t n, int bits, uint8_t* codes) {
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  for (size_t j = 0; j < n; ++j) codes[j] = static_cast<uint8_t>((word >> (j * bits)) & mask);
-}
+template <int kBits>
+struct PackGroups {
+  static void run(const uint8_t* codes, size_t groups, unsigned char* out) {
+    packed_words::packGroups<kBits>(codes, groups, out);
+  }
+};
 
 template <int kBits>
-void packFixed(const uint8_t* codes, size_t groups, unsigned char* out) {
-  for (size_t g = 0; g < groups; ++g) {
-    const uint64_t word = packGroup(codes + 8 * g, 8, kBits);
-    std::memcpy(out + kBits * g, &word, kBits);
+struct UnpackGroups {
+  static void run(const unsigned char* in, size_t groups, uint8_t* codes) {
+    packed_words::unpackGroups<kBits>(in, groups, codes);
   }
-}
-
-template <int kBits>
-void unpackFixed(const unsigned char* in, size_t groups, uint8_t* codes) {
-  for (size_t g = 0; g < groups; ++g) {
-    uint64_t word = 0;
-    std::memcpy(&word, in + kBits * g, kBits);
-    unpackGroup(word, 8, kBits, codes + 8 * g);
-  }
-}
+};
 
 }  // namespace
 
-// The width is a template argument in the full groups so that the shifts
-// and the copy length are constants.
 void packCodes(const uint8_t* codes, size_t count, int bits, unsigned char* out) {
   const size_t groups = count / 8;
-  switch (bits) {
-    case 2: packFixed<2>(codes, groups, out); break;
-    case 3: packFixed<3>(codes, groups, out); break;
-    case 4: packFixed<4>(codes, groups, out); break;
-    case 5: packFixed<5>(codes, groups, out); break;
-    case 6: packFixed<6>(codes, groups, out); break;
-    case 7: packFixed<7>(codes, groups, out); break;
-    default: packFixed<8>(codes, groups, out); break;
-  }
-  const size_t rest = count - 8 * groups;
-  if (rest == 0) return;
-  const uint64_t word = packGroup(codes + 8 * groups, rest, bits);
-  std::memcpy(out + bits * groups, &word, (rest * bits + 7) / 8);
+  packed_words::withWidth<PackGroups>(bits, codes, groups, out);
+  packed_words::packRest(codes + 8 * groups, count - 8 * groups, bits, out + bits * groups);
 }
 
 void unpackCodes(const unsigned char* in, size_t count, int bits, uint8_t* codes) {
   const size_t groups = count / 8;
-  switch (bits) {
-    case 2: unpackFixed<2>(in, groups, codes); break;
-    case 3: unpackFixed<3>(in, groups, codes); break;
-    case 4: unpackFixed<4>(in, groups, codes); break;
-    case 5: unpackFixed<5>(in, groups, codes); break;
-    case 6: unpackFixed<6>(in, groups, codes); break;
-    case 7: unpackFixed<7>(in, groups, codes); break;
-    default: unpackFixed<8>(in, groups, codes); break;
-  }
-  const size_t rest = count - 8 * groups;
-  if (rest == 0) return;
-  uint64_t word = 0;
-  std::memcpy(&word, in + bits * groups, (rest * bits + 7) / 8);
-  unpackGroup(word, rest, bits, codes + 8 * groups);
+  packed_words::withWidth<UnpackGroups>(bits, in, groups, codes);
+  packed_words::unpackRest(in + bits * groups, count - 8 * groups, bits, codes + 8 * groups);
 }
 
 }  // namespace spccl::kernels

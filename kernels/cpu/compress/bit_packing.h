@@ -1,8 +1,8 @@
 // Codes of any width 2..8 bits packed LSB-first into a byte stream (code i
 // occupies bits [i*bits, (i+1)*bits)), the layout of kernels.h. Eight codes
 // fill exactly `bits` bytes, so both directions work a group of 8 at a
-// time through a 64-bit word, and any run of codes that starts at a
-// multiple of 8 starts on a byte boundary.
+// time (packed_words.h), and any run of codes that starts at a multiple of
+// 8 starts on a byte boundary.
 #pragma once
 
 #include <cstddef>
@@ -10,9 +10,17 @@
 
 namespace spccl::kernels {
 
-// out gets packedCodeBytes(bits, count) bytes. codes[i] < 2^bits.
+// out gets packedCodeBytes(bits, count) bytes, and nothing past them.
+// codes[i] < 2^bits.
 void packCodes(const uint8_t* codes, size_t count, int bits, unsigned char* out);
-// codes gets count codes read from in.
+// codes gets count codes read from in, which is read no further than
+// packedCodeBytes(bits, count).
 void unpackCodes(const unsigned char* in, size_t count, int bits, uint8_t* codes);
+
+#if defined(__x86_64__) || defined(__i386__)
+// The same bytes with AVX2 (bit_packing_avx2.cc); only on a CPU that has it.
+void packCodesAvx2(const uint8_t* codes, size_t count, int bits, unsigned char* out);
+void unpackCodesAvx2(const unsigned char* in, size_t count, int bits, uint8_t* codes);
+#endif
 
 }  // namespace spccl::kernels

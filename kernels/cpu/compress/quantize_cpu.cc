@@ -1,159 +1,79 @@
-// The codecs of kernels.h on the CPU: per-block scales, the magnitude
-// quantizers of quantizer_levels.h, shared sign handling and bit packing.
-//
-// Work goes a segment of kSegment elements at a time (a multiple of 8, so
-// each segment's codes start on a byte boundary of the packed stream);
-// within a segment, block by block, so that each element finds its scale
-// without a division. Codes live in a small stack buffer between the
-// quantizer and the packer.
-#include <algorithm>
-#include <array>
-#include <cfloat>
-#include <cmath>
-#include <cstring>
-
-#include "kernels/cpu/compress/bit_packing.h"
+// The codecs of kernels.h in the CPU kernel table: codec_passes.h built
+// twice, for the x86-64 baseline the library is compiled for (SSE2) and,
+// through a target attribute, for AVX2, chosen once by the CPU at
+// registration. Everything codec_passes.h runs per element is forced
+// inline, so each entry point below holds its own vectorised copy.
+// No FMA is enabled: a fused v - m * level would round differently from
+// the reference.
+#include "kernels/cpu/compress/codec_passes.h"
 #include "kernels/cpu/compress/compress_cpu.h"
-#include "kernels/cpu/compress/quantizer_levels.h"
-#include "kernels/cpu/element_format.h"
 
 namespace spccl::kernels {
 namespace {
 
-constexpr size_t kSegment = 4096;
-static_assert(kSegment % 8 == 0);
+using codec_passes::LevelSource;
+constexpr LevelSource Table = LevelSource::Table;
+constexpr LevelSource Computed = LevelSource::Computed;
 
-// Scales are f32 in host order at the start of the encoding; memcpy keeps
-// the reads well-defined whatever the buffer's alignment.
-float scaleAt(const unsigned char* encoded, size_t block) {
-  float m;
-  std::memcpy(&m, encoded + block * sizeof(float), sizeof(float));
-  return m;
-}
+#if defined(__x86_64__) || defined(__i386__)
+#define SPCCL_HAVE_AVX2_CODECS 1
+#define SPCCL_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
 
+// Decoders: the scalar table lookup wins on SSE2; under AVX2 the computed
+// linear level (a conversion and a division) vectorises well, the piecewise
+// one (finding the cluster) less so than a lookup (measured with
+// perf/codec_throughput, docs/compressed.md).
 template <typename Format>
-float valueAt(const typename Format::Storage* in, const float* residual, size_t i) {
-  return residual ? Format::load(in[i]) + residual[i] : Format::load(in[i]);
-}
-
-// m = max|v| over the block, or NaN when the block holds inf or NaN.
-template <typename Format>
-float blockScale(const typename Format::Storage* in, const float* residual, size_t begin,
-                 size_t end) {
-  float m = 0;
-  bool nonFinite = false;
-  for (size_t i = begin; i < end; ++i) {
-    const float a = std::fabs(valueAt<Format>(in, residual, i));
-    m = a > m ? a : m;
-    nonFinite |= !(a <= FLT_MAX);
+struct BaselineCodecs {
+  static void quantize(const QuantizerSpec& spec, const void* in, size_t count, unsigned char* out,
+                       float* residual) {
+    codec_passes::quantize<Format, codec_passes::ScalarPacker>(spec, in, count, out, residual);
   }
-  return nonFinite ? canonicalNaN<float>() : m;
-}
-
-struct BlockCursor {
-  size_t blockSize;
-  size_t block(size_t i) const { return i / blockSize; }
-  size_t end(size_t block, size_t count) const { return std::min(count, (block + 1) * blockSize); }
+  static void dequantize(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                         void* out) {
+    using Storage = typename Format::Storage;
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(
+        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+  }
+  static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                            float* acc) {
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
+                                                                   codec_passes::AddSink{acc});
+  }
 };
 
-// Codes of in[begin, end), one block's piece, into codes[0, end - begin).
-// x = |v|/m is formed by multiplying with 1/m, except for a subnormal
-// scale whose reciprocal overflows, which divides instead.
-template <typename Format, typename Magnitude>
-void quantizePiece(const Magnitude& magnitude, const std::array<float, 256>& levels, int bits,
-                   float m, const typename Format::Storage* in, float* residual, size_t begin,
-                   size_t end, uint8_t* codes) {
-  const size_t n = end - begin;
-  if (!(m > 0) || std::isnan(m)) {  // all zeros, or a non-finite block
-    std::memset(codes, 0, n);
-    if (residual) std::fill(residual + begin, residual + end, 0.0f);
-    return;
+#ifdef SPCCL_HAVE_AVX2_CODECS
+struct Avx2Packer {
+  static void pack(const uint8_t* codes, size_t count, int bits, unsigned char* out) {
+    packCodesAvx2(codes, count, bits, out);
   }
-  const uint32_t signBit = 1u << (bits - 1);
-  const bool divide = m < FLT_MIN;
-  const float inv = 1.0f / m;
-  for (size_t j = 0; j < n; ++j) {
-    const float v = valueAt<Format>(in, residual, begin + j);
-    const float a = std::fabs(v);
-    const float x = std::min(divide ? a / m : a * inv, 1.0f);
-    const uint32_t code = magnitude.code(x) | (std::signbit(v) ? signBit : 0u);
-    codes[j] = static_cast<uint8_t>(code);
-    if (residual) residual[begin + j] = v - m * levels[code];
+  static void unpack(const unsigned char* in, size_t count, int bits, uint8_t* codes) {
+    unpackCodesAvx2(in, count, bits, codes);
   }
-}
+};
 
-template <typename Format, typename Magnitude>
-void quantizeWith(const Magnitude& magnitude, const QuantizerSpec& spec, const void* input,
-                  size_t count, unsigned char* out, float* residual) {
-  const auto* in = static_cast<const typename Format::Storage*>(input);
-  const BlockCursor blocks{spec.blockSize};
-  const size_t nblocks = quantizedBlockCount(spec, count);
-  for (size_t b = 0; b < nblocks; ++b) {
-    const float m = blockScale<Format>(in, residual, b * spec.blockSize, blocks.end(b, count));
-    std::memcpy(out + b * sizeof(float), &m, sizeof(float));
-  }
-  const std::array<float, 256> levels = signedLevels(magnitude, spec.bits);
-  unsigned char* packed = out + nblocks * sizeof(float);
-  uint8_t codes[kSegment];
-  for (size_t s = 0; s < count; s += kSegment) {
-    const size_t segmentEnd = std::min(count, s + kSegment);
-    for (size_t i = s; i < segmentEnd;) {
-      const size_t b = blocks.block(i);
-      const size_t pieceEnd = std::min(segmentEnd, blocks.end(b, count));
-      quantizePiece<Format>(magnitude, levels, spec.bits, scaleAt(out, b), in, residual, i,
-                            pieceEnd, codes + (i - s));
-      i = pieceEnd;
-    }
-    packCodes(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
-  }
-}
+constexpr LevelSource kAvx2Piecewise = Table;
 
 template <typename Format>
-void quantizeElements(const QuantizerSpec& spec, const void* in, size_t count, unsigned char* out,
-                      float* residual) {
-  const int n = spec.bits - 1;
-  if (spec.codec == Codec::Linear)
-    quantizeWith<Format>(LinearMagnitude(n), spec, in, count, out, residual);
-  else
-    quantizeWith<Format>(PiecewiseMagnitude(n), spec, in, count, out, residual);
-}
-
-std::array<float, 256> levelsOf(const QuantizerSpec& spec) {
-  const int n = spec.bits - 1;
-  return spec.codec == Codec::Linear ? signedLevels(LinearMagnitude(n), spec.bits)
-                                     : signedLevels(PiecewiseMagnitude(n), spec.bits);
-}
-
-// emit(i, value) for every element, in order, value = m * level(code).
-template <typename Emit>
-void decode(const QuantizerSpec& spec, const unsigned char* in, size_t count, Emit&& emit) {
-  const std::array<float, 256> levels = levelsOf(spec);
-  const BlockCursor blocks{spec.blockSize};
-  const unsigned char* packed = in + quantizedBlockCount(spec, count) * sizeof(float);
-  uint8_t codes[kSegment];
-  for (size_t s = 0; s < count; s += kSegment) {
-    const size_t segmentEnd = std::min(count, s + kSegment);
-    unpackCodes(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
-    for (size_t i = s; i < segmentEnd;) {
-      const size_t b = blocks.block(i);
-      const size_t pieceEnd = std::min(segmentEnd, blocks.end(b, count));
-      const float m = scaleAt(in, b);
-      for (size_t j = i; j < pieceEnd; ++j) emit(j, m * levels[codes[j - s]]);
-      i = pieceEnd;
-    }
+struct Avx2Codecs {
+  SPCCL_TARGET_AVX2 static void quantize(const QuantizerSpec& spec, const void* in, size_t count,
+                                         unsigned char* out, float* residual) {
+    codec_passes::quantize<Format, Avx2Packer>(spec, in, count, out, residual);
   }
-}
-
-template <typename Format>
-void dequantizeElements(const QuantizerSpec& spec, const unsigned char* in, size_t count,
-                        void* output) {
-  auto* out = static_cast<typename Format::Storage*>(output);
-  decode(spec, in, count, [out](size_t i, float v) { out[i] = Format::store(v); });
-}
-
-void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in, size_t count, float* acc) {
-  decode(spec, in, count, [acc](size_t i, float v) { acc[i] += v; });
-}
+  SPCCL_TARGET_AVX2 static void dequantize(const QuantizerSpec& spec, const unsigned char* in,
+                                           size_t count, void* out) {
+    using Storage = typename Format::Storage;
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(
+        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+  }
+  SPCCL_TARGET_AVX2 static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in,
+                                              size_t count, float* acc) {
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
+                                                               codec_passes::AddSink{acc});
+  }
+};
+#endif
 
 template <typename Format>
 void widenAdd(float* acc, const void* input, size_t count) {
@@ -161,20 +81,42 @@ void widenAdd(float* acc, const void* input, size_t count) {
   for (size_t i = 0; i < count; ++i) acc[i] += Format::load(in[i]);
 }
 
-template <typename Format>
-void addType(KernelTable& table, spcclDataType_t type) {
-  table.quantize[type] = quantizeElements<Format>;
-  table.dequantize[type] = dequantizeElements<Format>;
-  table.widenAdd[type] = widenAdd<Format>;
+template <template <typename> class Codecs>
+void addCodecs(KernelTable& table) {
+  table.quantize[spcclFloat32] = Codecs<NativeFormat<float>>::quantize;
+  table.quantize[spcclFloat16] = Codecs<HalfFormat>::quantize;
+  table.quantize[spcclBfloat16] = Codecs<Bfloat16Format>::quantize;
+  table.dequantize[spcclFloat32] = Codecs<NativeFormat<float>>::dequantize;
+  table.dequantize[spcclFloat16] = Codecs<HalfFormat>::dequantize;
+  table.dequantize[spcclBfloat16] = Codecs<Bfloat16Format>::dequantize;
+  table.dequantizeAdd = Codecs<NativeFormat<float>>::dequantizeAdd;
+  table.widenAdd[spcclFloat32] = widenAdd<NativeFormat<float>>;
+  table.widenAdd[spcclFloat16] = widenAdd<HalfFormat>;
+  table.widenAdd[spcclBfloat16] = widenAdd<Bfloat16Format>;
 }
 
 }  // namespace
 
+bool codecVariantSupported(CodecVariant variant) {
+  if (variant == CodecVariant::Baseline) return true;
+#ifdef SPCCL_HAVE_AVX2_CODECS
+  __builtin_cpu_init();  // in case a static constructor asks before libgcc's has run
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+void addCompressionKernels(KernelTable& table, CodecVariant variant) {
+#ifdef SPCCL_HAVE_AVX2_CODECS
+  if (variant == CodecVariant::Avx2) return addCodecs<Avx2Codecs>(table);
+#endif
+  addCodecs<BaselineCodecs>(table);
+}
+
 void addCompressionKernels(KernelTable& table) {
-  addType<NativeFormat<float>>(table, spcclFloat32);
-  addType<HalfFormat>(table, spcclFloat16);
-  addType<Bfloat16Format>(table, spcclBfloat16);
-  table.dequantizeAdd = dequantizeAdd;
+  addCompressionKernels(table, codecVariantSupported(CodecVariant::Avx2) ? CodecVariant::Avx2
+                                                                         : CodecVariant::Baseline);
 }
 
 }  // namespace spccl::kernels
