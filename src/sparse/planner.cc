@@ -234,8 +234,9 @@ void learnMeasuredSeconds(TagProfile* profile, std::span<const int32_t> algorith
   profile->measuredSeconds[algorithm] = slowest;
 }
 
-void forgetMeasuredSeconds(TagProfile* profile) {
+void forgetDensityDependent(TagProfile* profile) {
   std::fill(std::begin(profile->measuredSeconds), std::end(profile->measuredSeconds), 0.0);
+  profile->learnedStages = 0;
 }
 
 void learnStageGammas(TagProfile* profile, std::span<const int32_t> stagesOfRank,

@@ -139,8 +139,9 @@ void recordLocalSeconds(TagProfile* profile, spcclSparseAlgorithm_t ran, double 
 // the same algorithm in it, becomes that algorithm's measured time.
 void learnMeasuredSeconds(TagProfile* profile, std::span<const int32_t> algorithmOfRank,
                           std::span<const double> secondsOfRank);
-// Density moved (re-profiling): measured times no longer apply.
-void forgetMeasuredSeconds(TagProfile* profile);
+// Density moved (re-profiling): the measured times and HC's stage gammas
+// no longer apply (gamma_n itself is re-learned from every call).
+void forgetDensityDependent(TagProfile* profile);
 // gamma(2^i) = the mean over the ranks that ran stage i of their reported
 // gamma, in rank order: every rank computes the same values from the same
 // agreed headers. Keeps the previous values when no rank reported any.

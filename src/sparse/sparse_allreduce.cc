@@ -211,16 +211,16 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
       sketch && meanNnz > 0 ? estimateUnionSize(sketches, rankNnz) / meanNnz : 0.0;
   const GammaEstimate gamma = planningGamma(profile, costInput.density, n, sketchGamma);
   costInput.gamma = gamma.gamma;
-  costInput.stageGamma = std::span<const double>(profile.learnedStageGamma,
-                                                 static_cast<size_t>(profile.learnedStages));
   if (profile.learnedGamma > 0 && costInput.density > 0 &&
       (costInput.density > 2 * profile.learnedAtDensity ||
        2 * costInput.density < profile.learnedAtDensity)) {
     SPCCL_INFO(kLogSparse, "sparse all-reduce tag %" PRIu64 ": density drifted from %.3g to %.3g; "
-               "gamma and the measured times are re-learned from this call", call.options.tag,
+               "gamma, HC's stage gammas and the measured times are re-learned", call.options.tag,
                profile.learnedAtDensity, costInput.density);
-    forgetMeasuredSeconds(&profile);
+    forgetDensityDependent(&profile);
   }
+  costInput.stageGamma = std::span<const double>(profile.learnedStageGamma,
+                                                 static_cast<size_t>(profile.learnedStages));
   // Measured times only when every rank asked for them (run-to-run
   // determinism is the default: the model's choice depends on agreed data
   // alone, so the same inputs take the same algorithm).

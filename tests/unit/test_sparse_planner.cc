@@ -137,8 +137,10 @@ TEST(SparsePlanner, MeasuredTimesAreTheSlowestRanksAndAgreed) {
   const double later[] = {9.0, 9.0};
   learnMeasuredSeconds(&agreed, differ, later);
   EXPECT_DOUBLE_EQ(agreed.measuredSeconds[spcclSparseHierarchical], 0.7);
-  forgetMeasuredSeconds(&agreed);
+  agreed.learnedStages = 2;
+  forgetDensityDependent(&agreed);
   EXPECT_DOUBLE_EQ(agreed.measuredSeconds[spcclSparseHierarchical], 0.0);
+  EXPECT_EQ(agreed.learnedStages, 0);
 }
 
 TEST(SparsePlanner, DensificationInterpolatesAndCaps) {
