@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
           const ErrorRow r = measure(spec, data, options.boundFactor);
           over += r.over;
           summary[s][codec == Codec::Linear].push_back(r.mse / var);
-          std::printf("| %s | %s | %d | %.4g | %.4g | %.2f | %.4g | %.3f | %zu |\n",
+          std::printf("| %s | %s | %d | %.4g | %.4g | %.2f | %.4g | %.5f | %zu |\n",
                       s == 0 ? ("block " + std::to_string(options.block)).c_str() : "tensor",
                       codecName(codec), bits, r.mse, r.mse / var, 10 * std::log10(var / r.mse),
                       r.maxAbs, r.maxOverBound, r.over);
