@@ -184,11 +184,13 @@ int main(int argc, char** argv) {
   const Distribution distributions[] = {
       {"gaussian", gaussian}, {"student-t3", studentT3}, {"laplace", laplace}};
   const size_t blocks[] = {options.block, options.count};
-  std::printf("# codec_error: %zu f32 elements, scales per block of %zu and per tensor; "
-              "bound factor %g\n",
-              options.count, options.block, options.boundFactor);
-  std::printf("# MSE/var: MSE over the data's variance; SNR = 10 log10(var/MSE); "
-              "err/bound: max |error| / (halfStepFraction x block scale)\n\n");
+  std::printf(
+      "# codec_error: %zu f32 elements, scales per block of %zu and per tensor; "
+      "bound factor %g\n",
+      options.count, options.block, options.boundFactor);
+  std::printf(
+      "# MSE/var: MSE over the data's variance; SNR = 10 log10(var/MSE); "
+      "err/bound: max |error| / (halfStepFraction x block scale)\n\n");
   size_t over = 0;
   for (const Distribution& d : distributions) {
     const std::vector<float> data = d.generate(options.count);
@@ -196,7 +198,8 @@ int main(int argc, char** argv) {
     double maxAbs = 0;
     for (float x : data) maxAbs = std::max(maxAbs, std::fabs(static_cast<double>(x)));
     std::printf("## %s: variance %.4f, max |v| %.3f\n\n", d.name, var, maxAbs);
-    std::printf("| scale | codec | bits | MSE | MSE/var | SNR dB | max abs err | err/bound | over |\n");
+    std::printf(
+        "| scale | codec | bits | MSE | MSE/var | SNR dB | max abs err | err/bound | over |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|\n");
     // mseOverVar[scale][codec][bits index], for the summary below.
     std::vector<double> summary[2][2];
@@ -215,9 +218,10 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\n%s, MSE/var (lower is better; lin/pw > 1: piecewise wins):\n\n", d.name);
-    std::printf("| bits | piecewise B=%zu | linear B=%zu | lin/pw | piecewise tensor | "
-                "linear tensor | lin/pw |\n",
-                options.block, options.block);
+    std::printf(
+        "| bits | piecewise B=%zu | linear B=%zu | lin/pw | piecewise tensor | "
+        "linear tensor | lin/pw |\n",
+        options.block, options.block);
     std::printf("|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < options.bits.size(); ++k)
       std::printf("| %d | %.4g | %.4g | %.3f | %.4g | %.4g | %.3f |\n", options.bits[k],
