@@ -398,6 +398,24 @@ def test_bad_planner_arguments():
 
 # ---- the balance plan (collective; paper 000 Eq. (1)-(3)) ----
 
+def test_fit_linear_cost():
+    columns = [10, 20, 40, 80]
+    exact = [0.5 + 0.01 * c for c in columns]
+    assert spccl.fit_linear_cost(columns, exact) == pytest.approx((0.5, 0.01), rel=1e-12)
+    noisy = [1.0, 2.5, 2.9, 4.4]
+    b, a = np.polyfit(columns, noisy, 1)
+    assert spccl.fit_linear_cost(np.array(columns), noisy) == pytest.approx((a, b), rel=1e-12)
+    assert spccl.fit_linear_cost([5], [2.0]) == (2.0, 0.0)          # one point: flat
+    assert spccl.fit_linear_cost([5, 5], [1.0, 3.0]) == (2.0, 0.0)  # equal columns: the mean
+    with pytest.raises(spccl.InvalidArgumentError, match="seconds: has 1 points, columns has 2"):
+        spccl.fit_linear_cost([1, 2], [1.0])
+    with pytest.raises(spccl.InvalidArgumentError, match="spcclFitLinearCost: n 0 must be at "
+                                                         "least 1"):
+        spccl.fit_linear_cost([], [])
+    with pytest.raises(spccl.InvalidArgumentError, match=r"point 1 \(2, inf\) is not finite"):
+        spccl.fit_linear_cost([1, 2], [1.0, math.inf])
+
+
 def test_balance_plan_single_straggler_migrates_to_every_helper(comm):
     """The last rank straggles: T = 2, M = 1.25 against T = 1 elsewhere, so
     γ = 0.8 and it sheds 80 of its 100 columns. Resizing costs Ω1 = 10 s,

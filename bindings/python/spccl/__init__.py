@@ -26,7 +26,8 @@ from ._errors import (Error, InProgressError, InternalError, InvalidArgumentErro
                       InvalidUsageError, RemoteError, SystemError, TimeoutError)
 from ._group import group
 from ._planners import (BalanceCostModel, BalancePlan, BalanceRank, MicroBatchPlan, Repack,
-                        StagePartition, plan_partitions, repack, stage_partition)
+                        StagePartition, fit_linear_cost, plan_partitions, repack,
+                        stage_partition)
 from ._sparse import SparseStats
 
 __version__ = "0.1.0"
@@ -43,6 +44,7 @@ __all__ = [
     "Compression", "Codec", "CompressSchedule", "PrunePolicy",
     "plan_partitions", "MicroBatchPlan", "stage_partition", "StagePartition", "StageMethod",
     "repack", "Repack", "BalanceCostModel", "BalancePlan", "BalanceRank", "BalanceAction",
+    "fit_linear_cost",
     "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "InProgressError", "TimeoutError",
 ]

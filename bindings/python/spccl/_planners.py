@@ -5,7 +5,8 @@
 - :func:`stage_partition`, :func:`repack`: DynPipe's stage rebalancing
   (paper 002, sections 3.4-3.5; docs/migration.md).
 - :class:`BalancePlan` (from :meth:`spccl.Comm.balance_plan`, collective):
-  SEMI-migration's plan (paper 000, Eq. (1)-(3)).
+  SEMI-migration's plan (paper 000, Eq. (1)-(3)); :func:`fit_linear_cost`
+  for its cost lines.
 
 All but the balance plan are local computations: no communicator, no
 messages. Bad values raise :class:`spccl.InvalidArgumentError` naming them
@@ -177,11 +178,22 @@ def repack(layer_mem: Sequence[float], stage_of_layer: Sequence[int], mem_capaci
 
 # ---- SEMI-migration's balance plan ----
 
+def fit_linear_cost(columns: Sequence[float], seconds: Sequence[float]) -> Tuple[float, float]:
+    """``spcclFitLinearCost``: the least-squares line ``(a, b)``, seconds ≈
+    a + b·columns, through n ≥ 1 measured points (one point, or all
+    columns equal: b = 0, a = the mean time) — a cost line for
+    :class:`BalanceCostModel`."""
+    x = _float_list(columns, "columns")
+    y = _float_list(seconds, "seconds")
+    if x.size != y.size:
+        raise InvalidArgumentError(f"seconds: has {y.size} points, columns has {x.size}", 3)
+    return _spccl.fit_linear_cost(x.tolist(), y.tolist())
+
+
 @dataclass(frozen=True)
 class BalanceCostModel:
     """``spcclBalanceCostModel_t``. Costs are lines ``(a, b)``: a + b·c seconds
-    for c columns (fit them from measurements with
-    ``numpy.polyfit(c, seconds, 1)[::-1]``).
+    for c columns (fit them from measurements with :func:`fit_linear_cost`).
 
     straggler_tolerance: a rank straggles when T_i > T_min · (1 + this).
     omega1: Ω1, the static cost of resizing; omega2: Ω2(c), extracting c

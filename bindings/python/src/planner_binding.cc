@@ -1,7 +1,8 @@
 // The planners: AccTFM's micro-batch planner (spcclPlanPartitions,
 // docs/compressed.md), DynPipe's stage partitioning and re-packing
 // (spcclStagePartition, spcclRepack) and SEMI-migration's balance plan
-// (spcclBalancePlan, spcclBalanceSlice; docs/migration.md). The local ones
+// (spcclBalancePlan, spcclBalanceSlice, spcclFitLinearCost;
+// docs/migration.md). The local ones
 // take and return plain lists; spccl/_planners.py has checked the values'
 // types and lengths and wraps the results in dataclasses.
 #include <cstdint>
@@ -74,6 +75,13 @@ void bindPlanners(py::module_& m) {
                              packed.data(), &newStages),
                  nullptr);
     return std::make_pair(packed, newStages);
+  });
+  // Returns (a, b) of the least-squares line a + b*x.
+  m.def("fit_linear_cost", [](const std::vector<double>& x, const std::vector<double>& y) {
+    double coefficients[2] = {0, 0};
+    raiseOnError(spcclFitLinearCost(x.data(), y.data(), static_cast<int>(x.size()), coefficients),
+                 nullptr);
+    return std::make_pair(coefficients[0], coefficients[1]);
   });
   // The plan as the (action, migrateColumns) of every rank suffices.
   m.def("balance_slice", [](const std::vector<int>& actions,
