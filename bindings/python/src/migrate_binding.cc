@@ -3,11 +3,11 @@
 // the scatter/gather alternative. Addresses as in dense_binding.cc;
 // spccl/_migrate.py has checked the buffers. A non-root rank's unused
 // buffer arrives as address 0 (spccl reads it only at the root).
-#include <cstdint>
-#include <utility>
-
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <cstdint>
+#include <utility>
 
 #include "comm_handle.h"
 
@@ -25,12 +25,12 @@ spcclRedOp_t redOp(int op) { return static_cast<spcclRedOp_t>(op); }
 }  // namespace
 
 void bindMigrate(py::class_<CommHandle>& comm) {
-  comm.def("migrate_broadcast", [](const CommHandle& self, uintptr_t buff, size_t count, int dtype,
-                                   int straggler) {
-    runReleased(self, [&](spcclComm_t c) {
-      return spcclMigrateBroadcast(out(buff), count, type(dtype), straggler, c, nullptr);
-    });
-  });
+  comm.def("migrate_broadcast",
+           [](const CommHandle& self, uintptr_t buff, size_t count, int dtype, int straggler) {
+             runReleased(self, [&](spcclComm_t c) {
+               return spcclMigrateBroadcast(out(buff), count, type(dtype), straggler, c, nullptr);
+             });
+           });
   // Local (no messages): (begin, length) of this rank's columns.
   comm.def("migrate_slice", [](const CommHandle& self, int straggler, size_t total) {
     size_t begin = 0, length = 0;
@@ -45,14 +45,14 @@ void bindMigrate(py::class_<CommHandle>& comm) {
                                 nullptr);
     });
   });
-  comm.def("migrate_all_reduce", [](const CommHandle& self, uintptr_t send, uintptr_t recv,
-                                    size_t count, uintptr_t migrated, size_t migratedCount,
-                                    size_t migratedOffset, int dtype, int op) {
-    runReleased(self, [&](spcclComm_t c) {
-      return spcclMigrateAllReduce(in(send), out(recv), count, in(migrated), migratedCount,
-                                   migratedOffset, type(dtype), redOp(op), c, nullptr);
-    });
-  });
+  comm.def("migrate_all_reduce",
+           [](const CommHandle& self, uintptr_t send, uintptr_t recv, size_t count,
+              uintptr_t migrated, size_t migratedCount, size_t migratedOffset, int dtype, int op) {
+             runReleased(self, [&](spcclComm_t c) {
+               return spcclMigrateAllReduce(in(send), out(recv), count, in(migrated), migratedCount,
+                                            migratedOffset, type(dtype), redOp(op), c, nullptr);
+             });
+           });
   comm.def("scatter", [](const CommHandle& self, uintptr_t send, uintptr_t recv, size_t recvCount,
                          int dtype, int root) {
     runReleased(self, [&](spcclComm_t c) {

@@ -5,13 +5,13 @@
 // docs/migration.md). The local ones
 // take and return plain lists; spccl/_planners.py has checked the values'
 // types and lengths and wraps the results in dataclasses.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include <cstdint>
 #include <optional>
 #include <tuple>
 #include <vector>
-
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include "comm_handle.h"
 
@@ -37,31 +37,32 @@ py::tuple exportPlan(const spcclBalancePlan_t& plan) {
 
 void bindPlanners(py::module_& m) {
   // Returns (sizes, predicted seconds).
-  m.def("plan_partitions", [](const std::vector<double>& computeSeconds,
-                              const std::vector<double>& commBytes, double alpha, double beta,
-                              bool backward) {
-    std::vector<spcclLayerCost> layers(computeSeconds.size());
-    for (size_t l = 0; l < layers.size(); ++l) layers[l] = {computeSeconds[l], commBytes.at(l)};
-    std::vector<int> sizes(layers.size());
-    double seconds = 0;
-    raiseOnError(spcclPlanPartitions(layers.data(), static_cast<int>(layers.size()), alpha, beta,
-                                     backward ? 1 : 0, sizes.data(), &seconds),
-                 nullptr);
-    return std::make_pair(sizes, seconds);
-  });
+  m.def("plan_partitions",
+        [](const std::vector<double>& computeSeconds, const std::vector<double>& commBytes,
+           double alpha, double beta, bool backward) {
+          std::vector<spcclLayerCost> layers(computeSeconds.size());
+          for (size_t l = 0; l < layers.size(); ++l)
+            layers[l] = {computeSeconds[l], commBytes.at(l)};
+          std::vector<int> sizes(layers.size());
+          double seconds = 0;
+          raiseOnError(spcclPlanPartitions(layers.data(), static_cast<int>(layers.size()), alpha,
+                                           beta, backward ? 1 : 0, sizes.data(), &seconds),
+                       nullptr);
+          return std::make_pair(sizes, seconds);
+        });
   // layerMem empty: none (NULL). stageOfLayer: the diffusion's start, else
   // ignored. Returns (stageOfLayer, maxStageCost, maxStageMemory, rounds,
   // roundBound).
   m.def("stage_partition", [](const std::vector<double>& layerCosts,
-                              const std::vector<double>& layerMem, int nStages,
-                              double memCapacity, int method, std::vector<int> stageOfLayer) {
+                              const std::vector<double>& layerMem, int nStages, double memCapacity,
+                              int method, std::vector<int> stageOfLayer) {
     stageOfLayer.resize(layerCosts.size(), 0);
     spcclStagePartitionInfo_t info{};
-    raiseOnError(spcclStagePartition(layerCosts.data(), layerMem.empty() ? nullptr : layerMem.data(),
-                                     static_cast<int>(layerCosts.size()), nStages, memCapacity,
-                                     static_cast<spcclStageMethod_t>(method), stageOfLayer.data(),
-                                     &info),
-                 nullptr);
+    raiseOnError(
+        spcclStagePartition(layerCosts.data(), layerMem.empty() ? nullptr : layerMem.data(),
+                            static_cast<int>(layerCosts.size()), nStages, memCapacity,
+                            static_cast<spcclStageMethod_t>(method), stageOfLayer.data(), &info),
+        nullptr);
     return std::make_tuple(stageOfLayer, info.maxStageCost, info.maxStageMemory, info.rounds,
                            info.roundBound);
   });
@@ -70,10 +71,10 @@ void bindPlanners(py::module_& m) {
                      int nStages, double memCapacity, int targetStages) {
     std::vector<int> packed(layerMem.size(), 0);
     int newStages = 0;
-    raiseOnError(spcclRepack(layerMem.data(), stageOfLayer.data(),
-                             static_cast<int>(layerMem.size()), nStages, memCapacity, targetStages,
-                             packed.data(), &newStages),
-                 nullptr);
+    raiseOnError(
+        spcclRepack(layerMem.data(), stageOfLayer.data(), static_cast<int>(layerMem.size()),
+                    nStages, memCapacity, targetStages, packed.data(), &newStages),
+        nullptr);
     return std::make_pair(packed, newStages);
   });
   // Returns (a, b) of the least-squares line a + b*x.
