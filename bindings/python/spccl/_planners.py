@@ -15,6 +15,7 @@ no partition fits).
 """
 from __future__ import annotations
 
+import builtins
 import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
@@ -249,7 +250,7 @@ class BalancePlan:
     beta: float
     ranks: List[BalanceRank]
 
-    def slice(self, migrator: int, rank: int) -> slice:
+    def slice(self, migrator: int, rank: int) -> builtins.slice:
         """``spcclBalanceSlice``: the columns of migrator's migrate_columns
         that rank computes, as ``slice(begin, begin + length)``. The helpers
         are the ranks that do not migrate, renumbered from the migrator as in
