@@ -7,22 +7,27 @@ numpy arrays and torch CPU tensors in, the same kinds out::
     total = comm.all_reduce(x)              # dense
     grad = comm.sparse_all_reduce(g)        # only g's non-zeros travel
     approx = comm.compressed_all_reduce(g, compression=spccl.Compression(bits=4))  # lossy
+    x = comm.migrate_broadcast(x, straggler)  # SEMI-migration (and its planners)
 
 Errors raise :class:`spccl.Error` subclasses with the library's message.
 PyTorch integration (DDP hooks, a torch.distributed backend): ``spccl.torch``.
 
-The migration calls and the planners are not bound yet.
+Planners (local): :func:`plan_partitions` (micro-batches), :func:`stage_partition`
+and :func:`repack` (pipeline stages); :meth:`Comm.balance_plan` (collective).
 """
 from __future__ import annotations
 
 from . import _spccl
 from ._comm import Comm, UniqueId, unique_id
 from ._compressed import Compression
-from ._enums import (Codec, CompressSchedule, PrunePolicy, ReduceOp, SparseAlgorithm,
-                     SparseEncoding, SparsePartitioner)
+from ._enums import (BalanceAction, Codec, CompressSchedule, PrunePolicy, ReduceOp,
+                     SparseAlgorithm, SparseEncoding, SparsePartitioner, StageMethod)
 from ._errors import (Error, InProgressError, InternalError, InvalidArgumentError,
                       InvalidUsageError, RemoteError, SystemError, TimeoutError)
 from ._group import group
+from ._planners import (BalanceCostModel, BalancePlan, BalanceRank, MicroBatchPlan, Repack,
+                        StagePartition, fit_linear_cost, plan_partitions, repack,
+                        stage_partition)
 from ._sparse import SparseStats
 
 __version__ = "0.1.0"
@@ -37,6 +42,9 @@ __all__ = [
     "Comm", "UniqueId", "unique_id", "group", "library_version",
     "ReduceOp", "SparseAlgorithm", "SparseEncoding", "SparsePartitioner", "SparseStats",
     "Compression", "Codec", "CompressSchedule", "PrunePolicy",
+    "plan_partitions", "MicroBatchPlan", "stage_partition", "StagePartition", "StageMethod",
+    "repack", "Repack", "BalanceCostModel", "BalancePlan", "BalanceRank", "BalanceAction",
+    "fit_linear_cost",
     "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
     "RemoteError", "InProgressError", "TimeoutError",
 ]

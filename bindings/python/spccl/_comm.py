@@ -9,6 +9,7 @@ from . import _spccl
 from ._compressed import CompressedCollectives
 from ._dense import DenseCollectives
 from ._errors import InvalidArgumentError
+from ._migrate import MigrationCollectives
 from ._sparse import SparseCollectives
 from ._token_topk import TokenTopkCollectives
 
@@ -31,7 +32,8 @@ def unique_id() -> UniqueId:
     return UniqueId(_spccl.get_unique_id())
 
 
-class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopkCollectives):
+class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopkCollectives,
+           MigrationCollectives):
     """A communicator over ``size`` ranks.
 
     Keyword options (None: the library default, which the ``SPCCL_*``

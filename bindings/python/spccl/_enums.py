@@ -83,3 +83,20 @@ def enum_value(kind: type[enum.IntEnum], value: enum.IntEnum | str | int, name: 
 def reduce_op(op: ReduceOp | str | int) -> ReduceOp:
     """Accepts ``ReduceOp.SUM``, ``"sum"`` or ``0``."""
     return enum_value(ReduceOp, op, "op")
+
+
+class StageMethod(enum.IntEnum):
+    """``spcclStageMethod_t``: how :func:`spccl.stage_partition` lays layers onto stages."""
+
+    BY_TIME = 0        # minimise the slowest stage's summed layer cost (exact)
+    BY_PARAMETERS = 1  # minimise the largest stage's summed layer memory (exact)
+    DIFFUSION = 2      # move boundary layers between neighbours from a given partition
+
+
+class BalanceAction(enum.IntEnum):
+    """``spcclBalanceAction_t``: what :meth:`spccl.Comm.balance_plan` tells a rank to do."""
+
+    KEEP = 0                # not a straggler (or nothing to shed)
+    MIGRATE = 1             # sheds migrate_columns to the helpers
+    RESIZE = 2              # prunes resize_columns (ZERO-resizing)
+    MIGRATE_AND_RESIZE = 3  # the single heavy straggler of Eq. (2)

@@ -183,6 +183,8 @@ void bindComm(py::module_& m) {
   bindSparse(comm);
   bindCompressed(comm);
   bindTokenTopk(comm);
+  bindMigrate(comm);
+  bindBalancePlan(comm);
 }
 
 }  // namespace spccl_python

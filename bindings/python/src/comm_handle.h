@@ -46,5 +46,8 @@ void bindDenseCollectives(pybind11::class_<CommHandle>& comm);
 void bindSparse(pybind11::class_<CommHandle>& comm);
 void bindCompressed(pybind11::class_<CommHandle>& comm);
 void bindTokenTopk(pybind11::class_<CommHandle>& comm);
+void bindMigrate(pybind11::class_<CommHandle>& comm);
+void bindPlanners(pybind11::module_& m);
+void bindBalancePlan(pybind11::class_<CommHandle>& comm);
 
 }  // namespace spccl_python

@@ -10,5 +10,5 @@
 PYBIND11_MODULE(_spccl, m) {
   m.doc() = "spccl C API binding (private; use the spccl package)";
   spccl_python::bindComm(m);
-  // Not bound yet: the migration calls and the planners.
+  spccl_python::bindPlanners(m);
 }
