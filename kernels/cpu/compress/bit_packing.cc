@@ -5,20 +5,6 @@
 namespace spccl::kernels {
 namespace {
 
-// Host byte order is little-endian on every platform spccl builds for
-// (frame.h assumes same-architecture peers); the word's low bytes are the
-// stream's first.
-uint64_t packGroup(const uint8_t* codes, size_t n, int bits) {
-  uint64_t word = 0;
-  for (size_t j = 0; j < n; ++j) word |= static_cast<uint64_t>(codes[j]) << (j * bits);
-  return word;
-}
-
-void unpackGroup(uint64_t word, size_t n, int bits, uint8_t* codes) {
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  for (size_t j = 0; j < n; ++j) codes[j] = static_cast<uint8_t>((word >> (j * bits)) & mask);
-}
-
 template <int kBits>
 void packFixed(const uint8_t* codes, size_t groups, unsigned char* out) {
   for (size_t g = 0; g < groups; ++g) {

@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/compress/bit_packing.h"
 #include "kernels/cpu/compress/compress_cpu.h"
+#include "kernels/cpu/compress/quantize_element.h"
 #include "kernels/cpu/compress/quantizer_levels.h"
 #include "kernels/cpu/element_format.h"
 
@@ -31,11 +32,6 @@ float scaleAt(const unsigned char* encoded, size_t block) {
   return m;
 }
 
-template <typename Format>
-float valueAt(const typename Format::Storage* in, const float* residual, size_t i) {
-  return residual ? Format::load(in[i]) + residual[i] : Format::load(in[i]);
-}
-
 // m = max|v| over the block, or NaN when the block holds inf or NaN.
 template <typename Format>
 float blockScale(const typename Format::Storage* in, const float* residual, size_t begin,
@@ -43,7 +39,7 @@ float blockScale(const typename Format::Storage* in, const float* residual, size
   float m = 0;
   bool nonFinite = false;
   for (size_t i = begin; i < end; ++i) {
-    const float a = std::fabs(valueAt<Format>(in, residual, i));
+    const float a = std::fabs(encodedValue<Format>(in, residual, i));
     m = a > m ? a : m;
     nonFinite |= !(a <= FLT_MAX);
   }
@@ -56,27 +52,22 @@ struct BlockCursor {
   size_t end(size_t block, size_t count) const { return std::min(count, (block + 1) * blockSize); }
 };
 
-// Codes of in[begin, end), one block's piece, into codes[0, end - begin).
-// x = |v|/m is formed by multiplying with 1/m, except for a subnormal
-// scale whose reciprocal overflows, which divides instead.
+// Codes of in[begin, end), one block's piece, into codes[0, end - begin)
+// (the per-element steps are quantize_element.h's).
 template <typename Format, typename Magnitude>
 void quantizePiece(const Magnitude& magnitude, const std::array<float, 256>& levels, int bits,
                    float m, const typename Format::Storage* in, float* residual, size_t begin,
                    size_t end, uint8_t* codes) {
   const size_t n = end - begin;
-  if (!(m > 0) || std::isnan(m)) {  // all zeros, or a non-finite block
+  if (!blockHasCodes(m)) {  // all zeros, or a non-finite block
     std::memset(codes, 0, n);
     if (residual) std::fill(residual + begin, residual + end, 0.0f);
     return;
   }
-  const uint32_t signBit = 1u << (bits - 1);
-  const bool divide = m < FLT_MIN;
-  const float inv = 1.0f / m;
+  const BlockNormaliser normalise(m);
   for (size_t j = 0; j < n; ++j) {
-    const float v = valueAt<Format>(in, residual, begin + j);
-    const float a = std::fabs(v);
-    const float x = std::min(divide ? a / m : a * inv, 1.0f);
-    const uint32_t code = magnitude.code(x) | (std::signbit(v) ? signBit : 0u);
+    const float v = encodedValue<Format>(in, residual, begin + j);
+    const uint32_t code = signedCode(magnitude, normalise, bits, v);
     codes[j] = static_cast<uint8_t>(code);
     if (residual) residual[begin + j] = v - m * levels[code];
   }
