@@ -30,8 +30,7 @@ namespace spccl::kernels::cuda {
 cudaError_t reduce(spcclDataType_t type, spcclRedOp_t op, void* dst, const void* a, const void* b,
                    size_t count, cudaStream_t stream);
 // buf[i] = buf[i] / divisor (divisor != 0; integers truncate toward zero).
-cudaError_t divide(spcclDataType_t type, void* buf, size_t count, int divisor,
-                   cudaStream_t stream);
+cudaError_t divide(spcclDataType_t type, void* buf, size_t count, int divisor, cudaStream_t stream);
 
 // ---- sparse (sparse_kernels.h) ----
 // *total (device memory) = the number of non-zeros of dense[0, count).

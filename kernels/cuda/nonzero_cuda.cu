@@ -6,14 +6,13 @@
 // (index, value) pair only while k < capacity, so a short output is cut
 // off, never overrun, and the count of all non-zeros still comes out.
 #include <cuda_runtime.h>
-
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <cstdint>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
 
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/cuda/cub_scratch.cuh"

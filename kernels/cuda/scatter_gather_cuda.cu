@@ -10,9 +10,8 @@
 // index repeated n times costs n dependent steps in one thread.
 #include <cuda_runtime.h>
 
-#include <cub/device/device_radix_sort.cuh>
-
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/cpu/reduce_ops.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
@@ -76,8 +75,8 @@ cudaError_t scatterWithRepeats(typename Format::Storage* dense, const uint64_t* 
     });
   }
   if (status == cudaSuccess) {
-    scatterRunsKernel<Format, Op><<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(
-        dense, sortedIndices, order, values, nnz);
+    scatterRunsKernel<Format, Op>
+        <<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(dense, sortedIndices, order, values, nnz);
     status = launchError();
   }
   const cudaError_t freed = cudaFreeAsync(buffer, stream);
@@ -92,15 +91,14 @@ cudaError_t scatterElements(void* dense, const uint64_t* indices, const void* va
   const auto* in = static_cast<const Storage*>(values);
   if (kind == ScatterIndices::MayRepeat)
     return scatterWithRepeats<Format, Op>(out, indices, in, nnz, stream);
-  scatterDistinctKernel<Format, Op><<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(
-      out, indices, in, nnz);
+  scatterDistinctKernel<Format, Op>
+      <<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(out, indices, in, nnz);
   return launchError();
 }
 
 template <typename Format>
-cudaError_t scatterWithOp(spcclRedOp_t op, void* dense, const uint64_t* indices,
-                          const void* values, size_t nnz, ScatterIndices kind,
-                          cudaStream_t stream) {
+cudaError_t scatterWithOp(spcclRedOp_t op, void* dense, const uint64_t* indices, const void* values,
+                          size_t nnz, ScatterIndices kind, cudaStream_t stream) {
   switch (op) {
     case spcclSum:
     case spcclAvg:  // Avg reduces as Sum
@@ -120,13 +118,21 @@ cudaError_t scatterWithOp(spcclRedOp_t op, void* dense, const uint64_t* indices,
 template <size_t B>
 struct ElementBits;
 template <>
-struct ElementBits<1> { using Type = uint8_t; };
+struct ElementBits<1> {
+  using Type = uint8_t;
+};
 template <>
-struct ElementBits<2> { using Type = uint16_t; };
+struct ElementBits<2> {
+  using Type = uint16_t;
+};
 template <>
-struct ElementBits<4> { using Type = uint32_t; };
+struct ElementBits<4> {
+  using Type = uint32_t;
+};
 template <>
-struct ElementBits<8> { using Type = uint64_t; };
+struct ElementBits<8> {
+  using Type = uint64_t;
+};
 
 template <typename Element>
 __global__ void scatterCopyKernel(Element* dense, const uint64_t* indices, const Element* values,
@@ -144,11 +150,16 @@ __global__ void gatherKernel(Element* values, const Element* dense, const uint64
 template <typename Fn>
 cudaError_t withElementOfSize(size_t valueBytes, Fn&& fn) {
   switch (valueBytes) {
-    case 1: return fn(ElementBits<1>::Type{});
-    case 2: return fn(ElementBits<2>::Type{});
-    case 4: return fn(ElementBits<4>::Type{});
-    case 8: return fn(ElementBits<8>::Type{});
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return fn(ElementBits<1>::Type{});
+    case 2:
+      return fn(ElementBits<2>::Type{});
+    case 4:
+      return fn(ElementBits<4>::Type{});
+    case 8:
+      return fn(ElementBits<8>::Type{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
