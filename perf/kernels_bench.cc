@@ -130,8 +130,6 @@ void timeKernel(benchmark::State& state, double bytesMoved, Launch&& launch) {
   const double rate = bytesMoved * static_cast<double>(state.iterations()) / seconds;
   state.counters["GB/s"] = rate / 1e9;
   state.counters["of_copy"] = copyBytesPerSecond > 0 ? rate / copyBytesPerSecond : 0;
-  state.counters["elements/s"] =
-      static_cast<double>(workspace->n) * static_cast<double>(state.iterations()) / seconds;
 }
 
 double measureCopyBandwidth(const Workspace& w) {
