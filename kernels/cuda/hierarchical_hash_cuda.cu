@@ -1,0 +1,231 @@
+// hierarchicalHashBucketing (hierarchical_hash_cuda.h): Zen's Algorithm 1
+// with one thread per input entry, then the CPU's extraction order by
+// stream compaction.
+//
+// Memory layout: partition p owns one region of r1_p + r2_p slots, its
+// parallel memory followed by its serial memory; every slot has an
+// occupancy mark (set by the atomic exchange that claims a parallel slot,
+// or by the write of a serial slot). Compacting the regions' occupied slots
+// in slot order (CUB DeviceSelect::Flagged) therefore gives, per
+// partition, the parallel memory in slot order and then the serial memory
+// in counter order: the CPU's extraction (Algorithm 1, lines 18-22); a
+// segmented sum of the marks gives the bucket sizes.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <vector>
+
+#include "kernels/cuda/cub_scratch.cuh"
+#include "kernels/cuda/hierarchical_hash_cuda.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/stream_buffer.cuh"
+
+namespace spccl::kernels::cuda {
+namespace {
+
+constexpr int kHashes = 3;  // k of Zen section 4.2 (sparse::HierarchicalHashOptions::kHashes)
+
+// sparse::mix64 (src/sparse/index_partition.cc), MurmurHash3's fmix64, for
+// the device; tests/gpu checks every bucket against the CPU's, so h0 and
+// this function against the CPU's.
+__device__ uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+// sparse::zenOwner: h0 reduced to [0, parts) by multiply-shift.
+__device__ int zenOwner(uint64_t idx, uint64_t seed, int parts) {
+  return static_cast<int>(__umul64hi(mix64(idx ^ seed), static_cast<uint64_t>(parts)));
+}
+
+// sparse::secondLevelSlot: h_i(idx) in [0, slots), i in 1..kHashes.
+__device__ uint64_t secondLevelSlot(int i, uint64_t idx, uint64_t seed, uint64_t slots) {
+  return __umul64hi(mix64(idx ^ mix64(seed + static_cast<uint64_t>(i))), slots);
+}
+
+// Per partition p: region start (parts + 1 entries), r1, r2.
+struct HashTables {
+  const uint64_t* regionStart;
+  const uint64_t* parallelSlots;
+  const uint64_t* serialSlots;
+};
+
+struct HashMemory {
+  uint64_t* slots;                  // ordinals
+  unsigned* occupied;               // marks
+  unsigned long long* serialCount;  // parts counters
+  unsigned long long* stats;        // [0] rehashed, [1] serial writes
+};
+
+// Algorithm 1, line 17 and technique #4: a slot already marked is a
+// collision; so is losing the exchange to a concurrent writer; the winner
+// writes its ordinal and reads it back.
+__device__ bool claim(const HashMemory& memory, uint64_t q, uint64_t ordinal) {
+  if (*const_cast<volatile unsigned*>(&memory.occupied[q]) != 0) return false;
+  if (atomicExch(&memory.occupied[q], 1u) != 0) return false;
+  volatile uint64_t* slot = &memory.slots[q];
+  *slot = ordinal;
+  return *slot == ordinal;
+}
+
+// Algorithm 1, lines 7-16, one entry per thread.
+__global__ void insertKernel(HashTables tables, HashMemory memory, const uint64_t* indices,
+                             const int* owners, size_t nnz, int parts, uint64_t partitionSeed,
+                             uint64_t secondLevelSeed) {
+  unsigned long long rehashed = 0, serialWrites = 0;
+  for (size_t ordinal = firstItem(); ordinal < nnz; ordinal += itemStride()) {
+    const uint64_t idx = indices[ordinal];
+    const int p = owners ? owners[ordinal] : zenOwner(idx, partitionSeed, parts);
+    const uint64_t region = tables.regionStart[p];
+    const uint64_t r1 = tables.parallelSlots[p];
+    bool placed = false;
+    for (int i = 1; i <= kHashes && !placed; ++i) {
+      if (i == 2) ++rehashed;
+      placed = claim(memory, region + secondLevelSlot(i, idx, secondLevelSeed, r1), ordinal);
+    }
+    if (placed) continue;
+    ++serialWrites;
+    const unsigned long long q = atomicAdd(&memory.serialCount[p], 1ull);
+    if (q < tables.serialSlots[p]) {  // else counted only: the round reruns with more room
+      memory.slots[region + r1 + q] = ordinal;
+      memory.occupied[region + r1 + q] = 1;
+    }
+  }
+  if (rehashed != 0) atomicAdd(&memory.stats[0], rehashed);
+  if (serialWrites != 0) atomicAdd(&memory.stats[1], serialWrites);
+}
+
+bool validLayout(const HierarchicalHashLayout& layout) {
+  const size_t parts = static_cast<size_t>(layout.parts);
+  if (layout.parts < 1 || layout.parallelSlots.size() != parts ||
+      layout.serialSlots.size() != parts)
+    return false;
+  for (size_t p = 0; p < parts; ++p)
+    if (layout.parallelSlots[p] == 0 || layout.serialSlots[p] == 0) return false;
+  return true;
+}
+
+// One round from empty memories with serial memories of serialSlots.
+// serialCounts gets each partition's serial counter; when one ran past its
+// memory the round stops there (the caller grows and reruns), otherwise
+// the buckets are in ordinals and result.
+cudaError_t runRound(const HierarchicalHashLayout& layout, const std::vector<uint64_t>& serialSlots,
+                     const uint64_t* indices, const int* owners, size_t nnz, uint64_t* ordinals,
+                     HierarchicalHashResult* result, std::vector<uint64_t>* serialCounts,
+                     cudaStream_t stream) {
+  const size_t parts = static_cast<size_t>(layout.parts);
+  // Host copy of the tables: regionStart (parts + 1), r1 (parts), r2 (parts).
+  std::vector<uint64_t> tables(3 * parts + 1, 0);
+  for (size_t p = 0; p < parts; ++p) {
+    tables[p + 1] = tables[p] + layout.parallelSlots[p] + serialSlots[p];
+    tables[parts + 1 + p] = layout.parallelSlots[p];
+    tables[2 * parts + 1 + p] = serialSlots[p];
+  }
+  const uint64_t totalSlots = tables[parts];
+
+  StreamBuffer deviceTables(tables.size() * sizeof(uint64_t), stream);
+  StreamBuffer slots(totalSlots * sizeof(uint64_t), stream);
+  StreamBuffer occupied(totalSlots * sizeof(unsigned), stream);
+  StreamBuffer counters((parts + 2) * sizeof(unsigned long long), stream);
+  for (const StreamBuffer* buffer : {&deviceTables, &slots, &occupied, &counters})
+    if (buffer->status() != cudaSuccess) return buffer->status();
+  cudaError_t status =
+      cudaMemcpyAsync(deviceTables.get<void>(), tables.data(), tables.size() * sizeof(uint64_t),
+                      cudaMemcpyHostToDevice, stream);
+  if (status == cudaSuccess)
+    status = cudaMemsetAsync(occupied.get<void>(), 0, totalSlots * sizeof(unsigned), stream);
+  if (status == cudaSuccess)
+    status =
+        cudaMemsetAsync(counters.get<void>(), 0, (parts + 2) * sizeof(unsigned long long), stream);
+  if (status != cudaSuccess) return status;
+
+  const auto* table = deviceTables.get<uint64_t>();
+  const HashTables hashTables{table, table + parts + 1, table + 2 * parts + 1};
+  auto* counts = counters.get<unsigned long long>();
+  const HashMemory memory{slots.get<uint64_t>(), occupied.get<unsigned>(), counts, counts + parts};
+  insertKernel<<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(
+      hashTables, memory, indices, owners, nnz, layout.parts, layout.partitionSeed,
+      layout.secondLevelSeed);
+  if ((status = launchError()) != cudaSuccess) return status;
+
+  std::vector<unsigned long long> hostCounts(parts + 2);
+  status = cudaMemcpyAsync(hostCounts.data(), counts, hostCounts.size() * sizeof(hostCounts[0]),
+                           cudaMemcpyDeviceToHost, stream);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  if (status != cudaSuccess) return status;
+  serialCounts->assign(hostCounts.begin(), hostCounts.begin() + parts);
+  for (size_t p = 0; p < parts; ++p)
+    if (hostCounts[p] > serialSlots[p]) return cudaSuccess;
+  result->rehashed = hostCounts[parts];
+  result->serialWrites = hostCounts[parts + 1];
+
+  // Extraction: occupied slots in slot order, and how many per region.
+  StreamBuffer selected(sizeof(size_t), stream);
+  StreamBuffer bucketSizes(parts * sizeof(unsigned), stream);
+  if (selected.status() != cudaSuccess) return selected.status();
+  if (bucketSizes.status() != cudaSuccess) return bucketSizes.status();
+  status = runWithScratch(stream, [&](void* scratch, size_t& bytes) {
+    return cub::DeviceSelect::Flagged(scratch, bytes, slots.get<uint64_t>(),
+                                      occupied.get<unsigned>(), ordinals, selected.get<size_t>(),
+                                      static_cast<int64_t>(totalSlots), stream);
+  });
+  if (status != cudaSuccess) return status;
+  status = runWithScratch(stream, [&](void* scratch, size_t& bytes) {
+    return cub::DeviceSegmentedReduce::Sum(scratch, bytes, occupied.get<unsigned>(),
+                                           bucketSizes.get<unsigned>(), layout.parts, table,
+                                           table + 1, stream);
+  });
+  if (status != cudaSuccess) return status;
+  size_t found = 0;
+  std::vector<unsigned> sizes(parts);
+  status =
+      cudaMemcpyAsync(&found, selected.get<size_t>(), sizeof found, cudaMemcpyDeviceToHost, stream);
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(sizes.data(), bucketSizes.get<unsigned>(), parts * sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, stream);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  if (status != cudaSuccess) return status;
+  if (found != nnz) return cudaErrorUnknown;  // an entry lost or doubled: must never happen
+  result->offsets.assign(parts + 1, 0);
+  for (size_t p = 0; p < parts; ++p) result->offsets[p + 1] = result->offsets[p] + sizes[p];
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t hierarchicalHashBucketing(const HierarchicalHashLayout& layout, const uint64_t* indices,
+                                      const int* owners, size_t nnz, uint64_t* ordinals,
+                                      HierarchicalHashResult* result, cudaStream_t stream) {
+  if (!validLayout(layout) || nnz >= (uint64_t{1} << 32)) return cudaErrorInvalidValue;
+  *result = HierarchicalHashResult{};
+  result->offsets.assign(static_cast<size_t>(layout.parts) + 1, 0);
+  if (nnz == 0) return cudaSuccess;
+  std::vector<uint64_t> serialSlots = layout.serialSlots;
+  uint64_t growths = 0;
+  std::vector<uint64_t> serialCounts;
+  for (int round = 1;; ++round) {
+    const cudaError_t status = runRound(layout, serialSlots, indices, owners, nnz, ordinals, result,
+                                        &serialCounts, stream);
+    if (status != cudaSuccess) return status;
+    bool grew = false;
+    for (size_t p = 0; p < serialSlots.size(); ++p) {
+      for (; serialSlots[p] < serialCounts[p]; serialSlots[p] *= 2, grew = true) ++growths;
+    }
+    if (!grew) {
+      result->serialGrowths = growths;
+      result->rounds = round;
+      return cudaSuccess;
+    }
+    // Rerun from empty memories. It can overflow again (other races, other
+    // losers), but a count never exceeds nnz and each overflow at least
+    // doubles its memory: the rounds end.
+  }
+}
+
+}  // namespace spccl::kernels::cuda
