@@ -4,6 +4,8 @@
 // the `of_copy` column is the kernel's rate over the copy's (the issue's
 // target is >= 0.7 for the streaming kernels). Sparse inputs have 1 %
 // non-zeros. Each iteration is timed with CUDA events (manual time).
+// Hierarchical hashing also reports indices/s (items/s), the figure Zen
+// section 4.3 gives for a 214 M-element tensor.
 //
 //   kernels_bench [--benchmark_filter=...]     SPCCL_BENCH_ELEMENTS=N (default 100000000)
 //
@@ -11,6 +13,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/hierarchical_hash_cuda.h"
 
 namespace {
 
@@ -51,7 +55,8 @@ class DeviceMemory {
 struct Workspace {
   size_t n;
   size_t nnz;
-  DeviceMemory a, b, dst, sparse, residual, indices, values, encoded;
+  DeviceMemory a, b, dst, sparse, residual, indices, values, encoded, ordinals;
+  cuda::HierarchicalHashLayout hashLayout;
 
   explicit Workspace(size_t elements)
       : n(elements),
@@ -63,11 +68,12 @@ struct Workspace {
         residual(4 * n),
         indices(8 * n / 50 + 8),
         values(4 * n / 50 + 4),
-        encoded(spccl::kernels::quantizedBytes(QuantizerSpec{Codec::Piecewise, 8, 1}, n)) {}
+        encoded(spccl::kernels::quantizedBytes(QuantizerSpec{Codec::Piecewise, 8, 1}, n)),
+        ordinals(8 * n / 50 + 8) {}
 
   bool ok() const {
     return a.ok() && b.ok() && dst.ok() && sparse.ok() && residual.ok() && indices.ok() &&
-           values.ok() && encoded.ok();
+           values.ok() && encoded.ok() && ordinals.ok();
   }
 
   // Moderate random values in a and b (as f32 bits, which every benchmarked
@@ -101,9 +107,10 @@ Workspace* workspace = nullptr;
 double copyBytesPerSecond = 0;
 
 // Times launch() per iteration with CUDA events; bytesMoved is what one
-// launch must read and write at least.
+// launch must read and write at least; items, when not 0, what it counts
+// as done (indices for hashing).
 template <typename Launch>
-void timeKernel(benchmark::State& state, double bytesMoved, Launch&& launch) {
+void timeKernel(benchmark::State& state, double bytesMoved, double items, Launch&& launch) {
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
@@ -130,6 +137,8 @@ void timeKernel(benchmark::State& state, double bytesMoved, Launch&& launch) {
   const double rate = bytesMoved * static_cast<double>(state.iterations()) / seconds;
   state.counters["GB/s"] = rate / 1e9;
   state.counters["of_copy"] = copyBytesPerSecond > 0 ? rate / copyBytesPerSecond : 0;
+  if (items > 0)
+    state.counters["items/s"] = items * static_cast<double>(state.iterations()) / seconds;
 }
 
 double measureCopyBandwidth(const Workspace& w) {
@@ -157,12 +166,16 @@ size_t bytesOf(spcclDataType_t type) {
 void registerAll() {
   Workspace& w = *workspace;
   const double n = static_cast<double>(w.n), nnz = static_cast<double>(w.nnz);
-  auto add = [](const std::string& name, double bytes, auto launch) {
-    benchmark::RegisterBenchmark(
-        name.c_str(),
-        [bytes, launch](benchmark::State& state) { timeKernel(state, bytes, launch); })
+  auto addCounting = [](const std::string& name, double bytes, double items, auto launch) {
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [bytes, items, launch](benchmark::State& state) {
+                                   timeKernel(state, bytes, items, launch);
+                                 })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+  };
+  auto add = [addCounting](const std::string& name, double bytes, auto launch) {
+    addCounting(name, bytes, 0, launch);
   };
   add("copy_d2d/f32", 8 * n,
       [&w] { return cudaMemcpyAsync(w.dst.get(), w.a.get(), 4 * w.n, cudaMemcpyDeviceToDevice); });
@@ -221,6 +234,20 @@ void registerAll() {
       });
     }
   }
+  // Zen section 4.3 hashes the non-zeros of a 214 M-element tensor
+  // (SPCCL_BENCH_ELEMENTS=214000000): 16 partitions, the CPU's default
+  // sizing (r1 = 2x the expected entries, r2 = r1/10); items/s = indices/s.
+  constexpr int kParts = 16;
+  w.hashLayout.parts = kParts;
+  w.hashLayout.partitionSeed = 1;
+  const uint64_t r1 = std::max<uint64_t>(8, static_cast<uint64_t>(2.0 * nnz / kParts) + 1);
+  w.hashLayout.parallelSlots.assign(kParts, r1);
+  w.hashLayout.serialSlots.assign(kParts, std::max<uint64_t>(1, r1 / 10));
+  addCounting("hierarchical_hash/1pct_16parts", 16 * nnz, nnz, [&w] {
+    cuda::HierarchicalHashResult result;
+    return cuda::hierarchicalHashBucketing(w.hashLayout, w.indices.get<uint64_t>(), nullptr, w.nnz,
+                                           w.ordinals.get<uint64_t>(), &result, nullptr);
+  });
   add("widen_add/f16", 10 * n,
       [&w] { return cuda::widenAdd(spcclFloat16, w.dst.get<float>(), w.a.get(), w.n, nullptr); });
 }
