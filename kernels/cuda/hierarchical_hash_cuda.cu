@@ -21,33 +21,12 @@
 #include "kernels/cuda/hierarchical_hash_cuda.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/stream_buffer.cuh"
+#include "kernels/cuda/zen_hash.cuh"
 
 namespace spccl::kernels::cuda {
 namespace {
 
 constexpr int kHashes = 3;  // k of Zen section 4.2 (sparse::HierarchicalHashOptions::kHashes)
-
-// sparse::mix64 (src/sparse/index_partition.cc), MurmurHash3's fmix64, for
-// the device; tests/gpu checks every bucket against the CPU's, so h0 and
-// this function against the CPU's.
-__device__ uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
-// sparse::zenOwner: h0 reduced to [0, parts) by multiply-shift.
-__device__ int zenOwner(uint64_t idx, uint64_t seed, int parts) {
-  return static_cast<int>(__umul64hi(mix64(idx ^ seed), static_cast<uint64_t>(parts)));
-}
-
-// sparse::secondLevelSlot: h_i(idx) in [0, slots), i in 1..kHashes.
-__device__ uint64_t secondLevelSlot(int i, uint64_t idx, uint64_t seed, uint64_t slots) {
-  return __umul64hi(mix64(idx ^ mix64(seed + static_cast<uint64_t>(i))), slots);
-}
 
 // Per partition p: region start (parts + 1 entries), r1, r2.
 struct HashTables {

@@ -25,6 +25,12 @@ __device__ inline size_t firstItem() {
 }
 __device__ inline size_t itemStride() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
 
+// out[i] = i: the identity permutation, e.g. the values CUB sorts along.
+template <typename T>
+__global__ void iotaKernel(T* out, size_t count) {
+  for (size_t i = firstItem(); i < count; i += itemStride()) out[i] = static_cast<T>(i);
+}
+
 // The error of the launch just made (or of an earlier asynchronous call).
 inline cudaError_t launchError() { return cudaGetLastError(); }
 

@@ -51,10 +51,6 @@ __global__ void scatterRunsKernel(typename Format::Storage* dense, const uint64_
   }
 }
 
-__global__ void iotaKernel(uint64_t* out, size_t count) {
-  for (size_t i = firstItem(); i < count; i += itemStride()) out[i] = i;
-}
-
 template <typename Format, typename Op>
 cudaError_t scatterWithRepeats(typename Format::Storage* dense, const uint64_t* indices,
                                const typename Format::Storage* values, size_t nnz,
