@@ -18,66 +18,27 @@
 #include <vector>
 
 #include "kernels/cuda/cub_scratch.cuh"
+#include "kernels/cuda/hash_insert.h"
 #include "kernels/cuda/hierarchical_hash_cuda.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/stream_buffer.cuh"
-#include "kernels/cuda/zen_hash.cuh"
 
 namespace spccl::kernels::cuda {
 namespace {
 
-constexpr int kHashes = 3;  // k of Zen section 4.2 (sparse::HierarchicalHashOptions::kHashes)
-
-// Per partition p: region start (parts + 1 entries), r1, r2.
-struct HashTables {
-  const uint64_t* regionStart;
-  const uint64_t* parallelSlots;
-  const uint64_t* serialSlots;
-};
-
-struct HashMemory {
-  uint64_t* slots;                  // ordinals
-  unsigned* occupied;               // marks
-  unsigned long long* serialCount;  // parts counters
-  unsigned long long* stats;        // [0] rehashed, [1] serial writes
-};
-
-// Algorithm 1, line 17 and technique #4: a slot already marked is a
-// collision; so is losing the exchange to a concurrent writer; the winner
-// writes its ordinal and reads it back.
-__device__ bool claim(const HashMemory& memory, uint64_t q, uint64_t ordinal) {
-  if (*const_cast<volatile unsigned*>(&memory.occupied[q]) != 0) return false;
-  if (atomicExch(&memory.occupied[q], 1u) != 0) return false;
-  volatile uint64_t* slot = &memory.slots[q];
-  *slot = ordinal;
-  return *slot == ordinal;
-}
-
-// Algorithm 1, lines 7-16, one entry per thread.
-__global__ void insertKernel(HashTables tables, HashMemory memory, const uint64_t* indices,
-                             const int* owners, size_t nnz, int parts, uint64_t partitionSeed,
-                             uint64_t secondLevelSeed) {
-  unsigned long long rehashed = 0, serialWrites = 0;
+// One thread per entry; the counts go to stats[0] (rehashed) and stats[1]
+// (serial writes) once per thread.
+__global__ void insertKernel(HashTables tables, HashMemory memory, unsigned long long* stats,
+                             const uint64_t* indices, const int* owners, size_t nnz, int parts,
+                             uint64_t partitionSeed, uint64_t secondLevelSeed) {
+  InsertCounts counts;
   for (size_t ordinal = firstItem(); ordinal < nnz; ordinal += itemStride()) {
     const uint64_t idx = indices[ordinal];
     const int p = owners ? owners[ordinal] : zenOwner(idx, partitionSeed, parts);
-    const uint64_t region = tables.regionStart[p];
-    const uint64_t r1 = tables.parallelSlots[p];
-    bool placed = false;
-    for (int i = 1; i <= kHashes && !placed; ++i) {
-      if (i == 2) ++rehashed;
-      placed = claim(memory, region + secondLevelSlot(i, idx, secondLevelSeed, r1), ordinal);
-    }
-    if (placed) continue;
-    ++serialWrites;
-    const unsigned long long q = atomicAdd(&memory.serialCount[p], 1ull);
-    if (q < tables.serialSlots[p]) {  // else counted only: the round reruns with more room
-      memory.slots[region + r1 + q] = ordinal;
-      memory.occupied[region + r1 + q] = 1;
-    }
+    insertEntry(tables, memory, idx, p, ordinal, secondLevelSeed, &counts);
   }
-  if (rehashed != 0) atomicAdd(&memory.stats[0], rehashed);
-  if (serialWrites != 0) atomicAdd(&memory.stats[1], serialWrites);
+  if (counts.rehashed != 0) atomicAdd(&stats[0], counts.rehashed);
+  if (counts.serialWrites != 0) atomicAdd(&stats[1], counts.serialWrites);
 }
 
 bool validLayout(const HierarchicalHashLayout& layout) {
@@ -96,16 +57,10 @@ bool validLayout(const HierarchicalHashLayout& layout) {
 // the buckets are in ordinals and result.
 cudaError_t runRound(const HierarchicalHashLayout& layout, const std::vector<uint64_t>& serialSlots,
                      const uint64_t* indices, const int* owners, size_t nnz, uint64_t* ordinals,
-                     HierarchicalHashResult* result, std::vector<uint64_t>* serialCounts,
+                     HierarchicalHashResult* result, std::vector<unsigned long long>* serialCounts,
                      cudaStream_t stream) {
   const size_t parts = static_cast<size_t>(layout.parts);
-  // Host copy of the tables: regionStart (parts + 1), r1 (parts), r2 (parts).
-  std::vector<uint64_t> tables(3 * parts + 1, 0);
-  for (size_t p = 0; p < parts; ++p) {
-    tables[p + 1] = tables[p] + layout.parallelSlots[p] + serialSlots[p];
-    tables[parts + 1 + p] = layout.parallelSlots[p];
-    tables[2 * parts + 1 + p] = serialSlots[p];
-  }
+  const std::vector<uint64_t> tables = hashTablesFor(layout, serialSlots);
   const uint64_t totalSlots = tables[parts];
 
   StreamBuffer deviceTables(tables.size() * sizeof(uint64_t), stream);
@@ -125,12 +80,11 @@ cudaError_t runRound(const HierarchicalHashLayout& layout, const std::vector<uin
   if (status != cudaSuccess) return status;
 
   const auto* table = deviceTables.get<uint64_t>();
-  const HashTables hashTables{table, table + parts + 1, table + 2 * parts + 1};
   auto* counts = counters.get<unsigned long long>();
-  const HashMemory memory{slots.get<uint64_t>(), occupied.get<unsigned>(), counts, counts + parts};
+  const HashMemory memory{slots.get<uint64_t>(), occupied.get<unsigned>(), counts};
   insertKernel<<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(
-      hashTables, memory, indices, owners, nnz, layout.parts, layout.partitionSeed,
-      layout.secondLevelSeed);
+      hashTablesView(table, parts), memory, counts + parts, indices, owners, nnz, layout.parts,
+      layout.partitionSeed, layout.secondLevelSeed);
   if ((status = launchError()) != cudaSuccess) return status;
 
   std::vector<unsigned long long> hostCounts(parts + 2);
@@ -187,16 +141,12 @@ cudaError_t hierarchicalHashBucketing(const HierarchicalHashLayout& layout, cons
   if (nnz == 0) return cudaSuccess;
   std::vector<uint64_t> serialSlots = layout.serialSlots;
   uint64_t growths = 0;
-  std::vector<uint64_t> serialCounts;
+  std::vector<unsigned long long> serialCounts;
   for (int round = 1;; ++round) {
     const cudaError_t status = runRound(layout, serialSlots, indices, owners, nnz, ordinals, result,
                                         &serialCounts, stream);
     if (status != cudaSuccess) return status;
-    bool grew = false;
-    for (size_t p = 0; p < serialSlots.size(); ++p) {
-      for (; serialSlots[p] < serialCounts[p]; serialSlots[p] *= 2, grew = true) ++growths;
-    }
-    if (!grew) {
+    if (!growSerialMemories(serialCounts, &serialSlots, &growths)) {
       result->serialGrowths = growths;
       result->rounds = round;
       return cudaSuccess;

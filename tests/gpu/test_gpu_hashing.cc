@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpu_test_support.h"
+#include "hash_test_inputs.h"
 #include "kernels/cuda/hierarchical_hash_cuda.h"
 #include "sparse/bucketing_methods.h"
 #include "sparse/index_partition.h"
@@ -26,40 +27,6 @@ using kernels::cuda::HierarchicalHashLayout;
 using kernels::cuda::HierarchicalHashResult;
 using sparse::IndexPartition;
 using sparse::PartitionKind;
-
-// count distinct indices < universe, in random order.
-std::vector<uint64_t> distinctRandomIndices(uint64_t universe, size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint64_t> all(universe);
-  for (uint64_t i = 0; i < universe; ++i) all[i] = i;
-  for (size_t i = 0; i < count; ++i) std::swap(all[i], all[i + rng() % (universe - i)]);
-  all.resize(count);
-  return all;
-}
-
-// The CPU's sizing (hierarchical_hashing.cc, parallelSlotsFor) or fixed sizes.
-HierarchicalHashLayout layoutFor(const IndexPartition& partition, uint64_t seed, size_t nnz,
-                                 uint64_t fixedParallel = 0, uint64_t fixedSerial = 0) {
-  const sparse::HierarchicalHashOptions defaults;
-  HierarchicalHashLayout layout;
-  layout.parts = partition.parts();
-  layout.partitionSeed = seed;
-  layout.secondLevelSeed = defaults.secondLevelSeed;
-  for (int p = 0; p < partition.parts(); ++p) {
-    const double expected = static_cast<double>(nnz) * static_cast<double>(partition.partSize(p)) /
-                            static_cast<double>(partition.universe());
-    const uint64_t r1 =
-        fixedParallel > 0
-            ? fixedParallel
-            : std::max<uint64_t>(
-                  defaults.minParallelSlots,
-                  static_cast<uint64_t>(std::ceil(defaults.slotsPerExpectedIndex * expected)));
-    const uint64_t r2 = fixedSerial > 0 ? fixedSerial : r1 / defaults.serialDivisor;
-    layout.parallelSlots.push_back(r1);
-    layout.serialSlots.push_back(std::max<uint64_t>(r2, 1));
-  }
-  return layout;
-}
 
 // Runs both and compares the buckets as sets of indices; returns the GPU's result.
 HierarchicalHashResult expectSameBuckets(const IndexPartition& partition,
@@ -140,18 +107,6 @@ TEST_F(GpuHashing, TinyTablesEveryPartitionKind) {
     EXPECT_GE(result.serialWrites, indices.size() - 8 * 4);
     EXPECT_GE(result.rounds, 2);
   }
-}
-
-// Indices whose h1, h2 and h3 all choose slot 0 of an 8-slot table.
-std::vector<uint64_t> indicesCollidingEverywhere(size_t count, uint64_t seed) {
-  std::vector<uint64_t> found;
-  for (uint64_t idx = 0; found.size() < count; ++idx) {
-    bool allZero = true;
-    for (int i = 1; i <= sparse::HierarchicalHashOptions::kHashes; ++i)
-      allZero &= sparse::secondLevelSlot(i, idx, seed, 8) == 0;
-    if (allZero) found.push_back(idx);
-  }
-  return found;
 }
 
 // Exactly one entry wins slot 0 whatever the races; the other 48 fail all
