@@ -18,15 +18,10 @@
 #include "kernels/cuda/cub_scratch.cuh"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/scatter_runs.h"
 
 namespace spccl::kernels::cuda {
 namespace {
-
-// target = target op value, in the CPU's rounding (scatter_gather_cpu.cc).
-template <typename Format, typename Op>
-__device__ void combineInto(typename Format::Storage& target, typename Format::Storage value) {
-  target = Format::store(Op::apply(Format::load(target), Format::load(value)));
-}
 
 template <typename Format, typename Op>
 __global__ void scatterDistinctKernel(typename Format::Storage* dense, const uint64_t* indices,
@@ -35,20 +30,13 @@ __global__ void scatterDistinctKernel(typename Format::Storage* dense, const uin
     combineInto<Format, Op>(dense[indices[i]], values[i]);
 }
 
-// sortedIndices[j] with its original position order[j], runs of equal
-// indices adjacent and in position order.
+// One thread per sorted entry; run heads fold their runs (scatter_runs.h).
 template <typename Format, typename Op>
 __global__ void scatterRunsKernel(typename Format::Storage* dense, const uint64_t* sortedIndices,
                                   const uint64_t* order, const typename Format::Storage* values,
                                   size_t nnz) {
-  for (size_t j = firstItem(); j < nnz; j += itemStride()) {
-    const uint64_t index = sortedIndices[j];
-    if (j > 0 && sortedIndices[j - 1] == index) continue;  // not the head of its run
-    typename Format::Storage target = dense[index];
-    for (size_t k = j; k < nnz && sortedIndices[k] == index; ++k)
-      combineInto<Format, Op>(target, values[order[k]]);
-    dense[index] = target;
-  }
+  for (size_t j = firstItem(); j < nnz; j += itemStride())
+    foldRunAt<Format, Op>(j, dense, sortedIndices, order, values, nnz);
 }
 
 template <typename Format, typename Op>

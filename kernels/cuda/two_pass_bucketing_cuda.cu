@@ -7,6 +7,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <vector>
 
+#include "kernels/cuda/bucket_offsets.h"
 #include "kernels/cuda/cub_scratch.cuh"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/stream_buffer.cuh"
@@ -22,17 +23,11 @@ __global__ void zenOwnersKernel(const uint64_t* indices, size_t nnz, uint64_t se
     owners[i] = static_cast<unsigned>(zenOwner(indices[i], seed, parts));
 }
 
-// offsets[p] = the first j with sorted[j] >= p, for p in [0, parts]: the
-// thread at each boundary j (between sorted[j-1] and sorted[j], with -1
-// before the first and `parts` after the last) writes the offsets of the
-// partitions it steps over, so each offset is written exactly once.
+// One thread per boundary j in [0, nnz] (bucket_offsets.h).
 __global__ void bucketOffsetsKernel(const unsigned* sorted, size_t nnz, int parts,
                                     uint64_t* offsets) {
-  for (size_t j = firstItem(); j <= nnz; j += itemStride()) {
-    const long long before = j == 0 ? -1 : static_cast<long long>(sorted[j - 1]);
-    const long long at = j == nnz ? parts : static_cast<long long>(sorted[j]);
-    for (long long p = before + 1; p <= at; ++p) offsets[p] = j;
-  }
+  for (size_t j = firstItem(); j <= nnz; j += itemStride())
+    writeOffsetsAt(j, sorted, nnz, parts, offsets);
 }
 
 int bitsFor(int parts) {

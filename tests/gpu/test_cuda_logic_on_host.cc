@@ -11,19 +11,30 @@
 //    one entry after another, the rounds grown as the driver grows them;
 //    run serially it must place every entry where the CPU's single-threaded
 //    hashing does, so buckets, order and statistics are equal.
+//  - scatterReduce with repeats (kernels/cuda/scatter_runs.h): every
+//    sorted entry's foldRunAt(), in reverse order to show the runs are
+//    independent, against the CPU's scatterReduce, bit for bit.
+//  - Two-pass bucket boundaries (kernels/cuda/bucket_offsets.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "codec_inputs.h"
 #include "gpu_test_support.h"
 #include "hash_test_inputs.h"
+#include "kernels/cpu/reduce_ops.h"
+#include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/cuda/bucket_offsets.h"
 #include "kernels/cuda/hash_insert.h"
 #include "kernels/cuda/quantize_groups.h"
+#include "kernels/cuda/scatter_runs.h"
 #include "kernels/kernels.h"
+#include "kernels/sparse_kernels.h"
 #include "sparse/bucketing_methods.h"
 
 namespace spccl::gpu_test {
@@ -246,6 +257,81 @@ TEST(CudaLogicOnHost, HashingTotalCollisionLikeTheCpu) {
         sparse::makePartition(sparse::PartitionKind::Contiguous, indices.back() + 1, 1, 0);
     expectHashingLikeCpu(*partition, layoutFor(*partition, 0, count, 8, 1), indices,
                          std::vector<int>(count, 0), cpuOptions);
+  }
+}
+
+// scatterWithRepeats (scatter_gather_cuda.cu) with CUB's stable radix sort
+// as std::stable_sort and the runs kernel as a loop (backwards).
+template <typename Format, typename Op>
+void scatterLikeTheKernel(void* dense, const std::vector<uint64_t>& indices, const void* values) {
+  const size_t nnz = indices.size();
+  std::vector<uint64_t> order(nnz);
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
+  std::vector<uint64_t> sorted(nnz);
+  for (size_t j = 0; j < nnz; ++j) sorted[j] = indices[order[j]];
+  using Storage = typename Format::Storage;
+  for (size_t j = nnz; j-- > 0;)
+    cuda::foldRunAt<Format, Op>(j, static_cast<Storage*>(dense), sorted.data(), order.data(),
+                                static_cast<const Storage*>(values), nnz);
+}
+
+template <typename Format>
+void scatterWithOp(spcclRedOp_t op, void* dense, const std::vector<uint64_t>& indices,
+                   const void* values) {
+  switch (op) {
+    case spcclProd:
+      return scatterLikeTheKernel<Format, kernels::ProdOp>(dense, indices, values);
+    case spcclMax:
+      return scatterLikeTheKernel<Format, kernels::MaxOp>(dense, indices, values);
+    case spcclMin:
+      return scatterLikeTheKernel<Format, kernels::MinOp>(dense, indices, values);
+    default:
+      return scatterLikeTheKernel<Format, kernels::SumOp>(dense, indices, values);
+  }
+}
+
+TEST(CudaLogicOnHost, ScatterRunsFoldLikeTheCpu) {
+  std::mt19937_64 rng(8);
+  for (const spcclDataType_t type : kAllTypes) {
+    for (const spcclRedOp_t op : kAllOps) {
+      for (const size_t count : {size_t{1}, size_t{5}, size_t{1000}}) {
+        SCOPED_TRACE(testing::Message()
+                     << typeName(type) << " " << opName(op) << " count " << count);
+        const size_t nnz = 3 * count;  // many repeats
+        std::vector<uint64_t> indices(nnz);
+        for (auto& index : indices) index = rng() % count;
+        const auto dense = randomElements(type, count, rng, 0.2);
+        const auto values = randomElements(type, nnz, rng, 0.1);
+        std::vector<unsigned char> expected = dense, actual = dense;
+        kernels::scatterReduce(type, op, expected.data(), indices.data(), values.data(), nnz);
+        kernels::withFormat(type, 0, [&](auto format) {
+          scatterWithOp<decltype(format)>(op, actual.data(), indices, values.data());
+          return 0;
+        });
+        ASSERT_EQ(firstDifference(expected, actual, typeBytes(type)), "");
+      }
+    }
+  }
+}
+
+TEST(CudaLogicOnHost, BucketOffsetsFromSortedOwners) {
+  std::mt19937_64 rng(12);
+  for (const int parts : {1, 2, 7, 64}) {
+    for (const size_t nnz : {size_t{0}, size_t{1}, size_t{10}, size_t{1000}}) {
+      std::vector<unsigned> owners(nnz);
+      // Only even owners: every odd partition is empty.
+      for (auto& owner : owners) owner = static_cast<unsigned>(rng() % parts) / 2 * 2 % parts;
+      std::sort(owners.begin(), owners.end());
+      std::vector<uint64_t> expected(static_cast<size_t>(parts) + 1, 0);
+      for (const unsigned owner : owners) ++expected[owner + 1];
+      std::partial_sum(expected.begin(), expected.end(), expected.begin());
+      std::vector<uint64_t> actual(expected.size(), ~uint64_t{0});
+      for (size_t j = 0; j <= nnz; ++j)
+        cuda::writeOffsetsAt(j, owners.data(), nnz, parts, actual.data());
+      EXPECT_EQ(actual, expected) << "parts " << parts << " nnz " << nnz;
+    }
   }
 }
 
