@@ -15,6 +15,8 @@
 //    sorted entry's foldRunAt(), in reverse order to show the runs are
 //    independent, against the CPU's scatterReduce, bit for bit.
 //  - Two-pass bucket boundaries (kernels/cuda/bucket_offsets.h).
+//  - The top-k token order (kernels/cuda/token_rank_key.h): a stable sort
+//    by key, as CUB's, must choose the CPU's tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "codec_inputs.h"
+#include "compress/token_selection.h"
 #include "gpu_test_support.h"
 #include "hash_test_inputs.h"
 #include "kernels/cpu/reduce_ops.h"
@@ -33,9 +36,11 @@
 #include "kernels/cuda/hash_insert.h"
 #include "kernels/cuda/quantize_groups.h"
 #include "kernels/cuda/scatter_runs.h"
+#include "kernels/cuda/token_rank_key.h"
 #include "kernels/kernels.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/bucketing_methods.h"
+#include "token_inputs.h"
 
 namespace spccl::gpu_test {
 namespace {
@@ -331,6 +336,24 @@ TEST(CudaLogicOnHost, BucketOffsetsFromSortedOwners) {
       for (size_t j = 0; j <= nnz; ++j)
         cuda::writeOffsetsAt(j, owners.data(), nnz, parts, actual.data());
       EXPECT_EQ(actual, expected) << "parts " << parts << " nnz " << nnz;
+    }
+  }
+}
+
+TEST(CudaLogicOnHost, TokenRankKeysChooseLikeTheCpu) {
+  std::mt19937_64 rng(10);
+  for (const size_t tokens : {size_t{1}, size_t{2}, size_t{17}, size_t{1000}}) {
+    const auto scores = adversarialScores(tokens, rng);
+    std::vector<size_t> order(tokens);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return cuda::tokenRankKey(scores[a]) < cuda::tokenRankKey(scores[b]);
+    });
+    for (size_t keep = 0; keep <= tokens; keep += std::max<size_t>(1, tokens / 50)) {
+      std::vector<unsigned char> expected(tokens), actual(tokens, 0);
+      compress::selectTopTokens(scores.data(), tokens, keep, expected.data());
+      for (size_t j = 0; j < keep; ++j) actual[order[j]] = 1;
+      ASSERT_EQ(firstDifference(expected, actual, 1), "") << tokens << " tokens, keep " << keep;
     }
   }
 }
