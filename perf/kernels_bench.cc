@@ -22,6 +22,7 @@
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/hierarchical_hash_cuda.h"
+#include "kernels/cuda/two_pass_bucketing_cuda.h"
 
 namespace {
 
@@ -247,6 +248,12 @@ void registerAll() {
     cuda::HierarchicalHashResult result;
     return cuda::hierarchicalHashBucketing(w.hashLayout, w.indices.get<uint64_t>(), nullptr, w.nnz,
                                            w.ordinals.get<uint64_t>(), &result, nullptr);
+  });
+  // Partitioning of the 1 % non-zeros (the "1 % of 100 M elements").
+  addCounting("two_pass_bucketing/1pct_16parts", 16 * nnz, nnz, [&w] {
+    std::vector<size_t> offsets;
+    return cuda::twoPassBucketing(16, 1, w.indices.get<uint64_t>(), nullptr, w.nnz,
+                                  w.ordinals.get<uint64_t>(), &offsets, nullptr);
   });
   add("widen_add/f16", 10 * n,
       [&w] { return cuda::widenAdd(spcclFloat16, w.dst.get<float>(), w.a.get(), w.n, nullptr); });
