@@ -17,7 +17,7 @@ cudaError_t runWithScratch(cudaStream_t stream, CubCall&& call) {
   cudaError_t status = call(nullptr, bytes);
   if (status != cudaSuccess) return status;
   void* scratch = nullptr;
-  status = cudaMallocAsync(&scratch, bytes, stream);
+  status = cudaMallocAsync(&scratch, bytes > 0 ? bytes : 1, stream);  // never a 0-byte request
   if (status != cudaSuccess) return status;
   status = call(scratch, bytes);
   const cudaError_t freed = cudaFreeAsync(scratch, stream);

@@ -19,6 +19,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/scatter_runs.h"
+#include "kernels/cuda/stream_buffer.cuh"
 
 namespace spccl::kernels::cuda {
 namespace {
@@ -44,27 +45,22 @@ cudaError_t scatterWithRepeats(typename Format::Storage* dense, const uint64_t* 
                                const typename Format::Storage* values, size_t nnz,
                                cudaStream_t stream) {
   // sortedIndices, positions (0..nnz-1) and their sorted order: one buffer.
-  uint64_t* buffer = nullptr;
-  cudaError_t status = cudaMallocAsync(&buffer, 3 * nnz * sizeof(uint64_t), stream);
-  if (status != cudaSuccess) return status;
-  uint64_t* sortedIndices = buffer;
-  uint64_t* positions = buffer + nnz;
-  uint64_t* order = buffer + 2 * nnz;
+  StreamBuffer buffer(3 * nnz * sizeof(uint64_t), stream);
+  if (buffer.status() != cudaSuccess) return buffer.status();
+  uint64_t* sortedIndices = buffer.get<uint64_t>();
+  uint64_t* positions = sortedIndices + nnz;
+  uint64_t* order = sortedIndices + 2 * nnz;
   iotaKernel<<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(positions, nnz);
-  status = launchError();
-  if (status == cudaSuccess) {
-    status = runWithScratch(stream, [&](void* scratch, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(scratch, bytes, indices, sortedIndices, positions,
-                                             order, static_cast<int64_t>(nnz), 0, 64, stream);
-    });
-  }
-  if (status == cudaSuccess) {
-    scatterRunsKernel<Format, Op>
-        <<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(dense, sortedIndices, order, values, nnz);
-    status = launchError();
-  }
-  const cudaError_t freed = cudaFreeAsync(buffer, stream);
-  return status != cudaSuccess ? status : freed;
+  cudaError_t status = launchError();
+  if (status != cudaSuccess) return status;
+  status = runWithScratch(stream, [&](void* scratch, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(scratch, bytes, indices, sortedIndices, positions, order,
+                                           static_cast<int64_t>(nnz), 0, 64, stream);
+  });
+  if (status != cudaSuccess) return status;
+  scatterRunsKernel<Format, Op>
+      <<<blocksFor(nnz), kThreadsPerBlock, 0, stream>>>(dense, sortedIndices, order, values, nnz);
+  return launchError();
 }
 
 template <typename Format, typename Op>
