@@ -17,6 +17,7 @@
 //  - Two-pass bucket boundaries (kernels/cuda/bucket_offsets.h).
 //  - The top-k token order (kernels/cuda/token_rank_key.h): a stable sort
 //    by key, as CUB's, must choose the CPU's tokens.
+//  - Bitmap bytes (kernels/cuda/bitmap_bytes.h) against the CPU's map.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@
 #include "hash_test_inputs.h"
 #include "kernels/cpu/reduce_ops.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/cuda/bitmap_bytes.h"
 #include "kernels/cuda/bucket_offsets.h"
 #include "kernels/cuda/hash_insert.h"
 #include "kernels/cuda/quantize_groups.h"
@@ -40,6 +42,7 @@
 #include "kernels/kernels.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/bucketing_methods.h"
+#include "sparse/encoding_codecs.h"
 #include "token_inputs.h"
 
 namespace spccl::gpu_test {
@@ -354,6 +357,22 @@ TEST(CudaLogicOnHost, TokenRankKeysChooseLikeTheCpu) {
       compress::selectTopTokens(scores.data(), tokens, keep, expected.data());
       for (size_t j = 0; j < keep; ++j) actual[order[j]] = 1;
       ASSERT_EQ(firstDifference(expected, actual, 1), "") << tokens << " tokens, keep " << keep;
+    }
+  }
+}
+
+TEST(CudaLogicOnHost, BitmapBytesLikeTheCpuMap) {
+  for (const uint64_t universe : {uint64_t{1}, uint64_t{13}, uint64_t{1000}, uint64_t{4096}}) {
+    for (const size_t nnz : {size_t{0}, size_t{1}, size_t{universe / 3}, size_t{universe}}) {
+      auto positions = distinctRandomIndices(universe, nnz, universe + nnz);
+      const size_t mapBytes = (universe + 7) / 8;
+      std::vector<unsigned char> expected(mapBytes);
+      sparse::encodeBitmap(positions.data(), nullptr, nnz, universe, 0, expected.data());
+      std::sort(positions.begin(), positions.end());  // the kernel's input is sorted
+      std::vector<unsigned char> actual(mapBytes, 0);
+      for (size_t j = nnz; j-- > 0;)
+        cuda::writeBitmapByteAt(j, positions.data(), nnz, actual.data());
+      ASSERT_EQ(firstDifference(expected, actual, 1), "") << universe << " " << nnz;
     }
   }
 }
