@@ -3,11 +3,14 @@
 // quantize_element.h (the same source as the CPU's quantize_cpu.cc), and
 // LSB-first bit packing (bit_packing.h), byte for byte the CPU encoding.
 //
-// quantize is two kernels: one warp per quantizer block finds its scale
-// m = max|v| (NaN when the block holds inf or NaN); then one thread per
-// group of 8 elements computes their codes (and residuals) and writes the
-// group's `bits` packed bytes. Eight codes fill exactly `bits` bytes, so
-// groups never share a byte and need no atomics. Decoding is one thread
+// quantize finds each block's scale m = max|v| (NaN when the block holds
+// inf or NaN) with one warp per block, and the codes (and residuals) one
+// group of 8 elements per thread, each group writing its `bits` packed
+// bytes. Eight codes fill exactly `bits` bytes, so groups never share a
+// byte and need no atomics. With blocks of a multiple of 8 elements (the
+// default 256) one kernel does both, block by block, reading the input
+// from DRAM once; otherwise a group may span two blocks, and the scales
+// are a kernel of their own before the codes. Decoding is one thread
 // per group too. The per-thread work is quantize_groups.h's, which
 // tests/gpu also runs on the host.
 #include <cuda_runtime.h>
@@ -30,28 +33,58 @@ namespace {
 
 constexpr unsigned kWarp = 32;
 
-// One warp per quantizer block: each lane accumulates its strided elements,
-// the lanes merge by shuffles.
+// The scale of elements [begin, end), computed by a whole warp: each lane
+// accumulates its strided elements, the lanes merge by shuffles; every
+// lane gets the result.
+template <typename Format>
+__device__ float warpBlockScale(const typename Format::Storage* in, const float* residual,
+                                size_t begin, size_t end, unsigned lane) {
+  ScaleAccumulator scale;
+  for (size_t i = begin + lane; i < end; i += kWarp)
+    scale.add(encodedValue<Format>(in, residual, i));
+  for (unsigned offset = kWarp / 2; offset > 0; offset /= 2) {
+    scale.merge(__shfl_xor_sync(0xffffffffu, scale.m, offset),
+                __shfl_xor_sync(0xffffffffu, static_cast<int>(scale.nonFinite), offset) != 0);
+  }
+  return scale.scale();
+}
+
+// One warp per quantizer block (the loop is uniform across the warp).
 template <typename Format>
 __global__ void blockScalesKernel(const typename Format::Storage* in, const float* residual,
                                   size_t count, size_t blockSize, size_t blocks,
                                   unsigned char* out) {
   const unsigned lane = threadIdx.x % kWarp;
   const size_t warps = itemStride() / kWarp;
-  for (size_t b = firstItem() / kWarp; b < blocks; b += warps) {  // uniform across the warp
-    const size_t begin = b * blockSize;
-    const size_t end = min(count, begin + blockSize);
-    ScaleAccumulator scale;
-    for (size_t i = begin + lane; i < end; i += kWarp)
-      scale.add(encodedValue<Format>(in, residual, i));
-    for (unsigned offset = kWarp / 2; offset > 0; offset /= 2) {
-      scale.merge(__shfl_xor_sync(0xffffffffu, scale.m, offset),
-                  __shfl_xor_sync(0xffffffffu, static_cast<int>(scale.nonFinite), offset) != 0);
-    }
-    if (lane == 0) {
-      const float m = scale.scale();
-      memcpy(out + b * sizeof(float), &m, sizeof(float));
-    }
+  for (size_t b = firstItem() / kWarp; b < blocks; b += warps) {
+    const float m =
+        warpBlockScale<Format>(in, residual, b * blockSize, min(count, (b + 1) * blockSize), lane);
+    if (lane == 0) memcpy(out + b * sizeof(float), &m, sizeof(float));
+  }
+}
+
+// When blockSize is a multiple of 8, no code group straddles two blocks,
+// and one warp does a block from start to end: its scale, then its groups.
+// The second pass re-reads what the first just read, from cache, so the
+// input crosses DRAM once instead of twice. __syncwarp orders lane 0's
+// store of the scale before the other lanes' reads of it.
+template <typename Format, typename Magnitude>
+__global__ void quantizeBlocksKernel(Magnitude magnitude, const __grid_constant__ LevelTable levels,
+                                     int bits, size_t blockSize, const typename Format::Storage* in,
+                                     float* residual, size_t count, size_t blocks,
+                                     unsigned char* out, unsigned char* packed) {
+  const unsigned lane = threadIdx.x % kWarp;
+  const size_t warps = itemStride() / kWarp;
+  const size_t groups = codeGroups(count), groupsPerBlock = blockSize / kCodeGroup;
+  for (size_t b = firstItem() / kWarp; b < blocks; b += warps) {
+    const float m =
+        warpBlockScale<Format>(in, residual, b * blockSize, min(count, (b + 1) * blockSize), lane);
+    if (lane == 0) memcpy(out + b * sizeof(float), &m, sizeof(float));
+    __syncwarp();
+    const size_t end = min(groups, (b + 1) * groupsPerBlock);
+    for (size_t g = b * groupsPerBlock + lane; g < end; g += kWarp)
+      quantizeGroup<Format>(magnitude, levels, bits, blockSize, in, residual, count, out, packed,
+                            g);
   }
 }
 
@@ -131,6 +164,15 @@ cudaError_t quantize(spcclDataType_t type, const QuantizerSpec& spec, const void
     if (count == 0) return cudaSuccess;
     const auto* values = static_cast<const Storage*>(in);
     const size_t blocks = quantizedBlockCount(spec, count);
+    unsigned char* packed = out + blocks * sizeof(float);
+    if (spec.blockSize % kCodeGroup == 0) {
+      return withMagnitude(spec, [&](auto magnitude) {
+        quantizeBlocksKernel<Format><<<blocksFor(blocks * kWarp), kThreadsPerBlock, 0, stream>>>(
+            magnitude, levelTableOf(magnitude, spec.bits), spec.bits, spec.blockSize, values,
+            residual, count, blocks, out, packed);
+        return launchError();
+      });
+    }
     blockScalesKernel<Format><<<blocksFor(blocks * kWarp), kThreadsPerBlock, 0, stream>>>(
         values, residual, count, spec.blockSize, blocks, out);
     const cudaError_t status = launchError();
@@ -138,7 +180,7 @@ cudaError_t quantize(spcclDataType_t type, const QuantizerSpec& spec, const void
     return withMagnitude(spec, [&](auto magnitude) {
       quantizeCodesKernel<Format><<<blocksFor(codeGroups(count)), kThreadsPerBlock, 0, stream>>>(
           magnitude, levelTableOf(magnitude, spec.bits), spec.bits, spec.blockSize, values,
-          residual, count, out, out + blocks * sizeof(float));
+          residual, count, out, packed);
       return launchError();
     });
   });

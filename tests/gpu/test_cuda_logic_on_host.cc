@@ -3,10 +3,11 @@
 // runs everywhere: it checks the kernels' indexing and logic, not CUDA
 // itself (launches, shuffles, atomics under contention, memory), which the
 // test_gpu_* binaries do.
-//  - Codecs (kernels/cuda/quantize_groups.h): the warp's lanes of
-//    blockScalesKernel (strided accumulation, butterfly merge), one call
-//    per 8-code group for quantizeCodesKernel and decodeKernel; the result
-//    must be the CPU codec's, byte for byte.
+//  - Codecs (kernels/cuda/quantize_groups.h): a warp's lanes computing a
+//    block's scale (strided accumulation, butterfly merge), one call per
+//    8-code group, in the order of either quantize path (block by block
+//    when blocks are multiples of 8, else all scales first), and for the
+//    decoder; the result must be the CPU codec's, byte for byte.
 //  - Hierarchical hashing (kernels/cuda/hash_insert.h): insertEntry() for
 //    one entry after another, the rounds grown as the driver grows them;
 //    run serially it must place every entry where the CPU's single-threaded
@@ -72,21 +73,36 @@ float warpBlockScale(const typename Format::Storage* in, const float* residual, 
   return lanes[0].scale();
 }
 
-// kernels/cuda/quantize_cuda.cu's quantize, its grids unrolled into loops.
+// kernels/cuda/quantize_cuda.cu's quantize, its grids unrolled into loops:
+// quantizeBlocksKernel when blocks hold a multiple of 8 elements, else
+// blockScalesKernel then quantizeCodesKernel.
 template <typename Format, typename Magnitude>
 void quantizeLikeTheKernels(const Magnitude& magnitude, const QuantizerSpec& spec,
                             const void* input, size_t count, unsigned char* out, float* residual) {
   const auto* in = static_cast<const typename Format::Storage*>(input);
   const size_t blocks = kernels::quantizedBlockCount(spec, count);
-  for (size_t b = 0; b < blocks; ++b) {
+  const cuda::LevelTable levels = cuda::levelTableOf(magnitude, spec.bits);
+  unsigned char* packed = out + blocks * sizeof(float);
+  if (spec.blockSize % cuda::kCodeGroup == 0) {  // quantizeBlocksKernel: block by block
+    const size_t groups = cuda::codeGroups(count), groupsPerBlock = spec.blockSize / 8;
+    for (size_t b = 0; b < blocks; ++b) {
+      const float m = warpBlockScale<Format>(in, residual, b * spec.blockSize,
+                                             std::min(count, (b + 1) * spec.blockSize));
+      std::memcpy(out + b * sizeof(float), &m, sizeof(float));
+      for (size_t g = b * groupsPerBlock; g < std::min(groups, (b + 1) * groupsPerBlock); ++g)
+        cuda::quantizeGroup<Format>(magnitude, levels, spec.bits, spec.blockSize, in, residual,
+                                    count, out, packed, g);
+    }
+    return;
+  }
+  for (size_t b = 0; b < blocks; ++b) {  // blockScalesKernel, then quantizeCodesKernel
     const float m = warpBlockScale<Format>(in, residual, b * spec.blockSize,
                                            std::min(count, (b + 1) * spec.blockSize));
     std::memcpy(out + b * sizeof(float), &m, sizeof(float));
   }
-  const cuda::LevelTable levels = cuda::levelTableOf(magnitude, spec.bits);
   for (size_t g = 0; g < cuda::codeGroups(count); ++g)
     cuda::quantizeGroup<Format>(magnitude, levels, spec.bits, spec.blockSize, in, residual, count,
-                                out, out + blocks * sizeof(float), g);
+                                out, packed, g);
 }
 
 template <typename Magnitude, typename Sink>
@@ -107,7 +123,8 @@ void checkCodec(Codec codec, spcclDataType_t type) {
     const int n = bits - 1;
     const kernels::PiecewiseMagnitude piecewise(n);
     const kernels::LinearMagnitude linear(n);
-    for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{33}, size_t{256}, size_t{1000}}) {
+    for (const size_t blockSize :
+         {size_t{1}, size_t{7}, size_t{8}, size_t{33}, size_t{256}, size_t{1000}}) {
       const QuantizerSpec spec{codec, bits, blockSize};
       for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{255},
                                  size_t{257}, size_t{4097}, size_t{20001}}) {

@@ -1,9 +1,9 @@
 // The CUDA codecs against the CPU's (kernels.h, quantize_cpu.cc), byte for
-// byte: both codecs, f32/f16/bf16, every width 2..8, block sizes from 1 to
-// beyond a warp's stride, with and without error feedback. The inputs give
-// every block its own scale and mix in the cases the encoding singles out:
-// all-zero blocks, blocks holding inf or NaN, subnormal scales, and values
-// on the midpoints between levels (rounding ties): codec_inputs.h.
+// byte: both codecs, f32/f16/bf16, every width 2..8, block sizes (1, 7, 8, 256, 1000: both quantize
+// paths) from 1 to beyond a warp's stride, with and without error feedback. The inputs give every
+// block its own scale and mix in the cases the encoding singles out: all-zero blocks, blocks
+// holding inf or NaN, subnormal scales, and values on the midpoints between levels (rounding ties):
+// codec_inputs.h.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -40,7 +40,7 @@ TEST_P(GpuCodec, QuantizeMatchesCpuByteForByte) {
   const kernels::KernelTable& cpu = kernels::cpuKernels();
   std::mt19937_64 rng(static_cast<uint64_t>(codec) * 100 + type);
   for (int bits = kernels::kMinQuantizerBits; bits <= kernels::kMaxQuantizerBits; ++bits) {
-    for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{256}, size_t{1000}}) {
+    for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{8}, size_t{256}, size_t{1000}}) {
       const QuantizerSpec spec{codec, bits, blockSize};
       for (const size_t count : testCounts()) {
         if (!worthTesting(count, bits, blockSize)) continue;
@@ -80,7 +80,7 @@ TEST_P(GpuCodec, DequantizeMatchesCpu) {
   const size_t bytes = typeBytes(type);
   std::mt19937_64 rng(static_cast<uint64_t>(codec) * 100 + type + 7);
   for (int bits = kernels::kMinQuantizerBits; bits <= kernels::kMaxQuantizerBits; ++bits) {
-    for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{256}, size_t{1000}}) {
+    for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{8}, size_t{256}, size_t{1000}}) {
       const QuantizerSpec spec{codec, bits, blockSize};
       for (const size_t count : testCounts()) {
         if (!worthTesting(count, bits, blockSize)) continue;
