@@ -1,9 +1,10 @@
 // The CUDA codecs against the CPU's (kernels.h, quantize_cpu.cc), byte for
-// byte: both codecs, f32/f16/bf16, every width 2..8, block sizes (1, 7, 8, 256, 1000: both quantize
-// paths) from 1 to beyond a warp's stride, with and without error feedback. The inputs give every
-// block its own scale and mix in the cases the encoding singles out: all-zero blocks, blocks
-// holding inf or NaN, subnormal scales, and values on the midpoints between levels (rounding ties):
-// codec_inputs.h.
+// byte: both codecs, f32/f16/bf16, every width 2..8, blocks of 1, 7, 8, 256
+// and 1000 elements (both quantize paths: blocks of a multiple of 8 and
+// not), with and without error feedback. The inputs (codec_inputs.h) give
+// every block its own scale and mix in the cases the encoding singles out:
+// all-zero blocks, blocks holding inf or NaN, subnormal scales, and values
+// on the midpoints between levels (rounding ties).
 #include <gtest/gtest.h>
 
 #include <bit>
