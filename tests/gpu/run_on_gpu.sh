@@ -93,6 +93,7 @@ run() {
 }
 
 note "== tests (counts up to ${SPCCL_GPU_TEST_MAX_COUNT:-16777217})"
+run test_cuda_logic_on_host "$build/tests/gpu/test_cuda_logic_on_host"  # the CPU side
 for binary in "${binaries[@]}"; do
   run "$(basename "$binary")" "$binary"
 done
