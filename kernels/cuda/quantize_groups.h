@@ -1,7 +1,7 @@
 // The per-thread work of the CUDA codecs (quantize_cuda.cu), as host-and-
 // device functions: one group of 8 elements (exactly `bits` packed bytes)
 // encoded or decoded, and one lane's share of a block's scale. The kernels
-// run them in grid-stride loops; tests/gpu/test_cuda_logic_on_host.cc runs
+// run them in grid-stride loops; tests/gpu/logic_codecs.cc runs
 // them in plain loops on the CPU against the CPU codec, so the indexing,
 // block crossing and packing are checked even where there is no GPU.
 // Outside nvcc SPCCL_HOST_DEVICE is empty and this is ordinary C++.
