@@ -16,8 +16,9 @@
 #   SPCCL_GPU_BENCH=1         also build and run perf/kernels_bench
 #   JOBS                      build parallelism (default: nproc)
 #
-# Exits non-zero if anything fails, and also if any test skipped: on a GPU
-# machine a skip means the device could not be used.
+# Needs cmake, ninja, the CUDA toolkit and GoogleTest (libgtest-dev) on the
+# GPU machine. Exits non-zero if anything fails, and also if any test
+# skipped: on a GPU machine a skip means the device could not be used.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +48,9 @@ fi
 archs=${archs:-90-real}
 
 export PATH=/usr/local/cuda/bin:$PATH
+for tool in cmake ninja nvcc; do
+  command -v "$tool" >/dev/null || { note "missing prerequisite: $tool"; exit 1; }
+done
 targets=(spccl_gpu_tests)
 [[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && targets+=(kernels_bench)
 note "== configure and build (${archs}, -j${jobs}): ${targets[*]}"
