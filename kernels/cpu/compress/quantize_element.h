@@ -30,11 +30,11 @@ SPCCL_HOST_DEVICE inline bool blockHasCodes(float m) { return m > 0 && !std::isn
 // divides instead.
 struct BlockNormaliser {
   float m;
-  float inv;
   bool divide;
+  float inv;
 
   SPCCL_HOST_DEVICE explicit BlockNormaliser(float scale)
-      : m(scale), inv(1.0f / scale), divide(scale < FLT_MIN) {}
+      : m(scale), divide(scale < FLT_MIN), inv(1.0f / scale) {}
   SPCCL_HOST_DEVICE float operator()(float magnitude) const {
     return std::min(divide ? magnitude / m : magnitude * inv, 1.0f);
   }
