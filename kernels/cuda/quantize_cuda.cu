@@ -10,9 +10,10 @@
 // byte and need no atomics. With blocks of a multiple of 8 elements (the
 // default 256) one kernel does both, block by block, reading the input
 // from DRAM once; otherwise a group may span two blocks, and the scales
-// are a kernel of their own before the codes. Decoding is one thread
-// per group too. The per-thread work is quantize_groups.h's, which
-// tests/gpu also runs on the host.
+// are a kernel of their own before the codes. Decoding is one thread per
+// element (a code spans at most two bytes), so the stores coalesce. The
+// per-thread work is quantize_groups.h's, which tests/gpu also runs on the
+// host.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -104,9 +105,8 @@ template <typename Sink>
 __global__ void decodeKernel(const __grid_constant__ LevelTable levels, int bits, size_t blockSize,
                              size_t blocks, const unsigned char* in, size_t count, Sink sink) {
   const unsigned char* packed = in + blocks * sizeof(float);
-  const size_t groups = codeGroups(count);
-  for (size_t g = firstItem(); g < groups; g += itemStride())
-    decodeGroup(levels, bits, blockSize, in, packed, count, g, sink);
+  for (size_t i = firstItem(); i < count; i += itemStride())
+    decodeElementAt(levels, bits, blockSize, in, packed, i, sink);
 }
 
 template <typename Format>
@@ -146,7 +146,7 @@ template <typename Sink>
 cudaError_t launchDecode(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                          Sink sink, cudaStream_t stream) {
   return withMagnitude(spec, [&](auto magnitude) {
-    decodeKernel<<<blocksFor(codeGroups(count)), kThreadsPerBlock, 0, stream>>>(
+    decodeKernel<<<blocksFor(count), kThreadsPerBlock, 0, stream>>>(
         levelTableOf(magnitude, spec.bits), spec.bits, spec.blockSize,
         quantizedBlockCount(spec, count), in, count, sink);
     return launchError();

@@ -1,6 +1,6 @@
 // The per-thread work of the CUDA codecs (quantize_cuda.cu), as host-and-
 // device functions: one group of 8 elements (exactly `bits` packed bytes)
-// encoded or decoded, and one lane's share of a block's scale. The kernels
+// encoded, one element decoded, and one lane's share of a block's scale. The kernels
 // run them in grid-stride loops; tests/gpu/logic_codecs.cc runs
 // them in plain loops on the CPU against the CPU codec, so the indexing,
 // block crossing and packing are checked even where there is no GPU.
@@ -79,15 +79,6 @@ SPCCL_HOST_DEVICE inline void storeGroup(unsigned char* packed, size_t g, int bi
   for (size_t k = 0; k < bytes; ++k) at[k] = static_cast<unsigned char>(word >> (8 * k));
 }
 
-SPCCL_HOST_DEVICE inline uint64_t loadGroup(const unsigned char* packed, size_t g, int bits,
-                                            size_t n) {
-  const unsigned char* at = packed + g * bits;
-  const size_t bytes = (n * bits + 7) / 8;
-  uint64_t word = 0;
-  for (size_t k = 0; k < bytes; ++k) word |= static_cast<uint64_t>(at[k]) << (8 * k);
-  return word;
-}
-
 // quantizePiece (quantize_cpu.cc) for group g: codes (and residuals) of
 // its elements, packed. The scales are already at the start of `encoded`;
 // the codes go to `packed`. The normaliser (one division) is rebuilt only
@@ -122,21 +113,28 @@ SPCCL_HOST_DEVICE void quantizeGroup(const Magnitude& magnitude, const LevelTabl
   storeGroup(packed, g, bits, n, packGroup(codes, n, bits));
 }
 
-// The CPU's decode (quantize_cpu.cc) for group g: sink(i, m * level(code)).
-// A NaN scale gives NaN, which x86 propagates as the canonical NaN the
-// scale holds but a GPU turns into 0x7fffffff: canonicalised to match.
+// The code of element i: its `bits` bits at bit i*bits of the LSB-first
+// stream (bit_packing.h), within one byte or across two; the second byte
+// is read only when the code reaches into it, so never past the stream.
+SPCCL_HOST_DEVICE inline uint32_t codeAt(const unsigned char* packed, int bits, size_t i) {
+  const size_t bit = i * static_cast<size_t>(bits);
+  const unsigned shift = static_cast<unsigned>(bit & 7);
+  uint32_t window = packed[bit >> 3];
+  if (shift + static_cast<unsigned>(bits) > 8)
+    window |= static_cast<uint32_t>(packed[(bit >> 3) + 1]) << 8;
+  return (window >> shift) & ((1u << bits) - 1);
+}
+
+// The CPU's decode (quantize_cpu.cc) for element i: sink(i, m * level).
+// One element per thread, so a warp's stores are contiguous. A NaN scale
+// gives NaN, which x86 propagates as the canonical NaN the scale holds but
+// a GPU turns into 0x7fffffff: canonicalised to match.
 template <typename Sink>
-SPCCL_HOST_DEVICE void decodeGroup(const LevelTable& levels, int bits, size_t blockSize,
-                                   const unsigned char* encoded, const unsigned char* packed,
-                                   size_t count, size_t g, const Sink& sink) {
-  const size_t begin = g * kCodeGroup;
-  const size_t n = count - begin < kCodeGroup ? count - begin : kCodeGroup;
-  uint8_t codes[kCodeGroup];
-  unpackGroup(loadGroup(packed, g, bits, n), n, bits, codes);
-  for (size_t j = 0; j < n; ++j) {
-    const size_t i = begin + j;
-    sink(i, canonicaliseNaN(scaleAt(encoded, i / blockSize) * levels.level[codes[j]]));
-  }
+SPCCL_HOST_DEVICE void decodeElementAt(const LevelTable& levels, int bits, size_t blockSize,
+                                       const unsigned char* encoded, const unsigned char* packed,
+                                       size_t i, const Sink& sink) {
+  const float level = levels.level[codeAt(packed, bits, i)];
+  sink(i, canonicaliseNaN(scaleAt(encoded, i / blockSize) * level));
 }
 
 template <typename Format>

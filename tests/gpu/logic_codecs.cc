@@ -2,8 +2,8 @@
 // on the CPU (test_cuda_logic_on_host, README.md): a warp's lanes computing
 // a block's scale (strided accumulation, butterfly merge), one call per
 // 8-code group in the order of either quantize path (block by block when
-// blocks are multiples of 8, else all scales first), and the decoder; the
-// result must be the CPU codec's, byte for byte.
+// blocks are multiples of 8, else all scales first), and the decoder one
+// element per call; the result must be the CPU codec's, byte for byte.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,8 +81,8 @@ void decodeLikeTheKernels(const Magnitude& magnitude, const QuantizerSpec& spec,
                           const unsigned char* encoded, size_t count, const Sink& sink) {
   const cuda::LevelTable levels = cuda::levelTableOf(magnitude, spec.bits);
   const unsigned char* packed = encoded + kernels::quantizedBlockCount(spec, count) * sizeof(float);
-  for (size_t g = 0; g < cuda::codeGroups(count); ++g)
-    cuda::decodeGroup(levels, spec.bits, spec.blockSize, encoded, packed, count, g, sink);
+  for (size_t i = count; i-- > 0;)  // any order: elements are independent
+    cuda::decodeElementAt(levels, spec.bits, spec.blockSize, encoded, packed, i, sink);
 }
 
 template <typename Format>
