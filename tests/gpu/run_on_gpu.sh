@@ -122,8 +122,9 @@ fi
 
 if [[ ${SPCCL_GPU_BENCH:-0} == 1 ]]; then
   note "== perf/kernels_bench"
-  run kernels_bench "$build/perf/kernels_bench" --benchmark_counters_tabular=true
-  grep -E 'copy|GB/s|Benchmark|---' "$results/kernels_bench.log" | tee -a "$summary" >/dev/null
+  run kernels_bench "$build/perf/kernels_bench" --benchmark_counters_tabular=true \
+    "--benchmark_out=$results/kernels_bench.json" --benchmark_out_format=json
+  python3 "$root/perf/kernels_bench_table.py" "$results/kernels_bench.json" | tee -a "$summary"
 fi
 
 note "== $([[ $failed == 0 ]] && echo ALL PASSED || echo FAILURES) (logs: $results)"
