@@ -129,7 +129,8 @@ TEST(CudaLogicOnHost, BitmapBytesLikeTheCpuMap) {
       auto positions = distinctRandomIndices(universe, nnz, universe + nnz);
       const size_t mapBytes = (universe + 7) / 8;
       std::vector<unsigned char> expected(mapBytes);
-      sparse::encodeBitmap(positions.data(), nullptr, nnz, universe, 0, expected.data());
+      const unsigned char noValues = 0;  // values of 0 bytes (memcpy wants a pointer)
+      sparse::encodeBitmap(positions.data(), &noValues, nnz, universe, 0, expected.data());
       std::sort(positions.begin(), positions.end());  // the kernel's input is sorted
       std::vector<unsigned char> actual(mapBytes, 0);
       for (size_t j = nnz; j-- > 0;)

@@ -25,7 +25,8 @@ TEST(CudaLogicOnHost, VarintsLikeTheCpuEncoder) {
     const size_t nnz = positions.size();
     const size_t bytes = sparse::packedPositionBytes(positions.data(), nnz);
     std::vector<unsigned char> expected(bytes);
-    sparse::encodePacked(positions.data(), nullptr, nnz, 0, expected.data());
+    const unsigned char noValues = 0;  // values of 0 bytes (memcpy wants a pointer)
+    sparse::encodePacked(positions.data(), &noValues, nnz, 0, expected.data());
     // varintLengthsKernel, the exclusive scan, writeVarintsKernel:
     std::vector<unsigned char> actual(bytes, 0xcc);
     size_t at = 0;

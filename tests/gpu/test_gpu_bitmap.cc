@@ -49,7 +49,8 @@ TEST_F(GpuTest, BitmapEncodingMatchesCpuAndDecodes) {
       std::sort(sorted.begin(), sorted.end());
       const size_t mapBytes = (universe + 7) / 8;
       std::vector<unsigned char> map(mapBytes + 8);
-      sparse::encodeBitmap(positions.data(), nullptr, nnz, universe, 0, map.data());
+      const unsigned char noValues = 0;  // values of 0 bytes (memcpy wants a pointer)
+      sparse::encodeBitmap(positions.data(), &noValues, nnz, universe, 0, map.data());
       DeviceBuffer gpuMap(mapBytes), gpuDecoded((nnz + 1) * 8), gpuTotal(sizeof(size_t));
       SPCCL_CUDA_OK(gpuMap.upload(map.data(), mapBytes));
       for (const size_t capacity : {nnz, nnz / 2}) {
