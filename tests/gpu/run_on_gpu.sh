@@ -12,6 +12,8 @@
 #   SPCCL_GPU_TEST_MAX_COUNT  largest element count of the plain runs (default 16777217;
 #                             300000000 adds a run of hundreds of millions)
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 70000)
+#   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools to run (default "memcheck racecheck";
+#                             initcheck and synccheck exist too)
 #   SPCCL_GPU_RESULTS         where the logs go (default: <build-dir>/gpu-results)
 #   SPCCL_GPU_BENCH=1         also build and run perf/kernels_bench
 #   JOBS                      build parallelism (default: nproc)
@@ -112,7 +114,7 @@ if [[ -z $sanitizer ]]; then
 else
   max=${SPCCL_SANITIZER_MAX_COUNT:-70000}
   note "== compute-sanitizer ($($sanitizer --version | tail -1)), counts up to $max"
-  for tool in memcheck racecheck; do
+  for tool in ${SPCCL_SANITIZER_TOOLS:-memcheck racecheck}; do
     for binary in "${binaries[@]}"; do
       SPCCL_GPU_TEST_MAX_COUNT=$max run "$(basename "$binary").$tool" \
         "$sanitizer" --tool "$tool" --error-exitcode 97 "$binary"
