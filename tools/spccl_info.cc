@@ -11,6 +11,9 @@
 #include "core/knobs.h"
 #include "spccl.h"
 
+#ifndef SPCCL_CUDA_KERNELS_BUILT
+#define SPCCL_CUDA_KERNELS_BUILT 0
+#endif
 #ifndef SPCCL_BUILD_FEATURES
 #error "SPCCL_BUILD_FEATURES must be defined by the build (tools/CMakeLists.txt)"
 #endif
@@ -45,7 +48,12 @@ void printReport() {
   spcclGetVersion(&version);
   const char* features = SPCCL_BUILD_FEATURES;
   std::printf("spccl %d.%d.%d\n", version / 10000, version / 100 % 100, version % 100);
-  std::printf("features: %s\n\n", features[0] ? features : "none");
+  std::printf("features: %s\n", features[0] ? features : "none");
+  // The engine reduces host memory with the CPU kernels whatever is built;
+  // the CUDA kernels (docs/cuda-kernels.md) serve tests/gpu and the bench.
+  std::printf(
+      "kernels: cpu (engine)%s\n\n",
+      SPCCL_CUDA_KERNELS_BUILT ? "; cuda built for tests/gpu and perf/kernels_bench only" : "");
   std::printf("dense algorithms (SPCCL_ALGO):\n");
   for (const spccl::DenseAlgorithm& algorithm : spccl::denseAlgorithms())
     std::printf("  %-14s %-20s %s\n", spccl::collTypeName(algorithm.type), algorithm.name,

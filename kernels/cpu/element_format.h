@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/half_float.h"
+#include "kernels/host_device.h"
 
 namespace spccl::kernels {
 
@@ -21,22 +22,22 @@ template <typename T>
 struct NativeFormat {
   using Storage = T;
   using Compute = T;
-  static Compute load(Storage v) { return v; }
-  static Storage store(Compute v) { return v; }
+  SPCCL_HOST_DEVICE static Compute load(Storage v) { return v; }
+  SPCCL_HOST_DEVICE static Storage store(Compute v) { return v; }
 };
 
 struct HalfFormat {
   using Storage = uint16_t;
   using Compute = float;
-  static Compute load(Storage v) { return halfToFloat(v); }
-  static Storage store(Compute v) { return floatToHalf(v); }
+  SPCCL_HOST_DEVICE static Compute load(Storage v) { return halfToFloat(v); }
+  SPCCL_HOST_DEVICE static Storage store(Compute v) { return floatToHalf(v); }
 };
 
 struct Bfloat16Format {
   using Storage = uint16_t;
   using Compute = float;
-  static Compute load(Storage v) { return bfloat16ToFloat(v); }
-  static Storage store(Compute v) { return floatToBfloat16(v); }
+  SPCCL_HOST_DEVICE static Compute load(Storage v) { return bfloat16ToFloat(v); }
+  SPCCL_HOST_DEVICE static Storage store(Compute v) { return floatToBfloat16(v); }
 };
 
 // Every NaN a kernel produces is this one (sign clear, quiet bit only), so

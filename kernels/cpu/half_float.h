@@ -10,6 +10,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "kernels/host_device.h"
+
 namespace spccl::kernels {
 
 // Bit blends rather than ?: wherever one side comes from float arithmetic:
@@ -17,8 +19,10 @@ namespace spccl::kernels {
 // used by only one side of a ?: into a branch, and a loop with a branch is
 // not vectorised.
 namespace half_float_detail {
-inline uint32_t maskOf(bool condition) { return 0u - static_cast<uint32_t>(condition); }
-inline uint32_t blend(uint32_t mask, uint32_t ifSet, uint32_t ifClear) {
+SPCCL_HOST_DEVICE inline uint32_t maskOf(bool condition) {
+  return 0u - static_cast<uint32_t>(condition);
+}
+SPCCL_HOST_DEVICE inline uint32_t blend(uint32_t mask, uint32_t ifSet, uint32_t ifClear) {
   return (ifSet & mask) | (ifClear & ~mask);
 }
 }  // namespace half_float_detail
@@ -27,7 +31,7 @@ inline uint32_t blend(uint32_t mask, uint32_t ifSet, uint32_t ifClear) {
 // renormalised by one exact float subtraction (F. Giesen, "half_to_float",
 // 2012): mantissa m at exponent 2^-14 reads as 2^-14 * (1 + m/1024) once the
 // implicit bit is added, and subtracting 2^-14 leaves m * 2^-24.
-inline float halfToFloat(uint16_t h) {
+SPCCL_HOST_DEVICE inline float halfToFloat(uint16_t h) {
   constexpr uint32_t kShiftedExponent = 0x7c00u << 13;
   constexpr float kSubnormalBias = std::bit_cast<float>(uint32_t{113} << 23);  // 2^-14
   const uint32_t magnitude = static_cast<uint32_t>(h & 0x7fffu) << 13;
@@ -48,7 +52,7 @@ inline float halfToFloat(uint16_t h) {
 // 0xfff plus the lowest kept bit before truncating; results below 2^-14 are
 // rounded by the FPU itself: adding 2^-1 aligns the value so that the
 // float's own rounding lands on the half subnormal grid (2^-24).
-inline uint16_t floatToHalf(float f) {
+SPCCL_HOST_DEVICE inline uint16_t floatToHalf(float f) {
   constexpr uint32_t kFloatInf = 0xffu << 23;
   constexpr uint32_t kHalfOverflow = (127u + 16u) << 23;  // 2^16: beyond max half, after rounding
   constexpr uint32_t kHalfNormalMin = 113u << 23;         // 2^-14
@@ -75,7 +79,7 @@ inline uint16_t floatToHalf(float f) {
 // bfloat16 is the top half of a binary32, so widening is a shift (which,
 // unlike halfToFloat, leaves a signalling NaN signalling; arithmetic on it
 // quietens it anyway).
-inline float bfloat16ToFloat(uint16_t b) {
+SPCCL_HOST_DEVICE inline float bfloat16ToFloat(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
@@ -83,7 +87,7 @@ inline float bfloat16ToFloat(uint16_t b) {
 // plus the lowest kept bit, then truncate; the carry into the exponent gives
 // the next binade or inf, as IEEE rounding does. NaN is quietened instead,
 // since the carry could turn a NaN with low payload bits into inf.
-inline uint16_t floatToBfloat16(float f) {
+SPCCL_HOST_DEVICE inline uint16_t floatToBfloat16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);
   const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
   const uint32_t quietNaN = (bits >> 16) | 0x0040u;

@@ -27,13 +27,13 @@ template <typename T>
 using SameSizeBits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
 
 template <typename F>
-inline F canonicaliseNaN(F v) {
+SPCCL_HOST_DEVICE inline F canonicaliseNaN(F v) {
   return v != v ? canonicalNaN<F>() : v;
 }
 
 struct SumOp {
   template <typename T>
-  static T apply(T a, T b) {
+  SPCCL_HOST_DEVICE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(static_cast<WrappingType<T>>(a) + static_cast<WrappingType<T>>(b));
     } else {
@@ -44,7 +44,7 @@ struct SumOp {
 
 struct ProdOp {
   template <typename T>
-  static T apply(T a, T b) {
+  SPCCL_HOST_DEVICE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(static_cast<WrappingType<T>>(a) * static_cast<WrappingType<T>>(b));
     } else {
@@ -60,20 +60,20 @@ struct ProdOp {
 // returns the canonical NaN). This vectorises to a handful of SSE
 // instructions, unlike a chain of equality tests.
 template <typename T>
-inline T bitsOr(T x, T y) {
+SPCCL_HOST_DEVICE inline T bitsOr(T x, T y) {
   using Bits = SameSizeBits<T>;
   return std::bit_cast<T>(std::bit_cast<Bits>(x) | std::bit_cast<Bits>(y));
 }
 
 template <typename T>
-inline T bitsAnd(T x, T y) {
+SPCCL_HOST_DEVICE inline T bitsAnd(T x, T y) {
   using Bits = SameSizeBits<T>;
   return std::bit_cast<T>(std::bit_cast<Bits>(x) & std::bit_cast<Bits>(y));
 }
 
 struct MaxOp {
   template <typename T>
-  static T apply(T a, T b) {
+  SPCCL_HOST_DEVICE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return a > b ? a : b;
     } else {
@@ -85,7 +85,7 @@ struct MaxOp {
 
 struct MinOp {
   template <typename T>
-  static T apply(T a, T b) {
+  SPCCL_HOST_DEVICE static T apply(T a, T b) {
     if constexpr (std::is_integral_v<T>) {
       return a < b ? a : b;
     } else {
@@ -102,7 +102,7 @@ struct MinOp {
 // |divisor| and negated (wrapping) for a negative divisor. divisor != 0
 // (callers pass the rank count).
 template <typename T>
-inline T divideTruncating(T v, int divisor) {
+SPCCL_HOST_DEVICE inline T divideTruncating(T v, int divisor) {
   if constexpr (std::is_floating_point_v<T>) {
     return canonicaliseNaN(v / static_cast<T>(divisor));
   } else if constexpr (std::is_signed_v<T>) {

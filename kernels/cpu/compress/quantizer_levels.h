@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/kernels.h"
 
 namespace spccl::kernels {
@@ -31,7 +32,7 @@ struct PiecewiseMagnitude {
     }
   }
   // x in [0, 1] (callers clamp).
-  uint32_t code(float x) const {
+  SPCCL_HOST_DEVICE uint32_t code(float x) const {
     const float t = x * clustersPerUnit;
     const int k = std::min(static_cast<int>(t), n - 1);
     const float within = (t - static_cast<float>(k)) * intervalsPerCluster[k];
@@ -52,7 +53,7 @@ struct LinearMagnitude {
 
   explicit LinearMagnitude(int magnitudeBits)
       : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
-  uint32_t code(float x) const { return static_cast<uint32_t>(x * steps + 0.5f); }
+  SPCCL_HOST_DEVICE uint32_t code(float x) const { return static_cast<uint32_t>(x * steps + 0.5f); }
   double level(uint32_t c) const { return c / static_cast<double>(steps); }
 };
 

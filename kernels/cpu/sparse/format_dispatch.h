@@ -17,23 +17,23 @@ namespace spccl::kernels {
 template <typename Format>
 struct ZeroTest {
   using Storage = typename Format::Storage;
-  static bool isZero(Storage v) { return v == 0; }
+  SPCCL_HOST_DEVICE static bool isZero(Storage v) { return v == 0; }
 };
 template <>
 struct ZeroTest<NativeFormat<float>> {
-  static bool isZero(float v) { return (std::bit_cast<uint32_t>(v) << 1) == 0; }
+  SPCCL_HOST_DEVICE static bool isZero(float v) { return (std::bit_cast<uint32_t>(v) << 1) == 0; }
 };
 template <>
 struct ZeroTest<NativeFormat<double>> {
-  static bool isZero(double v) { return (std::bit_cast<uint64_t>(v) << 1) == 0; }
+  SPCCL_HOST_DEVICE static bool isZero(double v) { return (std::bit_cast<uint64_t>(v) << 1) == 0; }
 };
 template <>
 struct ZeroTest<HalfFormat> {
-  static bool isZero(uint16_t v) { return (v & 0x7fffu) == 0; }
+  SPCCL_HOST_DEVICE static bool isZero(uint16_t v) { return (v & 0x7fffu) == 0; }
 };
 template <>
 struct ZeroTest<Bfloat16Format> {
-  static bool isZero(uint16_t v) { return (v & 0x7fffu) == 0; }
+  SPCCL_HOST_DEVICE static bool isZero(uint16_t v) { return (v & 0x7fffu) == 0; }
 };
 
 // fn(Format{}) for the format of `type`; `fallback` for a type out of range
