@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/cuda/hierarchical_hash_cuda.h"
-#include "kernels/cuda/zen_hash.h"
+#include "kernels/zen_hash.h"
 #include "kernels/host_device.h"
 
 #if !defined(__CUDA_ARCH__)

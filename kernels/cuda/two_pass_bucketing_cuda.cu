@@ -12,7 +12,7 @@
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/stream_buffer.cuh"
 #include "kernels/cuda/two_pass_bucketing_cuda.h"
-#include "kernels/cuda/zen_hash.h"
+#include "kernels/zen_hash.h"
 
 namespace spccl::kernels::cuda {
 namespace {

@@ -27,9 +27,9 @@ struct HierarchicalHashOptions {
   int threads = 1;  // writers over disjoint slices of the input
 };
 
-// h_i(idx) in [0, slots) for i in 1..kHashes: mix64 with a seed per
-// function, reduced by multiply-shift.
-uint64_t secondLevelSlot(int i, uint64_t idx, uint64_t seed, uint64_t slots);
+// h_i(idx) in [0, slots) for i in 1..kHashes (kernels/zen_hash.h, shared
+// with the CUDA kernels).
+using kernels::secondLevelSlot;
 
 void hierarchicalHashBucketing(const IndexPartition& partition, size_t valueBytes,
                                const uint64_t* indices, const void* values, size_t nnz,

@@ -29,10 +29,6 @@
 
 namespace spccl::sparse {
 
-uint64_t secondLevelSlot(int i, uint64_t idx, uint64_t seed, uint64_t slots) {
-  const uint64_t hash = mix64(idx ^ mix64(seed + static_cast<uint64_t>(i)));
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(hash) * slots) >> 64);
-}
 
 namespace {
 

@@ -11,18 +11,6 @@
 
 namespace spccl::sparse {
 
-// MurmurHash3's 64-bit finaliser fmix64 (A. Appleby): every input bit
-// affects every output bit, which is all h0, h1..hk and the Feistel round
-// function need.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 void IndexPartition::locate(const uint64_t* indices, size_t count, int* owners,
                             uint64_t* positions) const {
   for (size_t i = 0; i < count; ++i) {

@@ -21,6 +21,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/zen_hash.h"
+
 namespace spccl::sparse {
 
 enum class PartitionKind : uint8_t { ZenHash = 1, Permutation = 2, Contiguous = 3 };
@@ -54,12 +56,8 @@ class IndexPartition {
 std::shared_ptr<const IndexPartition> makePartition(PartitionKind kind, uint64_t universe,
                                                     int parts, uint64_t seed);
 
-// h0 of Zen: a MurmurHash3-quality 64-bit mix of (idx ^ seed), reduced to
-// [0, n) by multiply-shift (no modulo bias). Exposed for the kernels that
-// bucket indices and for tests.
-uint64_t mix64(uint64_t x);
-inline int zenOwner(uint64_t idx, uint64_t seed, int parts) {
-  return static_cast<int>((static_cast<unsigned __int128>(mix64(idx ^ seed)) * parts) >> 64);
-}
+// h0 of Zen and its mix (kernels/zen_hash.h, shared with the CUDA kernels).
+using kernels::mix64;
+using kernels::zenOwner;
 
 }  // namespace spccl::sparse

@@ -76,7 +76,7 @@ void expectHashingLikeCpu(const sparse::IndexPartition& partition,
   EXPECT_EQ(host.serialGrowths, cpu.serialGrowths);
 }
 
-// Owners from the device's h0 (kernels/cuda/zen_hash.h), so the buckets
+// Owners from the shared h0 (kernels/zen_hash.h), so the buckets
 // also check it against the CPU's ZenHash partition.
 TEST(CudaLogicOnHost, HashingDefaultSizingPlacesLikeTheCpu) {
   for (const int parts : {1, 4, 16}) {
@@ -87,7 +87,7 @@ TEST(CudaLogicOnHost, HashingDefaultSizingPlacesLikeTheCpu) {
           sparse::makePartition(sparse::PartitionKind::ZenHash, universe, parts, seed);
       const auto indices = distinctRandomIndices(universe, nnz, nnz + parts);
       std::vector<int> owners(nnz);
-      for (size_t i = 0; i < nnz; ++i) owners[i] = cuda::zenOwner(indices[i], seed, parts);
+      for (size_t i = 0; i < nnz; ++i) owners[i] = spccl::kernels::zenOwner(indices[i], seed, parts);
       expectHashingLikeCpu(*partition, layoutFor(*partition, seed, nnz), indices, owners, {});
     }
   }
