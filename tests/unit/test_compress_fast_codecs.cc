@@ -313,39 +313,45 @@ std::vector<float> residualFor(size_t count, std::mt19937_64& rng) {
   return r;
 }
 
-TEST(CompressFastCodecs, EncodingsResidualsAndDecodingsEqualTheReference) {
-  std::mt19937_64 rng(11);
+// One case per codec and width, so that each stays well inside the test
+// timeout under the sanitizers.
+class CompressFastCodecsByWidth : public testing::TestWithParam<std::tuple<Codec, int>> {};
+
+TEST_P(CompressFastCodecsByWidth, EncodingsResidualsAndDecodingsEqualTheReference) {
+  const auto [codec, bits] = GetParam();
+  std::mt19937_64 rng(11 + 2 * bits + static_cast<int>(codec));
   const size_t longCount = 3 * 4096 + 5;
   const size_t counts[] = {0, 1, 2, 7, 9, 100, 4099, longCount};
   const size_t blockSizes[] = {1, 3, 8, 64, 256, 1000, 5000, 100000};
-  for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
-    for (Codec codec : {Codec::Piecewise, Codec::Linear}) {
-      const std::vector<std::pair<std::string, std::vector<float>>> inputs = {
-          {"gaussian", gaussian(longCount, rng, 1.0)},
-          {"heavy", gaussian(longCount, rng, 1e3)},
-          {"boundaries", boundaries(codec, bits, longCount, rng)},
-          {"special", special(longCount, rng)},
-          {"subnormal", gaussian(longCount, rng, 1e-39)}};
-      const std::vector<float> residual = residualFor(longCount, rng);
-      for (const auto& [what, data] : inputs) {
-        for (size_t block : blockSizes) {
-          for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16}) {
-            for (size_t count : counts) {
-              // Short counts on every combination, the long ones on f32.
-              if (count > 100 && type != spcclFloat32 && block != 256 && block != 1000) continue;
-              const QuantizerSpec spec{codec, bits, block};
-              const std::vector<float> values(data.begin(), data.begin() + count);
-              const std::vector<float> r(residual.begin(), residual.begin() + count);
-              expectSameEncodings(spec, type, values, nullptr, what);
-              expectSameEncodings(spec, type, values, &r, what);
-              if (HasFatalFailure()) return;
-            }
-          }
+  const std::vector<std::pair<std::string, std::vector<float>>> inputs = {
+      {"gaussian", gaussian(longCount, rng, 1.0)},
+      {"heavy", gaussian(longCount, rng, 1e3)},
+      {"boundaries", boundaries(codec, bits, longCount, rng)},
+      {"special", special(longCount, rng)},
+      {"subnormal", gaussian(longCount, rng, 1e-39)}};
+  const std::vector<float> residual = residualFor(longCount, rng);
+  for (const auto& [what, data] : inputs) {
+    for (size_t block : blockSizes) {
+      for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16}) {
+        for (size_t count : counts) {
+          // Short counts on every combination, the long ones on f32.
+          if (count > 100 && type != spcclFloat32 && block != 256 && block != 1000) continue;
+          const QuantizerSpec spec{codec, bits, block};
+          const std::vector<float> values(data.begin(), data.begin() + count);
+          const std::vector<float> r(residual.begin(), residual.begin() + count);
+          expectSameEncodings(spec, type, values, nullptr, what);
+          expectSameEncodings(spec, type, values, &r, what);
+          if (HasFatalFailure()) return;
         }
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(AllCodecsAndWidths, CompressFastCodecsByWidth,
+                         testing::Combine(testing::Values(Codec::Piecewise, Codec::Linear),
+                                          testing::Range(kMinQuantizerBits,
+                                                         kMaxQuantizerBits + 1)));
 
 // Any bytes are an encoding the decoder must read like the reference:
 // random codes under scales that are random, zero, subnormal, inf or NaN.
