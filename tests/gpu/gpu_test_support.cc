@@ -121,23 +121,6 @@ size_t typeBytes(spcclDataType_t type) {
   }
 }
 
-const char* opName(spcclRedOp_t op) {
-  switch (op) {
-    case spcclSum:
-      return "sum";
-    case spcclProd:
-      return "prod";
-    case spcclMax:
-      return "max";
-    case spcclMin:
-      return "min";
-    case spcclAvg:
-      return "avg";
-    default:
-      return "?";
-  }
-}
-
 namespace {
 
 bool isFloat(spcclDataType_t type) {

@@ -74,7 +74,6 @@ constexpr spcclDataType_t kAllTypes[] = {spcclInt8,    spcclUint8,   spcclInt32,
                                          spcclInt64,   spcclUint64,  spcclFloat16, spcclFloat32,
                                          spcclFloat64, spcclBfloat16};
 constexpr spcclRedOp_t kAllOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
-const char* opName(spcclRedOp_t op);
 
 // count elements of `type`: mostly random bit patterns, mixed with the
 // adversarial values of the type (integers: 0, -1, min, max; floats: +-0,

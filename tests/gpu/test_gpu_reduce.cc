@@ -48,7 +48,7 @@ TEST_P(GpuReduce, MatchesCpuBitForBit) {
     kernels::cpuKernels().reduce[type][op](expected.data(), a.data(), b.data(), count);
     for (const bool inPlace : {false, true}) {
       for (const size_t offset : {size_t{0}, size_t{1}}) {
-        SCOPED_TRACE(testing::Message() << typeName(type) << " " << opName(op) << " count " << count
+        SCOPED_TRACE(testing::Message() << typeName(type) << " " << spcclOpName(op) << " count " << count
                                         << (inPlace ? " in place" : "") << " offset " << offset);
         std::vector<unsigned char> actual;
         runReduce(type, op, a, b, offset, inPlace, actual);
@@ -62,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, GpuReduce,
                          testing::Combine(testing::ValuesIn(kAllTypes), testing::ValuesIn(kAllOps)),
                          [](const testing::TestParamInfo<ReduceCase>& info) {
                            return std::string(typeName(std::get<0>(info.param))) + "_" +
-                                  opName(std::get<1>(info.param));
+                                  spcclOpName(std::get<1>(info.param));
                          });
 
 class GpuDivide : public GpuTestWithParam<spcclDataType_t> {};

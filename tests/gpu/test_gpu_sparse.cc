@@ -127,7 +127,7 @@ TEST_P(GpuSparse, ScatterReduceMatchesCpu) {
       const size_t nnz = count / 3 + 1;
       const auto values = randomElements(type, nnz, rng, 0.1);
       SCOPED_TRACE(testing::Message()
-                   << typeName(type) << " " << opName(op) << " count " << count << " nnz " << nnz);
+                   << typeName(type) << " " << spcclOpName(op) << " count " << count << " nnz " << nnz);
       using kernels::cuda::ScatterIndices;
       {
         SCOPED_TRACE("repeated indices");

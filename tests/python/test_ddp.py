@@ -14,19 +14,13 @@ import torch
 import torch.distributed as dist
 
 import spccl
-from example_model import SMALL, ddp_embedding as ex
+from example_model import baseline_and_hooked, ddp_embedding as ex
 
 pytestmark = pytest.mark.ddp
 
 
 def test_sparse_hook_matches_gloo_at_every_step(comm, torch_dist):
-    torch.set_num_threads(1)
-    args = ex.parse_args(SMALL)
-    corpus = ex.load_corpus(args.text_dir, args.buckets, args.window)
-    classes = len(corpus.names)
-    hook_comm = comm.split(0)  # the hook's worker thread has it to itself
-    baseline, _ = ex.wrap(ex.make_model(args, classes), "gloo", None)
-    sparse, state = ex.wrap(ex.make_model(args, classes), "sparse", hook_comm)
+    args, corpus, baseline, sparse, state, hook_comm = baseline_and_hooked(comm, "sparse")
     models = (baseline, sparse)
     optimizers = [torch.optim.SGD(m.parameters(), lr=args.lr, momentum=0.9) for m in models]
     generator = torch.Generator().manual_seed(1000 + dist.get_rank())  # each rank its own data

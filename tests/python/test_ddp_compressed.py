@@ -24,21 +24,14 @@ import torch.distributed as dist
 import spccl
 import spccl.torch.hooks
 from compression_bound import STEP_FRACTION, schedule_factor
-from example_model import SMALL, ddp_embedding as ex
+from example_model import baseline_and_hooked, ddp_embedding as ex
 
 pytestmark = pytest.mark.ddp
 
 
 def make_models(comm, **options):
     """(args, corpus, gloo DDP, compressed DDP, its state, the hook's comm)."""
-    torch.set_num_threads(1)
-    args = ex.parse_args(SMALL)
-    corpus = ex.load_corpus(args.text_dir, args.buckets, args.window)
-    classes = len(corpus.names)
-    hook_comm = comm.split(0)  # the hook's worker thread has it to itself
-    baseline, _ = ex.wrap(ex.make_model(args, classes), "gloo", None)
-    compressed, state = ex.wrap(ex.make_model(args, classes), "compressed", hook_comm, **options)
-    return args, corpus, baseline, compressed, state, hook_comm
+    return baseline_and_hooked(comm, "compressed", **options)
 
 
 def step(model, optimizer, features, labels) -> float:

@@ -27,23 +27,6 @@ namespace {
 
 constexpr spcclRedOp_t kAllOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
 
-const char* opName(spcclRedOp_t op) {
-  switch (op) {
-    case spcclSum:
-      return "sum";
-    case spcclProd:
-      return "prod";
-    case spcclMax:
-      return "max";
-    case spcclMin:
-      return "min";
-    case spcclAvg:
-      return "avg";
-    default:
-      return "?";
-  }
-}
-
 // ---- the reference, one element at a time ----
 
 template <typename F>
@@ -274,7 +257,7 @@ TYPED_TEST(ReduceKernels, MatchesReferenceAtEverySize) {
         std::vector<S> got(count + offset);
         runReduce<Case>(op, got.data() + offset, a.data() + offset, b.data() + offset, count);
         ASSERT_TRUE(sameBits(got.data() + offset, want.data(), count))
-            << opName(op) << " count " << count << " offset " << offset;
+            << spcclOpName(op) << " count " << count << " offset " << offset;
       }
     }
   }
@@ -290,7 +273,7 @@ TYPED_TEST(ReduceKernels, CountZeroWritesNothing) {
     std::vector<S> dst(4, S(0x5a));
     const std::vector<S> before = dst;
     runReduce<Case>(op, dst.data(), a.data(), b.data(), 0);
-    EXPECT_TRUE(sameBits(dst.data(), before.data(), dst.size())) << opName(op);
+    EXPECT_TRUE(sameBits(dst.data(), before.data(), dst.size())) << spcclOpName(op);
   }
   std::vector<S> buf(4, S(0x5a));
   const std::vector<S> before = buf;
@@ -311,7 +294,7 @@ TYPED_TEST(ReduceKernels, SwappedOperandsGiveIdenticalBits) {
     std::vector<S> ab(count), ba(count);
     runReduce<Case>(op, ab.data(), a.data(), b.data(), count);
     runReduce<Case>(op, ba.data(), b.data(), a.data(), count);
-    EXPECT_TRUE(sameBits(ab.data(), ba.data(), count)) << opName(op);
+    EXPECT_TRUE(sameBits(ab.data(), ba.data(), count)) << spcclOpName(op);
   }
 }
 
@@ -328,17 +311,17 @@ TYPED_TEST(ReduceKernels, InPlaceMatchesOutOfPlace) {
 
     auto intoA = a;
     runReduce<Case>(op, intoA.data(), intoA.data(), b.data(), count);
-    EXPECT_TRUE(sameBits(intoA.data(), want.data(), count)) << opName(op) << " dst == a";
+    EXPECT_TRUE(sameBits(intoA.data(), want.data(), count)) << spcclOpName(op) << " dst == a";
 
     auto intoB = b;
     runReduce<Case>(op, intoB.data(), a.data(), intoB.data(), count);
-    EXPECT_TRUE(sameBits(intoB.data(), want.data(), count)) << opName(op) << " dst == b";
+    EXPECT_TRUE(sameBits(intoB.data(), want.data(), count)) << spcclOpName(op) << " dst == b";
 
     std::vector<S> self(count), selfWant(count);
     for (size_t i = 0; i < count; ++i) selfWant[i] = Case::reduce(op, a[i], a[i]);
     self = a;
     runReduce<Case>(op, self.data(), self.data(), self.data(), count);
-    EXPECT_TRUE(sameBits(self.data(), selfWant.data(), count)) << opName(op) << " dst == a == b";
+    EXPECT_TRUE(sameBits(self.data(), selfWant.data(), count)) << spcclOpName(op) << " dst == a == b";
   }
 }
 
@@ -434,9 +417,9 @@ void expectSignedZeroAndNaNRules(spcclDataType_t type) {
   const F signallingNaN = std::numeric_limits<F>::signaling_NaN();
   for (const spcclRedOp_t op : kAllOps) {
     for (const F weird : {negativePayloadNaN, signallingNaN, nan}) {
-      EXPECT_EQ(bits(reduceOne(type, op, weird, F(1))), canonical) << opName(op);
-      EXPECT_EQ(bits(reduceOne(type, op, F(1), weird)), canonical) << opName(op);
-      EXPECT_EQ(bits(reduceOne(type, op, weird, -inf)), canonical) << opName(op);
+      EXPECT_EQ(bits(reduceOne(type, op, weird, F(1))), canonical) << spcclOpName(op);
+      EXPECT_EQ(bits(reduceOne(type, op, F(1), weird)), canonical) << spcclOpName(op);
+      EXPECT_EQ(bits(reduceOne(type, op, weird, -inf)), canonical) << spcclOpName(op);
     }
   }
   EXPECT_EQ(bits(reduceOne(type, spcclSum, inf, -inf)), canonical);
@@ -470,8 +453,8 @@ TEST(ReduceKernelsValues, NarrowFloatSignedZeroAndNaN) {
     for (const spcclRedOp_t op : kAllOps) {
       for (const uint16_t nan :
            {static_cast<uint16_t>(inf | 1), static_cast<uint16_t>(inf | 0x8033), canonical}) {
-        EXPECT_EQ(reduceOne(type, op, nan, one), canonical) << opName(op) << std::hex << nan;
-        EXPECT_EQ(reduceOne(type, op, one, nan), canonical) << opName(op) << std::hex << nan;
+        EXPECT_EQ(reduceOne(type, op, nan, one), canonical) << spcclOpName(op) << std::hex << nan;
+        EXPECT_EQ(reduceOne(type, op, one, nan), canonical) << spcclOpName(op) << std::hex << nan;
       }
     }
     EXPECT_EQ(reduceOne(type, spcclSum, inf, static_cast<uint16_t>(inf | 0x8000)), canonical);

@@ -6,20 +6,12 @@
 
 #include <pybind11/pybind11.h>
 
+#include "buffer_args.h"
 #include "comm_handle.h"
 
 namespace py = pybind11;
 
 namespace spccl_python {
-
-namespace {
-
-const void* in(uintptr_t address) { return reinterpret_cast<const void*>(address); }
-void* out(uintptr_t address) { return reinterpret_cast<void*>(address); }
-spcclDataType_t type(int dtype) { return static_cast<spcclDataType_t>(dtype); }
-spcclRedOp_t redOp(int op) { return static_cast<spcclRedOp_t>(op); }
-
-}  // namespace
 
 void bindDenseCollectives(py::class_<CommHandle>& comm) {
   comm.def("all_reduce", [](const CommHandle& self, uintptr_t send, uintptr_t recv, size_t count,

@@ -9,20 +9,12 @@
 #include <cstdint>
 #include <utility>
 
+#include "buffer_args.h"
 #include "comm_handle.h"
 
 namespace py = pybind11;
 
 namespace spccl_python {
-
-namespace {
-
-const void* in(uintptr_t address) { return reinterpret_cast<const void*>(address); }
-void* out(uintptr_t address) { return reinterpret_cast<void*>(address); }
-spcclDataType_t type(int dtype) { return static_cast<spcclDataType_t>(dtype); }
-spcclRedOp_t redOp(int op) { return static_cast<spcclRedOp_t>(op); }
-
-}  // namespace
 
 void bindMigrate(py::class_<CommHandle>& comm) {
   comm.def("migrate_broadcast",
