@@ -27,6 +27,9 @@ void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uin
 // separate clearing pass, no random writes).
 void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
              void* dense, size_t count);
+// The same for unique indices in any order: clears dense, then scatters.
+void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                      void* dense, size_t count);
 // values[i] = dense[indices[i]].
 void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
                   void* values);

@@ -1,7 +1,8 @@
 // The sparse all-reduce algorithms (SPEC.md section 2), as schedules on
 // CollContext. Each takes one rank's deduplicated non-zeros and delivers
-// the global sum as a SparseSet of global indices (ascending; a value may
-// be zero where x + -x cancelled), bit for bit the same on every rank. The
+// the global sum as a SparseSet of global indices (ascending unless the
+// caller said order does not matter; a value may be zero where x + -x
+// cancelled), bit for bit the same on every rank. The
 // caller turns it into the dense or COO output (sparse_output.h), so no
 // schedule touches the dense tensor.
 #pragma once
@@ -31,6 +32,10 @@ struct SparseInput {
   const uint64_t* rankNnz = nullptr;
   // The communicator's reusable buffers (nullptr: the algorithm allocates).
   SparseWorkspace* workspace = nullptr;
+  // false: the caller only scatters the result into a dense tensor, so a
+  // schedule that joins disjoint partitions (BP's pull) may leave them in
+  // partition order instead of sorting the whole output by index.
+  bool sortedResult = true;
 };
 
 struct SparseRunOptions {

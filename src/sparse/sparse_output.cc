@@ -13,8 +13,9 @@ spcclResult_t deliverResult(const SparseCall& call, const kernels::KernelTable& 
   const size_t valueBytes = spcclTypeSize(call.type);
   if (call.op == spcclAvg) table.divide[call.type](result->values.data(), result->size(), nranks);
   if (!call.cooOutput) {
-    kernels::densify(valueBytes, result->positions.data(), result->values.data(), result->size(),
-                     call.denseOutput, call.count);
+    auto* densifyResult = result->ascending ? kernels::densify : kernels::densifyUnordered;
+    densifyResult(valueBytes, result->positions.data(), result->values.data(), result->size(),
+                  call.denseOutput, call.count);
     *outputNnz = kernels::countNonZeros(call.type, result->values.data(), result->size());
     return spcclSuccess;
   }

@@ -10,8 +10,11 @@
 namespace spccl::sparse {
 
 struct SparseSet {
-  std::vector<uint64_t> positions;    // unique, ascending
+  std::vector<uint64_t> positions;    // unique, ascending (unless !ascending)
   std::vector<unsigned char> values;  // positions.size() * valueBytes
+  // false only for a result the caller allowed to stay unsorted
+  // (SparseInput::sortedResult): disjoint runs in partition order.
+  bool ascending = true;
   size_t size() const { return positions.size(); }
 };
 

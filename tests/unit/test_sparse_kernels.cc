@@ -250,22 +250,36 @@ TEST(SparseKernels, SpecialValuesInFullBlocks) {
 }
 
 // densify writes every element: the pairs, and zero over whatever the
-// buffer held before (it is filled with 0xAB first), at both ends too.
+// buffer held before (it is filled with 0xAB first), at both ends too;
+// densifyUnordered the same from the pairs in reverse (descending) order.
 TEST(SparseKernels, DensifyWritesPairsAndZerosEverywhereElse) {
-  for (size_t valueBytes : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
-    for (std::vector<uint64_t> indices :
-         {std::vector<uint64_t>{}, std::vector<uint64_t>{0}, std::vector<uint64_t>{99},
-          std::vector<uint64_t>{0, 1, 2, 50, 98, 99}, std::vector<uint64_t>{3, 64, 65, 77}}) {
-      const size_t count = 100;
-      std::vector<unsigned char> values(indices.size() * valueBytes);
-      for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<unsigned char>(i + 1);
-      std::vector<unsigned char> dense(count * valueBytes, 0xAB);
-      densify(valueBytes, indices.data(), values.data(), indices.size(), dense.data(), count);
-      std::vector<unsigned char> expected(count * valueBytes, 0);
-      for (size_t i = 0; i < indices.size(); ++i)
-        std::memcpy(&expected[indices[i] * valueBytes], &values[i * valueBytes], valueBytes);
-      EXPECT_EQ(dense, expected) << "valueBytes " << valueBytes << ", " << indices.size()
-                                 << " pairs";
+  for (bool unordered : {false, true}) {
+    for (size_t valueBytes : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+      for (std::vector<uint64_t> indices :
+           {std::vector<uint64_t>{}, std::vector<uint64_t>{0}, std::vector<uint64_t>{99},
+            std::vector<uint64_t>{0, 1, 2, 50, 98, 99}, std::vector<uint64_t>{3, 64, 65, 77}}) {
+        const size_t count = 100;
+        std::vector<unsigned char> values(indices.size() * valueBytes);
+        for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<unsigned char>(i + 1);
+        std::vector<unsigned char> expected(count * valueBytes, 0);
+        for (size_t i = 0; i < indices.size(); ++i)
+          std::memcpy(&expected[indices[i] * valueBytes], &values[i * valueBytes], valueBytes);
+        std::vector<unsigned char> dense(count * valueBytes, 0xAB);
+        if (unordered) {
+          std::vector<uint64_t> reversed(indices.rbegin(), indices.rend());
+          std::vector<unsigned char> reversedValues(values.size());
+          for (size_t i = 0; i < indices.size(); ++i)
+            std::memcpy(&reversedValues[i * valueBytes],
+                        &values[(indices.size() - 1 - i) * valueBytes], valueBytes);
+          densifyUnordered(valueBytes, reversed.data(), reversedValues.data(), reversed.size(),
+                           dense.data(), count);
+        } else {
+          densify(valueBytes, indices.data(), values.data(), indices.size(), dense.data(), count);
+        }
+        EXPECT_EQ(dense, expected) << (unordered ? "densifyUnordered" : "densify")
+                                   << ", valueBytes " << valueBytes << ", " << indices.size()
+                                   << " pairs";
+      }
     }
   }
 }

@@ -62,7 +62,26 @@ void densifyElements(const uint64_t* indices, const unsigned char* values, size_
   if (count > next) std::memset(dense + next * B, 0, (count - next) * B);
 }
 
+template <size_t B>
+void scatterCopies(const uint64_t* indices, const unsigned char* values, size_t nnz,
+                   unsigned char* dense) {
+  for (size_t i = 0; i < nnz; ++i) std::memcpy(dense + indices[i] * B, values + i * B, B);
+}
+
 }  // namespace
+
+void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                      void* dense, size_t count) {
+  const auto* in = static_cast<const unsigned char*>(values);
+  auto* out = static_cast<unsigned char*>(dense);
+  std::memset(out, 0, count * valueBytes);
+  switch (valueBytes) {
+    case 1: return scatterCopies<1>(indices, in, nnz, out);
+    case 2: return scatterCopies<2>(indices, in, nnz, out);
+    case 4: return scatterCopies<4>(indices, in, nnz, out);
+    default: return scatterCopies<8>(indices, in, nnz, out);
+  }
+}
 
 void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
              void* dense, size_t count) {
