@@ -9,6 +9,8 @@
 
 #include "coll/collective.h"
 #include "core/knobs.h"
+#include "kernels/kernels.h"
+#include "sparse/cpu_calibration.h"
 #include "spccl.h"
 
 #ifndef SPCCL_CUDA_KERNELS_BUILT
@@ -58,6 +60,10 @@ void printReport() {
   for (const spccl::DenseAlgorithm& algorithm : spccl::denseAlgorithms())
     std::printf("  %-14s %-20s %s\n", spccl::collTypeName(algorithm.type), algorithm.name,
                 algorithm.description);
+  // The figure to set SPCCL_SPARSE_CPU_NS_PER_PAIR to on this machine.
+  std::printf("\nsparse planner's CPU speed here: %.2f ns per pair of merge work on one core "
+              "(SPCCL_SPARSE_CPU_NS_PER_PAIR)\n",
+              spccl::sparse::timeMergePairs(spccl::kernels::cpuKernels()) * 1e9);
   std::printf("\nknobs (environment variables):\n");
   for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
     const char* current = std::getenv(knob.name);

@@ -64,6 +64,9 @@ static const std::vector<KnobSpec> kKnobs = {
      "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "
      "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "
      "differ from run to run"},
+    {"SPCCL_SPARSE_CPU_NS_PER_PAIR", "3",
+     "Sparse auto's CPU term: ns per pair of merge work on one idle core (spccl_info times this "
+     "machine's), scaled by the ranks sharing each core; 0: links only (the paper's model)"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
     // MPI interposer (plugins/mpi, docs/mpi-interposer.md)

@@ -20,7 +20,30 @@ SparseCost rounds(const SparseCostInput& in, double messages, double bytes) {
 }
 
 SparseCost operator+(SparseCost a, SparseCost b) {
-  return {a.seconds + b.seconds, a.bytesSent + b.bytesSent};
+  return {a.seconds + b.seconds, a.bytesSent + b.bytesSent, a.cpuSeconds + b.cpuSeconds};
+}
+
+// CPU work, in units of one pair through a merge (cpu_calibration.h),
+// per schedule: least-squares fits (relative error) of the call time the
+// links do not explain, measured with sparse_all_reduce_perf on loopback,
+// n = 4 and 8 ranks on 2 cores, 16 M float32, d = 0.5 % .. 20 %, half of
+// each rank's non-zeros shared (docs/perf/sparse.md, "The CPU term").
+// Within 25 % of every measured point but n = 8, d = 20 % (BP and HC
+// 1.8-2.5x slower still; dense wins there by 30x). Per-schedule figures,
+// not per-kernel ones: the kernels' costs overlap (page faults, cache
+// misses) too much to add up.
+constexpr double kScanWork = 0.15;        // per element of M: finding the input's non-zeros, clearing the output
+constexpr double kBpLocalWork = 32;       // per local non-zero: owner, bucket sort, push encode/decode, aggregation
+constexpr double kBpResultWork = 14;      // per result non-zero: pull decode, global indices, scatter
+constexpr double kHcStageWork = 15;       // per pair a stage sends: encode, the partner's decode, the merge
+constexpr double kAgGatheredWork = 3.2;   // per pair decoded or merged into the growing sum
+constexpr double kAgResultWork = 6.2;     // per result non-zero
+constexpr double kBlockElementWork = 2;   // per element of a sent block, copied out and reduced in (not fitted)
+constexpr double kReduceWork = 0.2;       // per element of a dense reduction (vectorised; not fitted)
+
+SparseCost cpu(const SparseCostInput& in, double pairs) {
+  const double seconds = pairs * in.pairSeconds;
+  return {seconds, 0, seconds};
 }
 
 // Mean varint length of the gaps (positions skipped, packed_encoding.cc)
@@ -93,40 +116,56 @@ SparseCost balancedParallelismCost(const SparseCostInput& in) {
   const double n = in.nranks;
   if (in.nranks <= 1) return {};
   const uint64_t part = in.universe / static_cast<uint64_t>(in.nranks);
-  const double pushNnz = in.density * M(in) / n;
-  const double pullNnz = densificationAt(in, n) * in.density * M(in) / n;
+  const double local = in.density * M(in);
+  const double result = densificationAt(in, n) * local;
+  const double pushNnz = local / n, pullNnz = result / n;
+  const double work = M(in) * kScanWork + local * kBpLocalWork + result * kBpResultWork;
   return rounds(in, n - 1, cheapestMessageBytes(pushNnz, part, in.valueBytes, in.allowedEncodings)) +
-         rounds(in, n - 1, cheapestMessageBytes(pullNnz, part, in.valueBytes, in.allowedEncodings));
+         rounds(in, n - 1, cheapestMessageBytes(pullNnz, part, in.valueBytes, in.allowedEncodings)) +
+         cpu(in, work);
 }
 
 SparseCost hierarchicalCentralizationCost(const SparseCostInput& in) {
   if (in.nranks <= 1) return {};
   const int p = largestPowerOfTwoAtMost(in.nranks);
   const double perMember = static_cast<double>(in.nranks) / p;
-  // The merged set of k ranks holds gamma(k) d M non-zeros.
-  auto setBytes = [&](double ranks) {
-    return cheapestMessageBytes(densificationAt(in, ranks) * in.density * M(in), in.universe,
-                                in.valueBytes, in.allowedEncodings);
+  const double local = in.density * M(in);
+  // The merged set of k ranks holds gamma(k) d M non-zeros; a stage whose
+  // gamma was learned (the same tag's previous call) holds that many.
+  auto setNnz = [&](double ranks) { return std::min(densificationAt(in, ranks) * local, M(in)); };
+  auto stageNnz = [&](int stage, int k) {
+    if (static_cast<size_t>(stage) >= in.stageGamma.size()) return setNnz(k * perMember);
+    return std::min(in.stageGamma[stage] * local, M(in));
   };
-  // A stage whose gamma was learned (the same tag's previous call) sends
-  // that many; the rest are interpolated.
-  auto stageBytes = [&](int stage, int k) {
-    if (static_cast<size_t>(stage) >= in.stageGamma.size()) return setBytes(k * perMember);
-    const double nnz = std::min(in.stageGamma[stage] * in.density * M(in), M(in));
-    return cheapestMessageBytes(nnz, in.universe, in.valueBytes, in.allowedEncodings);
+  auto send = [&](double nnz) {
+    return rounds(in, 1, cheapestMessageBytes(nnz, in.universe, in.valueBytes, in.allowedEncodings));
   };
-  SparseCost cost;
-  for (int k = 1, stage = 0; k < p; k *= 2, ++stage) cost = cost + rounds(in, 1, stageBytes(stage, k));
+  const double result = setNnz(in.nranks);
+  SparseCost cost = cpu(in, M(in) * kScanWork);
+  for (int k = 1, stage = 0; k < p; k *= 2, ++stage) {
+    const double nnz = stageNnz(stage, k);
+    cost = cost + send(nnz) + cpu(in, nnz * kHcStageWork);
+  }
+  // Fold in a partner's set (a stage's work), hand the result back (sent
+  // and decoded, not merged: half a stage's, not fitted).
   if (p != in.nranks)
-    cost = cost + rounds(in, 1, setBytes(1)) + rounds(in, 1, setBytes(in.nranks));
+    cost = cost + send(setNnz(1)) + send(result) +
+           cpu(in, local * kHcStageWork + result * kHcStageWork / 2);
   return cost;
 }
 
 SparseCost allGatherSparseCost(const SparseCostInput& in) {
   if (in.nranks <= 1) return {};
+  const double local = in.density * M(in);
+  // Decode n-1 sets, merge them one after another into the growing sum
+  // (gamma(q) d M after q of them).
+  double gathered = (in.nranks - 1) * local;
+  for (int q = 1; q < in.nranks; ++q) gathered += (densificationAt(in, q) + 1) * local;
+  const double work = M(in) * kScanWork + gathered * kAgGatheredWork +
+                      densificationAt(in, in.nranks) * local * kAgResultWork;
   return rounds(in, in.nranks - 1,
-                cheapestMessageBytes(in.density * M(in), in.universe, in.valueBytes,
-                                     in.allowedEncodings));
+                cheapestMessageBytes(local, in.universe, in.valueBytes, in.allowedEncodings)) +
+         cpu(in, work);
 }
 
 SparseCost blockSparseCost(const SparseCostInput& in) {
@@ -136,8 +175,11 @@ SparseCost blockSparseCost(const SparseCostInput& in) {
   const double blockBytes = 8 + kBlockElements * static_cast<double>(in.valueBytes);
   auto nonZeroFraction = [](double d) { return 1.0 - std::pow(1.0 - std::min(d, 1.0), kBlockElements); };
   const double dAfter = densificationAt(in, n) * in.density;
-  return rounds(in, n - 1, 8 + blocksPerOwner * nonZeroFraction(in.density) * blockBytes) +
-         rounds(in, n - 1, 8 + blocksPerOwner * nonZeroFraction(dAfter) * blockBytes);
+  const double pushElements = blocksPerOwner * nonZeroFraction(in.density) * kBlockElements;
+  const double pullElements = blocksPerOwner * nonZeroFraction(dAfter) * kBlockElements;
+  const double work = M(in) * kScanWork + (n - 1) * (pushElements + pullElements) * kBlockElementWork;
+  return rounds(in, n - 1, 8 + pushElements / kBlockElements * blockBytes) +
+         rounds(in, n - 1, 8 + pullElements / kBlockElements * blockBytes) + cpu(in, work);
 }
 
 SparseCost denseAllReduceCost(const SparseCostInput& in) {
@@ -150,8 +192,9 @@ SparseCost denseAllReduceCost(const SparseCostInput& in) {
   const DenseAlgorithm* chosen =
       chooseDenseAlgorithm(denseAlgorithms(), CollType::AllReduce, dense, std::string());
   const double n = in.nranks;
-  const double seconds = chosen ? chosen->cost(dense) : ringAllReduceCost(dense);
-  return {seconds, 2.0 * (n - 1) / n * static_cast<double>(dense.bytes)};
+  const double wire = chosen ? chosen->cost(dense) : ringAllReduceCost(dense);
+  const double reduce = (n - 1) / n * M(in) * kReduceWork * in.pairSeconds;
+  return {std::max(wire, reduce), 2.0 * (n - 1) / n * static_cast<double>(dense.bytes), reduce};
 }
 
 std::span<const SparseAlgorithmInfo> sparseAlgorithms() { return kAlgorithms; }
@@ -271,6 +314,21 @@ void PlannerState::store(uint64_t tag, uint64_t count, const TagProfile& profile
     lastCountKey_ = key;
     anyCountKey_ = true;
   }
+}
+
+bool PlannerState::pairSecondsKnown() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pairSeconds_ >= 0;
+}
+
+double PlannerState::pairSeconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::max(pairSeconds_, 0.0);
+}
+
+void PlannerState::setPairSeconds(double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pairSeconds_ = std::max(seconds, 0.0);
 }
 
 bool PlannerState::statsFor(uint64_t tag, SparseCallStats* out) const {

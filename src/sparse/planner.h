@@ -37,14 +37,20 @@ struct SparseCostInput {
   // cores shared between ranks).
   std::span<const double> measuredSeconds;
   LinkModel link;
+  // Wall seconds per pair of merge work on the most crowded machine's
+  // cores (cpu_calibration.h): prices each schedule's CPU work, which
+  // on slow or shared cores costs more than the bytes it saves. 0: the
+  // alpha-beta model alone (the paper's).
+  double pairSeconds = 0;
   unsigned allowedEncodings = kAllEncodings;
   size_t chunkBytes = 1 << 20;
 };
 
 // Predicted time of one call on the busiest rank, and what that rank sends.
 struct SparseCost {
-  double seconds = 0;
+  double seconds = 0;  // on the wire, plus the CPU work's (sparse schedules)
   double bytesSent = 0;
+  double cpuSeconds = 0;  // the CPU work's share of `seconds`
 };
 
 // gamma(k): densification after merging k ranks' sets, interpolated between
@@ -57,7 +63,8 @@ double densificationAt(const SparseCostInput& input, double k);
 double cheapestMessageBytes(double nnz, uint64_t universe, size_t valueBytes, unsigned allowed);
 
 // Eq. (1) with real message sizes: (n-1) pushes of d M/n and (n-1) pulls of
-// gamma d M/n non-zeros, each over |I_p| = M/n positions.
+// gamma d M/n non-zeros, each over |I_p| = M/n positions. Every cost below
+// adds its CPU work (planner.cc, "CPU work") at input.pairSeconds.
 SparseCost balancedParallelismCost(const SparseCostInput& input);
 // Eq. (2): log2 p stages, stage i sending the merged set of 2^i (n/p)
 // ranks over M positions; plus the fold and unfold when n is not a power
@@ -69,7 +76,8 @@ SparseCost allGatherSparseCost(const SparseCostInput& input);
 // (1 - (1-d)^256 of them for scattered non-zeros), push and pull to and
 // from even owners.
 SparseCost blockSparseCost(const SparseCostInput& input);
-// The cheapest dense all-reduce schedule on M values.
+// The cheapest dense all-reduce schedule on M values; its reductions
+// overlap its transfers (pipelined), so it costs the larger of the two.
 SparseCost denseAllReduceCost(const SparseCostInput& input);
 
 // Every sparse all-reduce algorithm, registered once: name (logs, stats,
@@ -159,6 +167,11 @@ class PlannerState {
   // What spcclSparseGetStats reports for `tag` (0: the last call keyed by
   // count); false when no call used it.
   bool statsFor(uint64_t tag, SparseCallStats* out) const;
+  // The agreed CPU term (cpu_calibration.h): the same for every tag, so
+  // agreed once per communicator.
+  bool pairSecondsKnown() const;
+  double pairSeconds() const;
+  void setPairSeconds(double seconds);
 
  private:
   struct Key {
@@ -170,6 +183,7 @@ class PlannerState {
   std::map<Key, TagProfile> profiles_;
   Key lastCountKey_{true, 0};
   bool anyCountKey_ = false;
+  double pairSeconds_ = -1;  // < 0: not agreed yet
   mutable std::mutex mutex_;
 };
 

@@ -11,6 +11,7 @@
 #include "core/knobs.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/call_agreement.h"
+#include "sparse/cpu_calibration.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_output.h"
@@ -205,6 +206,16 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   costInput.valueBytes = spcclTypeSize(call.type);
   costInput.density = call.count ? meanNnz / static_cast<double>(call.count) : 0.0;
   costInput.link = ctx.linkModel();
+  // The CPU term, agreed once per communicator at its first sparse call
+  // (every rank's first, so all take this branch in the same call).
+  if (n > 1 && !comm->sparsePlanner->pairSecondsKnown()) {
+    double pairSeconds = 0;
+    SPCCL_CHECK(agreePairSeconds(ctx, &pairSeconds));
+    comm->sparsePlanner->setPairSeconds(pairSeconds);
+    SPCCL_INFO(kLogSparse, "rank %d: sparse planner's CPU term: %.2f ns per pair of merge work "
+               "(SPCCL_SPARSE_CPU_NS_PER_PAIR x ranks per core)", comm->rank, pairSeconds * 1e9);
+  }
+  costInput.pairSeconds = comm->sparsePlanner->pairSeconds();
   costInput.allowedEncodings = runOptions(call.options, 0).allowedEncodings;
   costInput.chunkBytes = ctx.chunkBytes();
   const double sketchGamma =
@@ -247,6 +258,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
     in.type = call.type;
     in.rankNnz = rankNnz.data();
     in.workspace = comm->sparseWorkspace.get();
+    in.sortedResult = call.cooOutput;
     SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, comm->sparseSeed),
                              &result, &report));
   }
@@ -267,8 +279,9 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   std::snprintf(reason, sizeof(reason), "%s: %s (d %.3g, gamma %.3g %s)",
                 call.options.algorithm == spcclSparseAuto ? "auto" : "requested",
                 call.options.algorithm != spcclSparseAuto ? "by the options"
-                : decision.measuredMatters ? "cheapest of the alpha-beta model and measured times"
-                                           : "cheapest in the alpha-beta model",
+                : decision.measuredMatters ? "cheapest of the cost model and measured times"
+                : costInput.pairSeconds > 0   ? "cheapest in the cost model (links and CPU)"
+                                              : "cheapest in the alpha-beta model (links only)",
                 costInput.density, gamma.gamma, gamma.source);
   s.reason = reason;
   for (int a = 0; a < spcclSparseNumAlgorithms; ++a) s.predictedSeconds[a] = decision.predictedSeconds[a];

@@ -190,6 +190,62 @@ TEST(SparseApi, MismatchedCountFailsEveryRankQuickly) {
   expectAllExitedOk(outcomes);
 }
 
+// The planner's CPU term (cpu_calibration.h) is agreed by every rank: a
+// bad SPCCL_SPARSE_CPU_NS_PER_PAIR on one rank fails every rank quickly,
+// naming that rank; a slow CPU (every rank says 1 us per pair) steers auto
+// from a sparse schedule to dense, and 0 leaves the links' choice alone.
+TEST(SparseApi, CpuTermIsAgreedAndSteersAuto) {
+  auto outcomes = forkRanks(3, [](int rank, const spcclUniqueId& id) {
+    if (rank == 1) setenv("SPCCL_SPARSE_CPU_NS_PER_PAIR", "fast", 1);
+    spcclComm_t comm = initOrExit(3, id, rank, 20000);
+    const size_t count = 1 << 20;
+    std::vector<float> x(count, 0.0f), y(count);
+    for (size_t i = static_cast<size_t>(rank); i < count; i += 20) x[i] = 1.0f;  // d = 5 %
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res = spcclSparseAllReduceWithOptions(x.data(), y.data(), count, spcclFloat32,
+                                                        spcclSum, &options, comm, nullptr);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
+    if (res != spcclInvalidArgument || !mentions(comm, "SPCCL_SPARSE_CPU_NS_PER_PAIR on rank 1"))
+      return kChildWrongResult;
+    if (rank == 1 && !mentions(comm, "fast")) return kChildWrongResult;
+    spcclCommDestroy(comm);
+    return kChildOk;
+  });
+  expectAllExitedOk(outcomes);
+
+  for (const char* nsPerPair : {"0", "1000"}) {
+    outcomes = forkRanks(3, [nsPerPair](int rank, const spcclUniqueId& id) {
+      setenv("SPCCL_SPARSE_CPU_NS_PER_PAIR", nsPerPair, 1);
+      spcclComm_t comm = initOrExit(3, id, rank, 20000);
+      const size_t count = 1 << 20;
+      std::vector<float> x(count, 0.0f), y(count);
+      for (size_t i = static_cast<size_t>(rank); i < count; i += 20) x[i] = 1.0f;
+      spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+      options.tag = 3;
+      if (spcclSparseAllReduceWithOptions(x.data(), y.data(), count, spcclFloat32, spcclSum,
+                                          &options, comm, nullptr) != spcclSuccess ||
+          y[0] != 1 || y[2] != 1 || y[3] != 0)
+        return kChildWrongResult;
+      spcclSparseStats_t stats;
+      std::memset(&stats, 0, sizeof(stats));
+      stats.size = sizeof(stats);
+      if (spcclSparseGetStats(comm, 3, &stats) != spcclSuccess) return kChildWrongResult;
+      const bool slowCpu = std::strcmp(nsPerPair, "0") != 0;
+      const bool dense = stats.algorithm == spcclSparseDense;
+      const char* why = slowCpu ? "links and CPU" : "links only";
+      if (dense != slowCpu || std::strstr(stats.reason, why) == nullptr) {
+        std::fprintf(stderr, "rank %d, %s ns per pair: algorithm %d, %s\n", rank, nsPerPair,
+                     static_cast<int>(stats.algorithm), stats.reason);
+        return kChildWrongResult;
+      }
+      spcclCommDestroy(comm);
+      return kChildOk;
+    });
+    expectAllExitedOk(outcomes);
+  }
+}
+
 // Issue 3: bytes on the wire within 10 % of the formula. HC's Eq. (2) needs
 // gamma at every stage; from the second call of a tag it uses the stage
 // sizes every rank saw in the first (planner.h), so the prediction matches.

@@ -177,6 +177,44 @@ TEST(SparsePlanner, BalancedParallelismWinsWithHighOverlapAndModerateDensity) {
   }
 }
 
+// The CPU term (cpu_calibration.h): 8 ranks sharing 2 cores over 1 Gbit/s
+// links, 16 M float32. At d = 10 % the links alone favour BP (about a
+// quarter of dense's time), but its CPU work outweighs the bytes it saves,
+// so dense wins; at d = 0.1 % sparsity still wins by far. Without the term
+// (0) the decision is the links' alone.
+TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
+  auto onSharedCores = [](double d, double pairSeconds) {
+    SparseCostInput in = input(8, 16'777'216, d, 4);
+    in.link.alphaSeconds = 50e-6;
+    in.link.betaSecondsPerByte = 8e-9;  // 1 Gbit/s
+    in.pairSeconds = pairSeconds;
+    return in;
+  };
+  const double eightRanksOnTwoCores = 3e-9 * 4;
+  SparseDecision linksOnly = decideSparseAlgorithm(onSharedCores(0.1, 0), spcclSparseAuto);
+  EXPECT_EQ(linksOnly.algorithm, spcclSparseBalancedParallelism);
+  EXPECT_LT(linksOnly.predictedSeconds[spcclSparseBalancedParallelism] * 3,
+            linksOnly.predictedSeconds[spcclSparseDense]);
+  SparseDecision withCpu = decideSparseAlgorithm(onSharedCores(0.1, eightRanksOnTwoCores), spcclSparseAuto);
+  EXPECT_EQ(withCpu.algorithm, spcclSparseDense);
+  SparseDecision sparseStillWins =
+      decideSparseAlgorithm(onSharedCores(0.001, eightRanksOnTwoCores), spcclSparseAuto);
+  EXPECT_NE(sparseStillWins.algorithm, spcclSparseDense);
+  EXPECT_LT(sparseStillWins.predictedSeconds[sparseStillWins.algorithm] * 3,
+            sparseStillWins.predictedSeconds[spcclSparseDense]);
+  // The CPU share is reported and scales with the CPU's speed.
+  for (auto cost : {balancedParallelismCost, hierarchicalCentralizationCost, allGatherSparseCost}) {
+    const SparseCost off = cost(onSharedCores(0.05, 0));
+    const SparseCost slow = cost(onSharedCores(0.05, eightRanksOnTwoCores));
+    const SparseCost slower = cost(onSharedCores(0.05, 2 * eightRanksOnTwoCores));
+    EXPECT_EQ(off.cpuSeconds, 0);
+    EXPECT_GT(slow.cpuSeconds, 0);
+    EXPECT_NEAR(slower.cpuSeconds, 2 * slow.cpuSeconds, 1e-12);
+    EXPECT_NEAR(slow.seconds, off.seconds + slow.cpuSeconds, 1e-12);
+    EXPECT_EQ(slow.bytesSent, off.bytesSent);
+  }
+}
+
 // A full tensor gains nothing from sparsity: dense (or a schedule that
 // costs the same) wins, and AGsparse is far worse.
 TEST(SparsePlanner, DenseTensorPrefersDense) {
