@@ -64,6 +64,11 @@ static const std::vector<KnobSpec> kKnobs = {
      "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "
      "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "
      "differ from run to run"},
+    {"SPCCL_CHECK_ROOTS", "1",
+     "1: rooted calls (broadcast, reduce, scatter, gather, the migration calls) first check that "
+     "every rank passed the same root, so a disagreement fails on every rank at once instead of "
+     "hanging until SPCCL_TIMEOUT_MS; costs ceil(log2 n) rounds of 16-byte messages per call. "
+     "Set it the same on every rank"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
     // MPI interposer (plugins/mpi, docs/mpi-interposer.md)
