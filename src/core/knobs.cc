@@ -65,8 +65,8 @@ static const std::vector<KnobSpec> kKnobs = {
      "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "
      "differ from run to run"},
     {"SPCCL_CHECK_ROOTS", "1",
-     "1: rooted calls (broadcast, reduce, scatter, gather, the migration calls) first check that "
-     "every rank passed the same root, so a disagreement fails on every rank at once instead of "
+     "1: rooted calls (broadcast, reduce, scatter, gather, migrate broadcast and reduce) first "
+     "check that every rank passed the same root, so a disagreement fails on every rank at once instead of "
      "hanging until SPCCL_TIMEOUT_MS; costs ceil(log2 n) rounds of 16-byte messages per call. "
      "Set it the same on every rank"},
     {"SPCCL_PROFILE_LINKS", "1",
