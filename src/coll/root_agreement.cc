@@ -52,7 +52,7 @@ spcclResult_t agreeOnRoot(CollContext& call, const RootedCallNames& names) {
   // The exchange's frames carry the call's signature without its root: the
   // engine still checks kind, count, type and op, but a root mismatch in
   // the frames would fail only the ranks that happened to receive a
-  // differing frame, and the others could go on as above.
+  // differing frame, and the others could return success (see the top).
   CollSignature unrooted = call.signature();
   unrooted.root = -1;
   CollContext exchange(call, unrooted);
@@ -75,9 +75,9 @@ spcclResult_t agreeOnRoot(CollContext& call, const RootedCallNames& names) {
   const int secondRoot = lowFirst ? known.highRoot : known.lowRoot;
   return SPCCL_FAIL(spcclInvalidUsage,
                     "%s: %s mismatch at call #%" PRIu64
-                    ": rank %d passed %s=%d but rank %d "
-                    "passed %s=%d (rank %d passed %s=%d); no data moved, the call fails on every "
-                    "rank (SPCCL_CHECK_ROOTS)",
+                    ": rank %d passed %s=%d but rank %d passed %s=%d "
+                    "(this is rank %d, %s=%d); no data moved and the call fails on every rank "
+                    "(SPCCL_CHECK_ROOTS)",
                     names.call, names.argument, call.seq(), firstRank, names.argument, firstRoot,
                     secondRank, names.argument, secondRoot, me, names.argument, root);
 }
