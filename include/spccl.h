@@ -134,7 +134,12 @@ const char* spcclGetLastError(spcclComm_t comm);
 
 /* ---- collectives ----
  * stream: NULL means host buffers and a call that completes before it
- * returns. (Device memory and cudaStream_t come with the GPU work.) */
+ * returns. (Device memory and cudaStream_t come with the GPU work.)
+ * Rooted calls (Broadcast, Reduce, their non-blocking forms, and Scatter,
+ * Gather, MigrateBroadcast, MigrateReduce below) first check that every
+ * rank passed the same root; if not, the call fails with spcclInvalidUsage
+ * on every rank, naming two ranks and their roots, and the communicator
+ * stays usable (SPCCL_CHECK_ROOTS=0 skips the check). */
 spcclResult_t spcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                              void* stream);
@@ -418,8 +423,10 @@ spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, dou
  * layer ends in an all-reduce anyway, inside that all-reduce
  * (spcclMigrateAllReduce). Scatter and gather are the alternative to compare
  * against. These calls run at once (also between GroupStart/GroupEnd).
- * Ranks that disagree on a call's kind, count, type, op or straggler fail
- * with spcclInvalidUsage naming the differing rank. */
+ * Ranks that disagree on a call's kind, count, type or op fail with
+ * spcclInvalidUsage naming the differing rank; ranks that disagree on the
+ * straggler, dest or root fail together before any data moves (see the
+ * rooted calls above). */
 
 /* buff: the straggler's data on the straggler, count elements received
  * elsewhere. The tree's root has a single child, so the straggler sends

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "coll/collective.h"
+#include "coll/root_agreement.h"
 #include "core/check.h"
 #include "core/comm.h"
 #include "spccl.h"
@@ -16,6 +17,7 @@ namespace {
 struct Call {
   CollArgs args;
   CollSignature signature;
+  const char* name = "";  // the API function, for errors found while it runs
 };
 
 struct DeferredP2P {
@@ -169,6 +171,7 @@ spcclResult_t execute(spcclComm_t comm, const Call& call) {
   uint64_t seq = 0;
   SPCCL_CHECK(comm->engine->beginCollective(call.signature, &seq));
   CollContext ctx(*comm->engine, call.signature, seq);
+  SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
   return runDenseCollective(ctx, call.args, comm->options.algorithmOverride);
 }
 
@@ -184,8 +187,9 @@ spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
 }
 
 // Blocking entry: validate, then run now (or at the group's end).
-spcclResult_t submit(spcclComm_t comm, const Call& call, const void* stream, const char* name) {
+spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char* name) {
   clearThreadLastError();
+  call.name = name;
   spcclResult_t res = validate(comm, call, stream, name);
   if (res != spcclSuccess) return finish(comm, res);
   if (tlsGroup.depth > 0) {
@@ -196,9 +200,10 @@ spcclResult_t submit(spcclComm_t comm, const Call& call, const void* stream, con
   return finish(comm, runBlocking(comm, [&] { return execute(comm, call); }));
 }
 
-spcclResult_t submitAsync(spcclComm_t comm, const Call& call, spcclRequest_t* request,
+spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request,
                           const char* name) {
   clearThreadLastError();
+  call.name = name;
   if (request == nullptr) return finish(comm, SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", name));
   spcclResult_t res = validate(comm, call, nullptr, name);
   if (res != spcclSuccess) return finish(comm, res);

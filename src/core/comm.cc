@@ -288,6 +288,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.commId = comm->commId;
   settings.timeoutMs = options.timeoutMs;
   settings.chunkBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_CHUNK_BYTES"), 4096));
+  settings.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0;
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   SPCCL_INFO(kLogInit, "rank %d/%d ready: comm %016" PRIx64 ", transport %s, alpha %.1f us, "

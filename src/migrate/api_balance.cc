@@ -165,7 +165,8 @@ spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulT
   encodeModel(local == spcclSuccess && costModel != nullptr ? *costModel : defaults, mine.model);
   std::vector<PlanInput> all(static_cast<size_t>(comm->nranks));
   spcclResult_t res = runMigrationCall(
-      comm, migrationSignature(MigrationKind::PlanExchange, spcclUint8, spcclSum, -1, sizeof(PlanInput)),
+      comm, {call, nullptr},
+      migrationSignature(MigrationKind::PlanExchange, spcclUint8, spcclSum, -1, sizeof(PlanInput)),
       [&](CollContext& ctx) { return gatherInputs(ctx, mine, &all); });
   if (local != spcclSuccess) {
     // This rank's own error is the one to report, whatever the exchange did.

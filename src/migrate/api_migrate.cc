@@ -98,7 +98,8 @@ spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t da
   if (res == spcclSuccess) res = checkBuffer(buff, bytes, "buff", call);
   if (res != spcclSuccess) return failedCall(comm, res);
   return runMigrationCall(
-      comm, migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
+      comm, {call, "straggler"},
+      migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
       [&](CollContext& ctx) { return migrationBroadcast(ctx, buff, count, datatype, straggler); });
 }
 
@@ -132,7 +133,8 @@ spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t co
   if (res == spcclSuccess && comm->rank == dest) res = checkBuffer(recvbuff, bytes, "recvbuff", call);
   if (res != spcclSuccess) return failedCall(comm, res);
   return runMigrationCall(
-      comm, migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+      comm, {call, "dest"},
+      migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
       [&](CollContext& ctx) {
         return migrationReduce(ctx, sendbuff, recvbuff, count, datatype, op, dest);
       });
@@ -154,7 +156,8 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
   if (res != spcclSuccess) return failedCall(comm, res);
   const MigratedPart part{migrated, migratedCount, migratedOffset};
   return runMigrationCall(
-      comm, migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
+      comm, {call, nullptr},
+      migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
       [&](CollContext& ctx) {
         return mergedMigrationAllReduce(ctx, sendbuff, recvbuff, count, part, datatype, op,
                                         comm->options.algorithmOverride);
@@ -174,7 +177,8 @@ spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcoun
   if (res == spcclSuccess) res = checkBuffer(recvbuff, allBytes / comm->nranks, "recvbuff", call);
   if (res != spcclSuccess) return failedCall(comm, res);
   return runMigrationCall(
-      comm, migrationSignature(MigrationKind::Scatter, datatype, spcclSum, root, recvcount),
+      comm, {call, "root"},
+      migrationSignature(MigrationKind::Scatter, datatype, spcclSum, root, recvcount),
       [&](CollContext& ctx) {
         return linearScatter(ctx, sendbuff, recvbuff, recvcount, datatype, root);
       });
@@ -193,7 +197,8 @@ spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount
   if (res == spcclSuccess && comm->rank == root) res = checkBuffer(recvbuff, allBytes, "recvbuff", call);
   if (res != spcclSuccess) return failedCall(comm, res);
   return runMigrationCall(
-      comm, migrationSignature(MigrationKind::Gather, datatype, spcclSum, root, sendcount),
+      comm, {call, "root"},
+      migrationSignature(MigrationKind::Gather, datatype, spcclSum, root, sendcount),
       [&](CollContext& ctx) {
         return linearGather(ctx, sendbuff, recvbuff, sendcount, datatype, root);
       });

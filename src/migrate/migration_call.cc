@@ -17,13 +17,15 @@ spcclResult_t failedCall(spcclComm_t comm, spcclResult_t result) {
   return result;
 }
 
-spcclResult_t runMigrationCall(spcclComm_t comm, const CollSignature& signature,
+spcclResult_t runMigrationCall(spcclComm_t comm, const RootedCallNames& names,
+                               const CollSignature& signature,
                                const std::function<spcclResult_t(CollContext&)>& body) {
   spcclResult_t result = runBlocking(comm, [&]() -> spcclResult_t {
     Engine& engine = *comm->engine;
     uint64_t seq = 0;
     SPCCL_CHECK(engine.beginCollective(signature, &seq));
     CollContext ctx(engine, signature, seq);
+    SPCCL_CHECK(agreeOnRoot(ctx, names));
     return body(ctx);
   });
   return failedCall(comm, result);

@@ -31,6 +31,11 @@ struct PeerRequest {
 class CollContext {
  public:
   CollContext(Engine& engine, const CollSignature& signature, uint64_t seq);
+  // The same call (sequence number, per-peer message order) with frames
+  // that carry `signature` instead: for a step that checks a field of the
+  // signature itself rather than leave it to the engine
+  // (coll/root_agreement.h).
+  CollContext(const CollContext& call, const CollSignature& signature);
   CollContext(const CollContext&) = delete;
   CollContext& operator=(const CollContext&) = delete;
   ~CollContext();
@@ -68,6 +73,9 @@ class CollContext {
   void* scratch(size_t bytes, int slot = 0);
   // Slice size for pipelined algorithms (SPCCL_CHUNK_BYTES).
   size_t chunkBytes() const;
+  // Whether rooted calls check that the ranks agree on the root
+  // (SPCCL_CHECK_ROOTS).
+  bool checksRoots() const;
 
  private:
   Engine& engine_;

@@ -496,6 +496,8 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
 
 CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_t seq)
     : engine_(engine), signature_(signature), seq_(seq) {}
+CollContext::CollContext(const CollContext& call, const CollSignature& signature)
+    : engine_(call.engine_), signature_(signature), seq_(call.seq_) {}
 CollContext::~CollContext() = default;
 
 int CollContext::rank() const { return engine_.rank(); }
@@ -504,6 +506,7 @@ const kernels::KernelTable& CollContext::kernels() const { return engine_.kernel
 const LinkModel& CollContext::linkModel() const { return engine_.linkModel(); }
 void* CollContext::scratch(size_t bytes, int slot) { return engine_.scratch(bytes, slot); }
 size_t CollContext::chunkBytes() const { return engine_.settings().chunkBytes; }
+bool CollContext::checksRoots() const { return engine_.settings().checkRoots; }
 
 spcclResult_t CollContext::isend(int peer, const void* data, size_t bytes, PeerRequest* request,
                                  uint8_t flags) {

@@ -33,6 +33,7 @@ struct EngineSettings {
   uint64_t commId = 0;
   int timeoutMs = 60000;
   size_t chunkBytes = 1 << 20;
+  bool checkRoots = true;  // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
 };
 
 class Engine {

@@ -214,6 +214,14 @@ TEST(MigrateCollectives, ScatterGatherRoundTrip) {
   }
 }
 
+// Payload bytes a rank moved in a call: the data, plus the root
+// agreement's few small messages (src/coll/root_agreement.h, a 16-byte
+// message per round, 3 rounds on 8 ranks), which are not migrated data.
+bool movesDataOnce(uint64_t measured, uint64_t dataBytes) {
+  constexpr uint64_t kAgreementBytes = 256;
+  return measured >= dataBytes && measured - dataBytes <= kAgreementBytes;
+}
+
 // The point of broadcast-reduce (section IV-A): the straggler sends each
 // migrated byte once, where scatter sends every helper's share itself and
 // a binomial broadcast sends the whole buffer to each of its children.
@@ -230,16 +238,19 @@ TEST(MigrateCollectives, StragglerSendsEachByteOnce) {
     const uint64_t sent = after.bytesSent - before.bytesSent;
     const uint64_t received = after.bytesReceived - before.bytesReceived;
     const uint64_t bytes = count * sizeof(float);
-    if (rank == straggler) ok &= report(sent == bytes, rank, "straggler sent " + std::to_string(sent));
-    else ok &= report(received == bytes, rank, "helper received " + std::to_string(received));
+    if (rank == straggler)
+      ok &= report(movesDataOnce(sent, bytes), rank, "straggler sent " + std::to_string(sent));
+    else
+      ok &= report(movesDataOnce(received, bytes), rank,
+                   "helper received " + std::to_string(received));
     // Reduce back: the straggler receives each byte once.
     spcclCommGetCounters(comm, &before);
     res = spcclMigrateReduce(data.data(), data.data(), count, spcclFloat32, spcclSum, straggler, comm, nullptr);
     spcclCommGetCounters(comm, &after);
     ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
     if (rank == straggler)
-      ok &= report(after.bytesReceived - before.bytesReceived == bytes &&
-                       after.bytesSent == before.bytesSent,
+      ok &= report(movesDataOnce(after.bytesReceived - before.bytesReceived, bytes) &&
+                       movesDataOnce(after.bytesSent - before.bytesSent, 0),
                    rank, "straggler reduce traffic");
     return ok;
   });
@@ -278,18 +289,17 @@ TEST(MigrateCollectives, BadArgumentsNameTheArgument) {
   });
 }
 
-// Ranks that disagree on the straggler, or on which call they make, get
-// the engine's signature-mismatch error instead of a hang.
+// Ranks that disagree on the straggler fail together in the root
+// agreement (tests/faults/test_root_agreement.cc covers every rooted call);
+// ranks that disagree on which call they make get the engine's
+// signature-mismatch error. Neither hangs.
 TEST(MigrateCollectives, MismatchedCallsFailWithInvalidUsage) {
   onRanks(3, [](spcclComm_t comm, int rank) {
     float x[64] = {};
     spcclResult_t res = spcclMigrateBroadcast(x, 64, spcclFloat32, rank == 2 ? 1 : 0, comm, nullptr);
-    // Rank 2 receives rank 1's relay of a broadcast rooted at 0 while it
-    // expects one rooted at 1; the others may finish before they hear.
-    if (rank != 2) return true;
-    return report(res == spcclInvalidUsage &&
-                      std::string(spcclGetLastError(comm)).find("mismatch") != std::string::npos,
-                  rank, std::string("expected a mismatch, got: ") + spcclGetLastError(comm));
+    const std::string error = spcclGetLastError(comm);
+    return report(res == spcclInvalidUsage && error.find("straggler mismatch") != std::string::npos,
+                  rank, "expected a straggler mismatch, got: " + error);
   });
   onRanks(2, [](spcclComm_t comm, int rank) {
     float x[64] = {};

@@ -13,7 +13,8 @@ or, when the layer ends in an all-reduce anyway, the results ride along
 inside it (:meth:`MigrationCollectives.migrate_all_reduce`). Scatter and
 gather (MPI semantics) are the alternative to compare against. Ranks that
 disagree on a call's kind, count, dtype, op or straggler fail with
-:class:`spccl.InvalidUsageError` naming the differing rank.
+:class:`spccl.InvalidUsageError` naming the differing rank (a straggler,
+dest or root disagreement on every rank, before any data moves).
 """
 from __future__ import annotations
 
