@@ -208,7 +208,7 @@ const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm) {
 
 SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced) {
   SparseDecision decision;
-  double best = -1;
+  double best = -1, denseSeconds = -1, denseBytes = 0;
   for (const SparseAlgorithmInfo& a : kAlgorithms) {
     SparseCost cost = a.cost(input);
     decision.predictedSeconds[a.id] = cost.seconds;
@@ -219,11 +219,21 @@ SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAl
       decision.measuredMatters = true;
     }
     const bool wins = forced == spcclSparseAuto ? (best < 0 || seconds < best) : a.id == forced;
+    if (a.id == spcclSparseDense) {
+      denseSeconds = seconds;
+      denseBytes = cost.bytesSent;
+    }
     if (wins) {
       best = seconds;
       decision.algorithm = a.id;
       decision.predictedBytesSent = cost.bytesSent;
     }
+  }
+  if (forced == spcclSparseAuto && input.pairSeconds > 0 && decision.algorithm != spcclSparseDense &&
+      denseSeconds >= 0 && best > (1 - kSparseMargin) * denseSeconds) {
+    decision.algorithm = spcclSparseDense;
+    decision.predictedBytesSent = denseBytes;
+    decision.denseWithinMargin = true;
   }
   return decision;
 }

@@ -97,9 +97,16 @@ struct SparseDecision {
   double predictedSeconds[spcclSparseNumAlgorithms] = {-1, -1, -1, -1, -1, -1};
   double predictedBytesSent = 0;  // of the chosen one
   bool measuredMatters = false;   // a measured time exceeded the model's
+  bool denseWithinMargin = false; // a sparse schedule was cheapest, but not by kSparseMargin
 };
+// With the CPU term on, a sparse schedule is taken over dense only when it
+// is predicted at least this much faster: the CPU fit's error (measured /
+// fit 0.75-1.25, docs/perf/sparse.md "The CPU term"). Near a tie dense is
+// the safer bet: its time is the links', steady from call to call.
+constexpr double kSparseMargin = 0.2;
 // Prices every candidate; `forced` (not Auto) is taken as is, else the
-// cheapest wins (ties go to the earlier table entry).
+// cheapest wins (ties go to the earlier table entry; dense within
+// kSparseMargin of a sparse schedule, when input.pairSeconds > 0).
 SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced);
 
 // Where the gamma a call plans with comes from.

@@ -202,6 +202,15 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
   EXPECT_NE(sparseStillWins.algorithm, spcclSparseDense);
   EXPECT_LT(sparseStillWins.predictedSeconds[sparseStillWins.algorithm] * 3,
             sparseStillWins.predictedSeconds[spcclSparseDense]);
+  // Near a tie dense wins: at d = 5 % HC is predicted a few % faster than
+  // dense, well inside the CPU fit's error (kSparseMargin).
+  SparseDecision nearTie = decideSparseAlgorithm(onSharedCores(0.05, eightRanksOnTwoCores), spcclSparseAuto);
+  EXPECT_EQ(nearTie.algorithm, spcclSparseDense);
+  EXPECT_TRUE(nearTie.denseWithinMargin);
+  EXPECT_LT(nearTie.predictedSeconds[spcclSparseHierarchical], nearTie.predictedSeconds[spcclSparseDense]);
+  EXPECT_GT(nearTie.predictedSeconds[spcclSparseHierarchical],
+            (1 - kSparseMargin) * nearTie.predictedSeconds[spcclSparseDense]);
+  EXPECT_FALSE(sparseStillWins.denseWithinMargin);
   // The CPU share is reported and scales with the CPU's speed.
   for (auto cost : {balancedParallelismCost, hierarchicalCentralizationCost, allGatherSparseCost}) {
     const SparseCost off = cost(onSharedCores(0.05, 0));
