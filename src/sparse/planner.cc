@@ -197,6 +197,19 @@ SparseCost denseAllReduceCost(const SparseCostInput& in) {
   return {std::max(wire, reduce), 2.0 * (n - 1) / n * static_cast<double>(dense.bytes), reduce};
 }
 
+LinkModel stableLinkModel(const LinkModel& measured) {
+  // In microseconds and nanoseconds per byte, so that round link speeds
+  // (1 Gbit/s = 8 ns/B = 2^3) sit at a bin's centre.
+  auto snap = [](double value, double unit) {
+    if (!(value > 0)) return value;
+    return std::exp2(std::round(std::log2(value / unit) * 4) / 4) * unit;
+  };
+  LinkModel stable = measured;
+  stable.alphaSeconds = snap(measured.alphaSeconds, 1e-6);
+  stable.betaSecondsPerByte = snap(measured.betaSecondsPerByte, 1e-9);
+  return stable;
+}
+
 std::span<const SparseAlgorithmInfo> sparseAlgorithms() { return kAlgorithms; }
 
 const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm) {

@@ -57,6 +57,14 @@ struct SparseCost {
 // full overlap (1) and none (k) through the measured gamma_n, and capped so
 // the merged set never exceeds M.
 double densificationAt(const SparseCostInput& input, double k);
+
+// The link model the planner prices with: alpha (us) and beta (ns/B)
+// snapped to the nearest power of 2^(1/4) (at most 9 % off). Both are
+// measured anew by every communicator; snapped, a re-measurement a few %
+// off gives the same figures (unless the value sits near a bin's edge), so
+// a near tie does not flip the choice, hence the float rounding, between
+// runs of the same job. 1 Gbit/s, 8 ns/B = 2^3, sits at a bin's centre.
+LinkModel stableLinkModel(const LinkModel& measured);
 // Size of the cheapest allowed encoding of nnz positions over `universe`;
 // Packed's size is estimated from the mean gap (its exact size needs the
 // positions).

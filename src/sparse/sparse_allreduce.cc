@@ -213,7 +213,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   costInput.universe = call.count;
   costInput.valueBytes = spcclTypeSize(call.type);
   costInput.density = call.count ? meanNnz / static_cast<double>(call.count) : 0.0;
-  costInput.link = ctx.linkModel();
+  costInput.link = stableLinkModel(ctx.linkModel());
   // The CPU term, agreed once per communicator at its first sparse call
   // (every rank's first, so all take this branch in the same call).
   if (n > 1 && !comm->sparsePlanner->pairSecondsKnown()) {

@@ -224,6 +224,25 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
   }
 }
 
+// Re-measured 1 Gbit/s links within a few % price the same (run-to-run
+// stable choices); any snapped figure is within 9 % of the measured one.
+TEST(SparsePlanner, LinkModelIsSnappedForStableChoices) {
+  for (double scale : {0.95, 0.98, 1.0, 1.03, 1.06}) {
+    LinkModel measured;
+    measured.betaSecondsPerByte = 8e-9 * scale;  // 1 Gbit/s
+    const LinkModel stable = stableLinkModel(measured);
+    EXPECT_NEAR(stable.betaSecondsPerByte, 8e-9, 1e-18) << scale;
+  }
+  for (double seconds : {1e-11, 3.3e-10, 7e-9, 1e-7, 2e-6, 45e-6}) {
+    LinkModel measured;
+    measured.alphaSeconds = seconds;
+    measured.betaSecondsPerByte = seconds;
+    const LinkModel snapped = stableLinkModel(measured);
+    EXPECT_LE(std::abs(snapped.alphaSeconds / seconds - 1), 0.091) << seconds;
+    EXPECT_LE(std::abs(snapped.betaSecondsPerByte / seconds - 1), 0.091) << seconds;
+  }
+}
+
 // A full tensor gains nothing from sparsity: dense (or a schedule that
 // costs the same) wins, and AGsparse is far worse.
 TEST(SparsePlanner, DenseTensorPrefersDense) {
