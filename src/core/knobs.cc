@@ -69,8 +69,9 @@ static const std::vector<KnobSpec> kKnobs = {
      "machine's), scaled by the ranks sharing each core; 0: links only (the paper's model)"},
     {"SPCCL_CHECK_ROOTS", "1",
      "1: rooted calls (broadcast, reduce, scatter, gather, migrate broadcast and reduce) first "
-     "check that every rank passed the same root, so a disagreement fails on every rank at once instead of "
-     "hanging until SPCCL_TIMEOUT_MS or returning success with wrong data on some ranks; costs ceil(log2 n) rounds of 16-byte messages per call. "
+     "check that every rank passed the same root, so a disagreement fails on every rank at once "
+     "instead of hanging until SPCCL_TIMEOUT_MS or returning success with wrong data on some "
+     "ranks; costs ceil(log2 n) rounds of 16-byte messages per call. "
      "Set it the same on every rank"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},

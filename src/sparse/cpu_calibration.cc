@@ -91,7 +91,8 @@ spcclResult_t agreeCoreSharing(CollContext& ctx, double* sharing) {
   }
   *sharing = 1.0;
   for (const auto& [machine, share] : ranksAndCpus)
-    *sharing = std::max(*sharing, static_cast<double>(share.first) / static_cast<double>(share.second));
+    *sharing =
+        std::max(*sharing, static_cast<double>(share.first) / static_cast<double>(share.second));
   return spcclSuccess;
 }
 

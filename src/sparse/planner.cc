@@ -32,14 +32,23 @@ SparseCost operator+(SparseCost a, SparseCost b) {
 // 1.8-2.5x slower still; dense wins there by 30x). Per-schedule figures,
 // not per-kernel ones: the kernels' costs overlap (page faults, cache
 // misses) too much to add up.
-constexpr double kScanWork = 0.15;        // per element of M: finding the input's non-zeros, clearing the output
-constexpr double kBpLocalWork = 32;       // per local non-zero: owner, bucket sort, push encode/decode, aggregation
-constexpr double kBpResultWork = 14;      // per result non-zero: pull decode, global indices, scatter
-constexpr double kHcStageWork = 15;       // per pair a stage sends: encode, the partner's decode, the merge
-constexpr double kAgGatheredWork = 3.2;   // per pair decoded or merged into the growing sum
-constexpr double kAgResultWork = 6.2;     // per result non-zero
-constexpr double kBlockElementWork = 2;   // per element of a sent block, copied out and reduced in (not fitted)
-constexpr double kReduceWork = 0.2;       // per element of a dense reduction (vectorised; not fitted)
+
+// Per element of M: finding the input's non-zeros, clearing the output.
+constexpr double kScanWork = 0.15;
+// BP, per local non-zero: owner, bucket sort, push encode and decode,
+// aggregation; per result non-zero: pull decode, global indices, scatter.
+constexpr double kBpLocalWork = 32;
+constexpr double kBpResultWork = 14;
+// HC, per pair a stage sends: its encode, the partner's decode, the merge.
+constexpr double kHcStageWork = 15;
+// AGsparse, per pair decoded or merged into the growing sum; per result
+// non-zero.
+constexpr double kAgGatheredWork = 3.2;
+constexpr double kAgResultWork = 6.2;
+// Not fitted: per element of a sent block (copied out, reduced in), and
+// per element of a dense reduction (vectorised).
+constexpr double kBlockElementWork = 2;
+constexpr double kReduceWork = 0.2;
 
 SparseCost cpu(const SparseCostInput& in, double pairs) {
   const double seconds = pairs * in.pairSeconds;
