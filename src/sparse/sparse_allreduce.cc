@@ -173,9 +173,8 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
                       profile.stats.calls == 0 && n > 1;
   // Extract once, up front: every schedule but dense needs the non-zeros,
   // and counting them separately would cost another pass over the input.
-  // When the tag's last call went dense, only count them (no pairs written:
-  // at d = 10 %, n = 8 on 2 cores the extraction added 14 % to dense's
-  // time) and extract after planning if the plan changed.
+  // When the tag's last call went dense, only count them (a read of the
+  // input, no pairs written) and extract after planning if the plan changed.
   const bool expectDense = !sketch && profile.stats.calls > 0 &&
                            profile.stats.algorithm == spcclSparseDense && call.denseInput != nullptr;
   if (call.inputValid && expectDense)
