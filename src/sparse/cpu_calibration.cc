@@ -60,6 +60,29 @@ int usableCpus() {
   return std::max(1, CPU_COUNT(&set));
 }
 
+// What each rank contributes to the CPU term: its knob's value (NaN when
+// the knob is not a number >= 0) and where it runs.
+struct RankCpu {
+  double pairSeconds;
+  uint64_t machine;
+  uint64_t cpus;
+};
+
+// Ranks on the most crowded machine over the CPUs they may run on, >= 1.
+double mostRanksPerCpu(const std::vector<RankCpu>& ranks) {
+  std::map<uint64_t, std::pair<int, uint64_t>> ranksAndCpus;  // by machine
+  for (const RankCpu& rank : ranks) {
+    auto& [count, cpus] = ranksAndCpus[rank.machine];
+    ++count;
+    cpus = std::max(cpus, rank.cpus);
+  }
+  double sharing = 1.0;
+  for (const auto& [machine, share] : ranksAndCpus)
+    sharing =
+        std::max(sharing, static_cast<double>(share.first) / static_cast<double>(share.second));
+  return sharing;
+}
+
 }  // namespace
 
 double timeMergePairs(const kernels::KernelTable& table) {
@@ -75,27 +98,6 @@ double timeMergePairs(const kernels::KernelTable& table) {
   return seconds[kRepetitions / 2] / (2.0 * static_cast<double>(kPairsPerSet));
 }
 
-spcclResult_t agreeCoreSharing(CollContext& ctx, double* sharing) {
-  struct MachineShare {
-    uint64_t machine;
-    uint64_t cpus;
-  };
-  const MachineShare mine{machineId(), static_cast<uint64_t>(usableCpus())};
-  std::vector<MachineShare> all(ctx.nranks());
-  SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), all.data()));
-  std::map<uint64_t, std::pair<int, uint64_t>> ranksAndCpus;  // by machine
-  for (const MachineShare& rank : all) {
-    auto& [ranks, cpus] = ranksAndCpus[rank.machine];
-    ++ranks;
-    cpus = std::max(cpus, rank.cpus);
-  }
-  *sharing = 1.0;
-  for (const auto& [machine, share] : ranksAndCpus)
-    *sharing =
-        std::max(*sharing, static_cast<double>(share.first) / static_cast<double>(share.second));
-  return spcclSuccess;
-}
-
 spcclResult_t agreePairSeconds(CollContext& ctx, double* pairSeconds) {
   const std::string knob = knobString("SPCCL_SPARSE_CPU_NS_PER_PAIR");
   char* end = nullptr;
@@ -103,18 +105,20 @@ spcclResult_t agreePairSeconds(CollContext& ctx, double* pairSeconds) {
   const bool valid = end != knob.c_str() && *end == '\0' && ns >= 0 && std::isfinite(ns);
   // A bad value still joins the all-gather (as NaN), so every rank fails
   // together instead of leaving the others waiting.
-  const double mine = valid ? ns * 1e-9 : std::nan("");
-  std::vector<double> all(ctx.nranks());
+  const RankCpu mine{valid ? ns * 1e-9 : std::nan(""), machineId(),
+                     static_cast<uint64_t>(usableCpus())};
+  std::vector<RankCpu> all(ctx.nranks());
   SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), all.data()));
-  for (int r = 0; r < ctx.nranks(); ++r)
-    if (std::isnan(all[r]))
+  double slowest = 0;
+  for (int r = 0; r < ctx.nranks(); ++r) {
+    if (std::isnan(all[r].pairSeconds))
       return SPCCL_FAIL(spcclInvalidArgument,
                         "SPCCL_SPARSE_CPU_NS_PER_PAIR on rank %d is not a number >= 0 (ns per pair "
                         "of merge work on one core; 0: no CPU term)%s%s",
                         r, r == ctx.rank() ? ": " : "", r == ctx.rank() ? knob.c_str() : "");
-  double sharing = 1.0;
-  SPCCL_CHECK(agreeCoreSharing(ctx, &sharing));
-  *pairSeconds = *std::max_element(all.begin(), all.end()) * sharing;
+    slowest = std::max(slowest, all[r].pairSeconds);
+  }
+  *pairSeconds = slowest * mostRanksPerCpu(all);
   return spcclSuccess;
 }
 

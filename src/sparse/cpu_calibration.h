@@ -25,16 +25,12 @@ namespace spccl::sparse {
 // merging on an idle core; allocates about 40 MB).
 double timeMergePairs(const kernels::KernelTable& table);
 
-// Ranks on this rank's machine (one boot id: network namespaces and
-// containers share its cores) over the CPUs it may run on, maximised over
-// machines, and at least 1; from each rank's boot id and affinity mask
-// (an all-gather inside ctx's call).
-spcclResult_t agreeCoreSharing(CollContext& ctx, double* sharing);
-
-// The value every rank plans with: the knob (the largest any rank set)
-// times agreeCoreSharing; 0 when the knob is 0 (no CPU term, the paper's
-// alpha-beta model alone). A knob that is not a number >= 0 fails,
-// naming the rank.
+// The value every rank plans with, from one all-gather inside ctx's call:
+// the largest knob any rank set, times the ranks on the most crowded
+// machine (one boot id: network namespaces and containers share its
+// cores) over the CPUs their affinity masks allow, at least 1; 0 when the
+// knob is 0 (no CPU term, the paper's alpha-beta model alone). A knob that
+// is not a number >= 0 fails every rank, naming the rank.
 spcclResult_t agreePairSeconds(CollContext& ctx, double* pairSeconds);
 
 }  // namespace spccl::sparse

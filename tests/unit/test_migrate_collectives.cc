@@ -214,12 +214,13 @@ TEST(MigrateCollectives, ScatterGatherRoundTrip) {
   }
 }
 
-// Payload bytes a rank moved in a call: the data, plus the root
-// agreement's few small messages (src/coll/root_agreement.h, a 16-byte
-// message per round, 3 rounds on 8 ranks), which are not migrated data.
+// Payload bytes a rank moved in a call on 8 ranks: the data, plus the root
+// agreement's (src/coll/root_agreement.h: every rank sends and receives
+// one 16-byte message per round, ceil(log2 8) = 3 rounds), which is not
+// migrated data.
 bool movesDataOnce(uint64_t measured, uint64_t dataBytes) {
-  constexpr uint64_t kAgreementBytes = 256;
-  return measured >= dataBytes && measured - dataBytes <= kAgreementBytes;
+  constexpr uint64_t kAgreementBytes = 3 * 16;
+  return measured == dataBytes + kAgreementBytes;
 }
 
 // The point of broadcast-reduce (section IV-A): the straggler sends each
