@@ -1,12 +1,19 @@
 /*
- * spccl transport plugin ABI, version 1.
+ * spccl transport plugin ABI, version 2 (version 1 still loads).
  *
  * A transport moves whole messages between two processes over one-way
  * connections: a sender's sendComm is connected to a receiver's recvComm.
  * tcp and shm are built into libspccl; other transports (ucx, ib, cuda_ipc)
  * are shared objects "libspccl-net-<name>.so" exporting a symbol
- * SPCCL_NET_PLUGIN_SYMBOL of type spcclNet_v1_t. A later ABI adds
- * spcclNet_v2_t and keeps loading v1 tables.
+ * SPCCL_NET_PLUGIN_SYMBOL ("spcclNetPlugin_v2") of type spcclNet_v2_t, or,
+ * for plugins built against version 1, SPCCL_NET_PLUGIN_SYMBOL_V1 of type
+ * spcclNet_v1_t. The registry prefers v2 and runs a v1 table as a
+ * transport with one device.
+ *
+ * Version 2 adds devices (NICs, ports): a transport lists the devices it
+ * will use, closest to the calling process first, and listens and connects
+ * on a given one. The engine opens connections on several devices to one
+ * peer (rails) and stripes large messages across them.
  *
  * Rules every transport follows:
  *  - Nothing blocks. connect/accept/isend/irecv return at once; progress
@@ -32,10 +39,12 @@
 extern "C" {
 #endif
 
-#define SPCCL_NET_ABI_VERSION 1
+#define SPCCL_NET_ABI_VERSION 2
 #define SPCCL_NET_HANDLE_MAXSIZE 128
 #define SPCCL_NET_MAX_REQUESTS 8
-#define SPCCL_NET_PLUGIN_SYMBOL "spcclNetPlugin_v1"
+#define SPCCL_NET_MAX_DEVICES 8
+#define SPCCL_NET_PLUGIN_SYMBOL "spcclNetPlugin_v2"
+#define SPCCL_NET_PLUGIN_SYMBOL_V1 "spcclNetPlugin_v1"
 
 typedef enum {
   SPCCL_NET_LOG_WARN = 1,
@@ -53,9 +62,10 @@ typedef struct {
   int timeoutMs;            /* for internal handshakes */
 } spcclNetInitArgs_v1_t;
 
+/* Version 1: one device per transport. */
 typedef struct {
   const char* name; /* "tcp", "shm", ... */
-  int abiVersion;   /* SPCCL_NET_ABI_VERSION of the header it was built with */
+  int abiVersion;   /* 1 */
 
   spcclResult_t (*init)(const spcclNetInitArgs_v1_t* args);
   /* Opens a listening endpoint. Writes up to SPCCL_NET_HANDLE_MAXSIZE bytes
@@ -85,7 +95,47 @@ typedef struct {
   spcclResult_t (*closeListen)(void* listenComm);
 } spcclNet_v1_t;
 
-typedef spcclNet_v1_t spcclNet_t;
+typedef spcclNetInitArgs_v1_t spcclNetInitArgs_v2_t;
+
+/* What a device is, for logs and for choosing rails. */
+typedef struct {
+  char name[64];     /* "eth1", "mlx5_0:1" */
+  char pciPath[256]; /* its PCI device in sysfs, "" when it has none (lo, veth, shm) */
+  int speedMbps;     /* link rate, 0 when unknown */
+} spcclNetProperties_v2_t;
+
+/* Version 2: the v1 table with devices. Every function not listed here
+ * behaves as in version 1. */
+typedef struct {
+  const char* name;
+  int abiVersion; /* 2 */
+
+  spcclResult_t (*init)(const spcclNetInitArgs_v2_t* args);
+  /* How many devices this transport uses on this host (>= 1 after a
+   * successful init, at most SPCCL_NET_MAX_DEVICES), closest to the
+   * calling process first: device 0 is the one a single-rail job uses. */
+  spcclResult_t (*devices)(int* ndev);
+  spcclResult_t (*getProperties)(int dev, spcclNetProperties_v2_t* props);
+  /* listen/connect on device dev (0 <= dev < ndev). The peer's handle names
+   * the peer's device; the two need not have the same index. */
+  spcclResult_t (*listen)(int dev, void* handle, void** listenComm);
+  spcclResult_t (*connect)(int dev, const void* handle, void** sendComm);
+  spcclResult_t (*accept)(void* listenComm, void** recvComm);
+  spcclResult_t (*regMr)(void* comm, void* data, size_t size, void** mhandle);
+  spcclResult_t (*deregMr)(void* comm, void* mhandle);
+  spcclResult_t (*isend)(void* sendComm, const void* data, size_t size, void* mhandle,
+                         void** request);
+  spcclResult_t (*irecv)(void* recvComm, void* data, size_t capacity, void* mhandle,
+                         void** request);
+  spcclResult_t (*test)(void* request, int* done, size_t* size);
+  spcclResult_t (*pollFd)(void* comm, int* fd, short* events);
+  spcclResult_t (*describe)(void* comm, char* buf, size_t len);
+  spcclResult_t (*closeSend)(void* sendComm);
+  spcclResult_t (*closeRecv)(void* recvComm);
+  spcclResult_t (*closeListen)(void* listenComm);
+} spcclNet_v2_t;
+
+typedef spcclNet_v2_t spcclNet_t;
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -238,10 +238,11 @@ spcclResult_t ibClose(void* comm) {
 }  // namespace
 }  // namespace spccl::ib
 
-// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL).
+// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL_V1): this plugin
+// is a version-1 table, run by the registry as a transport with one device.
 extern "C" __attribute__((visibility("default"))) const spcclNet_v1_t spcclNetPlugin_v1 = {
     "ib",
-    SPCCL_NET_ABI_VERSION,
+    1,
     spccl::ib::ibInit,
     spccl::ib::ibListen,
     spccl::ib::ibConnect,

@@ -200,10 +200,11 @@ spcclResult_t ucxClose(void* comm) {
 }  // namespace
 }  // namespace spccl::ucx
 
-// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL).
+// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL_V1): this plugin
+// is a version-1 table, run by the registry as a transport with one device.
 extern "C" __attribute__((visibility("default"))) const spcclNet_v1_t spcclNetPlugin_v1 = {
     "ucx",
-    SPCCL_NET_ABI_VERSION,
+    1,
     spccl::ucx::ucxInit,
     spccl::ucx::ucxListen,
     spccl::ucx::ucxConnect,
