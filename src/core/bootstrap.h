@@ -38,9 +38,14 @@ struct RankInfo {
   uint64_t hostId = 0;
   char hostname[64] = {};
   char transport[32] = {};  // the rank's SPCCL_TRANSPORT setting
-  unsigned char tcpHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  // The network transport's (tcp or a plugin) listeners, one per device
+  // (rail) in the transport's order, and the connections per rail this
+  // rank asks for (SPCCL_NET_CONNS_PER_RAIL). Two ranks use the smaller
+  // count of each (core/comm.cc).
+  int32_t netDevices = 0;
+  int32_t connsPerRail = 1;
+  unsigned char netHandles[SPCCL_NET_MAX_DEVICES][SPCCL_NET_HANDLE_MAXSIZE] = {};
   unsigned char shmHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
-  unsigned char pluginHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
 };
 
 // Starts the rendezvous root in a background thread on an already

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cinttypes>
+#include <algorithm>
 #include <cstring>
 
 #include "core/check.h"
@@ -18,21 +19,26 @@ namespace spccl {
 
 namespace {
 
-// A listening endpoint of one transport.
+// Enough to fill a NIC from several sockets or QPs; more only adds
+// connections (n - 1 per lane per rank).
+constexpr int kMaxConnsPerRail = 16;
+
+// A listening endpoint of one transport on one of its devices.
 struct Listener {
-  const spcclNet_v1_t* net = nullptr;
+  const spcclNet_v2_t* net = nullptr;
   void* comm = nullptr;
 };
 
 // An accepted connection whose hello has not arrived yet.
 struct PendingAccept {
-  const spcclNet_v1_t* net = nullptr;
+  const spcclNet_v2_t* net = nullptr;
   void* recvComm = nullptr;
   void* request = nullptr;
   alignas(8) unsigned char buffer[sizeof(FrameHeader) + kMaxAbortText];
 };
 
 struct PendingHello {
+  int peer = -1;
   void* request = nullptr;
   FrameHeader header;
 };
@@ -42,34 +48,117 @@ bool wantsTransport(const std::string& setting, const char* name) {
                            : setting == name;
 }
 
-spcclResult_t openListener(const std::string& name, unsigned char* handle,
+spcclResult_t openListener(const std::string& name, int dev, unsigned char* handle,
                            std::vector<Listener>* listeners) {
   Listener listener;
   SPCCL_CHECK(getTransport(name, &listener.net));
-  SPCCL_CHECK(listener.net->listen(handle, &listener.comm));
+  SPCCL_CHECK(listener.net->listen(dev, handle, &listener.comm));
   listeners->push_back(listener);
   return spcclSuccess;
 }
 
-// The transport for a peer; both ends compute the same answer from the
+// The network transport (tcp or a plugin) listens on each of its devices:
+// they are this rank's rails.
+spcclResult_t openNetworkListeners(const std::string& name, RankInfo* mine,
+                                   std::vector<Listener>* listeners) {
+  const spcclNet_v2_t* net = nullptr;
+  SPCCL_CHECK(getTransport(name, &net));
+  int devices = 0;
+  SPCCL_CHECK(net->devices(&devices));
+  if (devices < 1 || devices > SPCCL_NET_MAX_DEVICES)
+    return SPCCL_FAIL(spcclInternalError, "transport %s reports %d devices (expected 1..%d)",
+                      name.c_str(), devices, SPCCL_NET_MAX_DEVICES);
+  for (int dev = 0; dev < devices; ++dev) {
+    SPCCL_CHECK(openListener(name, dev, mine->netHandles[dev], listeners));
+    spcclNetProperties_v2_t props{};
+    if (net->getProperties(dev, &props) == spcclSuccess)
+      SPCCL_INFO(kLogNet, "rank %d: %s rail %d on %s (%d Mbit/s%s%s)", mine->rank, name.c_str(),
+                 dev, props.name, props.speedMbps, props.pciPath[0] ? ", " : "", props.pciPath);
+  }
+  mine->netDevices = devices;
+  return spcclSuccess;
+}
+
+// How a rank reaches a peer; both ends compute the same answer from the
 // shared rank table.
-spcclResult_t chooseTransport(const spcclComm& comm, int peer, std::string* name,
-                              const unsigned char** handle) {
+struct Route {
+  std::string transport;
+  const unsigned char* handles[SPCCL_NET_MAX_DEVICES] = {};  // the peer's, per rail
+  int rails = 1;
+  int connsPerRail = 1;
+  int lanes() const { return rails * connsPerRail; }
+  // Lane l uses rail l % rails: consecutive lanes spread over the devices.
+  int railOf(int lane) const { return lane % rails; }
+};
+
+spcclResult_t routeTo(const spcclComm& comm, int peer, Route* route) {
   const RankInfo& them = comm.ranks[peer];
   const RankInfo& me = comm.ranks[comm.rank];
   const std::string& setting = comm.options.transport;
   bool sameHost = them.hostId == me.hostId;
   if (setting == "auto") {
-    *name = sameHost ? "shm" : "tcp";
+    route->transport = sameHost ? "shm" : "tcp";
   } else if (setting == "shm" && !sameHost) {
     return SPCCL_FAIL(spcclInvalidUsage,
                       "SPCCL_TRANSPORT=shm, but rank %d is on host %s and rank %d on host %s",
                       peer, them.hostname, comm.rank, me.hostname);
   } else {
-    *name = setting;
+    route->transport = setting;
   }
-  *handle = *name == "tcp" ? them.tcpHandle : *name == "shm" ? them.shmHandle : them.pluginHandle;
+  if (route->transport == "shm") {
+    route->handles[0] = them.shmHandle;
+    return spcclSuccess;
+  }
+  route->rails = std::min(me.netDevices, them.netDevices);
+  route->connsPerRail = std::min(me.connsPerRail, them.connsPerRail);
+  if (route->rails < 1 || route->connsPerRail < 1)
+    return SPCCL_FAIL(spcclInternalError, "rank %d published %d rails and %d connections per rail",
+                      route->rails < 1 ? peer : comm.rank, route->rails, route->connsPerRail);
+  for (int r = 0; r < route->rails; ++r) route->handles[r] = them.netHandles[r];
   return spcclSuccess;
+}
+
+// Connects every lane to `peer` and queues a hello on each: the receiver
+// learns rank and lane from it (FrameHeader::step).
+spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
+                           std::vector<PendingHello>* hellos) {
+  Route route;
+  SPCCL_CHECK(routeTo(comm, peer, &route));
+  SPCCL_CHECK(getTransport(route.transport, &conn->net));
+  conn->lanes.assign(route.lanes(), Lane{});
+  for (int l = 0; l < route.lanes(); ++l) {
+    int rail = route.railOf(l);
+    // Only the network transport has several devices; shm's is 0.
+    SPCCL_CHECK(conn->net->connect(rail, route.handles[rail], &conn->lanes[l].sendComm));
+    PendingHello hello;
+    hello.peer = peer;
+    hello.header.kind = static_cast<uint16_t>(FrameKind::Hello);
+    hello.header.commId = comm.commId;
+    hello.header.srcRank = comm.rank;
+    hello.header.step = static_cast<uint32_t>(l);
+    hello.header.length = comm.secret;
+    hellos->push_back(hello);
+  }
+  char where[128] = "?";
+  conn->net->describe(conn->lanes[0].sendComm, where, sizeof(where));
+  conn->name = "rank " + std::to_string(peer) + " (" + comm.ranks[peer].hostname + " " + where +
+               ", " + route.transport + ")";
+  SPCCL_INFO(kLogNet, "rank %d: connecting to %s over %d lane(s): %d rail(s) x %d", comm.rank,
+             conn->name.c_str(), route.lanes(), route.rails, route.connsPerRail);
+  return spcclSuccess;
+}
+
+// A hello names a lane this rank expects from that peer and has not
+// accepted yet.
+bool acceptsHello(const spcclComm& comm, const std::vector<PeerConnection>& peers,
+                  const FrameHeader& header, size_t size) {
+  if (size != sizeof(FrameHeader) || header.magic != kFrameMagic ||
+      header.kind != static_cast<uint16_t>(FrameKind::Hello) || header.length != comm.secret ||
+      header.commId != comm.commId || header.srcRank < 0 || header.srcRank >= comm.nranks ||
+      header.srcRank == comm.rank)
+    return false;
+  const PeerConnection& from = peers[header.srcRank];
+  return header.step < from.lanes.size() && from.lanes[header.step].recvComm == nullptr;
 }
 
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
@@ -77,32 +166,25 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
   const int n = comm.nranks;
   Deadline deadline(comm.options.timeoutMs);
   peers->assign(n, PeerConnection{});
-  std::vector<PendingHello> hellos(n);
+  std::vector<PendingHello> hellos;
+  int expected = 0;  // lanes from every peer: as many as this rank opens to it
   for (int peer = 0; peer < n; ++peer) {
     if (peer == comm.rank) continue;
-    std::string name;
-    const unsigned char* handle = nullptr;
-    SPCCL_CHECK(chooseTransport(comm, peer, &name, &handle));
     PeerConnection& conn = (*peers)[peer];
-    SPCCL_CHECK(getTransport(name, &conn.net));
-    SPCCL_CHECK(conn.net->connect(handle, &conn.sendComm));
-    char where[128] = "?";
-    conn.net->describe(conn.sendComm, where, sizeof(where));
-    conn.name = "rank " + std::to_string(peer) + " (" + comm.ranks[peer].hostname + " " + where +
-                ", " + name + ")";
-    SPCCL_INFO(kLogNet, "rank %d: connecting to %s", comm.rank, conn.name.c_str());
-    PendingHello& hello = hellos[peer];
-    hello.header.kind = static_cast<uint16_t>(FrameKind::Hello);
-    hello.header.commId = comm.commId;
-    hello.header.srcRank = comm.rank;
-    hello.header.length = comm.secret;
-    SPCCL_CHECK(conn.net->isend(conn.sendComm, &hello.header, sizeof(FrameHeader), nullptr,
-                                &hello.request));
+    SPCCL_CHECK(connectLanes(comm, peer, &conn, &hellos));
+    expected += static_cast<int>(conn.lanes.size());
+  }
+  // Posted once `hellos` stops growing: the requests point into it.
+  for (PendingHello& hello : hellos) {
+    PeerConnection& conn = (*peers)[hello.peer];
+    SPCCL_CHECK(conn.net->isend(conn.lanes[hello.header.step].sendComm, &hello.header,
+                                sizeof(FrameHeader), nullptr, &hello.request));
   }
 
   int accepted = 0, helloSent = 0;
+  const int hellosToSend = static_cast<int>(hellos.size());
   std::vector<std::unique_ptr<PendingAccept>> pending;
-  while (accepted < n - 1 || helloSent < n - 1) {
+  while (accepted < expected || helloSent < hellosToSend) {
     for (Listener& listener : listeners) {
       for (;;) {
         void* recvComm = nullptr;
@@ -125,47 +207,45 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       spcclResult_t res = incoming.net->test(incoming.request, &done, &size);
       FrameHeader header;
       std::memcpy(&header, incoming.buffer, sizeof(header));
-      bool valid = res == spcclSuccess && done && size == sizeof(FrameHeader) &&
-                   header.magic == kFrameMagic &&
-                   header.kind == static_cast<uint16_t>(FrameKind::Hello) &&
-                   header.length == comm.secret && header.commId == comm.commId &&
-                   header.srcRank >= 0 && header.srcRank < n && header.srcRank != comm.rank &&
-                   (*peers)[header.srcRank].recvComm == nullptr;
       if (res == spcclSuccess && !done) {
         ++i;
         continue;
       }
-      if (!valid) {
-        SPCCL_WARN("rank %d refused a connection from %s: no valid hello with this job's secret",
+      if (res != spcclSuccess || !acceptsHello(comm, *peers, header, size)) {
+        SPCCL_WARN("rank %d refused a connection from %s: no valid hello with this job's secret "
+                   "for a lane it expects",
                    comm.rank, where);
         incoming.net->closeRecv(incoming.recvComm);
       } else {
-        (*peers)[header.srcRank].recvComm = incoming.recvComm;
+        (*peers)[header.srcRank].lanes[header.step].recvComm = incoming.recvComm;
         ++accepted;
       }
       pending.erase(pending.begin() + i);
     }
     helloSent = 0;
-    for (int peer = 0; peer < n; ++peer) {
-      if (peer == comm.rank) continue;
-      PendingHello& hello = hellos[peer];
+    for (PendingHello& hello : hellos) {
       if (hello.request != nullptr) {
         int done = 0;
         size_t size = 0;
-        spcclResult_t res = (*peers)[peer].net->test(hello.request, &done, &size);
+        spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
         if (res != spcclSuccess)
-          return SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s: %s", comm.rank,
-                            (*peers)[peer].name.c_str(), threadLastError().c_str());
+          return SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (lane %u): %s",
+                            comm.rank, (*peers)[hello.peer].name.c_str(), hello.header.step,
+                            threadLastError().c_str());
         if (done) hello.request = nullptr;
       }
       if (hello.request == nullptr) ++helloSent;
     }
-    if (accepted == n - 1 && helloSent == n - 1) break;
+    if (accepted == expected && helloSent == hellosToSend) break;
     if (deadline.expired()) {
       std::string missing;
-      for (int peer = 0; peer < n; ++peer)
-        if (peer != comm.rank && (*peers)[peer].recvComm == nullptr)
-          missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+      for (int peer = 0; peer < n; ++peer) {
+        if (peer == comm.rank) continue;
+        const std::vector<Lane>& lanes = (*peers)[peer].lanes;
+        bool complete = std::all_of(lanes.begin(), lanes.end(),
+                                    [](const Lane& lane) { return lane.recvComm != nullptr; });
+        if (!complete) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+      }
       return SPCCL_FAIL(spcclTimeout,
                         "rank %d: connection setup timed out after %d ms; no connection yet from "
                         "rank(s) %s",
@@ -252,12 +332,17 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   };
   spcclResult_t res = spcclSuccess;
   if (nranks > 1) {
-    if (wantsTransport(options.transport, "tcp")) res = openListener("tcp", mine.tcpHandle, &listeners);
+    // "auto" listens on tcp and shm; a named network transport (tcp or a
+    // plugin) listens on its devices; "shm" on shm alone.
+    mine.connsPerRail = static_cast<int32_t>(knobInt("SPCCL_NET_CONNS_PER_RAIL"));
+    if (mine.connsPerRail < 1 || mine.connsPerRail > kMaxConnsPerRail)
+      res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
+                       mine.connsPerRail, kMaxConnsPerRail);
+    std::string network = options.transport == "auto" ? "tcp" : options.transport;
+    if (res == spcclSuccess && network != "shm")
+      res = openNetworkListeners(network, &mine, &listeners);
     if (res == spcclSuccess && wantsTransport(options.transport, "shm"))
-      res = openListener("shm", mine.shmHandle, &listeners);
-    if (res == spcclSuccess && options.transport != "auto" && options.transport != "tcp" &&
-        options.transport != "shm")
-      res = openListener(options.transport, mine.pluginHandle, &listeners);
+      res = openListener("shm", 0, mine.shmHandle, &listeners);
   }
   if (res == spcclSuccess) res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
   if (res == spcclSuccess) {
@@ -276,8 +361,10 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   closeListeners();
   if (res != spcclSuccess) {
     for (PeerConnection& p : peers) {
-      if (p.sendComm) p.net->closeSend(p.sendComm);
-      if (p.recvComm) p.net->closeRecv(p.recvComm);
+      for (Lane& lane : p.lanes) {
+        if (lane.sendComm) p.net->closeSend(lane.sendComm);
+        if (lane.recvComm) p.net->closeRecv(lane.recvComm);
+      }
     }
     return res;
   }
@@ -289,6 +376,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.timeoutMs = options.timeoutMs;
   settings.chunkBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_CHUNK_BYTES"), 4096));
   settings.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0;
+  settings.stripeMinBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   SPCCL_INFO(kLogInit, "rank %d/%d ready: comm %016" PRIx64 ", transport %s, alpha %.1f us, "

@@ -56,7 +56,15 @@ static const std::vector<KnobSpec> kKnobs = {
     {"SPCCL_TOPO_NIC", "",
      "NIC(s) to use, by name (mlx5_0, eth0) or PCI bus id, comma-separated; overrides the "
      "topology-based choice"},
-    {"SPCCL_TOPO_RAILS", "1", "How many NICs (rails) a rank uses when several are equally close"},
+    {"SPCCL_TOPO_RAILS", "1",
+     "How many devices (rails) a rank uses at once: tcp takes the first N interfaces "
+     "SPCCL_SOCKET_IFNAME matches (give each rail its own subnet), ib the N closest ports"},
+    {"SPCCL_NET_CONNS_PER_RAIL", "1",
+     "Connections per rail to each peer (sockets for tcp, QPs for ib), 1..16; large messages are "
+     "split across all of a peer's connections"},
+    {"SPCCL_NET_STRIPE_MIN_BYTES", "262144",
+     "Messages of at least this size are split across a peer's connections (rails x "
+     "SPCCL_NET_CONNS_PER_RAIL); smaller ones go on the first"},
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},

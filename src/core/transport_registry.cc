@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/knobs.h"
+#include "core/net_v1_adapter.h"
 #include "core/transport_registry_error_text.h"
 #include "transports/shm/shm_net.h"
 #include "transports/tcp/tcp_net.h"
@@ -46,7 +47,30 @@ void* openPlugin(const std::string& library, std::string* error) {
   return handle;
 }
 
-spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
+// The plugin's v2 table, else its v1 table run as a one-device transport.
+spcclResult_t pluginTable(void* handle, const std::string& library, const spcclNet_v2_t** out) {
+  auto* v2 = static_cast<const spcclNet_v2_t*>(dlsym(handle, SPCCL_NET_PLUGIN_SYMBOL));
+  if (v2 != nullptr && v2->abiVersion == SPCCL_NET_ABI_VERSION) {
+    SPCCL_INFO(kLogNet, "loaded transport plugin %s (ABI version 2)", library.c_str());
+    *out = v2;
+    return spcclSuccess;
+  }
+  auto* v1 = static_cast<const spcclNet_v1_t*>(dlsym(handle, SPCCL_NET_PLUGIN_SYMBOL_V1));
+  if (v1 != nullptr && v1->abiVersion == 1) {
+    *out = adaptNetV1(v1);
+    if (*out == nullptr)
+      return SPCCL_FAIL(spcclInternalError, "%s: too many version-1 plugins in one process",
+                        library.c_str());
+    SPCCL_INFO(kLogNet, "loaded transport plugin %s (ABI version 1, one device)",
+               library.c_str());
+    return spcclSuccess;
+  }
+  return SPCCL_FAIL(spcclInvalidArgument,
+                    "%s exports neither %s (ABI version %d) nor %s (version 1)", library.c_str(),
+                    SPCCL_NET_PLUGIN_SYMBOL, SPCCL_NET_ABI_VERSION, SPCCL_NET_PLUGIN_SYMBOL_V1);
+}
+
+spcclResult_t findTable(const std::string& name, const spcclNet_v2_t** out) {
   if (name == "tcp") {
     *out = spcclNetTcp();
     return spcclSuccess;
@@ -63,11 +87,8 @@ spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
                       "SPCCL_TRANSPORT=%s: no such built-in transport and %s could not be "
                       "loaded: %s",
                       name.c_str(), library.c_str(), error.c_str());
-  auto* table = static_cast<const spcclNet_v1_t*>(dlsym(handle, SPCCL_NET_PLUGIN_SYMBOL));
-  if (table == nullptr || table->abiVersion != SPCCL_NET_ABI_VERSION)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s does not export %s (ABI version %d)",
-                      library.c_str(), SPCCL_NET_PLUGIN_SYMBOL, SPCCL_NET_ABI_VERSION);
-  SPCCL_INFO(kLogNet, "loaded transport plugin %s", library.c_str());
+  const spcclNet_v2_t* table = nullptr;
+  SPCCL_CHECK(pluginTable(handle, library, &table));
   *out = withPluginErrorText(
       table, reinterpret_cast<PluginLastErrorFn>(dlsym(handle, kPluginLastErrorSymbol)));
   return spcclSuccess;
@@ -75,19 +96,19 @@ spcclResult_t findTable(const std::string& name, const spcclNet_v1_t** out) {
 
 }  // namespace
 
-spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out) {
+spcclResult_t getTransport(const std::string& name, const spcclNet_v2_t** out) {
   static std::mutex mutex;
-  static std::map<std::string, const spcclNet_v1_t*> ready;
+  static std::map<std::string, const spcclNet_v2_t*> ready;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = ready.find(name);
   if (it != ready.end()) {
     *out = it->second;
     return spcclSuccess;
   }
-  const spcclNet_v1_t* table = nullptr;
+  const spcclNet_v2_t* table = nullptr;
   SPCCL_CHECK(findTable(name, &table));
   std::string ifname = knobString("SPCCL_SOCKET_IFNAME");
-  spcclNetInitArgs_v1_t args{pluginLogger, ifname.c_str(),
+  spcclNetInitArgs_v2_t args{pluginLogger, ifname.c_str(),
                              static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"))};
   spcclResult_t res = table->init(&args);
   if (res != spcclSuccess && name != "tcp" && name != "shm") {

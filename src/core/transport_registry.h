@@ -1,5 +1,6 @@
 // Finds transports by name: tcp and shm are built in, anything else is a
-// plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v1. Each is
+// plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v2 (or _v1,
+// adapted to one device: core/net_v1_adapter.h). Each is
 // initialised once per process. A plugin whose init fails (no device) is
 // replaced by tcp, with an INFO line.
 #pragma once
@@ -10,6 +11,6 @@
 
 namespace spccl {
 
-spcclResult_t getTransport(const std::string& name, const spcclNet_v1_t** out);
+spcclResult_t getTransport(const std::string& name, const spcclNet_v2_t** out);
 
 }  // namespace spccl

@@ -12,9 +12,9 @@ namespace {
 constexpr int kSlots = 4;
 
 struct Slot {
-  const spcclNet_v1_t* real = nullptr;
+  const spcclNet_v2_t* real = nullptr;
   PluginLastErrorFn lastError = nullptr;
-  spcclNet_v1_t wrapped{};
+  spcclNet_v2_t wrapped{};
 };
 Slot gSlots[kSlots];
 int gUsed = 0;
@@ -32,10 +32,16 @@ spcclResult_t relay(spcclResult_t res) {
 // relays its error text.
 template <int S>
 struct Relay {
-  static const spcclNet_v1_t& real() { return *gSlots[S].real; }
-  static spcclResult_t init(const spcclNetInitArgs_v1_t* a) { return relay<S>(real().init(a)); }
-  static spcclResult_t listen(void* h, void** l) { return relay<S>(real().listen(h, l)); }
-  static spcclResult_t connect(const void* h, void** s) { return relay<S>(real().connect(h, s)); }
+  static const spcclNet_v2_t& real() { return *gSlots[S].real; }
+  static spcclResult_t init(const spcclNetInitArgs_v2_t* a) { return relay<S>(real().init(a)); }
+  static spcclResult_t devices(int* n) { return relay<S>(real().devices(n)); }
+  static spcclResult_t getProperties(int d, spcclNetProperties_v2_t* p) {
+    return relay<S>(real().getProperties(d, p));
+  }
+  static spcclResult_t listen(int d, void* h, void** l) { return relay<S>(real().listen(d, h, l)); }
+  static spcclResult_t connect(int d, const void* h, void** s) {
+    return relay<S>(real().connect(d, h, s));
+  }
   static spcclResult_t accept(void* l, void** r) { return relay<S>(real().accept(l, r)); }
   static spcclResult_t regMr(void* c, void* d, size_t n, void** m) {
     return relay<S>(real().regMr(c, d, n, m));
@@ -55,9 +61,11 @@ struct Relay {
   static spcclResult_t closeSend(void* c) { return relay<S>(real().closeSend(c)); }
   static spcclResult_t closeRecv(void* c) { return relay<S>(real().closeRecv(c)); }
   static spcclResult_t closeListen(void* c) { return relay<S>(real().closeListen(c)); }
-  static void fill(spcclNet_v1_t* t) {
+  static void fill(spcclNet_v2_t* t) {
     *t = real();
     t->init = init;
+    t->devices = devices;
+    t->getProperties = getProperties;
     t->listen = listen;
     t->connect = connect;
     t->accept = accept;
@@ -76,7 +84,7 @@ struct Relay {
 
 }  // namespace
 
-const spcclNet_v1_t* withPluginErrorText(const spcclNet_v1_t* table, PluginLastErrorFn lastError) {
+const spcclNet_v2_t* withPluginErrorText(const spcclNet_v2_t* table, PluginLastErrorFn lastError) {
   if (lastError == nullptr || gUsed >= kSlots) return table;
   int s = gUsed++;  // the registry calls this under its lock
   gSlots[s].real = table;

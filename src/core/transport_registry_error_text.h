@@ -16,6 +16,6 @@ constexpr const char* kPluginLastErrorSymbol = "spcclNetPluginLastError_v1";
 using PluginLastErrorFn = const char* (*)();
 
 // The wrapped table, or `table` itself when no wrapper slot is left.
-const spcclNet_v1_t* withPluginErrorText(const spcclNet_v1_t* table, PluginLastErrorFn lastError);
+const spcclNet_v2_t* withPluginErrorText(const spcclNet_v2_t* table, PluginLastErrorFn lastError);
 
 }  // namespace spccl

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/clock.h"
+#include "runtime/lane_split.h"
 
 namespace spccl {
 
@@ -19,7 +20,11 @@ constexpr int64_t kAbortFlushMs = 500;      // best effort to deliver abort fram
 
 Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers)
     : settings_(settings), peers_(peers.size()) {
-  for (size_t i = 0; i < peers.size(); ++i) peers_[i].conn = std::move(peers[i]);
+  for (size_t i = 0; i < peers.size(); ++i) {
+    peers_[i].conn = std::move(peers[i]);
+    peers_[i].payloadSendRequests.assign(peers_[i].conn.lanes.size(), nullptr);
+    peers_[i].payloadRecvRequests.assign(peers_[i].conn.lanes.size(), nullptr);
+  }
 }
 
 Engine::~Engine() {
@@ -35,8 +40,10 @@ Engine::~Engine() {
   }
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr) continue;
-    if (peer.conn.sendComm) peer.conn.net->closeSend(peer.conn.sendComm);
-    if (peer.conn.recvComm) peer.conn.net->closeRecv(peer.conn.recvComm);
+    for (Lane& lane : peer.conn.lanes) {
+      if (lane.sendComm) peer.conn.net->closeSend(lane.sendComm);
+      if (lane.recvComm) peer.conn.net->closeRecv(lane.recvComm);
+    }
   }
 }
 
@@ -160,7 +167,7 @@ spcclResult_t Engine::postUserRecv(int peer, void* data, size_t capacity,
   return res;
 }
 
-spcclResult_t Engine::testRequest(void** request, const spcclNet_v1_t* net, bool* done,
+spcclResult_t Engine::testRequest(void** request, const spcclNet_v2_t* net, bool* done,
                                   size_t* size) {
   if (*request == nullptr) {
     *done = true;
@@ -181,22 +188,48 @@ spcclResult_t Engine::testRequest(void** request, const spcclNet_v1_t* net, bool
   return spcclSuccess;
 }
 
+spcclResult_t Engine::postPayload(Peer& peer, bool isSend, void* data, size_t bytes) {
+  const int lanes = static_cast<int>(peer.conn.lanes.size());
+  const int used = lanesUsed(bytes, lanes, settings_.stripeMinBytes);
+  for (int l = 0; l < used; ++l) {
+    LaneSlice slice = laneSlice(bytes, lanes, settings_.stripeMinBytes, l);
+    char* at = static_cast<char*>(data) + slice.offset;
+    const Lane& lane = peer.conn.lanes[l];
+    spcclResult_t res =
+        isSend ? peer.conn.net->isend(lane.sendComm, at, slice.bytes, nullptr,
+                                      &peer.payloadSendRequests[l])
+               : peer.conn.net->irecv(lane.recvComm, at, slice.bytes, nullptr,
+                                      &peer.payloadRecvRequests[l]);
+    if (res != spcclSuccess) return res;
+  }
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::testPayload(Peer& peer, std::vector<void*>& requests, bool* done) {
+  *done = true;
+  for (void*& request : requests) {
+    bool laneDone = false;
+    SPCCL_CHECK(testRequest(&request, peer.conn.net, &laneDone, nullptr));
+    *done = *done && laneDone;
+  }
+  return spcclSuccess;
+}
+
 spcclResult_t Engine::progressSend(Peer& peer) {
-  const spcclNet_v1_t* net = peer.conn.net;
+  const spcclNet_v2_t* net = peer.conn.net;
   while (!peer.sendQueue.empty()) {
     Op& op = ops_[peer.sendQueue.front()];
     if (op.state == OpState::Queued) {
-      spcclResult_t res = net->isend(peer.conn.sendComm, &op.header, sizeof(FrameHeader), nullptr,
-                                     &peer.headerSendRequest);
+      spcclResult_t res = net->isend(peer.conn.lanes[0].sendComm, &op.header, sizeof(FrameHeader),
+                                     nullptr, &peer.headerSendRequest);
       if (res == spcclSuccess && op.bytes > 0)
-        res = net->isend(peer.conn.sendComm, op.sendData, op.bytes, nullptr,
-                         &peer.payloadSendRequest);
+        res = postPayload(peer, true, const_cast<void*>(op.sendData), op.bytes);
       if (res != spcclSuccess) return failedSendingTo(peer);
       op.state = OpState::Posted;
     }
     bool headerDone = false, payloadDone = false;
     spcclResult_t res = testRequest(&peer.headerSendRequest, net, &headerDone, nullptr);
-    if (res == spcclSuccess) res = testRequest(&peer.payloadSendRequest, net, &payloadDone, nullptr);
+    if (res == spcclSuccess) res = testPayload(peer, peer.payloadSendRequests, &payloadDone);
     if (res != spcclSuccess) return failedSendingTo(peer);
     if (!headerDone || !payloadDone) return spcclSuccess;
     op.state = OpState::Done;
@@ -211,7 +244,8 @@ spcclResult_t Engine::failedSendingTo(Peer& peer) {
   std::string cause = threadLastError();
   // A peer that hung up on us usually said why first: an Abort frame may
   // already wait on its connection, and its cause is the one to report.
-  peer.headerSendRequest = peer.payloadSendRequest = nullptr;
+  peer.headerSendRequest = nullptr;
+  std::fill(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(), nullptr);
   peer.sendQueue.clear();
   {
     QuietFailures quiet;
@@ -226,7 +260,7 @@ spcclResult_t Engine::failedSendingTo(Peer& peer) {
 }
 
 spcclResult_t Engine::progressRecv(Peer& peer) {
-  const spcclNet_v1_t* net = peer.conn.net;
+  const spcclNet_v2_t* net = peer.conn.net;
   for (;;) {
     if (!peer.headerParked) {
       if (peer.headerRecvRequest == nullptr) {
@@ -238,8 +272,8 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
                                         peer.conn.name.c_str(), peer.closeReason.c_str()));
           return spcclSuccess;
         }
-        spcclResult_t res = net->irecv(peer.conn.recvComm, peer.inbox, sizeof(peer.inbox), nullptr,
-                                       &peer.headerRecvRequest);
+        spcclResult_t res = net->irecv(peer.conn.lanes[0].recvComm, peer.inbox,
+                                       sizeof(peer.inbox), nullptr, &peer.headerRecvRequest);
         if (res != spcclSuccess)
           return breakWith(SPCCL_FAIL(spcclRemoteError, "receiving from %s failed: %s",
                                       peer.conn.name.c_str(), threadLastError().c_str()));
@@ -294,8 +328,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       SPCCL_CHECK(breakWith(checkExpectation(header, op.expectation, settings_.rank,
                                              peer.conn.name)));
       if (header.length > 0) {
-        spcclResult_t res = net->irecv(peer.conn.recvComm, op.recvData, header.length, nullptr,
-                                       &peer.payloadRecvRequest);
+        spcclResult_t res = postPayload(peer, false, op.recvData, header.length);
         if (res != spcclSuccess)
           return breakWith(SPCCL_FAIL(spcclRemoteError, "receiving from %s failed: %s",
                                       peer.conn.name.c_str(), threadLastError().c_str()));
@@ -303,8 +336,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       op.state = OpState::Posted;
     }
     bool done = false;
-    size_t size = 0;
-    spcclResult_t res = testRequest(&peer.payloadRecvRequest, net, &done, &size);
+    spcclResult_t res = testPayload(peer, peer.payloadRecvRequests, &done);
     if (res != spcclSuccess) {
       peer.closed = true;
       return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
@@ -340,9 +372,10 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
     if (!peer.sendQueue.empty()) {
       int fd = -1;
       short events = 0;
-      peer.conn.net->pollFd(peer.conn.sendComm, &fd, &events);
+      peer.conn.net->pollFd(peer.conn.lanes[0].sendComm, &fd, &events);
       if (fd < 0) anyWithoutFd = true;
       else if (events != 0) fds.push_back({fd, events, 0});
+      pollPayloadLanes(peer, true, &fds, &anyWithoutFd);
     }
     // Watch the receive side unless a header sits parked with nothing to
     // match it: then the socket stays readable and we would spin.
@@ -350,10 +383,11 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
     if (wantsRecv) {
       int fd = -1;
       short events = 0;
-      peer.conn.net->pollFd(peer.conn.recvComm, &fd, &events);
+      peer.conn.net->pollFd(peer.conn.lanes[0].recvComm, &fd, &events);
       if (fd < 0) anyWithoutFd = true;
       else if (events != 0) fds.push_back({fd, events, 0});
     }
+    pollPayloadLanes(peer, false, &fds, &anyWithoutFd);
   }
   int64_t waitMs = std::min(maxWaitMs, anyWithoutFd ? kNoFdPollMs : kMaxSleepMs);
   if (fds.empty() && !anyWithoutFd) waitMs = std::min<int64_t>(waitMs, kNoFdPollMs);
@@ -361,6 +395,23 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
   if (rc < 0 && errno != EINTR)
     return SPCCL_FAIL(spcclSystemError, "poll failed: %s", strerror(errno));
   return spcclSuccess;
+}
+
+void Engine::pollPayloadLanes(const Peer& peer, bool isSend, std::vector<pollfd>* fds,
+                              bool* anyWithoutFd) {
+  // Lane 0 is watched for its headers already. Another lane is watched only
+  // while a slice is posted on it: data may wait there for a receive not yet
+  // posted, and watching it then would spin.
+  const std::vector<void*>& requests = isSend ? peer.payloadSendRequests : peer.payloadRecvRequests;
+  for (size_t l = 1; l < requests.size(); ++l) {
+    if (requests[l] == nullptr) continue;
+    const Lane& lane = peer.conn.lanes[l];
+    int fd = -1;
+    short events = 0;
+    peer.conn.net->pollFd(isSend ? lane.sendComm : lane.recvComm, &fd, &events);
+    if (fd < 0) *anyWithoutFd = true;
+    else if (events != 0) fds->push_back({fd, events, 0});
+  }
 }
 
 spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> received,
@@ -457,7 +508,8 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
     while (!peer.sendQueue.empty() && ops_[peer.sendQueue.back()].state == OpState::Queued)
       peer.sendQueue.pop_back();
     void* request = nullptr;
-    if (peer.conn.net->isend(peer.conn.sendComm, frame.data(), frame.size(), nullptr, &request) ==
+    if (peer.conn.net->isend(peer.conn.lanes[0].sendComm, frame.data(), frame.size(), nullptr,
+                             &request) ==
         spcclSuccess)
       inFlight.emplace_back(&peer, request);
   }
@@ -469,11 +521,15 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
       size_t size = 0;
       bool finished = true;
       // Earlier sends on this connection must drain before the abort frame.
-      if (peer.headerSendRequest || peer.payloadSendRequest) {
+      bool payloadPending = std::any_of(peer.payloadSendRequests.begin(),
+                                        peer.payloadSendRequests.end(),
+                                        [](void* r) { return r != nullptr; });
+      if (peer.headerSendRequest || payloadPending) {
         bool a = false, b = false;
         if (testRequest(&peer.headerSendRequest, peer.conn.net, &a, nullptr) != spcclSuccess ||
-            testRequest(&peer.payloadSendRequest, peer.conn.net, &b, nullptr) != spcclSuccess) {
-          peer.headerSendRequest = peer.payloadSendRequest = nullptr;
+            testPayload(peer, peer.payloadSendRequests, &b) != spcclSuccess) {
+          peer.headerSendRequest = nullptr;
+          std::fill(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(), nullptr);
         }
         finished = false;
       }

@@ -17,13 +17,24 @@
 #include "spccl.h"
 #include "spccl_net.h"
 
+struct pollfd;
+
 namespace spccl {
 
-// One peer's connections (owned by the engine once handed over).
-struct PeerConnection {
-  const spcclNet_v1_t* net = nullptr;
+// One connection pair to a peer.
+struct Lane {
   void* sendComm = nullptr;
   void* recvComm = nullptr;
+};
+
+// One peer's connections (owned by the engine once handed over). Lane 0
+// carries every frame header and small payloads; a payload of at least
+// EngineSettings::stripeMinBytes is cut across all lanes
+// (runtime/lane_split.h). Lanes are rails (devices) times connections per
+// rail (core/comm.cc).
+struct PeerConnection {
+  const spcclNet_v2_t* net = nullptr;
+  std::vector<Lane> lanes;
   std::string name;  // "rank 3 (10.0.0.4:41234)"
 };
 
@@ -33,6 +44,7 @@ struct EngineSettings {
   uint64_t commId = 0;
   int timeoutMs = 60000;
   size_t chunkBytes = 1 << 20;
+  size_t stripeMinBytes = 256 << 10;  // SPCCL_NET_STRIPE_MIN_BYTES
   bool checkRoots = true;  // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
 };
 
@@ -102,9 +114,9 @@ class Engine {
     std::deque<int> sendQueue;
     std::deque<int> recvQueue;
     void* headerSendRequest = nullptr;
-    void* payloadSendRequest = nullptr;
+    std::vector<void*> payloadSendRequests;  // per lane
     void* headerRecvRequest = nullptr;
-    void* payloadRecvRequest = nullptr;
+    std::vector<void*> payloadRecvRequests;  // per lane
     bool headerParked = false;
     alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
     uint32_t sendStep = 0;
@@ -122,7 +134,14 @@ class Engine {
   spcclResult_t progressRecv(Peer& peer);
   // A send to peer failed: reports the peer's Abort cause if it sent one.
   spcclResult_t failedSendingTo(Peer& peer);
-  spcclResult_t testRequest(void** request, const spcclNet_v1_t* net, bool* done, size_t* size);
+  spcclResult_t testRequest(void** request, const spcclNet_v2_t* net, bool* done, size_t* size);
+  // Posts a payload's slices on the peer's lanes (send or receive).
+  spcclResult_t postPayload(Peer& peer, bool isSend, void* data, size_t bytes);
+  // Tests every lane's payload request; *done when all finished.
+  spcclResult_t testPayload(Peer& peer, std::vector<void*>& requests, bool* done);
+  // Adds the fds of the peer's lanes that have a payload request pending.
+  void pollPayloadLanes(const Peer& peer, bool isSend, std::vector<pollfd>* fds,
+                        bool* anyWithoutFd);
   spcclResult_t sleepUntilProgress(int64_t maxWaitMs);
   spcclResult_t breakWith(spcclResult_t code);
   void failPendingOps();

@@ -63,7 +63,8 @@ struct FrameHeader {
   uint16_t kind = static_cast<uint16_t>(FrameKind::Data);
   uint64_t commId = 0;
   uint64_t seq = 0;       // collective sequence number (per peer for SendRecv)
-  uint32_t step = 0;      // n-th message from this sender to this receiver in the collective
+  uint32_t step = 0;      // n-th message from this sender to this receiver in the collective;
+                          // Hello: the lane the connection is (runtime/engine.h)
   uint8_t collType = 0;   // CollType
   uint8_t datatype = 0;
   uint8_t op = 0;

@@ -314,19 +314,19 @@ class TransportLoopback : public ::testing::TestWithParam<TransportCase> {
     PipePair pipes;
     void* parentListen = nullptr;
     char parentHandle[SPCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_EQ(net_->listen(parentHandle, &parentListen), spcclSuccess) << threadLastError();
+    ASSERT_EQ(net_->listen(0, parentHandle, &parentListen), spcclSuccess) << threadLastError();
 
     pid_t child = spawn([&]() -> int {
       Deadline deadline(kScenarioTimeoutMs);
       void* listenComm = nullptr;
       char handle[SPCCL_NET_HANDLE_MAXSIZE];
-      CHILD_CHECK(net_->listen(handle, &listenComm) == spcclSuccess);
+      CHILD_CHECK(net_->listen(0, handle, &listenComm) == spcclSuccess);
       CHILD_CHECK(writeBytes(pipes.toParent[1], handle, sizeof(handle)));
       char peerHandle[SPCCL_NET_HANDLE_MAXSIZE];
       CHILD_CHECK(readBytes(pipes.toChild[0], peerHandle, sizeof(peerHandle), deadline));
       void* sendComm = nullptr;
       void* recvComm = nullptr;
-      CHILD_CHECK(net_->connect(peerHandle, &sendComm) == spcclSuccess);
+      CHILD_CHECK(net_->connect(0, peerHandle, &sendComm) == spcclSuccess);
       CHILD_CHECK(acceptOne(listenComm, &recvComm, deadline) == spcclSuccess);
       return childBody(sendComm, recvComm, pipes.toChild[0]);
     });
@@ -338,7 +338,7 @@ class TransportLoopback : public ::testing::TestWithParam<TransportCase> {
     ASSERT_TRUE(writeBytes(pipes.toChild[1], parentHandle, sizeof(parentHandle)));
     void* sendComm = nullptr;
     void* recvComm = nullptr;
-    ASSERT_EQ(net_->connect(childHandle, &sendComm), spcclSuccess) << threadLastError();
+    ASSERT_EQ(net_->connect(0, childHandle, &sendComm), spcclSuccess) << threadLastError();
     ASSERT_EQ(acceptOne(parentListen, &recvComm, deadline), spcclSuccess) << threadLastError();
     char peer[128] = "";
     ASSERT_EQ(net_->describe(sendComm, peer, sizeof(peer)), spcclSuccess);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "core/check.h"
 #include "core/transport_registry.h"
 #include "spccl_net.h"
 
@@ -41,7 +42,7 @@ class UcxTransport : public ::testing::TestWithParam<const char*> {
 };
 
 // Waits for a request with a deadline, polling the transport's fd as the engine does.
-spcclResult_t waitFor(const spcclNet_v1_t* net, void* comm, void* request, size_t* size) {
+spcclResult_t waitFor(const spcclNet_v2_t* net, void* comm, void* request, size_t* size) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     int done = 0;
@@ -69,14 +70,19 @@ spcclResult_t waitFor(const spcclNet_v1_t* net, void* comm, void* request, size_
 // receive with spcclRemoteError instead of being truncated.
 int orderSizesAndOversize() {
   if (!preloadPlugin()) return kChildInitFailed;
-  const spcclNet_v1_t* net = nullptr;
+  const spcclNet_v2_t* net = nullptr;
   if (spccl::getTransport("ucx", &net) != spcclSuccess) return kChildInitFailed;
   unsigned char handle[SPCCL_NET_HANDLE_MAXSIZE];
   void* listenComm = nullptr;
   void* sendComm = nullptr;
   void* recvComm = nullptr;
-  CHILD_EXPECT(net->listen(handle, &listenComm) == spcclSuccess);
-  CHILD_EXPECT(net->connect(handle, &sendComm) == spcclSuccess);
+  // The ucx plugin is a version-1 table: the registry runs it with one device.
+  int devices = 0;
+  CHILD_EXPECT(net->devices(&devices) == spcclSuccess && devices == 1);
+  CHILD_EXPECT(net->listen(1, handle, &listenComm) == spcclInvalidArgument);
+  CHILD_EXPECT(spccl::threadLastError().find("device 1") != std::string::npos);
+  CHILD_EXPECT(net->listen(0, handle, &listenComm) == spcclSuccess);
+  CHILD_EXPECT(net->connect(0, handle, &sendComm) == spcclSuccess);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (recvComm == nullptr && std::chrono::steady_clock::now() < deadline) {
     CHILD_EXPECT(net->accept(listenComm, &recvComm) == spcclSuccess);

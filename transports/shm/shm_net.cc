@@ -1,4 +1,4 @@
-// The spcclNet_v1_t table of the shm transport. A listener binds an
+// The spcclNet_v2_t table of the shm transport (one device: this host). A listener binds an
 // abstract AF_UNIX name (per network namespace, removed by the kernel with
 // the socket); the handle carries that name and the listener's pid.
 #include "transports/shm/shm_net.h"
@@ -51,7 +51,7 @@ socklen_t abstractAddress(const char* name, sockaddr_un* addr) {
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + length);
 }
 
-spcclResult_t shmInit(const spcclNetInitArgs_v1_t* args) {
+spcclResult_t shmInit(const spcclNetInitArgs_v2_t* args) {
   // Under Yama ptrace_scope=1 only descendants may be read; the receiver is
   // not ours, so allow any process (of the same user) to read us. Without
   // Yama the call fails harmlessly.
@@ -70,7 +70,30 @@ spcclResult_t requireInit(const char* op) {
   return spcclSuccess;
 }
 
-spcclResult_t shmListen(void* handle, void** listenComm) {
+spcclResult_t shmDevices(int* ndev) {
+  if (ndev == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "shm devices: ndev is NULL");
+  *ndev = 1;
+  return spcclSuccess;
+}
+
+spcclResult_t checkDevice(const char* op, int dev) {
+  if (dev != 0)
+    return SPCCL_FAIL(spcclInvalidArgument, "shm %s: dev %d does not exist (shm has device 0)",
+                      op, dev);
+  return spcclSuccess;
+}
+
+spcclResult_t shmGetProperties(int dev, spcclNetProperties_v2_t* props) {
+  SPCCL_CHECK(checkDevice("getProperties", dev));
+  if (props == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "shm getProperties: props is NULL");
+  *props = spcclNetProperties_v2_t{};
+  std::snprintf(props->name, sizeof(props->name), "shm");
+  return spcclSuccess;
+}
+
+spcclResult_t shmListen(int dev, void* handle, void** listenComm) {
+  SPCCL_CHECK(checkDevice("listen", dev));
   SPCCL_CHECK(requireInit("listen"));
   if (handle == nullptr || listenComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "shm listen: handle and listenComm must not be NULL");
@@ -103,7 +126,8 @@ spcclResult_t shmListen(void* handle, void** listenComm) {
   return spcclSuccess;
 }
 
-spcclResult_t shmConnect(const void* handle, void** sendComm) {
+spcclResult_t shmConnect(int dev, const void* handle, void** sendComm) {
+  SPCCL_CHECK(checkDevice("connect", dev));
   SPCCL_CHECK(requireInit("connect"));
   if (handle == nullptr || sendComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "shm connect: handle and sendComm must not be NULL");
@@ -213,13 +237,14 @@ spcclResult_t shmDescribe(void* comm, char* buf, size_t len) {
   return spcclSuccess;
 }
 
-const spcclNet_v1_t kShmNet = {
-    "shm",          SPCCL_NET_ABI_VERSION, shmInit,           shmListen,
-    shmConnect,     shmAccept,           regMrNotNeeded,    deregMrNotNeeded,
-    shmIsend,       shmIrecv,            shmTest,           shmPollFd,
-    shmDescribe,    closeComm<ShmComm>,   closeComm<ShmComm>, closeComm<CommBase>};
+const spcclNet_v2_t kShmNet = {
+    "shm",           SPCCL_NET_ABI_VERSION, shmInit,           shmDevices,
+    shmGetProperties, shmListen,           shmConnect,        shmAccept,
+    regMrNotNeeded,  deregMrNotNeeded,     shmIsend,          shmIrecv,
+    shmTest,         shmPollFd,            shmDescribe,       closeComm<ShmComm>,
+    closeComm<ShmComm>, closeComm<CommBase>};
 
 }  // namespace
 }  // namespace spccl::transport
 
-extern "C" const spcclNet_v1_t* spcclNetShm() { return &spccl::transport::kShmNet; }
+extern "C" const spcclNet_v2_t* spcclNetShm() { return &spccl::transport::kShmNet; }

@@ -6,4 +6,4 @@
 
 #include "spccl_net.h"
 
-extern "C" const spcclNet_v1_t* spcclNetShm();
+extern "C" const spcclNet_v2_t* spcclNetShm();

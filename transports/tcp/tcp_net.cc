@@ -1,15 +1,23 @@
-// The spcclNet_v1_t table of the tcp transport. The handle a listener
-// publishes is its bound address on the interface chosen by
-// SPCCL_SOCKET_IFNAME / SPCCL_SOCKET_FAMILY.
+// The spcclNet_v2_t table of the tcp transport. Its devices are the first
+// SPCCL_TOPO_RAILS interfaces that SPCCL_SOCKET_IFNAME / SPCCL_SOCKET_FAMILY
+// match (one address each); the handle a listener publishes is its bound
+// address on its device. A connection leaves through whatever interface
+// routes to the peer's address, so each rail needs its own subnet (as on
+// the testbed: tests/netns/netlab up --rails).
 #include "transports/tcp/tcp_net.h"
 
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/knobs.h"
 #include "core/log.h"
@@ -28,7 +36,7 @@ static_assert(sizeof(TcpHandle) <= SPCCL_NET_HANDLE_MAXSIZE);
 
 struct TcpState {
   bool initialized = false;
-  net::Interface iface;
+  std::vector<net::Interface> devices;  // one address per interface, in discovery order
   int bufferBytes = 0;
   int timeoutMs = 60000;
 };
@@ -37,7 +45,34 @@ TcpState gTcp;
 CommBase* asComm(void* comm) { return static_cast<CommBase*>(comm); }
 TcpComm* asTcpComm(void* comm) { return static_cast<TcpComm*>(asComm(comm)); }
 
-spcclResult_t tcpInit(const spcclNetInitArgs_v1_t* args) {
+// The first `rails` distinct interfaces among the matches (an interface
+// with several addresses is listed once per address).
+std::vector<net::Interface> firstInterfaces(const std::vector<net::Interface>& found, int rails) {
+  std::vector<net::Interface> chosen;
+  for (const net::Interface& candidate : found) {
+    if (static_cast<int>(chosen.size()) >= rails) break;
+    bool seen = false;
+    for (const net::Interface& c : chosen) seen = seen || c.name == candidate.name;
+    if (!seen) chosen.push_back(candidate);
+  }
+  return chosen;
+}
+
+// Reads a small sysfs attribute of a network interface; "" if absent.
+std::string interfaceAttribute(const std::string& ifname, const char* attribute) {
+  std::string path = "/sys/class/net/" + ifname + "/" + attribute;
+  FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) return "";
+  char line[256] = {};
+  bool ok = std::fgets(line, sizeof(line), file) != nullptr;
+  std::fclose(file);
+  if (!ok) return "";
+  std::string text = line;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+spcclResult_t tcpInit(const spcclNetInitArgs_v2_t* args) {
   std::string ifname = args != nullptr && args->socketIfname != nullptr
                            ? args->socketIfname
                            : knobString("SPCCL_SOCKET_IFNAME");
@@ -46,15 +81,30 @@ spcclResult_t tcpInit(const spcclNetInitArgs_v1_t* args) {
   if (family < 0)
     return SPCCL_FAIL(spcclInvalidArgument,
                       "SPCCL_SOCKET_FAMILY=%s: expected AF_INET or AF_INET6", familyText.c_str());
+  int64_t rails = knobInt("SPCCL_TOPO_RAILS");
+  if (rails < 1 || rails > SPCCL_NET_MAX_DEVICES)
+    return SPCCL_FAIL(spcclInvalidArgument, "SPCCL_TOPO_RAILS=%lld: expected 1..%d",
+                      static_cast<long long>(rails), SPCCL_NET_MAX_DEVICES);
   TcpState state;
-  SPCCL_CHECK(net::pickInterface(ifname, family, &state.iface));
+  std::vector<net::Interface> found;
+  SPCCL_CHECK(net::findInterfaces(ifname, family, &found));
+  if (found.empty()) {
+    net::Interface unused;
+    return net::pickInterface(ifname, family, &unused);  // its error names the spec
+  }
+  state.devices = firstInterfaces(found, static_cast<int>(rails));
   state.bufferBytes = static_cast<int>(knobInt("SPCCL_SOCKET_BUFFER_BYTES"));
   state.timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs
                                                            : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
   state.initialized = true;
   gTcp = state;
-  SPCCL_INFO(kLogNet, "tcp transport on %s %s", gTcp.iface.name.c_str(),
-             net::toString(gTcp.iface.addr).c_str());
+  for (size_t d = 0; d < gTcp.devices.size(); ++d)
+    SPCCL_INFO(kLogNet, "tcp device %zu: %s %s", d, gTcp.devices[d].name.c_str(),
+               net::toString(gTcp.devices[d].addr).c_str());
+  if (static_cast<int64_t>(gTcp.devices.size()) < rails)
+    SPCCL_INFO(kLogNet, "tcp: SPCCL_TOPO_RAILS=%lld but only %zu interface(s) match "
+               "SPCCL_SOCKET_IFNAME='%s'", static_cast<long long>(rails), gTcp.devices.size(),
+               ifname.c_str());
   return spcclSuccess;
 }
 
@@ -63,13 +113,43 @@ spcclResult_t requireInit(const char* op) {
   return spcclSuccess;
 }
 
-spcclResult_t tcpListen(void* handle, void** listenComm) {
-  SPCCL_CHECK(requireInit("listen"));
+spcclResult_t requireDevice(const char* op, int dev) {
+  SPCCL_CHECK(requireInit(op));
+  if (dev < 0 || dev >= static_cast<int>(gTcp.devices.size()))
+    return SPCCL_FAIL(spcclInvalidArgument, "tcp %s: dev %d is not one of the %zu devices", op,
+                      dev, gTcp.devices.size());
+  return spcclSuccess;
+}
+
+spcclResult_t tcpDevices(int* ndev) {
+  SPCCL_CHECK(requireInit("devices"));
+  if (ndev == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "tcp devices: ndev is NULL");
+  *ndev = static_cast<int>(gTcp.devices.size());
+  return spcclSuccess;
+}
+
+spcclResult_t tcpGetProperties(int dev, spcclNetProperties_v2_t* props) {
+  SPCCL_CHECK(requireDevice("getProperties", dev));
+  if (props == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "tcp getProperties: props is NULL");
+  *props = spcclNetProperties_v2_t{};
+  const std::string& name = gTcp.devices[dev].name;
+  std::snprintf(props->name, sizeof(props->name), "%s", name.c_str());
+  char pci[sizeof(props->pciPath)] = {};
+  std::string link = "/sys/class/net/" + name + "/device";
+  if (realpath(link.c_str(), pci) != nullptr)
+    std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", pci);
+  props->speedMbps = std::max(0, std::atoi(interfaceAttribute(name, "speed").c_str()));
+  return spcclSuccess;
+}
+
+spcclResult_t tcpListen(int dev, void* handle, void** listenComm) {
+  SPCCL_CHECK(requireDevice("listen", dev));
   if (handle == nullptr || listenComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "tcp listen: handle and listenComm must not be NULL");
   auto comm = std::make_unique<CommBase>(CommKind::Listen);
   net::SockAddr bound;
-  SPCCL_CHECK(net::listenOn(gTcp.iface.addr, 128, &comm->fd, &bound));
+  SPCCL_CHECK(net::listenOn(gTcp.devices[dev].addr, 128, &comm->fd, &bound));
   net::setBufferSizes(comm->fd, gTcp.bufferBytes);  // inherited by accepted sockets
   SPCCL_CHECK(net::setNonBlocking(comm->fd, true));
   comm->peerName = net::toString(bound);
@@ -80,8 +160,8 @@ spcclResult_t tcpListen(void* handle, void** listenComm) {
   return spcclSuccess;
 }
 
-spcclResult_t tcpConnect(const void* handle, void** sendComm) {
-  SPCCL_CHECK(requireInit("connect"));
+spcclResult_t tcpConnect(int dev, const void* handle, void** sendComm) {
+  SPCCL_CHECK(requireDevice("connect", dev));
   if (handle == nullptr || sendComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "tcp connect: handle and sendComm must not be NULL");
   TcpHandle peer;
@@ -176,13 +256,14 @@ spcclResult_t tcpDescribe(void* comm, char* buf, size_t len) {
   return spcclSuccess;
 }
 
-const spcclNet_v1_t kTcpNet = {
-    "tcp",          SPCCL_NET_ABI_VERSION, tcpInit,           tcpListen,
-    tcpConnect,     tcpAccept,           regMrNotNeeded,    deregMrNotNeeded,
-    tcpIsend,       tcpIrecv,            tcpTest,           tcpPollFd,
-    tcpDescribe,    closeComm<TcpComm>,   closeComm<TcpComm>, closeComm<CommBase>};
+const spcclNet_v2_t kTcpNet = {
+    "tcp",           SPCCL_NET_ABI_VERSION, tcpInit,           tcpDevices,
+    tcpGetProperties, tcpListen,           tcpConnect,        tcpAccept,
+    regMrNotNeeded,  deregMrNotNeeded,     tcpIsend,          tcpIrecv,
+    tcpTest,         tcpPollFd,            tcpDescribe,       closeComm<TcpComm>,
+    closeComm<TcpComm>, closeComm<CommBase>};
 
 }  // namespace
 }  // namespace spccl::transport
 
-extern "C" const spcclNet_v1_t* spcclNetTcp() { return &spccl::transport::kTcpNet; }
+extern "C" const spcclNet_v2_t* spcclNetTcp() { return &spccl::transport::kTcpNet; }

@@ -4,4 +4,4 @@
 
 #include "spccl_net.h"
 
-extern "C" const spcclNet_v1_t* spcclNetTcp();
+extern "C" const spcclNet_v2_t* spcclNetTcp();
