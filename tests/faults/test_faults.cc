@@ -23,9 +23,23 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// "tcp_lanes": tcp with three connections per peer and every payload above
+// 4 KiB cut across them (runtime/lane_split.h).
 class Faults : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("SPCCL_TRANSPORT", GetParam(), 1); }
+  void SetUp() override {
+    std::string param = GetParam();
+    bool lanes = param == "tcp_lanes";
+    setenv("SPCCL_TRANSPORT", lanes ? "tcp" : param.c_str(), 1);
+    if (lanes) {
+      setenv("SPCCL_NET_CONNS_PER_RAIL", "3", 1);
+      setenv("SPCCL_NET_STRIPE_MIN_BYTES", "0", 1);
+    }
+  }
+  void TearDown() override {
+    unsetenv("SPCCL_NET_CONNS_PER_RAIL");
+    unsetenv("SPCCL_NET_STRIPE_MIN_BYTES");
+  }
 };
 
 // Rank 1 is SIGKILLed while every rank is inside a large all-reduce; the
@@ -167,6 +181,6 @@ TEST_P(Faults, ConnectionWithoutSecretIsRefused) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("tcp", "shm", "tcp_lanes"));
 
 }  // namespace
