@@ -32,6 +32,7 @@
 #define SPCCL_NET_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "spccl.h"
 
@@ -97,14 +98,22 @@ typedef struct {
 
 typedef spcclNetInitArgs_v1_t spcclNetInitArgs_v2_t;
 
+/* Kinds of memory a device can send from and receive into (ptrSupport),
+ * and the type argument of regMr. */
+#define SPCCL_PTR_HOST 0x1
+#define SPCCL_PTR_CUDA 0x2   /* GPU memory registered directly (GPUDirect RDMA, peer memory) */
+#define SPCCL_PTR_DMABUF 0x4 /* GPU memory registered through a dma-buf fd (regMrDmaBuf) */
+
 /* What a device is, for logs and for choosing rails. */
 typedef struct {
   char name[64];     /* "eth1", "mlx5_0:1" */
   char pciPath[256]; /* its PCI device in sysfs, "" when it has none (lo, veth, shm) */
   int speedMbps;     /* link rate, 0 when unknown */
+  int ptrSupport;    /* SPCCL_PTR_* bits */
 } spcclNetProperties_v2_t;
 
-/* Version 2: the v1 table with devices. Every function not listed here
+/* Version 2: the v1 table with devices and typed memory registration
+ * (GPU memory for GPUDirect RDMA). Every function not commented here
  * behaves as in version 1. */
 typedef struct {
   const char* name;
@@ -121,7 +130,13 @@ typedef struct {
   spcclResult_t (*listen)(int dev, void* handle, void** listenComm);
   spcclResult_t (*connect)(int dev, const void* handle, void** sendComm);
   spcclResult_t (*accept)(void* listenComm, void** recvComm);
-  spcclResult_t (*regMr)(void* comm, void* data, size_t size, void** mhandle);
+  /* type: SPCCL_PTR_HOST, or SPCCL_PTR_CUDA where the device's ptrSupport
+   * has it; any other type fails with spcclInvalidArgument. */
+  spcclResult_t (*regMr)(void* comm, void* data, size_t size, int type, void** mhandle);
+  /* GPU memory exported as a dma-buf (fd, offset into it). NULL when no
+   * device of the transport has SPCCL_PTR_DMABUF. */
+  spcclResult_t (*regMrDmaBuf)(void* comm, void* data, size_t size, int type, uint64_t offset,
+                               int fd, void** mhandle);
   spcclResult_t (*deregMr)(void* comm, void* mhandle);
   spcclResult_t (*isend)(void* sendComm, const void* data, size_t size, void* mhandle,
                          void** request);

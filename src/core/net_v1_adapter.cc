@@ -40,7 +40,17 @@ struct Forward {
     if (props == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "getProperties: props is NULL");
     *props = spcclNetProperties_v2_t{};
     std::snprintf(props->name, sizeof(props->name), "%s", v1().name);
+    props->ptrSupport = SPCCL_PTR_HOST;
     return spcclSuccess;
+  }
+  // Version 1 registers host memory only.
+  static spcclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+    if (type != SPCCL_PTR_HOST)
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "regMr: memory type %d needs a version-2 plugin (version 1 registers "
+                        "host memory only)",
+                        type);
+    return v1().regMr(comm, data, size, mhandle);
   }
   static spcclResult_t listen(int dev, void* handle, void** listenComm) {
     SPCCL_CHECK(checkDevice("listen", dev));
@@ -52,11 +62,11 @@ struct Forward {
   }
   static void fill(spcclNet_v2_t* t) {
     const spcclNet_v1_t& from = v1();
-    *t = spcclNet_v2_t{from.name,  SPCCL_NET_ABI_VERSION, from.init,     devices,
-                       getProperties, listen,            connect,       from.accept,
-                       from.regMr, from.deregMr,          from.isend,    from.irecv,
-                       from.test,  from.pollFd,           from.describe, from.closeSend,
-                       from.closeRecv, from.closeListen};
+    *t = spcclNet_v2_t{from.name,     SPCCL_NET_ABI_VERSION, from.init,     devices,
+                       getProperties, listen,                connect,       from.accept,
+                       regMr,         nullptr,               from.deregMr,  from.isend,
+                       from.irecv,    from.test,             from.pollFd,   from.describe,
+                       from.closeSend, from.closeRecv,       from.closeListen};
   }
 };
 

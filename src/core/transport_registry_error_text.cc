@@ -43,8 +43,12 @@ struct Relay {
     return relay<S>(real().connect(d, h, s));
   }
   static spcclResult_t accept(void* l, void** r) { return relay<S>(real().accept(l, r)); }
-  static spcclResult_t regMr(void* c, void* d, size_t n, void** m) {
-    return relay<S>(real().regMr(c, d, n, m));
+  static spcclResult_t regMr(void* c, void* d, size_t n, int type, void** m) {
+    return relay<S>(real().regMr(c, d, n, type, m));
+  }
+  static spcclResult_t regMrDmaBuf(void* c, void* d, size_t n, int type, uint64_t offset, int fd,
+                                   void** m) {
+    return relay<S>(real().regMrDmaBuf(c, d, n, type, offset, fd, m));
   }
   static spcclResult_t deregMr(void* c, void* m) { return relay<S>(real().deregMr(c, m)); }
   static spcclResult_t isend(void* c, const void* d, size_t n, void* m, void** r) {
@@ -70,6 +74,7 @@ struct Relay {
     t->connect = connect;
     t->accept = accept;
     t->regMr = regMr;
+    if (t->regMrDmaBuf != nullptr) t->regMrDmaBuf = regMrDmaBuf;  // NULL stays NULL
     t->deregMr = deregMr;
     t->isend = isend;
     t->irecv = irecv;

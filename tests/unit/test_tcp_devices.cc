@@ -1,6 +1,7 @@
 // The tcp transport's devices (ABI version 2): the first SPCCL_TOPO_RAILS
 // interfaces SPCCL_SOCKET_IFNAME matches, each listed once, each listening
-// on its own address; a device index out of range is refused by name.
+// on its own address; a device index out of range is refused by name; only
+// host memory registers.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -46,6 +47,7 @@ TEST_F(TcpDevices, RailsAreDistinctInterfacesEachListeningOnItsOwnAddress) {
     ASSERT_EQ(net_->getProperties(dev, &props), spcclSuccess) << spccl::threadLastError();
     EXPECT_TRUE(names.insert(props.name).second) << props.name << " listed twice";
     EXPECT_GE(props.speedMbps, 0);
+    EXPECT_EQ(props.ptrSupport, SPCCL_PTR_HOST) << "sockets send from host memory only";
     unsigned char handle[SPCCL_NET_HANDLE_MAXSIZE];
     void* listenComm = nullptr;
     ASSERT_EQ(net_->listen(dev, handle, &listenComm), spcclSuccess) << spccl::threadLastError();
@@ -72,6 +74,18 @@ TEST_F(TcpDevices, ADeviceOutOfRangeIsRefusedByName) {
   EXPECT_EQ(net_->connect(-1, handle, &comm), spcclInvalidArgument);
   spcclNetProperties_v2_t props{};
   EXPECT_EQ(net_->getProperties(5, &props), spcclInvalidArgument);
+}
+
+TEST_F(TcpDevices, OnlyHostMemoryIsRegistered) {
+  ASSERT_EQ(init("lo", "1"), spcclSuccess) << spccl::threadLastError();
+  EXPECT_EQ(net_->regMrDmaBuf, nullptr);
+  char buffer[64];
+  void* mhandle = &mhandle;
+  EXPECT_EQ(net_->regMr(nullptr, buffer, sizeof(buffer), SPCCL_PTR_HOST, &mhandle), spcclSuccess);
+  EXPECT_EQ(mhandle, nullptr);
+  EXPECT_EQ(net_->regMr(nullptr, buffer, sizeof(buffer), SPCCL_PTR_CUDA, &mhandle),
+            spcclInvalidArgument);
+  EXPECT_NE(spccl::threadLastError().find("memory type 2"), std::string::npos);
 }
 
 TEST_F(TcpDevices, ABadRailsKnobFailsInitNamingIt) {

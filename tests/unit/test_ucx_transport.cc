@@ -81,6 +81,11 @@ int orderSizesAndOversize() {
   CHILD_EXPECT(net->devices(&devices) == spcclSuccess && devices == 1);
   CHILD_EXPECT(net->listen(1, handle, &listenComm) == spcclInvalidArgument);
   CHILD_EXPECT(spccl::threadLastError().find("device 1") != std::string::npos);
+  void* mhandle = nullptr;
+  char memory[16];
+  CHILD_EXPECT(net->regMr(nullptr, memory, sizeof(memory), SPCCL_PTR_CUDA, &mhandle) ==
+               spcclInvalidArgument);
+  CHILD_EXPECT(net->regMrDmaBuf == nullptr);
   CHILD_EXPECT(net->listen(0, handle, &listenComm) == spcclSuccess);
   CHILD_EXPECT(net->connect(0, handle, &sendComm) == spcclSuccess);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

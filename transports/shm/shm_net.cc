@@ -89,6 +89,7 @@ spcclResult_t shmGetProperties(int dev, spcclNetProperties_v2_t* props) {
     return SPCCL_FAIL(spcclInvalidArgument, "shm getProperties: props is NULL");
   *props = spcclNetProperties_v2_t{};
   std::snprintf(props->name, sizeof(props->name), "shm");
+  props->ptrSupport = SPCCL_PTR_HOST;
   return spcclSuccess;
 }
 
@@ -240,7 +241,7 @@ spcclResult_t shmDescribe(void* comm, char* buf, size_t len) {
 const spcclNet_v2_t kShmNet = {
     "shm",           SPCCL_NET_ABI_VERSION, shmInit,           shmDevices,
     shmGetProperties, shmListen,           shmConnect,        shmAccept,
-    regMrNotNeeded,  deregMrNotNeeded,     shmIsend,          shmIrecv,
+    regMrNotNeeded,  nullptr,              deregMrNotNeeded,     shmIsend,          shmIrecv,
     shmTest,         shmPollFd,            shmDescribe,       closeComm<ShmComm>,
     closeComm<ShmComm>, closeComm<CommBase>};
 

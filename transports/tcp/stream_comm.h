@@ -125,9 +125,12 @@ spcclResult_t testRequest(Request* request, int* done, size_t* size) {
   return spcclSuccess;
 }
 
-// regMr/deregMr of transports that need no registration.
-inline spcclResult_t regMrNotNeeded(void*, void*, size_t, void** mhandle) {
+// regMr/deregMr of transports that need no registration (host memory only).
+inline spcclResult_t regMrNotNeeded(void*, void*, size_t, int type, void** mhandle) {
   if (mhandle != nullptr) *mhandle = nullptr;
+  if (type != SPCCL_PTR_HOST)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "regMr: memory type %d is not supported (host memory only)", type);
   return spcclSuccess;
 }
 inline spcclResult_t deregMrNotNeeded(void*, void*) { return spcclSuccess; }

@@ -140,6 +140,7 @@ spcclResult_t tcpGetProperties(int dev, spcclNetProperties_v2_t* props) {
   if (realpath(link.c_str(), pci) != nullptr)
     std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", pci);
   props->speedMbps = std::max(0, std::atoi(interfaceAttribute(name, "speed").c_str()));
+  props->ptrSupport = SPCCL_PTR_HOST;
   return spcclSuccess;
 }
 
@@ -259,7 +260,7 @@ spcclResult_t tcpDescribe(void* comm, char* buf, size_t len) {
 const spcclNet_v2_t kTcpNet = {
     "tcp",           SPCCL_NET_ABI_VERSION, tcpInit,           tcpDevices,
     tcpGetProperties, tcpListen,           tcpConnect,        tcpAccept,
-    regMrNotNeeded,  deregMrNotNeeded,     tcpIsend,          tcpIrecv,
+    regMrNotNeeded,  nullptr,              deregMrNotNeeded,     tcpIsend,          tcpIrecv,
     tcpTest,         tcpPollFd,            tcpDescribe,       closeComm<TcpComm>,
     closeComm<TcpComm>, closeComm<CommBase>};
 
