@@ -21,6 +21,7 @@ trap '"$NETLAB" down >/dev/null 2>&1 || true; rm -rf "$logs"' EXIT
 "$NETLAB" down >/dev/null   # leftovers of an interrupted earlier run
 "$NETLAB" up 2 1gbit
 "$NETLAB" status
+[[ $("$NETLAB" ifaces) == veth0 ]] || { echo "netns_smoke: FAIL: netlab ifaces printed '$("$NETLAB" ifaces)'"; exit 1; }
 "$NETLAB" check --seconds 1
 "$NETLAB" run 2 --timeout 30 --logdir "$logs" -- \
   /bin/sh -c 'echo "rank=$SPCCL_RANK of $SPCCL_NRANKS host=$(hostname) ifname=$SPCCL_SOCKET_IFNAME"'
