@@ -1,10 +1,13 @@
 // The ib plugin's logic that needs no RDMA device: SPCCL_IB_HCA parsing,
 // which ports become devices and in which order, link speed, the
 // memory-registration cache, RTR/RTS attributes for InfiniBand and RoCE,
-// GID choice. (No RDMA hardware exists on the machines these tests run on;
-// the verbs data path itself is not exercised here.)
+// GID choice; and the exported v2 table before init. (No RDMA hardware
+// exists on the machines these tests run on; the verbs data path itself is
+// not exercised here.)
 #ifdef SPCCL_HAVE_IB_PLUGIN
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -174,6 +177,36 @@ TEST(IbPort, NameAndLinkSpeed) {
   EXPECT_EQ(linkSpeedMbps(128, 16), 200000);  // 2x NDR
   EXPECT_EQ(linkSpeedMbps(0, 2), 0);          // unknown speed code
   EXPECT_EQ(linkSpeedMbps(32, 3), 0);         // unknown width code
+}
+
+// The exported table without a successful init (no device here for one):
+// v2 under its symbol, no v1 table, and dev arguments refused by name.
+TEST(IbPluginTable, ExportsV2AndRefusesDevicesWithoutInit) {
+  void* plugin = dlopen(SPCCL_NET_IB_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(plugin, nullptr) << dlerror();
+  auto* table = static_cast<const spcclNet_v2_t*>(dlsym(plugin, SPCCL_NET_PLUGIN_SYMBOL));
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(dlsym(plugin, SPCCL_NET_PLUGIN_SYMBOL_V1), nullptr);
+  EXPECT_STREQ(table->name, "ib");
+  EXPECT_EQ(table->abiVersion, SPCCL_NET_ABI_VERSION);
+  auto lastError = reinterpret_cast<const char* (*)()>(dlsym(plugin, "spcclNetPluginLastError_v1"));
+  ASSERT_NE(lastError, nullptr);
+  int ndev = -1;
+  if (access("/sys/class/infiniband", F_OK) != 0) {  // no RDMA device: init fails, no devices
+    EXPECT_EQ(table->init(nullptr), spcclSystemError);
+  }
+  EXPECT_EQ(table->devices(&ndev), spcclSuccess);
+  EXPECT_EQ(ndev, 0);
+  char handle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  void* comm = nullptr;
+  EXPECT_EQ(table->listen(5, handle, &comm), spcclInvalidUsage);
+  EXPECT_NE(std::string(lastError()).find("ib listen: dev=5"), std::string::npos) << lastError();
+  spcclNetProperties_v2_t props;
+  EXPECT_EQ(table->getProperties(-1, &props), spcclInvalidUsage);
+  EXPECT_NE(std::string(lastError()).find("ib getProperties: dev=-1"), std::string::npos);
+  EXPECT_EQ(table->getProperties(0, nullptr), spcclInvalidArgument);
+  EXPECT_NE(std::string(lastError()).find("props is NULL"), std::string::npos);
+  dlclose(plugin);
 }
 
 // Stands in for ibv_reg_mr/ibv_dereg_mr (no device here) and records the calls.
