@@ -1,14 +1,22 @@
 // The ib plugin's logic that needs no RDMA device: SPCCL_IB_HCA parsing,
-// the memory-registration cache, RTR/RTS attributes for InfiniBand and
-// RoCE, GID choice. (No RDMA hardware exists on the machines these tests
-// run on; the verbs data path itself is not exercised here.)
+// which ports become devices and in which order, link speed, the
+// memory-registration cache, RTR/RTS attributes for InfiniBand and RoCE,
+// GID choice; and the exported v2 table before init. (No RDMA hardware
+// exists on the machines these tests run on; the verbs data path itself is
+// not exercised here.)
 #ifdef SPCCL_HAVE_IB_PLUGIN
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
+#include <string>
 #include <vector>
 
+#include "core/check.h"
+#include "spccl_net.h"
+#include "transports/ib/ib_device_list.h"
 #include "transports/ib/ib_hca_spec.h"
 #include "transports/ib/ib_mr_cache.h"
 #include "transports/ib/ib_qp_setup.h"
@@ -17,9 +25,7 @@ using namespace spccl::ib;
 
 namespace {
 
-TEST(IbHcaSpec, EmptySelectsEverything) {
-  EXPECT_TRUE(hcaSelected(parseHcaSpec(""), "mlx5_0", 1));
-}
+TEST(IbHcaSpec, EmptySelectsEverything) { EXPECT_TRUE(hcaSelected(parseHcaSpec(""), "mlx5_0", 1)); }
 
 TEST(IbHcaSpec, PrefixesPortsExclusionAndExactNames) {
   HcaSpec spec = parseHcaSpec("mlx5_0:1,mlx5_1");
@@ -38,6 +44,169 @@ TEST(IbHcaSpec, PrefixesPortsExclusionAndExactNames) {
   EXPECT_FALSE(hcaSelected(excluded, "mlx5_2", 1));
   EXPECT_TRUE(hcaSelected(excluded, "mlx5_2", 2));
   EXPECT_TRUE(hcaSelected(excluded, "mlx5_0", 1));
+}
+
+TEST(IbHcaSpec, ListPositionFollowsTheListedOrder) {
+  HcaSpec spec = parseHcaSpec("mlx5_1,mlx5_0:2");
+  EXPECT_EQ(hcaListPosition(spec, "mlx5_1", 1), 0u);
+  EXPECT_EQ(hcaListPosition(spec, "mlx5_0", 2), 1u);
+  EXPECT_EQ(hcaListPosition(parseHcaSpec("^mlx5_1,mlx5_0"), "mlx5_2", 1), 0u);
+  EXPECT_EQ(hcaListPosition(parseHcaSpec(""), "mlx5_2", 1), 0u);
+}
+
+std::vector<IbPort> activePorts(const std::vector<std::pair<const char*, int>>& names) {
+  std::vector<IbPort> ports;
+  for (const auto& [device, port] : names) {
+    IbPort p;
+    p.device = device;
+    p.port = port;
+    ports.push_back(p);
+  }
+  return ports;
+}
+
+std::vector<std::string> namesOf(const std::vector<ChosenDevice>& devices) {
+  std::vector<std::string> names;
+  for (const ChosenDevice& d : devices) names.push_back(portName(d.port));
+  return names;
+}
+
+// Stands in for src/topology: ranks a fixed order and records what it was asked.
+struct FakeTopology {
+  explicit FakeTopology(std::vector<std::string> closestFirst) : order(std::move(closestFirst)) {}
+  std::vector<std::string> order;
+  std::vector<std::string> askedCandidates;
+  int askedRails = 0;
+  RankHcas ranker() {
+    return [this](const std::vector<std::string>& candidates, int rails) {
+      askedCandidates = candidates;
+      askedRails = rails;
+      HcaRanking ranking;
+      ranking.why = order.empty() ? "no NIC among the candidates" : order.front() + " is closest";
+      for (const std::string& hca : order)
+        for (const std::string& c : candidates)
+          if (c == hca) ranking.hcas.push_back(hca);
+      return ranking;
+    };
+  }
+};
+
+TEST(IbDeviceList, HcaFilterThenTopologyOrderUnrankedLast) {
+  auto ports =
+      activePorts({{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}, {"mlx5_2", 1}, {"mlx4_0", 1}});
+  FakeTopology topology({"mlx5_2", "mlx5_0"});
+  auto devices = chooseDevices(ports, parseHcaSpec("^mlx5_0:2,mlx4"), 8, topology.ranker());
+  EXPECT_EQ(topology.askedCandidates, (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2"}));
+  EXPECT_EQ(topology.askedRails, 3);  // min(knob 8, 3 candidate ports)
+  EXPECT_EQ(namesOf(devices), (std::vector<std::string>{"mlx5_2:1", "mlx5_0:1", "mlx5_1:1"}));
+  EXPECT_NE(devices[0].reason.find("closest by topology: mlx5_2 is closest"), std::string::npos)
+      << devices[0].reason;
+  EXPECT_NE(devices[1].reason.find("HCA 2 in topology order"), std::string::npos);
+  EXPECT_NE(devices[2].reason.find("not in the topology's ranking"), std::string::npos);
+}
+
+TEST(IbDeviceList, PortsOfTheClosestHcaComeFirstInSpecOrder) {
+  auto ports = activePorts({{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}});
+  FakeTopology topology({"mlx5_0", "mlx5_1"});
+  auto devices = chooseDevices(ports, parseHcaSpec("mlx5_0:2,mlx5"), 2, topology.ranker());
+  EXPECT_EQ(namesOf(devices), (std::vector<std::string>{"mlx5_0:2", "mlx5_0:1"}));
+}
+
+TEST(IbDeviceList, WithoutTopologyTheFirstPortsInSpecOrder) {
+  auto ports = activePorts({{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}});
+  auto devices = chooseDevices(ports, parseHcaSpec("mlx5_1,mlx5_0"), 2, nullptr);
+  EXPECT_EQ(namesOf(devices), (std::vector<std::string>{"mlx5_1:1", "mlx5_0:1"}));
+  EXPECT_EQ(devices[0].reason, "SPCCL_IB_HCA order");
+  auto all = chooseDevices(ports, parseHcaSpec(""), 3, nullptr);
+  EXPECT_EQ(namesOf(all), (std::vector<std::string>{"mlx5_0:1", "mlx5_0:2", "mlx5_1:1"}));
+  EXPECT_EQ(all[0].reason, "discovery order");
+}
+
+TEST(IbDeviceList, NoTopologyOrderFallsBackToSpecOrderAndSaysWhy) {
+  auto ports = activePorts({{"mlx5_0", 1}, {"mlx5_1", 1}});
+  FakeTopology unknown({});  // hwloc knows neither HCA (soft-RoCE, a VM)
+  auto devices = chooseDevices(ports, parseHcaSpec("mlx5_1,mlx5_0"), 1, unknown.ranker());
+  ASSERT_EQ(namesOf(devices), (std::vector<std::string>{"mlx5_1:1"}));
+  EXPECT_NE(devices[0].reason.find("no topology order (no NIC among the candidates)"),
+            std::string::npos)
+      << devices[0].reason;
+}
+
+TEST(IbDeviceList, RailsAreCappedByKnobPortsAndAbiLimit) {
+  auto two = activePorts({{"mlx5_0", 1}, {"mlx5_1", 1}});
+  EXPECT_EQ(chooseDevices(two, {}, 1, nullptr).size(), 1u);  // SPCCL_TOPO_RAILS' default
+  EXPECT_EQ(chooseDevices(two, {}, 0, nullptr).size(), 1u);  // at least one
+  EXPECT_EQ(chooseDevices(two, {}, -3, nullptr).size(), 1u);
+  EXPECT_EQ(chooseDevices(two, {}, 3, nullptr).size(), 2u);  // only two ports
+  std::vector<IbPort> many(SPCCL_NET_MAX_DEVICES + 4);
+  for (size_t i = 0; i < many.size(); ++i) many[i].device = "mlx5_" + std::to_string(i);
+  FakeTopology topology({"mlx5_3"});
+  auto devices = chooseDevices(many, {}, 100, topology.ranker());
+  EXPECT_EQ(devices.size(), static_cast<size_t>(SPCCL_NET_MAX_DEVICES));
+  EXPECT_EQ(topology.askedRails, SPCCL_NET_MAX_DEVICES);
+  EXPECT_EQ(devices[0].port.device, "mlx5_3");
+}
+
+TEST(IbDeviceList, NoSelectedPortNoDevice) {
+  auto ports = activePorts({{"mlx5_0", 1}});
+  EXPECT_TRUE(chooseDevices(ports, parseHcaSpec("mlx4"), 4, nullptr).empty());
+  EXPECT_TRUE(chooseDevices({}, {}, 4, nullptr).empty());
+}
+
+TEST(IbDeviceList, OutOfRangeDeviceIndexNamesCallAndArgument) {
+  EXPECT_EQ(checkDeviceIndex("listen", 0, 2), spcclSuccess);
+  EXPECT_EQ(checkDeviceIndex("listen", 1, 2), spcclSuccess);
+  EXPECT_EQ(checkDeviceIndex("connect", 2, 2), spcclInvalidArgument);
+  EXPECT_NE(spccl::threadLastError().find("ib connect: dev=2 is out of range (2 devices: 0..1)"),
+            std::string::npos)
+      << spccl::threadLastError();
+  EXPECT_EQ(checkDeviceIndex("listen", -1, 2), spcclInvalidArgument);
+  EXPECT_NE(spccl::threadLastError().find("ib listen: dev=-1"), std::string::npos);
+  EXPECT_EQ(checkDeviceIndex("getProperties", 0, 0), spcclInvalidUsage);
+  EXPECT_NE(spccl::threadLastError().find("no devices"), std::string::npos);
+}
+
+TEST(IbPort, NameAndLinkSpeed) {
+  IbPort port;
+  port.device = "mlx5_0";
+  port.port = 1;
+  EXPECT_EQ(portName(port), "mlx5_0:1");
+  EXPECT_EQ(linkSpeedMbps(32, 2), 100000);    // 4x EDR, also 100GbE RoCE
+  EXPECT_EQ(linkSpeedMbps(64, 2), 200000);    // 4x HDR
+  EXPECT_EQ(linkSpeedMbps(1, 1), 2500);       // 1x SDR
+  EXPECT_EQ(linkSpeedMbps(128, 16), 200000);  // 2x NDR
+  EXPECT_EQ(linkSpeedMbps(0, 2), 0);          // unknown speed code
+  EXPECT_EQ(linkSpeedMbps(32, 3), 0);         // unknown width code
+}
+
+// The exported table without a successful init (no device here for one):
+// v2 under its symbol, no v1 table, and dev arguments refused by name.
+TEST(IbPluginTable, ExportsV2AndRefusesDevicesWithoutInit) {
+  void* plugin = dlopen(SPCCL_NET_IB_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(plugin, nullptr) << dlerror();
+  auto* table = static_cast<const spcclNet_v2_t*>(dlsym(plugin, SPCCL_NET_PLUGIN_SYMBOL));
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(dlsym(plugin, SPCCL_NET_PLUGIN_SYMBOL_V1), nullptr);
+  EXPECT_STREQ(table->name, "ib");
+  EXPECT_EQ(table->abiVersion, SPCCL_NET_ABI_VERSION);
+  auto lastError = reinterpret_cast<const char* (*)()>(dlsym(plugin, "spcclNetPluginLastError_v1"));
+  ASSERT_NE(lastError, nullptr);
+  int ndev = -1;
+  if (access("/sys/class/infiniband", F_OK) != 0) {  // no RDMA device: init fails, no devices
+    EXPECT_EQ(table->init(nullptr), spcclSystemError);
+  }
+  EXPECT_EQ(table->devices(&ndev), spcclSuccess);
+  EXPECT_EQ(ndev, 0);
+  char handle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  void* comm = nullptr;
+  EXPECT_EQ(table->listen(5, handle, &comm), spcclInvalidUsage);
+  EXPECT_NE(std::string(lastError()).find("ib listen: dev=5"), std::string::npos) << lastError();
+  spcclNetProperties_v2_t props;
+  EXPECT_EQ(table->getProperties(-1, &props), spcclInvalidUsage);
+  EXPECT_NE(std::string(lastError()).find("ib getProperties: dev=-1"), std::string::npos);
+  EXPECT_EQ(table->getProperties(0, nullptr), spcclInvalidArgument);
+  EXPECT_NE(std::string(lastError()).find("props is NULL"), std::string::npos);
+  dlclose(plugin);
 }
 
 // Stands in for ibv_reg_mr/ibv_dereg_mr (no device here) and records the calls.

@@ -44,10 +44,10 @@ spcclResult_t IbComm::fail(spcclResult_t code) {
 spcclResult_t IbComm::report() const { return SPCCL_FAIL(failCode, "%s", failMessage.c_str()); }
 
 spcclResult_t IbComm::create() {
-  channel = ibv_create_comp_channel(device->context);
+  channel = ibv_create_comp_channel(device->hca->context);
   if (channel == nullptr) return SPCCL_FAIL(spcclSystemError, "ib: ibv_create_comp_channel failed");
   fcntl(channel->fd, F_SETFL, fcntl(channel->fd, F_GETFL) | O_NONBLOCK);
-  cq = ibv_create_cq(device->context, kCqDepth, nullptr, channel, 0);
+  cq = ibv_create_cq(device->hca->context, kCqDepth, nullptr, channel, 0);
   if (cq == nullptr) return SPCCL_FAIL(spcclSystemError, "ib: ibv_create_cq failed");
   ibv_qp_init_attr init{};
   init.send_cq = cq;
@@ -58,16 +58,17 @@ spcclResult_t IbComm::create() {
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = static_cast<uint32_t>(device->maxInline);
-  qp = ibv_create_qp(device->pd, &init);
+  qp = ibv_create_qp(device->hca->pd, &init);
   if (qp == nullptr)
     return SPCCL_FAIL(spcclSystemError, "ib: ibv_create_qp on %s failed: %s",
-                      device->port.device.c_str(), strerror(errno));
+                      portName(device->port).c_str(), strerror(errno));
   RtsAttributes initAttr = initAttributes(static_cast<uint8_t>(device->port.port));
   if (ibv_modify_qp(qp, &initAttr.attr, initAttr.mask) != 0)
     return SPCCL_FAIL(spcclSystemError, "ib: QP to INIT failed: %s", strerror(errno));
   if (kind == CommKind::Send) {
-    ctsMr = ibv_reg_mr(device->pd, ctsInbox.data(), sizeof(ctsInbox), IBV_ACCESS_LOCAL_WRITE);
-    if (ctsMr == nullptr) return SPCCL_FAIL(spcclSystemError, "ib: registering the Cts inbox failed");
+    ctsMr = ibv_reg_mr(device->hca->pd, ctsInbox.data(), sizeof(ctsInbox), IBV_ACCESS_LOCAL_WRITE);
+    if (ctsMr == nullptr)
+      return SPCCL_FAIL(spcclSystemError, "ib: registering the Cts inbox failed");
   }
   for (uint32_t i = 0; i < SPCCL_NET_MAX_REQUESTS; ++i) SPCCL_CHECK(postReceiveSlot(i));
   local.qpn = qp->qp_num;

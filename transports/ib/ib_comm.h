@@ -55,11 +55,11 @@ struct IbRequest {
 };
 
 struct IbComm {
-  IbComm(CommKind k, IbDevice* d, MrCache* c) : kind(k), device(d), cache(c) {}
+  IbComm(CommKind k, IbDevice* d) : kind(k), device(d), cache(d->hca->cache.get()) {}
   ~IbComm();
   CommKind kind;
-  IbDevice* device;
-  MrCache* cache;
+  IbDevice* device;  // the plugin's device this comm was listened, connected or accepted on
+  MrCache* cache;    // its HCA's: registrations belong to that PD
   int listenFd = -1;
   std::string peerName;
   transport::SideChannel side;

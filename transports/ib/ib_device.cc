@@ -1,12 +1,17 @@
 #include "transports/ib/ib_device.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "core/check.h"
 #include "core/log.h"
+#include "transports/ib/ib_qp_setup.h"
 
 namespace spccl::ib {
 
@@ -41,69 +46,101 @@ std::vector<GidEntry> gidTable(ibv_context* ctx, const std::string& device, int 
 
 }  // namespace
 
-spcclResult_t listActivePorts(const HcaSpec& spec, int gidIndexKnob, std::vector<IbPort>* out,
-                              std::string* why) {
+spcclResult_t listActivePorts(int gidIndexKnob, std::vector<IbPort>* out, std::string* seen) {
   out->clear();
+  seen->clear();
   int count = 0;
   ibv_device** devices = ibv_get_device_list(&count);
-  if (devices == nullptr || count == 0) {
-    if (devices) ibv_free_device_list(devices);
-    *why = "no RDMA device found (ibv_get_device_list listed none)";
-    return spcclSuccess;
-  }
-  std::string seen;
-  for (int d = 0; d < count; ++d) {
+  for (int d = 0; devices != nullptr && d < count; ++d) {
     std::string name = ibv_get_device_name(devices[d]);
     ibv_context* ctx = ibv_open_device(devices[d]);
-    if (ctx == nullptr) continue;
+    if (ctx == nullptr) {
+      *seen += (seen->empty() ? "" : ", ") + name + " (cannot be opened)";
+      continue;
+    }
     ibv_device_attr attr{};
-    if (ibv_query_device(ctx, &attr) == 0) {
-      for (int p = 1; p <= attr.phys_port_cnt; ++p) {
-        ibv_port_attr pattr{};
-        if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pattr) != 0) continue;
-        seen += (seen.empty() ? "" : ", ") + name + ":" + std::to_string(p) +
-                (pattr.state == IBV_PORT_ACTIVE ? " (active)" : " (down)");
-        if (pattr.state != IBV_PORT_ACTIVE || !hcaSelected(spec, name, p)) continue;
-        IbPort port;
-        port.device = name;
-        port.port = p;
-        port.linkLayer = pattr.link_layer;
-        port.mtu = pattr.active_mtu;
-        port.lid = pattr.lid;
-        int index = gidIndexKnob;
-        if (index < 0) index = pickGidIndex(gidTable(ctx, name, p, pattr.gid_tbl_len));
-        port.gidIndex = index < 0 ? 0 : index;
-        ibv_query_gid(ctx, static_cast<uint8_t>(p), port.gidIndex, &port.gid);
-        char real[PATH_MAX];
-        std::string sysfs = "/sys/class/infiniband/" + name + "/device";
-        if (realpath(sysfs.c_str(), real) != nullptr) port.pciPath = real;
-        out->push_back(port);
-      }
+    int portCount = ibv_query_device(ctx, &attr) == 0 ? attr.phys_port_cnt : 0;
+    for (int p = 1; p <= portCount; ++p) {
+      ibv_port_attr pattr{};
+      if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pattr) != 0) continue;
+      IbPort port;
+      port.device = name;
+      port.port = p;
+      *seen += (seen->empty() ? "" : ", ") + portName(port) +
+               (pattr.state == IBV_PORT_ACTIVE ? " (active)" : " (down)");
+      if (pattr.state != IBV_PORT_ACTIVE) continue;
+      port.linkLayer = pattr.link_layer;
+      port.mtu = pattr.active_mtu;
+      port.lid = pattr.lid;
+      port.speedMbps = linkSpeedMbps(pattr.active_speed, pattr.active_width);
+      int index = gidIndexKnob;
+      if (index < 0) index = pickGidIndex(gidTable(ctx, name, p, pattr.gid_tbl_len));
+      port.gidIndex = index < 0 ? 0 : index;
+      ibv_query_gid(ctx, static_cast<uint8_t>(p), port.gidIndex, &port.gid);
+      char real[PATH_MAX];
+      std::string sysfs = "/sys/class/infiniband/" + name + "/device";
+      if (realpath(sysfs.c_str(), real) != nullptr) port.pciPath = real;
+      out->push_back(port);
     }
     ibv_close_device(ctx);
   }
-  ibv_free_device_list(devices);
-  if (out->empty())
-    *why = "no active port selected by SPCCL_IB_HCA among: " + (seen.empty() ? "(none)" : seen);
+  if (devices) ibv_free_device_list(devices);
   return spcclSuccess;
 }
 
-spcclResult_t openDevice(const IbPort& port, IbDevice* out) {
+IbHca::~IbHca() {
+  cache.reset();
+  if (pd) ibv_dealloc_pd(pd);
+  if (context) ibv_close_device(context);
+}
+
+namespace {
+
+spcclResult_t openHca(const std::string& name, size_t cacheEntries, std::shared_ptr<IbHca>* out) {
+  auto hca = std::make_shared<IbHca>();
+  hca->name = name;
   int count = 0;
   ibv_device** devices = ibv_get_device_list(&count);
-  for (int d = 0; devices != nullptr && d < count && out->context == nullptr; ++d)
-    if (port.device == ibv_get_device_name(devices[d])) out->context = ibv_open_device(devices[d]);
+  for (int d = 0; devices != nullptr && d < count && hca->context == nullptr; ++d)
+    if (name == ibv_get_device_name(devices[d])) hca->context = ibv_open_device(devices[d]);
   if (devices) ibv_free_device_list(devices);
-  if (out->context == nullptr)
-    return SPCCL_FAIL(spcclSystemError, "ib: cannot open device %s", port.device.c_str());
-  out->pd = ibv_alloc_pd(out->context);
-  if (out->pd == nullptr)
-    return SPCCL_FAIL(spcclSystemError, "ib: ibv_alloc_pd on %s failed", port.device.c_str());
-  out->port = port;
-  out->maxInline = 64;
-  SPCCL_INFO(kLogNet, "ib: using %s:%d (%s, MTU %d, LID %u, GID index %d) %s", port.device.c_str(),
-             port.port, port.linkLayer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
-             128 << port.mtu, port.lid, port.gidIndex, port.pciPath.c_str());
+  if (hca->context == nullptr)
+    return SPCCL_FAIL(spcclSystemError, "ib: cannot open device %s", name.c_str());
+  hca->pd = ibv_alloc_pd(hca->context);
+  if (hca->pd == nullptr)
+    return SPCCL_FAIL(spcclSystemError, "ib: ibv_alloc_pd on %s failed", name.c_str());
+  ibv_pd* pd = hca->pd;
+  auto reg = [pd, name](void* base, size_t length, Registration* registration) {
+    auto* mr = ibv_reg_mr(pd, base, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (mr == nullptr)
+      return SPCCL_FAIL(spcclSystemError, "ib: ibv_reg_mr of %zu bytes at %p on %s failed: %s",
+                        length, base, name.c_str(), strerror(errno));
+    registration->mr = mr;
+    registration->lkey = mr->lkey;
+    registration->rkey = mr->rkey;
+    return spcclSuccess;
+  };
+  auto dereg = [](Registration& r) { ibv_dereg_mr(static_cast<ibv_mr*>(r.mr)); };
+  hca->cache = std::make_unique<MrCache>(reg, dereg, cacheEntries,
+                                         static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  *out = std::move(hca);
+  return spcclSuccess;
+}
+
+}  // namespace
+
+spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries,
+                          std::vector<IbDevice>* out) {
+  out->clear();
+  std::map<std::string, std::shared_ptr<IbHca>> opened;
+  for (const IbPort& port : ports) {
+    std::shared_ptr<IbHca>& hca = opened[port.device];
+    if (hca == nullptr) SPCCL_CHECK(openHca(port.device, cacheEntries, &hca));
+    IbDevice device;
+    device.port = port;
+    device.hca = hca;
+    out->push_back(std::move(device));
+  }
   return spcclSuccess;
 }
 

@@ -1,41 +1,51 @@
-// RDMA device and port discovery (libibverbs), port selection by
-// SPCCL_IB_HCA, GID selection for RoCE (SPCCL_IB_GID_INDEX), and the one
-// opened device (context + protection domain) the plugin uses.
+// RDMA port discovery (libibverbs), GID selection for RoCE
+// (SPCCL_IB_GID_INDEX), and the opened devices the plugin uses: one per
+// port that chooseDevices (ib_device_list.h) kept.
 #pragma once
 
 #include <infiniband/verbs.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "spccl.h"
-#include "transports/ib/ib_hca_spec.h"
-#include "transports/ib/ib_qp_setup.h"
+#include "transports/ib/ib_mr_cache.h"
+#include "transports/ib/ib_port.h"
 
 namespace spccl::ib {
 
-struct IbPort {
-  std::string device;
-  int port = 1;
-  int linkLayer = IBV_LINK_LAYER_INFINIBAND;
-  ibv_mtu mtu = IBV_MTU_1024;
-  uint16_t lid = 0;
-  int gidIndex = 0;
-  ibv_gid gid{};
-  std::string pciPath;  // /sys/devices/pci.../0000:xx:yy.z, for topology
-};
+// Every active port of every device. *seen lists all ports with their
+// state ("mlx5_0:1 (active), mlx5_0:2 (down)"), empty when there is no
+// RDMA device at all.
+spcclResult_t listActivePorts(int gidIndexKnob, std::vector<IbPort>* out, std::string* seen);
 
-// Active ports of the devices SPCCL_IB_HCA selects. An empty list is not an
-// error; *why then says what was found.
-spcclResult_t listActivePorts(const HcaSpec& spec, int gidIndexKnob, std::vector<IbPort>* out,
-                              std::string* why);
+// An opened HCA: its context, protection domain and the MR cache of that
+// PD. The ports of one HCA share it (one context and PD per HCA, not per
+// port): registrations belong to a PD, so a buffer sent over both ports is
+// registered once.
+struct IbHca {
+  IbHca() = default;
+  ~IbHca();
+  IbHca(const IbHca&) = delete;
+  IbHca& operator=(const IbHca&) = delete;
 
-struct IbDevice {
+  std::string name;
   ibv_context* context = nullptr;
   ibv_pd* pd = nullptr;
-  IbPort port;
-  int maxInline = 0;
+  std::unique_ptr<MrCache> cache;  // destroyed before pd: it deregisters
 };
-spcclResult_t openDevice(const IbPort& port, IbDevice* out);
+
+// One of the plugin's devices (spcclNet_v2_t's dev): a port on an opened HCA.
+struct IbDevice {
+  IbPort port;
+  std::shared_ptr<IbHca> hca;
+  int maxInline = 64;
+};
+
+// Opens the HCAs of `ports` (each once) and returns one device per port, in
+// order. cacheEntries: SPCCL_IB_MR_CACHE, per HCA.
+spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries,
+                          std::vector<IbDevice>* out);
 
 }  // namespace spccl::ib

@@ -29,14 +29,28 @@ HcaSpec parseHcaSpec(const std::string& text) {
   return spec;
 }
 
+namespace {
+
+bool entryNames(const HcaSpec& spec, const HcaSpec::Entry& e, const std::string& device, int port) {
+  bool nameMatches = spec.exact ? device == e.name : device.compare(0, e.name.size(), e.name) == 0;
+  return nameMatches && (e.port < 0 || e.port == port);
+}
+
+}  // namespace
+
 bool hcaSelected(const HcaSpec& spec, const std::string& device, int port) {
   if (spec.entries.empty()) return true;
   bool listed = false;
-  for (const HcaSpec::Entry& e : spec.entries) {
-    bool nameMatches = spec.exact ? device == e.name : device.compare(0, e.name.size(), e.name) == 0;
-    if (nameMatches && (e.port < 0 || e.port == port)) listed = true;
-  }
+  for (const HcaSpec::Entry& e : spec.entries)
+    if (entryNames(spec, e, device, port)) listed = true;
   return listed != spec.exclude;
+}
+
+size_t hcaListPosition(const HcaSpec& spec, const std::string& device, int port) {
+  if (spec.exclude) return 0;
+  for (size_t i = 0; i < spec.entries.size(); ++i)
+    if (entryNames(spec, spec.entries[i], device, port)) return i;
+  return 0;
 }
 
 }  // namespace spccl::ib

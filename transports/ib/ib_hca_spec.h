@@ -4,6 +4,7 @@
 // port except those listed ("^=mlx5_2"). Empty selects everything.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,10 @@ struct HcaSpec {
 
 HcaSpec parseHcaSpec(const std::string& text);
 bool hcaSelected(const HcaSpec& spec, const std::string& device, int port);
+
+// Where a selected port comes in the spec's list: the index of the first
+// entry naming it, so "mlx5_1,mlx5_0" puts mlx5_1's ports first. 0 for
+// every port when the spec excludes or lists nothing (discovery order).
+size_t hcaListPosition(const HcaSpec& spec, const std::string& device, int port);
 
 }  // namespace spccl::ib

@@ -1,7 +1,10 @@
-// The spcclNet_v1_t table of the ib plugin (libspccl-net-ib.so), selected
-// with SPCCL_TRANSPORT=ib. Without an RDMA device with an active port, init
+// The spcclNet_v2_t table of the ib plugin (libspccl-net-ib.so), selected
+// with SPCCL_TRANSPORT=ib. Its devices are ports (ib_device_list.h): the
+// active ports SPCCL_IB_HCA selects, closest first, as many as
+// SPCCL_TOPO_RAILS asks. Without an RDMA device with an active port, init
 // says so at INFO and fails; the registry then falls back to tcp. Knobs:
-// SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE (src/core/knobs.cc).
+// SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE, SPCCL_TOPO_RAILS
+// (src/core/knobs.cc).
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,9 +20,8 @@
 #include "core/knobs.h"
 #include "core/log.h"
 #include "transports/ib/ib_comm.h"
-#ifdef SPCCL_IB_WITH_TOPOLOGY
-#include "topology/nic_choice.h"
-#endif
+#include "transports/ib/ib_device_list.h"
+#include "transports/ib/ib_topology_ranking.h"
 
 namespace spccl::ib {
 namespace {
@@ -35,85 +37,80 @@ static_assert(sizeof(IbHandle) <= SPCCL_NET_HANDLE_MAXSIZE);
 struct IbState {
   std::mutex mutex;
   bool ready = false;
-  IbDevice device;
-  std::unique_ptr<MrCache> cache;
+  std::vector<IbDevice> devices;  // spcclNet_v2_t's devs, closest first; fixed after init
   net::Interface iface;
   int timeoutMs = 60000;
 };
-IbState gIb;
+// Never destroyed: comms the engine did not close before exit still point
+// at their device, and the kernel releases verbs resources with the process.
+IbState& gIb = *new IbState;
 
 IbComm* asComm(void* comm) { return static_cast<IbComm*>(comm); }
 
-spcclResult_t makeCache() {
-  ibv_pd* pd = gIb.device.pd;
-  auto reg = [pd](void* base, size_t length, Registration* out) {
-    auto* mr = ibv_reg_mr(pd, base, length,
-                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    if (mr == nullptr)
-      return SPCCL_FAIL(spcclSystemError, "ib: ibv_reg_mr of %zu bytes at %p failed: %s", length,
-                        base, strerror(errno));
-    out->mr = mr;
-    out->lkey = mr->lkey;
-    out->rkey = mr->rkey;
-    return spcclSuccess;
-  };
-  auto dereg = [](Registration& r) { ibv_dereg_mr(static_cast<ibv_mr*>(r.mr)); };
-  int64_t entries = knobInt("SPCCL_IB_MR_CACHE");
-  gIb.cache = std::make_unique<MrCache>(reg, dereg, entries > 0 ? static_cast<size_t>(entries) : 0,
-                                        static_cast<size_t>(sysconf(_SC_PAGESIZE)));
-  return spcclSuccess;
+void logDevice(int dev, const ChosenDevice& chosen) {
+  const IbPort& p = chosen.port;
+  SPCCL_INFO(kLogNet, "ib: device %d: %s (%s, MTU %d, LID %u, GID index %d, %d Mbps) %s: %s", dev,
+             portName(p).c_str(), p.linkLayer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
+             128 << p.mtu, p.lid, p.gidIndex, p.speedMbps,
+             p.pciPath.empty() ? "(no PCI path)" : p.pciPath.c_str(), chosen.reason.c_str());
 }
 
-// The port whose device is closest to this rank (src/topology), else the
-// first one SPCCL_IB_HCA selects.
-const IbPort& choosePort(const std::vector<IbPort>& ports) {
-#ifdef SPCCL_IB_WITH_TOPOLOGY
-  topo::Topology topology;
-  if (topo::discoverTopology(knobString("SPCCL_TOPO_XML"), &topology) != spcclSuccess)
-    return ports.front();
-  topo::NicRequest request;
-  request.localRank = static_cast<int>(knobInt("SPCCL_LOCAL_RANK"));
-  request.numaNode = topo::currentNumaNode(topology);
-  request.rails = static_cast<int>(knobInt("SPCCL_TOPO_RAILS"));
-  request.override = knobString("SPCCL_TOPO_NIC");
-  for (const IbPort& p : ports) request.candidates.push_back(p.device);
-  topo::NicChoice choice = topo::chooseNics(topology, request);
-  SPCCL_INFO(kLogNet, "ib: NIC choice: %s", choice.why.c_str());
-  if (!choice.nics.empty()) {
-    const topo::PciDevice& nic = topology.nics[static_cast<size_t>(choice.nics.front())];
-    for (const IbPort& p : ports)
-      if (nic.hasName(p.device)) return p;
-  }
-#endif
-  return ports.front();
-}
-
-spcclResult_t ibInit(const spcclNetInitArgs_v1_t* args) {
+spcclResult_t ibInit(const spcclNetInitArgs_v2_t* args) {
   std::lock_guard<std::mutex> lock(gIb.mutex);
   if (gIb.ready) return spcclSuccess;
   std::string hca = knobString("SPCCL_IB_HCA");
   std::vector<IbPort> ports;
-  std::string why;
-  SPCCL_CHECK(listActivePorts(parseHcaSpec(hca), static_cast<int>(knobInt("SPCCL_IB_GID_INDEX")),
-                              &ports, &why));
-  if (ports.empty()) {
+  std::string seen;
+  SPCCL_CHECK(listActivePorts(static_cast<int>(knobInt("SPCCL_IB_GID_INDEX")), &ports, &seen));
+  std::vector<ChosenDevice> chosen = chooseDevices(
+      ports, parseHcaSpec(hca), static_cast<int>(knobInt("SPCCL_TOPO_RAILS")), topologyRanking());
+  if (chosen.empty()) {
+    std::string why = seen.empty() ? "no RDMA device found (ibv_get_device_list listed none)"
+                                   : "no active port selected by SPCCL_IB_HCA among: " + seen;
     SPCCL_INFO(kLogNet, "ib: %s%s%s; the ib transport is unavailable", why.c_str(),
                hca.empty() ? "" : ", SPCCL_IB_HCA=", hca.c_str());
     return spcclSystemError;
   }
-  SPCCL_CHECK(openDevice(choosePort(ports), &gIb.device));
+  std::vector<IbPort> chosenPorts;
+  for (const ChosenDevice& c : chosen) chosenPorts.push_back(c.port);
+  int64_t entries = knobInt("SPCCL_IB_MR_CACHE");
+  SPCCL_CHECK(
+      openDevices(chosenPorts, entries > 0 ? static_cast<size_t>(entries) : 0, &gIb.devices));
+  for (size_t dev = 0; dev < chosen.size(); ++dev) logDevice(static_cast<int>(dev), chosen[dev]);
   std::string ifname = args != nullptr && args->socketIfname != nullptr ? args->socketIfname : "";
   SPCCL_CHECK(net::pickInterface(ifname, AF_UNSPEC, &gIb.iface));
   gIb.timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs : 60000;
-  SPCCL_CHECK(makeCache());
   gIb.ready = true;
   return spcclSuccess;
 }
 
-spcclResult_t ibListen(void* handle, void** listenComm) {
-  if (!gIb.ready) return SPCCL_FAIL(spcclInvalidUsage, "ib listen before init");
+int deviceCount() { return gIb.ready ? static_cast<int>(gIb.devices.size()) : 0; }
+
+spcclResult_t ibDevices(int* ndev) {
+  if (ndev == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "ib devices: ndev is NULL");
   std::lock_guard<std::mutex> lock(gIb.mutex);
-  auto comm = std::make_unique<IbComm>(CommKind::Listen, &gIb.device, gIb.cache.get());
+  *ndev = deviceCount();
+  return spcclSuccess;
+}
+
+spcclResult_t ibGetProperties(int dev, spcclNetProperties_v2_t* props) {
+  if (props == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "ib getProperties: props is NULL");
+  std::lock_guard<std::mutex> lock(gIb.mutex);
+  SPCCL_CHECK(checkDeviceIndex("getProperties", dev, deviceCount()));
+  const IbPort& port = gIb.devices[static_cast<size_t>(dev)].port;
+  std::memset(props, 0, sizeof(*props));
+  std::snprintf(props->name, sizeof(props->name), "%s", portName(port).c_str());
+  std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", port.pciPath.c_str());
+  props->speedMbps = port.speedMbps;
+  return spcclSuccess;
+}
+
+spcclResult_t ibListen(int dev, void* handle, void** listenComm) {
+  if (handle == nullptr || listenComm == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "ib listen: NULL handle or listenComm");
+  std::lock_guard<std::mutex> lock(gIb.mutex);
+  SPCCL_CHECK(checkDeviceIndex("listen", dev, deviceCount()));
+  auto comm = std::make_unique<IbComm>(CommKind::Listen, &gIb.devices[static_cast<size_t>(dev)]);
   net::SockAddr bound;
   SPCCL_CHECK(net::listenOn(gIb.iface.addr, 128, &comm->listenFd, &bound));
   SPCCL_CHECK(net::setNonBlocking(comm->listenFd, true));
@@ -125,14 +122,16 @@ spcclResult_t ibListen(void* handle, void** listenComm) {
   return spcclSuccess;
 }
 
-spcclResult_t ibConnect(const void* handle, void** sendComm) {
-  if (!gIb.ready) return SPCCL_FAIL(spcclInvalidUsage, "ib connect before init");
+spcclResult_t ibConnect(int dev, const void* handle, void** sendComm) {
+  if (handle == nullptr || sendComm == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "ib connect: NULL handle or sendComm");
   IbHandle peer;
   std::memcpy(&peer, handle, sizeof(peer));
   if (peer.magic != kIbHandleMagic)
     return SPCCL_FAIL(spcclInvalidArgument, "ib connect: the handle is not an ib handle");
   std::lock_guard<std::mutex> lock(gIb.mutex);
-  auto comm = std::make_unique<IbComm>(CommKind::Send, &gIb.device, gIb.cache.get());
+  SPCCL_CHECK(checkDeviceIndex("connect", dev, deviceCount()));
+  auto comm = std::make_unique<IbComm>(CommKind::Send, &gIb.devices[static_cast<size_t>(dev)]);
   spcclResult_t res = comm->side.connect(peer.addr, monotonicMs() + gIb.timeoutMs);
   comm->peerName = comm->side.peerName();
   if (res == spcclSuccess) res = comm->create();
@@ -154,7 +153,7 @@ spcclResult_t ibAccept(void* listenComm, void** recvComm) {
     return SPCCL_FAIL(spcclSystemError, "ib accept on %s: %s", listener->peerName.c_str(),
                       strerror(errno));
   }
-  auto comm = std::make_unique<IbComm>(CommKind::Recv, &gIb.device, gIb.cache.get());
+  auto comm = std::make_unique<IbComm>(CommKind::Recv, listener->device);
   comm->side.adopt(fd, peer, monotonicMs() + gIb.timeoutMs);
   comm->peerName = comm->side.peerName();
   spcclResult_t res = comm->create();
@@ -164,18 +163,23 @@ spcclResult_t ibAccept(void* listenComm, void** recvComm) {
 }
 
 // Explicit registration for callers that reuse buffers; isend/irecv
-// register through the cache anyway.
-spcclResult_t ibRegMr(void*, void* data, size_t size, void** mhandle) {
+// register through the cache anyway. The comm names the device, whose
+// HCA's PD the registration belongs to.
+spcclResult_t ibRegMr(void* comm, void* data, size_t size, void** mhandle) {
+  if (comm == nullptr || mhandle == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "ib regMr: NULL comm or mhandle");
   std::lock_guard<std::mutex> lock(gIb.mutex);
   Registration* r = nullptr;
-  SPCCL_CHECK(gIb.cache->acquire(data, size, &r));
+  SPCCL_CHECK(asComm(comm)->cache->acquire(data, size, &r));
   *mhandle = r;
   return spcclSuccess;
 }
 
-spcclResult_t ibDeregMr(void*, void* mhandle) {
+spcclResult_t ibDeregMr(void* comm, void* mhandle) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "ib deregMr: NULL comm");
+  if (mhandle == nullptr) return spcclSuccess;
   std::lock_guard<std::mutex> lock(gIb.mutex);
-  gIb.cache->release(static_cast<Registration*>(mhandle));
+  asComm(comm)->cache->release(static_cast<Registration*>(mhandle));
   return spcclSuccess;
 }
 
@@ -238,25 +242,26 @@ spcclResult_t ibClose(void* comm) {
 }  // namespace
 }  // namespace spccl::ib
 
-// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL_V1): this plugin
-// is a version-1 table, run by the registry as a transport with one device.
-extern "C" __attribute__((visibility("default"))) const spcclNet_v1_t spcclNetPlugin_v1 = {
-    "ib",
-    1,
-    spccl::ib::ibInit,
-    spccl::ib::ibListen,
-    spccl::ib::ibConnect,
-    spccl::ib::ibAccept,
-    spccl::ib::ibRegMr,
-    spccl::ib::ibDeregMr,
-    spccl::ib::ibIsend,
-    spccl::ib::ibIrecv,
-    spccl::ib::ibTest,
-    spccl::ib::ibPollFd,
-    spccl::ib::ibDescribe,
-    spccl::ib::ibClose,
-    spccl::ib::ibClose,
-    spccl::ib::ibClose};
+// The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL).
+extern "C" __attribute__((visibility("default")))
+const spcclNet_v2_t spcclNetPlugin_v2 = {"ib",
+                                         SPCCL_NET_ABI_VERSION,
+                                         spccl::ib::ibInit,
+                                         spccl::ib::ibDevices,
+                                         spccl::ib::ibGetProperties,
+                                         spccl::ib::ibListen,
+                                         spccl::ib::ibConnect,
+                                         spccl::ib::ibAccept,
+                                         spccl::ib::ibRegMr,
+                                         spccl::ib::ibDeregMr,
+                                         spccl::ib::ibIsend,
+                                         spccl::ib::ibIrecv,
+                                         spccl::ib::ibTest,
+                                         spccl::ib::ibPollFd,
+                                         spccl::ib::ibDescribe,
+                                         spccl::ib::ibClose,
+                                         spccl::ib::ibClose,
+                                         spccl::ib::ibClose};
 
 // Error text for the registry (src/core/transport_registry_error_text.h):
 // the messages of this plugin's failures, per thread.
