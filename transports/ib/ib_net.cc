@@ -102,6 +102,7 @@ spcclResult_t ibGetProperties(int dev, spcclNetProperties_v2_t* props) {
   std::snprintf(props->name, sizeof(props->name), "%s", portName(port).c_str());
   std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", port.pciPath.c_str());
   props->speedMbps = port.speedMbps;
+  props->ptrSupport = SPCCL_PTR_HOST;
   return spcclSuccess;
 }
 
@@ -165,9 +166,12 @@ spcclResult_t ibAccept(void* listenComm, void** recvComm) {
 // Explicit registration for callers that reuse buffers; isend/irecv
 // register through the cache anyway. The comm names the device, whose
 // HCA's PD the registration belongs to.
-spcclResult_t ibRegMr(void* comm, void* data, size_t size, void** mhandle) {
+spcclResult_t ibRegMr(void* comm, void* data, size_t size, int type, void** mhandle) {
   if (comm == nullptr || mhandle == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "ib regMr: NULL comm or mhandle");
+  if (type != SPCCL_PTR_HOST)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "ib regMr: memory type %d is not supported (host memory only)", type);
   std::lock_guard<std::mutex> lock(gIb.mutex);
   Registration* r = nullptr;
   SPCCL_CHECK(asComm(comm)->cache->acquire(data, size, &r));
@@ -253,6 +257,7 @@ const spcclNet_v2_t spcclNetPlugin_v2 = {"ib",
                                          spccl::ib::ibConnect,
                                          spccl::ib::ibAccept,
                                          spccl::ib::ibRegMr,
+                                         nullptr,
                                          spccl::ib::ibDeregMr,
                                          spccl::ib::ibIsend,
                                          spccl::ib::ibIrecv,
