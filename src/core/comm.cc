@@ -3,8 +3,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cstring>
 
 #include "core/check.h"
@@ -376,7 +376,8 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.timeoutMs = options.timeoutMs;
   settings.chunkBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_CHUNK_BYTES"), 4096));
   settings.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0;
-  settings.stripeMinBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
+  settings.stripeMinBytes =
+      static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   SPCCL_INFO(kLogInit, "rank %d/%d ready: comm %016" PRIx64 ", transport %s, alpha %.1f us, "

@@ -26,7 +26,8 @@ int lanesUsed(size_t bytes, int lanes, size_t minBytes) {
 }
 
 LaneSlice laneSlice(size_t bytes, int lanes, size_t minBytes, int lane) {
-  if (singleLane(bytes, lanes, minBytes)) return lane == 0 ? LaneSlice{0, bytes} : LaneSlice{bytes, 0};
+  if (singleLane(bytes, lanes, minBytes))
+    return lane == 0 ? LaneSlice{0, bytes} : LaneSlice{bytes, 0};
   size_t share = laneShare(bytes, lanes);
   size_t begin = std::min(bytes, share * static_cast<size_t>(lane));
   size_t end = std::min(bytes, begin + share);

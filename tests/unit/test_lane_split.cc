@@ -19,7 +19,7 @@ std::vector<LaneSlice> slicesOf(size_t bytes, int lanes, size_t minBytes) {
 }
 
 TEST(LaneSplit, SlicesTileThePayloadInLaneOrder) {
-  const size_t sizes[] = {0,     1,     4095,        4096,        4097,    8192,
+  const size_t sizes[] = {0,     1,     4095,          4096,    4097,    8192,
                           12289, 65536, (1 << 20) + 3, 1 << 20, 67108864};
   for (int lanes : {1, 2, 3, 4, 7, 16}) {
     for (size_t bytes : sizes) {
