@@ -43,6 +43,14 @@ struct PendingHello {
   FrameHeader header;
 };
 
+// FrameHeader::step of the hello that opens a control connection (other
+// hellos carry their lane's index).
+constexpr uint32_t kControlHelloStep = 0xffffffffu;
+
+Lane& laneOfHello(PeerConnection& conn, uint32_t step) {
+  return step == kControlHelloStep ? conn.control : conn.lanes[step];
+}
+
 bool wantsTransport(const std::string& setting, const char* name) {
   return setting == "auto" ? (std::strcmp(name, "tcp") == 0 || std::strcmp(name, "shm") == 0)
                            : setting == name;
@@ -118,24 +126,26 @@ spcclResult_t routeTo(const spcclComm& comm, int peer, Route* route) {
   return spcclSuccess;
 }
 
-// Connects every lane to `peer` and queues a hello on each: the receiver
-// learns rank and lane from it (FrameHeader::step).
+// Connects every lane to `peer`, and the control connection (on rail 0),
+// and queues a hello on each: the receiver learns rank and lane from it
+// (FrameHeader::step).
 spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
                            std::vector<PendingHello>* hellos) {
   Route route;
   SPCCL_CHECK(routeTo(comm, peer, &route));
   SPCCL_CHECK(getTransport(route.transport, &conn->net));
   conn->lanes.assign(route.lanes(), Lane{});
-  for (int l = 0; l < route.lanes(); ++l) {
-    int rail = route.railOf(l);
+  for (int l = -1; l < route.lanes(); ++l) {
+    uint32_t step = l < 0 ? kControlHelloStep : static_cast<uint32_t>(l);
+    int rail = l < 0 ? 0 : route.railOf(l);
     // Only the network transport has several devices; shm's is 0.
-    SPCCL_CHECK(conn->net->connect(rail, route.handles[rail], &conn->lanes[l].sendComm));
+    SPCCL_CHECK(conn->net->connect(rail, route.handles[rail], &laneOfHello(*conn, step).sendComm));
     PendingHello hello;
     hello.peer = peer;
     hello.header.kind = static_cast<uint16_t>(FrameKind::Hello);
     hello.header.commId = comm.commId;
     hello.header.srcRank = comm.rank;
-    hello.header.step = static_cast<uint32_t>(l);
+    hello.header.step = step;
     hello.header.length = comm.secret;
     hellos->push_back(hello);
   }
@@ -148,17 +158,18 @@ spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
   return spcclSuccess;
 }
 
-// A hello names a lane this rank expects from that peer and has not
-// accepted yet.
-bool acceptsHello(const spcclComm& comm, const std::vector<PeerConnection>& peers,
+// A hello names a lane (or the control connection) this rank expects from
+// that peer and has not accepted yet.
+bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
                   const FrameHeader& header, size_t size) {
   if (size != sizeof(FrameHeader) || header.magic != kFrameMagic ||
       header.kind != static_cast<uint16_t>(FrameKind::Hello) || header.length != comm.secret ||
       header.commId != comm.commId || header.srcRank < 0 || header.srcRank >= comm.nranks ||
       header.srcRank == comm.rank)
     return false;
-  const PeerConnection& from = peers[header.srcRank];
-  return header.step < from.lanes.size() && from.lanes[header.step].recvComm == nullptr;
+  PeerConnection& from = peers[header.srcRank];
+  if (header.step != kControlHelloStep && header.step >= from.lanes.size()) return false;
+  return laneOfHello(from, header.step).recvComm == nullptr;
 }
 
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
@@ -172,12 +183,12 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     if (peer == comm.rank) continue;
     PeerConnection& conn = (*peers)[peer];
     SPCCL_CHECK(connectLanes(comm, peer, &conn, &hellos));
-    expected += static_cast<int>(conn.lanes.size());
+    expected += static_cast<int>(conn.lanes.size()) + 1;  // and the control connection
   }
   // Posted once `hellos` stops growing: the requests point into it.
   for (PendingHello& hello : hellos) {
     PeerConnection& conn = (*peers)[hello.peer];
-    SPCCL_CHECK(conn.net->isend(conn.lanes[hello.header.step].sendComm, &hello.header,
+    SPCCL_CHECK(conn.net->isend(laneOfHello(conn, hello.header.step).sendComm, &hello.header,
                                 sizeof(FrameHeader), nullptr, &hello.request));
   }
 
@@ -217,7 +228,7 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                    comm.rank, where);
         incoming.net->closeRecv(incoming.recvComm);
       } else {
-        (*peers)[header.srcRank].lanes[header.step].recvComm = incoming.recvComm;
+        laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
         ++accepted;
       }
       pending.erase(pending.begin() + i);
@@ -241,8 +252,9 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
         if (peer == comm.rank) continue;
-        const std::vector<Lane>& lanes = (*peers)[peer].lanes;
-        bool complete = std::all_of(lanes.begin(), lanes.end(),
+        const PeerConnection& conn = (*peers)[peer];
+        bool complete = conn.control.recvComm != nullptr &&
+                        std::all_of(conn.lanes.begin(), conn.lanes.end(),
                                     [](const Lane& lane) { return lane.recvComm != nullptr; });
         if (!complete) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
       }
@@ -361,6 +373,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   closeListeners();
   if (res != spcclSuccess) {
     for (PeerConnection& p : peers) {
+      p.lanes.push_back(p.control);  // closed with the lanes
       for (Lane& lane : p.lanes) {
         if (lane.sendComm) p.net->closeSend(lane.sendComm);
         if (lane.recvComm) p.net->closeRecv(lane.recvComm);

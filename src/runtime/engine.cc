@@ -16,6 +16,7 @@ namespace {
 constexpr int64_t kNoFdPollMs = 1;          // transports without an fd are re-tested this often
 constexpr int64_t kMaxSleepMs = 100;        // re-check deadlines at least this often
 constexpr int64_t kAbortFlushMs = 500;      // best effort to deliver abort frames
+constexpr int64_t kAbortGraceMs = 200;      // a lost peer's abort may still be on its way
 }  // namespace
 
 Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers)
@@ -24,6 +25,7 @@ Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers
     peers_[i].conn = std::move(peers[i]);
     peers_[i].payloadSendRequests.assign(peers_[i].conn.lanes.size(), nullptr);
     peers_[i].payloadRecvRequests.assign(peers_[i].conn.lanes.size(), nullptr);
+    peers_[i].controlClosed = peers_[i].conn.control.recvComm == nullptr;
   }
 }
 
@@ -36,14 +38,16 @@ Engine::~Engine() {
     header.srcRank = settings_.rank;
     std::vector<unsigned char> frame(sizeof(header));
     std::memcpy(frame.data(), &header, sizeof(header));
-    broadcastControlFrame(frame);
+    broadcastControlFrame(frame, /*onControl=*/false);  // behind our last data
   }
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr) continue;
-    for (Lane& lane : peer.conn.lanes) {
+    auto close = [&peer](const Lane& lane) {
       if (lane.sendComm) peer.conn.net->closeSend(lane.sendComm);
       if (lane.recvComm) peer.conn.net->closeRecv(lane.recvComm);
-    }
+    };
+    for (const Lane& lane : peer.conn.lanes) close(lane);
+    close(peer.conn.control);
   }
 }
 
@@ -240,23 +244,48 @@ spcclResult_t Engine::progressSend(Peer& peer) {
   return spcclSuccess;
 }
 
+std::string Engine::lostConnectionText(const Peer& peer) {
+  return "lost the connection to " + peer.conn.name + ": " + threadLastError();
+}
+
 spcclResult_t Engine::failedSendingTo(Peer& peer) {
   std::string cause = threadLastError();
-  // A peer that hung up on us usually said why first: an Abort frame may
-  // already wait on its connection, and its cause is the one to report.
   peer.headerSendRequest = nullptr;
   std::fill(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(), nullptr);
   peer.sendQueue.clear();
   {
     QuietFailures quiet;
-    progressRecv(peer);
+    progressRecv(peer);  // a Close frame may explain the hang-up
   }
   if (broken()) {
     setThreadLastError(brokenReason_);
     return brokenCode_;
   }
-  return breakWith(SPCCL_FAIL(spcclRemoteError, "sending to %s failed: %s",
-                              peer.conn.name.c_str(), cause.c_str()));
+  return connectionLost(peer, "sending to " + peer.conn.name + " failed: " + cause);
+}
+
+spcclResult_t Engine::connectionLost(Peer& peer, const std::string& failure) {
+  // A peer that hung up on us usually said why first, on its control
+  // connection, which is not ordered with the lanes: give its Abort a moment
+  // to arrive (none is needed when the control connection ended too, as it
+  // does when the process died) and report that cause instead.
+  Deadline grace(kAbortGraceMs);
+  while (!broken() && !peer.controlClosed) {
+    {
+      QuietFailures quiet;
+      progressControl(peer);
+    }
+    if (broken() || peer.controlClosed || grace.expired()) break;
+    pollfd pfd{-1, 0, 0};
+    peer.conn.net->pollFd(peer.conn.control.recvComm, &pfd.fd, &pfd.events);
+    ::poll(&pfd, pfd.fd < 0 ? 0 : 1, static_cast<int>(std::min<int64_t>(grace.remainingMs(), 10)));
+  }
+  if (broken()) {
+    setThreadLastError(brokenReason_);
+    return brokenCode_;
+  }
+  peer.closed = true;
+  return breakWith(SPCCL_FAIL(spcclRemoteError, "%s", failure.c_str()));
 }
 
 spcclResult_t Engine::progressRecv(Peer& peer) {
@@ -287,8 +316,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
         peer.closeReason = "its connection ended without a goodbye (process died?): " +
                            threadLastError();
         if (!peer.recvQueue.empty())
-          return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
-                                      peer.conn.name.c_str(), threadLastError().c_str()));
+          return connectionLost(peer, lostConnectionText(peer));
         SPCCL_INFO(kLogNet, "rank %d: %s %s", settings_.rank, peer.conn.name.c_str(),
                    peer.closeReason.c_str());
         return spcclSuccess;
@@ -297,14 +325,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       FrameHeader header;
       std::memcpy(&header, peer.inbox, sizeof(header));
       SPCCL_CHECK(breakWith(checkFraming(header, size, peer.conn.name)));
-      if (header.kind == static_cast<uint16_t>(FrameKind::Abort)) {
-        std::string text(reinterpret_cast<const char*>(peer.inbox) + sizeof(FrameHeader),
-                         header.length);
-        spcclResult_t code = static_cast<spcclResult_t>(header.result);
-        if (code == spcclSuccess || code >= spcclNumResults) code = spcclRemoteError;
-        peer.closed = true;
-        return breakWith(SPCCL_FAIL(code, "%s aborted: %s", peer.conn.name.c_str(), text.c_str()));
-      }
+      if (header.kind == static_cast<uint16_t>(FrameKind::Abort)) return abortedBy(peer, peer.inbox);
       if (header.kind == static_cast<uint16_t>(FrameKind::Close)) {
         peer.closed = true;
         peer.closeReason = "it destroyed its communicator";
@@ -337,11 +358,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
     }
     bool done = false;
     spcclResult_t res = testPayload(peer, peer.payloadRecvRequests, &done);
-    if (res != spcclSuccess) {
-      peer.closed = true;
-      return breakWith(SPCCL_FAIL(spcclRemoteError, "lost the connection to %s: %s",
-                                  peer.conn.name.c_str(), threadLastError().c_str()));
-    }
+    if (res != spcclSuccess) return connectionLost(peer, lostConnectionText(peer));
     if (!done) return spcclSuccess;
     op.state = OpState::Done;
     op.received = header.length;
@@ -353,10 +370,53 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
   }
 }
 
+spcclResult_t Engine::abortedBy(Peer& peer, const unsigned char* frame) {
+  FrameHeader header;
+  std::memcpy(&header, frame, sizeof(header));
+  std::string text(reinterpret_cast<const char*>(frame) + sizeof(FrameHeader), header.length);
+  spcclResult_t code = static_cast<spcclResult_t>(header.result);
+  if (code == spcclSuccess || code >= spcclNumResults) code = spcclRemoteError;
+  peer.closed = true;
+  return breakWith(SPCCL_FAIL(code, "%s aborted: %s", peer.conn.name.c_str(), text.c_str()));
+}
+
+spcclResult_t Engine::progressControl(Peer& peer) {
+  while (!peer.controlClosed) {
+    if (peer.controlRecvRequest == nullptr &&
+        peer.conn.net->irecv(peer.conn.control.recvComm, peer.controlInbox,
+                             sizeof(peer.controlInbox), nullptr,
+                             &peer.controlRecvRequest) != spcclSuccess) {
+      peer.controlClosed = true;
+      break;
+    }
+    bool done = false;
+    size_t size = 0;
+    if (testRequest(&peer.controlRecvRequest, peer.conn.net, &done, &size) != spcclSuccess) {
+      // The peer closed it (it destroyed its communicator, or died): lane 0
+      // tells which, in its own order.
+      peer.controlClosed = true;
+      break;
+    }
+    if (!done) break;
+    FrameHeader header;
+    std::memcpy(&header, peer.controlInbox, sizeof(header));
+    SPCCL_CHECK(breakWith(checkFraming(header, size, peer.conn.name)));
+    if (header.kind != static_cast<uint16_t>(FrameKind::Abort))
+      return breakWith(SPCCL_FAIL(spcclRemoteError,
+                                  "frame kind %u on the control connection from %s (only aborts "
+                                  "travel there)",
+                                  header.kind, peer.conn.name.c_str()));
+    return abortedBy(peer, peer.controlInbox);
+  }
+  return spcclSuccess;
+}
+
 spcclResult_t Engine::progressAll() {
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer& peer = peers_[i];
     if (peer.conn.net == nullptr || broken()) continue;
+    SPCCL_CHECK(progressControl(peer));
+    if (broken()) continue;
     SPCCL_CHECK(progressSend(peer));
     SPCCL_CHECK(progressRecv(peer));
   }
@@ -388,6 +448,13 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
       else if (events != 0) fds.push_back({fd, events, 0});
     }
     pollPayloadLanes(peer, false, &fds, &anyWithoutFd);
+    if (!peer.controlClosed) {
+      int fd = -1;
+      short events = 0;
+      peer.conn.net->pollFd(peer.conn.control.recvComm, &fd, &events);
+      if (fd < 0) anyWithoutFd = true;
+      else if (events != 0) fds.push_back({fd, events, 0});
+    }
   }
   int64_t waitMs = std::min(maxWaitMs, anyWithoutFd ? kNoFdPollMs : kMaxSleepMs);
   if (fds.empty() && !anyWithoutFd) waitMs = std::min<int64_t>(waitMs, kNoFdPollMs);
@@ -498,33 +565,35 @@ void Engine::sendAbortFrames(spcclResult_t code, const std::string& why) {
   std::memcpy(frame.data(), &header, sizeof(header));
   std::memcpy(frame.data() + sizeof(header), text.data(), text.size());
 
-  broadcastControlFrame(frame);
+  broadcastControlFrame(frame, /*onControl=*/true);
 }
 
-void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
-  std::vector<std::pair<Peer*, void*>> inFlight;
+void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame, bool onControl) {
+  struct Pending {
+    Peer* peer;
+    void* request;
+    bool behindData;  // on lane 0: earlier sends there must drain first
+  };
+  std::vector<Pending> inFlight;
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr || peer.closed) continue;
     while (!peer.sendQueue.empty() && ops_[peer.sendQueue.back()].state == OpState::Queued)
       peer.sendQueue.pop_back();
+    bool control = onControl && peer.conn.control.sendComm != nullptr;
+    void* comm = control ? peer.conn.control.sendComm : peer.conn.lanes[0].sendComm;
     void* request = nullptr;
-    if (peer.conn.net->isend(peer.conn.lanes[0].sendComm, frame.data(), frame.size(), nullptr,
-                             &request) ==
-        spcclSuccess)
-      inFlight.emplace_back(&peer, request);
+    if (peer.conn.net->isend(comm, frame.data(), frame.size(), nullptr, &request) == spcclSuccess)
+      inFlight.push_back({&peer, request, !control});
   }
   Deadline flush(kAbortFlushMs);
   while (!inFlight.empty() && !flush.expired()) {
     for (size_t i = 0; i < inFlight.size();) {
-      Peer& peer = *inFlight[i].first;
-      int done = 0;
-      size_t size = 0;
+      Peer& peer = *inFlight[i].peer;
       bool finished = true;
-      // Earlier sends on this connection must drain before the abort frame.
       bool payloadPending = std::any_of(peer.payloadSendRequests.begin(),
                                         peer.payloadSendRequests.end(),
                                         [](void* r) { return r != nullptr; });
-      if (peer.headerSendRequest || payloadPending) {
+      if (inFlight[i].behindData && (peer.headerSendRequest || payloadPending)) {
         bool a = false, b = false;
         if (testRequest(&peer.headerSendRequest, peer.conn.net, &a, nullptr) != spcclSuccess ||
             testPayload(peer, peer.payloadSendRequests, &b) != spcclSuccess) {
@@ -534,7 +603,9 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame) {
         finished = false;
       }
       if (finished) {
-        spcclResult_t res = peer.conn.net->test(inFlight[i].second, &done, &size);
+        int done = 0;
+        size_t size = 0;
+        spcclResult_t res = peer.conn.net->test(inFlight[i].request, &done, &size);
         finished = res != spcclSuccess || done;
       }
       if (finished) {

@@ -31,10 +31,12 @@ struct Lane {
 // carries every frame header and small payloads; a payload of at least
 // EngineSettings::stripeMinBytes is cut across all lanes
 // (runtime/lane_split.h). Lanes are rails (devices) times connections per
-// rail (core/comm.cc).
+// rail (core/comm.cc). The control connection carries Abort frames only, so
+// that an abort is never stuck behind data the receiver has not asked for.
 struct PeerConnection {
   const spcclNet_v2_t* net = nullptr;
   std::vector<Lane> lanes;
+  Lane control;
   std::string name;  // "rank 3 (10.0.0.4:41234)"
 };
 
@@ -119,6 +121,9 @@ class Engine {
     std::vector<void*> payloadRecvRequests;  // per lane
     bool headerParked = false;
     alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
+    void* controlRecvRequest = nullptr;
+    bool controlClosed = false;  // the peer closed it (or there is none): stop watching
+    alignas(8) unsigned char controlInbox[sizeof(FrameHeader) + kMaxAbortText];
     uint32_t sendStep = 0;
     uint32_t recvStep = 0;
     uint64_t userSendSeq = 0;
@@ -132,8 +137,16 @@ class Engine {
   spcclResult_t progressAll();
   spcclResult_t progressSend(Peer& peer);
   spcclResult_t progressRecv(Peer& peer);
+  // Reads the peer's control connection: an Abort there breaks the engine.
+  spcclResult_t progressControl(Peer& peer);
+  spcclResult_t abortedBy(Peer& peer, const unsigned char* frame);
   // A send to peer failed: reports the peer's Abort cause if it sent one.
   spcclResult_t failedSendingTo(Peer& peer);
+  // A connection to peer failed: breaks the engine with the peer's Abort
+  // cause if one arrives soon on the control connection, else with `failure`.
+  spcclResult_t connectionLost(Peer& peer, const std::string& failure);
+  // "lost the connection to <peer>: <the transport's last error>"
+  static std::string lostConnectionText(const Peer& peer);
   spcclResult_t testRequest(void** request, const spcclNet_v2_t* net, bool* done, size_t* size);
   // Posts a payload's slices on the peer's lanes (send or receive).
   spcclResult_t postPayload(Peer& peer, bool isSend, void* data, size_t bytes);
@@ -146,8 +159,9 @@ class Engine {
   spcclResult_t breakWith(spcclResult_t code);
   void failPendingOps();
   void sendAbortFrames(spcclResult_t code, const std::string& why);
-  // Sends `frame` to every live peer behind what is in flight; best effort.
-  void broadcastControlFrame(const std::vector<unsigned char>& frame);
+  // Sends `frame` to every live peer, on the control connections, or on
+  // lane 0 behind what is in flight there; best effort.
+  void broadcastControlFrame(const std::vector<unsigned char>& frame, bool onControl);
 
   EngineSettings settings_;
   std::vector<Peer> peers_;

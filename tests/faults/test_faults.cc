@@ -153,6 +153,38 @@ TEST_P(Faults, MissingRankTimesOutWithPeerName) {
   EXPECT_EQ(outcomes[1].status, kChildOk);
 }
 
+// Rank 0 sends rank 1 a message rank 1 does not receive yet, then aborts.
+// Rank 1, waiting on rank 2 (which sends nothing), must learn of the abort at
+// once: the abort travels on a control connection of its own, not behind
+// the unreceived data, where rank 1 would read it only at its deadline.
+TEST_P(Faults, AbortBehindUnreceivedDataArrivesAtOnce) {
+  const int n = 3;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    std::vector<float> data(256, 1.0f);
+    if (rank == 0) {
+      if (spcclSend(data.data(), data.size(), spcclFloat32, 1, comm, nullptr) != spcclSuccess)
+        return kChildWrongResult;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1 is waiting by now
+      spcclCommAbort(comm);
+      return kChildOk;
+    }
+    if (rank == 2) {
+      std::this_thread::sleep_for(std::chrono::seconds(6));
+      return kChildOk;
+    }
+    auto start = std::chrono::steady_clock::now();
+    spcclResult_t res = spcclRecv(data.data(), data.size(), spcclFloat32, 2, comm, nullptr);
+    std::string message = spcclGetLastError(comm);
+    std::fprintf(stderr, "rank 1: after %.2f s: %s\n", secondsSince(start), message.c_str());
+    if (res != spcclRemoteError || message.find("rank 0") == std::string::npos ||
+        message.find("abort") == std::string::npos)
+      return kChildWrongResult;
+    return secondsSince(start) < 3.0 ? kChildOk : kChildTooSlow;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
 // A process without the job secret is refused by the rendezvous root; the
 // real ranks still form their communicator.
 TEST_P(Faults, ConnectionWithoutSecretIsRefused) {
