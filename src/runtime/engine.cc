@@ -382,20 +382,24 @@ spcclResult_t Engine::abortedBy(Peer& peer, const unsigned char* frame) {
 
 spcclResult_t Engine::progressControl(Peer& peer) {
   while (!peer.controlClosed) {
-    if (peer.controlRecvRequest == nullptr &&
-        peer.conn.net->irecv(peer.conn.control.recvComm, peer.controlInbox,
-                             sizeof(peer.controlInbox), nullptr,
-                             &peer.controlRecvRequest) != spcclSuccess) {
-      peer.controlClosed = true;
-      break;
-    }
     bool done = false;
     size_t size = 0;
-    if (testRequest(&peer.controlRecvRequest, peer.conn.net, &done, &size) != spcclSuccess) {
-      // The peer closed it (it destroyed its communicator, or died): lane 0
-      // tells which, in its own order.
-      peer.controlClosed = true;
-      break;
+    {
+      // The control connection ends without a frame when the peer destroys
+      // its communicator or dies; lane 0 tells which, in its own order. That
+      // end is no failure of this rank's call: keep it out of the log and of
+      // the last error.
+      QuietFailures quiet;
+      bool ended = peer.controlRecvRequest == nullptr &&
+                   peer.conn.net->irecv(peer.conn.control.recvComm, peer.controlInbox,
+                                        sizeof(peer.controlInbox), nullptr,
+                                        &peer.controlRecvRequest) != spcclSuccess;
+      ended = ended ||
+              testRequest(&peer.controlRecvRequest, peer.conn.net, &done, &size) != spcclSuccess;
+      if (ended) {
+        peer.controlClosed = true;
+        break;
+      }
     }
     if (!done) break;
     FrameHeader header;
