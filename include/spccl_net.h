@@ -133,8 +133,10 @@ typedef struct {
   /* type: SPCCL_PTR_HOST, or SPCCL_PTR_CUDA where the device's ptrSupport
    * has it; any other type fails with spcclInvalidArgument. */
   spcclResult_t (*regMr)(void* comm, void* data, size_t size, int type, void** mhandle);
-  /* GPU memory exported as a dma-buf (fd, offset into it). NULL when no
-   * device of the transport has SPCCL_PTR_DMABUF. */
+  /* GPU memory exported as a dma-buf (fd, offset into it). NULL in
+   * transports that never have SPCCL_PTR_DMABUF. Tables are static, so
+   * where it is set a device without SPCCL_PTR_DMABUF fails it with
+   * spcclInvalidArgument (ib sets it always). */
   spcclResult_t (*regMrDmaBuf)(void* comm, void* data, size_t size, int type, uint64_t offset,
                                int fd, void** mhandle);
   spcclResult_t (*deregMr)(void* comm, void* mhandle);

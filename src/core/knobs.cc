@@ -51,6 +51,9 @@ static const std::vector<KnobSpec> kKnobs = {
      "ib plugin, RoCE: GID index to use; -1 picks RoCE v2 with an IPv4-mapped address"},
     {"SPCCL_IB_MR_CACHE", "64",
      "ib plugin: memory registrations kept for reuse (0: register per message)"},
+    {"SPCCL_IB_GDR", "1",
+     "ib plugin: GPUDirect RDMA. 1: register GPU memory where detected (peer-memory module "
+     "loaded: SPCCL_PTR_CUDA; HCA accepts dma-bufs: SPCCL_PTR_DMABUF); 0: host memory only"},
     {"SPCCL_TOPO_XML", "",
      "Read the host topology from this hwloc XML export instead of discovering it"},
     {"SPCCL_TOPO_NIC", "",

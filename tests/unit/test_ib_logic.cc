@@ -1,9 +1,9 @@
 // The ib plugin's logic that needs no RDMA device: SPCCL_IB_HCA parsing,
 // which ports become devices and in which order, link speed, the
-// memory-registration cache, RTR/RTS attributes for InfiniBand and RoCE,
-// GID choice; and the exported v2 table before init. (No RDMA hardware
-// exists on the machines these tests run on; the verbs data path itself is
-// not exercised here.)
+// memory-registration cache (host and GPU page widening), RTR/RTS
+// attributes for InfiniBand and RoCE, GID choice; and the exported v2
+// table before init. (No RDMA hardware exists on the machines these tests
+// run on; the verbs data path itself is not exercised here.)
 #ifdef SPCCL_HAVE_IB_PLUGIN
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "spccl_net.h"
 #include "transports/ib/ib_device_list.h"
+#include "transports/ib/ib_gdr_support.h"
 #include "transports/ib/ib_hca_spec.h"
 #include "transports/ib/ib_mr_cache.h"
 #include "transports/ib/ib_qp_setup.h"
@@ -286,6 +287,41 @@ TEST(IbMrCache, CapacityZeroRegistersPerMessageAndFailuresPropagate) {
     EXPECT_EQ(cache.entries(), 0u);
   }
   EXPECT_TRUE(reg.live.empty());
+}
+
+// GPU memory (regMr of SPCCL_PTR_CUDA) is widened to 64 KiB GPU pages, host
+// memory in the same cache still to host pages: a host buffer widened to
+// 64 KiB could reach unmapped pages and make ibv_reg_mr fail.
+TEST(IbMrCache, GpuBuffersWidenToGpuPagesHostBuffersToHostPages) {
+  Registrar reg;
+  MrCache cache = reg.make(8);
+  // Addresses the registrar records but nothing dereferences (no GPU here).
+  const uintptr_t gpuPage = uintptr_t{0x7f0000000000} + 3 * kGpuPageBytes;
+  auto* gpu = reinterpret_cast<const char*>(gpuPage);
+  Registration* a = nullptr;
+  Registration* b = nullptr;
+  ASSERT_EQ(cache.acquire(gpu + 5000, 100, kGpuPageBytes, &a), spcclSuccess);
+  EXPECT_EQ(a->base, gpuPage);
+  EXPECT_EQ(a->length, kGpuPageBytes);
+  ASSERT_EQ(cache.acquire(gpu + 40000, 100, kGpuPageBytes, &b), spcclSuccess);  // same GPU page
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(cache.acquire(gpu + kGpuPageBytes - 10, 20, kGpuPageBytes, &b), spcclSuccess);
+  EXPECT_EQ(b->base, gpuPage);  // straddles two GPU pages: both
+  EXPECT_EQ(b->length, 2 * kGpuPageBytes);
+  EXPECT_EQ(cache.misses(), 2u);
+
+  std::vector<char> host(3 * 4096);
+  Registration* h = nullptr;
+  ASSERT_EQ(cache.acquire(host.data() + 5000, 100, &h), spcclSuccess);
+  EXPECT_EQ(h->base % 4096, 0u);
+  EXPECT_EQ(h->length, 4096u);
+  EXPECT_TRUE(covers(*h, host.data() + 5000, 100));
+  EXPECT_FALSE(covers(*h, host.data() + 5000, 4096));
+
+  // What regMr asks the cache for, per type.
+  EXPECT_EQ(registrationPageBytes(SPCCL_PTR_CUDA, 4096), kGpuPageBytes);
+  EXPECT_EQ(registrationPageBytes(SPCCL_PTR_HOST, 4096), 4096u);
+  EXPECT_EQ(cache.pageSize(), 4096u);
 }
 
 QpInfo port(uint8_t linkLayer, uint32_t qpn, uint16_t lid, uint8_t mtu, uint8_t gidByte) {

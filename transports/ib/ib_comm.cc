@@ -29,8 +29,7 @@ IbComm::~IbComm() {
   if (cq) ibv_destroy_cq(cq);
   if (channel) ibv_destroy_comp_channel(channel);
   if (ctsMr) ibv_dereg_mr(ctsMr);
-  for (IbRequest& r : slots)
-    if (r.registration) cache->release(r.registration);
+  for (IbRequest& r : slots) releaseBuffer(&r);
 }
 
 spcclResult_t IbComm::fail(spcclResult_t code) {
@@ -125,8 +124,15 @@ void IbComm::finishSetup() {
   ready = true;
 }
 
-spcclResult_t IbComm::post(bool isSend, void* data, size_t size, IbRequest** out) {
+spcclResult_t IbComm::post(bool isSend, void* data, size_t size, Registration* registration,
+                           IbRequest** out) {
   if (failed()) return report();
+  if (registration != nullptr && size > 0 && !covers(*registration, data, size))
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "ib %s to %s: the mhandle registers %zu bytes at %p, "
+                      "which do not hold the %zu bytes at %p",
+                      isSend ? "isend" : "irecv", peerName.c_str(), registration->length,
+                      reinterpret_cast<void*>(registration->base), size, data);
   if (size > kMaxMessageBytes)
     return SPCCL_FAIL(spcclInvalidArgument, "ib: a message of %zu bytes to %s is over the %zu-byte "
                       "limit of one RDMA write with immediate", size, peerName.c_str(),
@@ -147,6 +153,7 @@ spcclResult_t IbComm::post(bool isSend, void* data, size_t size, IbRequest** out
   slot->order = nextOrder++;
   slot->data = data;
   slot->size = size;
+  slot->registration = registration;
   *out = slot;
   progress();
   return spcclSuccess;
@@ -160,8 +167,21 @@ IbRequest* IbComm::oldestUnfinished(bool started) {
   return oldest;
 }
 
-spcclResult_t IbComm::sendCts(IbRequest* r) {
+spcclResult_t IbComm::registerBuffer(IbRequest* r) {
+  if (r->registration != nullptr) return spcclSuccess;
   SPCCL_CHECK(cache->acquire(r->data, r->size, &r->registration));
+  r->cacheReference = true;
+  return spcclSuccess;
+}
+
+void IbComm::releaseBuffer(IbRequest* r) {
+  if (r->cacheReference) cache->release(r->registration);
+  r->registration = nullptr;
+  r->cacheReference = false;
+}
+
+spcclResult_t IbComm::sendCts(IbRequest* r) {
+  SPCCL_CHECK(registerBuffer(r));
   Cts cts;
   cts.addr = reinterpret_cast<uintptr_t>(r->data);
   cts.capacity = r->size;
@@ -194,7 +214,7 @@ spcclResult_t IbComm::writeMessage(IbRequest* r, const Cts& cts) {
   wr.wr.rdma.rkey = cts.rkey;
   wr.imm_data = htonl(oversize ? kOversizeImm : static_cast<uint32_t>(r->size));
   if (!oversize && r->size > 0) {
-    SPCCL_CHECK(cache->acquire(r->data, r->size, &r->registration));
+    SPCCL_CHECK(registerBuffer(r));
     sge.addr = reinterpret_cast<uintptr_t>(r->data);
     sge.length = static_cast<uint32_t>(r->size);
     sge.lkey = r->registration->lkey;
@@ -302,14 +322,12 @@ spcclResult_t IbComm::test(IbRequest* r, int* done, size_t* size) {
   if (r->done) {
     *done = 1;
     if (size) *size = r->result;
-    if (r->registration) cache->release(r->registration);
-    r->registration = nullptr;
+    releaseBuffer(r);
     r->used = false;
     return spcclSuccess;
   }
   if (failed()) {
-    if (r->registration) cache->release(r->registration);
-    r->registration = nullptr;
+    releaseBuffer(r);
     r->used = false;
     return report();
   }

@@ -51,7 +51,8 @@ struct IbRequest {
   void* data = nullptr;
   size_t size = 0;  // send size or receive capacity
   size_t result = 0;
-  Registration* registration = nullptr;
+  Registration* registration = nullptr;  // the caller's mhandle, or one from the cache
+  bool cacheReference = false;  // taken from the cache by this request: released at its end
 };
 
 struct IbComm {
@@ -87,7 +88,10 @@ struct IbComm {
 
   // QP and CQ in INIT, receive work requests posted, QpInfo queued on the side channel.
   spcclResult_t create();
-  spcclResult_t post(bool isSend, void* data, size_t size, IbRequest** out);
+  // registration: the caller's mhandle (regMr, regMrDmaBuf), which must
+  // cover the buffer; NULL registers through the cache.
+  spcclResult_t post(bool isSend, void* data, size_t size, Registration* registration,
+                     IbRequest** out);
   void progress();
   spcclResult_t test(IbRequest* request, int* done, size_t* size);
   // Arms the CQ; false when completions arrived meanwhile (do not sleep).
@@ -100,6 +104,8 @@ struct IbComm {
   spcclResult_t postReceiveSlot(uint32_t slot);
   spcclResult_t sendCts(IbRequest* request);
   spcclResult_t writeMessage(IbRequest* request, const Cts& cts);
+  spcclResult_t registerBuffer(IbRequest* request);
+  void releaseBuffer(IbRequest* request);
   IbRequest* oldestUnfinished(bool started);
 };
 

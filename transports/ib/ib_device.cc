@@ -11,6 +11,7 @@
 
 #include "core/check.h"
 #include "core/log.h"
+#include "transports/ib/ib_dmabuf.h"
 #include "transports/ib/ib_qp_setup.h"
 
 namespace spccl::ib {
@@ -96,7 +97,8 @@ IbHca::~IbHca() {
 
 namespace {
 
-spcclResult_t openHca(const std::string& name, size_t cacheEntries, std::shared_ptr<IbHca>* out) {
+spcclResult_t openHca(const std::string& name, size_t cacheEntries, int64_t gdrKnob,
+                      std::shared_ptr<IbHca>* out) {
   auto hca = std::make_shared<IbHca>();
   hca->name = name;
   int count = 0;
@@ -111,7 +113,7 @@ spcclResult_t openHca(const std::string& name, size_t cacheEntries, std::shared_
     return SPCCL_FAIL(spcclSystemError, "ib: ibv_alloc_pd on %s failed", name.c_str());
   ibv_pd* pd = hca->pd;
   auto reg = [pd, name](void* base, size_t length, Registration* registration) {
-    auto* mr = ibv_reg_mr(pd, base, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    auto* mr = ibv_reg_mr(pd, base, length, kMrAccess);  // host or, with peer memory, GPU
     if (mr == nullptr)
       return SPCCL_FAIL(spcclSystemError, "ib: ibv_reg_mr of %zu bytes at %p on %s failed: %s",
                         length, base, name.c_str(), strerror(errno));
@@ -123,19 +125,20 @@ spcclResult_t openHca(const std::string& name, size_t cacheEntries, std::shared_
   auto dereg = [](Registration& r) { ibv_dereg_mr(static_cast<ibv_mr*>(r.mr)); };
   hca->cache = std::make_unique<MrCache>(reg, dereg, cacheEntries,
                                          static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  hca->gdr = decideGdrSupport("/sys", probeDmaBuf(pd), gdrKnob);
   *out = std::move(hca);
   return spcclSuccess;
 }
 
 }  // namespace
 
-spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries,
+spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries, int64_t gdrKnob,
                           std::vector<IbDevice>* out) {
   out->clear();
   std::map<std::string, std::shared_ptr<IbHca>> opened;
   for (const IbPort& port : ports) {
     std::shared_ptr<IbHca>& hca = opened[port.device];
-    if (hca == nullptr) SPCCL_CHECK(openHca(port.device, cacheEntries, &hca));
+    if (hca == nullptr) SPCCL_CHECK(openHca(port.device, cacheEntries, gdrKnob, &hca));
     IbDevice device;
     device.port = port;
     device.hca = hca;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spccl.h"
+#include "transports/ib/ib_gdr_support.h"
 #include "transports/ib/ib_mr_cache.h"
 #include "transports/ib/ib_port.h"
 
@@ -20,10 +21,14 @@ namespace spccl::ib {
 // RDMA device at all.
 spcclResult_t listActivePorts(int gidIndexKnob, std::vector<IbPort>* out, std::string* seen);
 
-// An opened HCA: its context, protection domain and the MR cache of that
-// PD. The ports of one HCA share it (one context and PD per HCA, not per
-// port): registrations belong to a PD, so a buffer sent over both ports is
-// registered once.
+// Access of every data registration, host or GPU, cached or dma-buf: the
+// peer RDMA-writes into receive buffers.
+constexpr int kMrAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+// An opened HCA: its context, protection domain, the MR cache of that PD
+// and the memory it registers (ib_gdr_support.h). The ports of one HCA
+// share it (one context and PD per HCA, not per port): registrations
+// belong to a PD, so a buffer sent over both ports is registered once.
 struct IbHca {
   IbHca() = default;
   ~IbHca();
@@ -34,6 +39,7 @@ struct IbHca {
   ibv_context* context = nullptr;
   ibv_pd* pd = nullptr;
   std::unique_ptr<MrCache> cache;  // destroyed before pd: it deregisters
+  GdrSupport gdr;                  // decided when opened, fixed after
 };
 
 // One of the plugin's devices (spcclNet_v2_t's dev): a port on an opened HCA.
@@ -44,8 +50,8 @@ struct IbDevice {
 };
 
 // Opens the HCAs of `ports` (each once) and returns one device per port, in
-// order. cacheEntries: SPCCL_IB_MR_CACHE, per HCA.
-spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries,
+// order. cacheEntries: SPCCL_IB_MR_CACHE, per HCA; gdrKnob: SPCCL_IB_GDR.
+spcclResult_t openDevices(const std::vector<IbPort>& ports, size_t cacheEntries, int64_t gdrKnob,
                           std::vector<IbDevice>* out);
 
 }  // namespace spccl::ib

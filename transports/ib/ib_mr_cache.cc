@@ -2,6 +2,12 @@
 
 namespace spccl::ib {
 
+bool covers(const Registration& registration, const void* data, size_t size) {
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  uintptr_t end = begin + (size > 0 ? size : 1);
+  return registration.base <= begin && end <= registration.base + registration.length;
+}
+
 MrCache::MrCache(RegisterFn reg, DeregisterFn dereg, size_t capacity, size_t pageSize)
     : register_(std::move(reg)), deregister_(std::move(dereg)), capacity_(capacity),
       pageSize_(pageSize) {}
@@ -10,19 +16,19 @@ MrCache::~MrCache() {
   for (Registration& r : entries_) deregister_(r);
 }
 
-spcclResult_t MrCache::acquire(const void* data, size_t size, Registration** out) {
-  uintptr_t begin = reinterpret_cast<uintptr_t>(data);
-  uintptr_t end = begin + (size > 0 ? size : 1);
+spcclResult_t MrCache::acquire(const void* data, size_t size, size_t pageSize, Registration** out) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->base <= begin && end <= it->base + it->length) {
+    if (covers(*it, data, size)) {
       entries_.splice(entries_.begin(), entries_, it);  // most recently used
       ++entries_.front().refs;
       *out = &entries_.front();
       return spcclSuccess;
     }
   }
-  uintptr_t base = begin & ~(uintptr_t{pageSize_} - 1);
-  uintptr_t limit = (end + pageSize_ - 1) & ~(uintptr_t{pageSize_} - 1);
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  uintptr_t end = begin + (size > 0 ? size : 1);
+  uintptr_t base = begin & ~(uintptr_t{pageSize} - 1);
+  uintptr_t limit = (end + pageSize - 1) & ~(uintptr_t{pageSize} - 1);
   Registration fresh;
   fresh.base = base;
   fresh.length = limit - base;

@@ -27,7 +27,13 @@ struct Registration {
   uint32_t lkey = 0;
   uint32_t rkey = 0;
   int refs = 0;
+  // Made by regMrDmaBuf: owned by its handle, never in a cache (ib_dmabuf.h).
+  bool dmaBuf = false;
 };
+
+// Whether [data, data + size) lies inside the registered range (a
+// zero-byte buffer counts as one byte, so it needs a registration too).
+bool covers(const Registration& registration, const void* data, size_t size);
 
 class MrCache {
  public:
@@ -40,10 +46,18 @@ class MrCache {
   MrCache& operator=(const MrCache&) = delete;
 
   // A registration covering [data, data + size), referenced until release().
-  spcclResult_t acquire(const void* data, size_t size, Registration** out);
+  // A new one is widened to whole pages of `pageSize` (a power of two; GPU
+  // memory needs GPU pages: registrationPageBytes in ib_gdr_support.h), or
+  // of the cache's page size. An existing registration that covers the
+  // buffer is reused whatever page size made it.
+  spcclResult_t acquire(const void* data, size_t size, Registration** out) {
+    return acquire(data, size, pageSize_, out);
+  }
+  spcclResult_t acquire(const void* data, size_t size, size_t pageSize, Registration** out);
   void release(Registration* registration);
 
   size_t entries() const { return entries_.size(); }
+  size_t pageSize() const { return pageSize_; }
   uint64_t misses() const { return misses_; }  // calls of RegisterFn
 
  private:

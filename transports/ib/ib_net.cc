@@ -2,9 +2,11 @@
 // with SPCCL_TRANSPORT=ib. Its devices are ports (ib_device_list.h): the
 // active ports SPCCL_IB_HCA selects, closest first, as many as
 // SPCCL_TOPO_RAILS asks. Without an RDMA device with an active port, init
-// says so at INFO and fails; the registry then falls back to tcp. Knobs:
-// SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE, SPCCL_TOPO_RAILS
-// (src/core/knobs.cc).
+// says so at INFO and fails; the registry then falls back to tcp. GPU
+// memory: regMr of SPCCL_PTR_CUDA where a peer-memory module is loaded,
+// regMrDmaBuf where the HCA accepts dma-bufs (ib_gdr_support.h). Knobs:
+// SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE, SPCCL_IB_GDR,
+// SPCCL_TOPO_RAILS (src/core/knobs.cc).
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +23,8 @@
 #include "core/log.h"
 #include "transports/ib/ib_comm.h"
 #include "transports/ib/ib_device_list.h"
+#include "transports/ib/ib_dmabuf.h"
+#include "transports/ib/ib_gdr_support.h"
 #include "transports/ib/ib_topology_ranking.h"
 
 namespace spccl::ib {
@@ -47,12 +51,14 @@ IbState& gIb = *new IbState;
 
 IbComm* asComm(void* comm) { return static_cast<IbComm*>(comm); }
 
-void logDevice(int dev, const ChosenDevice& chosen) {
+void logDevice(int dev, const ChosenDevice& chosen, const GdrSupport& gdr) {
   const IbPort& p = chosen.port;
   SPCCL_INFO(kLogNet, "ib: device %d: %s (%s, MTU %d, LID %u, GID index %d, %d Mbps) %s: %s", dev,
              portName(p).c_str(), p.linkLayer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
              128 << p.mtu, p.lid, p.gidIndex, p.speedMbps,
              p.pciPath.empty() ? "(no PCI path)" : p.pciPath.c_str(), chosen.reason.c_str());
+  SPCCL_INFO(kLogNet, "ib: device %d: %s registers %s memory: %s", dev, portName(p).c_str(),
+             ptrSupportNames(gdr.ptrSupport).c_str(), gdr.reason.c_str());
 }
 
 spcclResult_t ibInit(const spcclNetInitArgs_v2_t* args) {
@@ -74,9 +80,10 @@ spcclResult_t ibInit(const spcclNetInitArgs_v2_t* args) {
   std::vector<IbPort> chosenPorts;
   for (const ChosenDevice& c : chosen) chosenPorts.push_back(c.port);
   int64_t entries = knobInt("SPCCL_IB_MR_CACHE");
-  SPCCL_CHECK(
-      openDevices(chosenPorts, entries > 0 ? static_cast<size_t>(entries) : 0, &gIb.devices));
-  for (size_t dev = 0; dev < chosen.size(); ++dev) logDevice(static_cast<int>(dev), chosen[dev]);
+  SPCCL_CHECK(openDevices(chosenPorts, entries > 0 ? static_cast<size_t>(entries) : 0,
+                          knobInt("SPCCL_IB_GDR"), &gIb.devices));
+  for (size_t dev = 0; dev < chosen.size(); ++dev)
+    logDevice(static_cast<int>(dev), chosen[dev], gIb.devices[dev].hca->gdr);
   std::string ifname = args != nullptr && args->socketIfname != nullptr ? args->socketIfname : "";
   SPCCL_CHECK(net::pickInterface(ifname, AF_UNSPEC, &gIb.iface));
   gIb.timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs : 60000;
@@ -97,12 +104,13 @@ spcclResult_t ibGetProperties(int dev, spcclNetProperties_v2_t* props) {
   if (props == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "ib getProperties: props is NULL");
   std::lock_guard<std::mutex> lock(gIb.mutex);
   SPCCL_CHECK(checkDeviceIndex("getProperties", dev, deviceCount()));
-  const IbPort& port = gIb.devices[static_cast<size_t>(dev)].port;
+  const IbDevice& device = gIb.devices[static_cast<size_t>(dev)];
+  const IbPort& port = device.port;
   std::memset(props, 0, sizeof(*props));
   std::snprintf(props->name, sizeof(props->name), "%s", portName(port).c_str());
   std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", port.pciPath.c_str());
   props->speedMbps = port.speedMbps;
-  props->ptrSupport = SPCCL_PTR_HOST;
+  props->ptrSupport = device.hca->gdr.ptrSupport;
   return spcclSuccess;
 }
 
@@ -163,19 +171,46 @@ spcclResult_t ibAccept(void* listenComm, void** recvComm) {
   return spcclSuccess;
 }
 
-// Explicit registration for callers that reuse buffers; isend/irecv
-// register through the cache anyway. The comm names the device, whose
-// HCA's PD the registration belongs to.
+// Explicit registration for callers that reuse buffers (isend/irecv use
+// the handle; without one they register host memory through the cache).
+// The comm names the device, whose HCA's PD and cache the registration
+// belongs to. GPU memory (peer memory: ibv_reg_mr pins it like host
+// memory) shares the cache, widened to GPU pages (registrationPageBytes).
 spcclResult_t ibRegMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-  if (comm == nullptr || mhandle == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "ib regMr: NULL comm or mhandle");
-  if (type != SPCCL_PTR_HOST)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "ib regMr: memory type %d is not supported (host memory only)", type);
+  if (comm == nullptr || mhandle == nullptr || (data == nullptr && size > 0))
+    return SPCCL_FAIL(spcclInvalidArgument, "ib regMr: NULL comm, mhandle or data");
+  SPCCL_CHECK(checkTypeAccepted("regMr", type, SPCCL_PTR_HOST | SPCCL_PTR_CUDA));
   std::lock_guard<std::mutex> lock(gIb.mutex);
+  IbComm* c = asComm(comm);
+  SPCCL_CHECK(
+      checkDeviceSupports("regMr", type, type, portName(c->device->port), c->device->hca->gdr));
   Registration* r = nullptr;
-  SPCCL_CHECK(asComm(comm)->cache->acquire(data, size, &r));
+  SPCCL_CHECK(c->cache->acquire(data, size, registrationPageBytes(type, c->cache->pageSize()), &r));
   *mhandle = r;
+  return spcclSuccess;
+}
+
+// GPU memory exported as a dma-buf (ib_dmabuf.h). In the table whatever
+// the devices support (the table is static); a device without
+// SPCCL_PTR_DMABUF refuses by name. type: the memory's kind, as NCCL's
+// callers pass it (NCCL_PTR_CUDA), or SPCCL_PTR_DMABUF.
+spcclResult_t ibRegMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                            void** mhandle) {
+  if (comm == nullptr || mhandle == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "ib regMrDmaBuf: NULL comm or mhandle");
+  if (fd < 0 || data == nullptr || size == 0)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "ib regMrDmaBuf: needs a dma-buf fd, the buffer's address and its size "
+                      "(got fd %d, data %p, size %zu)",
+                      fd, data, size);
+  SPCCL_CHECK(checkTypeAccepted("regMrDmaBuf", type, SPCCL_PTR_CUDA | SPCCL_PTR_DMABUF));
+  std::lock_guard<std::mutex> lock(gIb.mutex);
+  IbDevice* device = asComm(comm)->device;
+  std::string name = portName(device->port);
+  SPCCL_CHECK(checkDeviceSupports("regMrDmaBuf", type, SPCCL_PTR_DMABUF, name, device->hca->gdr));
+  std::unique_ptr<Registration> r;
+  SPCCL_CHECK(registerDmaBuf(device->hca->pd, kMrAccess, name, data, size, offset, fd, &r));
+  *mhandle = r.release();  // owned by the handle until deregMr
   return spcclSuccess;
 }
 
@@ -183,27 +218,33 @@ spcclResult_t ibDeregMr(void* comm, void* mhandle) {
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "ib deregMr: NULL comm");
   if (mhandle == nullptr) return spcclSuccess;
   std::lock_guard<std::mutex> lock(gIb.mutex);
-  asComm(comm)->cache->release(static_cast<Registration*>(mhandle));
+  auto* r = static_cast<Registration*>(mhandle);
+  if (r->dmaBuf)
+    deregisterDmaBuf(std::unique_ptr<Registration>(r));
+  else
+    asComm(comm)->cache->release(r);
   return spcclSuccess;
 }
 
-spcclResult_t postOn(void* comm, bool isSend, void* data, size_t size, void** request) {
+spcclResult_t postOn(void* comm, bool isSend, void* data, size_t size, void* mhandle,
+                     void** request) {
   if (comm == nullptr || request == nullptr || (data == nullptr && size > 0))
     return SPCCL_FAIL(spcclInvalidArgument, "ib %s: NULL comm, request or data",
                       isSend ? "isend" : "irecv");
   std::lock_guard<std::mutex> lock(gIb.mutex);
   IbRequest* r = nullptr;
-  SPCCL_CHECK(asComm(comm)->post(isSend, data, size, &r));
+  SPCCL_CHECK(asComm(comm)->post(isSend, data, size, static_cast<Registration*>(mhandle), &r));
   *request = r;
   return spcclSuccess;
 }
 
-spcclResult_t ibIsend(void* sendComm, const void* data, size_t size, void*, void** request) {
-  return postOn(sendComm, true, const_cast<void*>(data), size, request);
+spcclResult_t ibIsend(void* sendComm, const void* data, size_t size, void* mhandle,
+                      void** request) {
+  return postOn(sendComm, true, const_cast<void*>(data), size, mhandle, request);
 }
 
-spcclResult_t ibIrecv(void* recvComm, void* data, size_t capacity, void*, void** request) {
-  return postOn(recvComm, false, data, capacity, request);
+spcclResult_t ibIrecv(void* recvComm, void* data, size_t capacity, void* mhandle, void** request) {
+  return postOn(recvComm, false, data, capacity, mhandle, request);
 }
 
 spcclResult_t ibTest(void* request, int* done, size_t* size) {
@@ -257,7 +298,7 @@ const spcclNet_v2_t spcclNetPlugin_v2 = {"ib",
                                          spccl::ib::ibConnect,
                                          spccl::ib::ibAccept,
                                          spccl::ib::ibRegMr,
-                                         nullptr,
+                                         spccl::ib::ibRegMrDmaBuf,
                                          spccl::ib::ibDeregMr,
                                          spccl::ib::ibIsend,
                                          spccl::ib::ibIrecv,
