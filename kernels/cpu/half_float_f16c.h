@@ -23,6 +23,9 @@ namespace spccl::kernels {
 void halfToFloatF16c(const uint16_t* in, size_t n, float* out);
 // out[i] = floatToHalf(in[i]) for i < n.
 void floatToHalfF16c(const float* in, size_t n, uint16_t* out);
+// acc[i] += halfToFloat(in[i]) for i < n, one f32 addition each (kernels.h's
+// widenAdd), in one pass rather than widening into a buffer first.
+void addHalfToFloatF16c(const uint16_t* in, size_t n, float* acc);
 #endif
 
 }  // namespace spccl::kernels

@@ -400,29 +400,14 @@ TEST(CompressFastCodecs, DecodingsOfArbitraryBytesEqualTheReference) {
   // Besides the obvious: scales whose decodings at level 1 (the top code)
   // are f16 or bf16 ties (to inf at 65520), f16 subnormals, and NaNs with
   // payloads, signalling ones included, that a narrowing must keep.
-  const float scales[] = {0.0f,
-                          -0.0f,
-                          1.0f,
-                          -2.5f,
-                          FLT_TRUE_MIN,
-                          1e-39f,
-                          FLT_MAX,
-                          INFINITY,
-                          NAN,
-                          65504.0f,
-                          65520.0f,
-                          -65520.0f,
-                          1.0f + 0x1p-11f,
-                          1.0f + 0x3p-11f,
-                          0x3p-25f,
-                          0x1p-25f,
-                          -0x5p-26f,
-                          6.1e-5f,
-                          1.0f + 0x1p-8f,
-                          -(1.0f + 0x3p-8f),
-                          std::bit_cast<float>(0x7fa00001u),
-                          std::bit_cast<float>(0x7f800001u),
-                          std::bit_cast<float>(0xffc0abcdu)};
+  const float signallingNaN = std::bit_cast<float>(0x7fa00001u);
+  const float lowPayloadNaN = std::bit_cast<float>(0x7f800001u);  // signalling too
+  const float negativeQuietNaN = std::bit_cast<float>(0xffc0abcdu);
+  const float scales[] = {
+      0.0f,       -0.0f,      1.0f,          -2.5f,         FLT_TRUE_MIN,    1e-39f,
+      FLT_MAX,    INFINITY,   NAN,           65504.0f,      65520.0f,        -65520.0f,
+      0x1.002p0f, 0x1.006p0f, 0x3p-25f,      0x1p-25f,      -0x5p-26f,       6.1e-5f,
+      0x1.01p0f,  -0x1.03p0f, signallingNaN, lowPayloadNaN, negativeQuietNaN};
   for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
     for (Codec codec : {Codec::Piecewise, Codec::Linear}) {
       for (size_t block : {size_t{1}, size_t{5}, size_t{64}, size_t{4100}}) {

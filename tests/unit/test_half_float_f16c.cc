@@ -1,12 +1,12 @@
 // The F16C conversions (half_float_f16c.h) against half_float.h's, bit for
-// bit (test_half_float.cc checks those against IEEE 754): every half;
-// floats on and around every rounding boundary of binary16 (ties to even,
-// subnormal results, the overflow to inf at 65520), every NaN payload of
-// both signs, f32 subnormals; every count 0..40 at every offset mod 8 (the
-// lanes' tails), nothing written past the count; and all of it again with
-// MXCSR's flush-to-zero and denormals-are-zero set, which an application
-// may leave set and which the conversions ignore. Every float, by hand
-// (about 15 s): --gtest_also_run_disabled_tests.
+// bit (test_half_float.cc checks those against IEEE 754): every half, also
+// added to an accumulator; floats on and around every rounding boundary of
+// binary16 (ties to even, subnormal results, the overflow to inf at
+// 65520), every NaN payload of both signs, f32 subnormals; every count
+// 0..40 at every offset mod 8 (the lanes' tails), nothing written past the
+// count; and again with MXCSR's flush-to-zero and denormals-are-zero set,
+// which an application may leave set and which the conversions ignore.
+// Every float, by hand (about 15 s): --gtest_also_run_disabled_tests.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -50,6 +50,24 @@ void expectWidensLikeHalfFloat(const std::vector<uint16_t>& in) {
   halfToFloatF16c(in.data(), in.size(), out.data());
   for (size_t i = 0; i < in.size(); ++i)
     ASSERT_EQ(bitsOf(out[i]), bitsOf(halfToFloat(in[i]))) << std::hex << "half 0x" << in[i];
+}
+
+// acc + halfToFloat(h), one f32 addition, for accumulators of every sign
+// and size (cancellation to zero, inf + -inf). At most one operand is a
+// NaN: of two, which payload wins depends on the operands' order, which
+// the compiler may swap in the scalar sum.
+void expectAddsLikeHalfFloat(const std::vector<uint16_t>& in) {
+  std::mt19937 rng(5);
+  std::vector<float> acc(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    acc[i] = i % 3 == 0 ? -halfToFloat(in[i]) : std::bit_cast<float>(static_cast<uint32_t>(rng()));
+    if (std::isnan(acc[i])) acc[i] = 1.0f;
+  }
+  std::vector<float> sum(acc);
+  addHalfToFloatF16c(in.data(), in.size(), sum.data());
+  for (size_t i = 0; i < in.size(); ++i)
+    ASSERT_EQ(bitsOf(sum[i]), bitsOf(acc[i] + halfToFloat(in[i])))
+        << std::hex << "half 0x" << in[i] << " acc 0x" << bitsOf(acc[i]);
 }
 
 void expectNarrowsLikeHalfFloat(const std::vector<float>& in) {
@@ -103,6 +121,7 @@ std::vector<float> narrowingCases() {
 TEST(HalfFloatF16c, WidensEveryHalfAsHalfFloat) {
   SKIP_WITHOUT_F16C();
   expectWidensLikeHalfFloat(everyHalf());
+  expectAddsLikeHalfFloat(everyHalf());
   FlushDenormals flush;
   expectWidensLikeHalfFloat(everyHalf());
 }
@@ -131,6 +150,12 @@ TEST(HalfFloatF16c, EveryCountAndOffsetConvertsAndStopsAtTheCount) {
       for (size_t i = 0; i < n; ++i)
         ASSERT_EQ(bitsOf(wide[i]), bitsOf(halfToFloat(halves[offset + i]))) << offset << " " << n;
       for (size_t i = n; i < wide.size(); ++i) ASSERT_EQ(wide[i], -1.0f) << offset << " " << n;
+      std::vector<float> sum(n + 8, 0.5f);
+      addHalfToFloatF16c(halves.data() + offset, n, sum.data());
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(bitsOf(sum[i]), bitsOf(0.5f + halfToFloat(halves[offset + i])))
+            << offset << " " << n;
+      for (size_t i = n; i < sum.size(); ++i) ASSERT_EQ(sum[i], 0.5f) << offset << " " << n;
       std::vector<uint16_t> narrow(n + 8, 0xbeef);
       floatToHalfF16c(floats.data() + offset, n, narrow.data());
       for (size_t i = 0; i < n; ++i)

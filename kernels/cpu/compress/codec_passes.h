@@ -33,8 +33,8 @@ namespace spccl::kernels::codec_passes {
 constexpr size_t kSegment = 4096;
 static_assert(kSegment % 8 == 0);
 // Inputs converted at a time outside a segment (the rest of a block that
-// runs past it) and by widenAdd: enough that an out-of-line conversion
-// (F16C) costs little per element, few enough to stay in L1.
+// runs past it): enough that an out-of-line conversion (F16C) costs little
+// per element, few enough to stay in L1.
 constexpr size_t kChunk = 512;
 
 // The value a codec encodes: the input, or with error feedback the input
@@ -267,13 +267,7 @@ SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* 
 // acc[i] += input i widened, i < count (kernels.h's widenAdd).
 template <typename Conversion>
 SPCCL_ALWAYS_INLINE void widenAdd(float* acc, const void* input, size_t count) {
-  const auto* in = static_cast<const typename Conversion::Storage*>(input);
-  float scratch[kChunk];
-  for (size_t c = 0; c < count; c += kChunk) {
-    const size_t n = std::min(kChunk, count - c);
-    const auto x = Conversion::inputs(in + c, n, scratch);
-    for (size_t j = 0; j < n; ++j) acc[c + j] += x[j];
-  }
+  Conversion::addWidened(static_cast<const typename Conversion::Storage*>(input), count, acc);
 }
 
 // The bit packer of the baseline build.

@@ -2,7 +2,8 @@
 // as the f32 they compute in, the same bits as element_format.h's load and
 // store. A conversion gives, for a run of n elements, inputs(in, n,
 // scratch) to read (x[j]) and outputs(out, scratch) to write (put(j, v),
-// then finish(n)); scratch holds n floats.
+// then finish(n)); scratch holds n floats. addWidened(in, n, acc) is
+// widenAdd: acc[i] += the input widened.
 //
 // Element-wise conversions are inlined into the codec loops, which the
 // compiler then vectorises together with them: f32, bf16's shift, and
@@ -35,6 +36,9 @@ struct ElementwiseConversion {
   };
   SPCCL_ALWAYS_INLINE static Inputs inputs(const Storage* in, size_t, float*) { return {in}; }
   SPCCL_ALWAYS_INLINE static Outputs outputs(Storage* out, float*) { return {out}; }
+  SPCCL_ALWAYS_INLINE static void addWidened(const Storage* in, size_t n, float* acc) {
+    for (size_t i = 0; i < n; ++i) acc[i] += Format::load(in[i]);
+  }
 };
 
 using Float32Conversion = ElementwiseConversion<NativeFormat<float>>;
@@ -59,6 +63,9 @@ struct F16cHalfConversion {
   }
   SPCCL_ALWAYS_INLINE static Outputs outputs(uint16_t* out, float* scratch) {
     return {out, scratch};
+  }
+  static void addWidened(const uint16_t* in, size_t n, float* acc) {
+    addHalfToFloatF16c(in, n, acc);
   }
 };
 #endif
