@@ -4,7 +4,8 @@
 // fast variant the CPU runs (kernels/cpu/compress/compress_cpu.h).
 //
 //   codec_throughput [-n COUNT] [-B BLOCK] [-s SAMPLES] [-t MIN_SECONDS] [-W]
-//                    [-d f32|f16|bf16] [-m piecewise|linear] [-v reference|baseline|avx2]
+//                    [-d f32|f16|bf16] [-m piecewise|linear]
+//                    [-v reference|baseline|avx2|avx2+f16c]
 //                    [-q BITS...]
 //
 // GB/s = bytes of the uncompressed tensor (count x type size; for
@@ -42,7 +43,7 @@ struct Options {
   bool wallClock = false;
   std::string type;     // -d f32|f16|bf16: only that type
   std::string codec;    // -m piecewise|linear: only that codec
-  std::string variant;  // -v reference|baseline|avx2: only that one
+  std::string variant;  // -v reference|baseline|avx2|avx2+f16c: only that one
 };
 
 double now(bool wallClock) {
@@ -125,11 +126,11 @@ int main(int argc, char** argv) {
   KernelTable reference{};
   spccl::kernels::addReferenceCompressionKernels(reference);
   tables.emplace_back("reference", reference);
-  for (CodecVariant v : {CodecVariant::Baseline, CodecVariant::Avx2}) {
+  for (CodecVariant v : spccl::kernels::kCodecVariants) {
     if (!spccl::kernels::codecVariantSupported(v)) continue;
     KernelTable t{};
     spccl::kernels::addCompressionKernels(t, v);
-    tables.emplace_back(v == CodecVariant::Baseline ? "baseline" : "avx2", t);
+    tables.emplace_back(spccl::kernels::codecVariantName(v), t);
   }
   std::printf(
       "# count %zu, block %zu, median of %d samples of >= %.3f s %s time; GB/s of the "

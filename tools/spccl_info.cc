@@ -9,6 +9,7 @@
 
 #include "coll/collective.h"
 #include "core/knobs.h"
+#include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/kernels.h"
 #include "sparse/cpu_calibration.h"
 #include "spccl.h"
@@ -53,8 +54,10 @@ void printReport() {
   std::printf("features: %s\n", features[0] ? features : "none");
   // The engine reduces host memory with the CPU kernels whatever is built;
   // the CUDA kernels (docs/cuda-kernels.md) serve tests/gpu and the bench.
+  // The codecs' variant is the one this CPU runs (compress_cpu.h).
   std::printf(
-      "kernels: cpu (engine)%s\n\n",
+      "kernels: cpu (engine; codecs %s)%s\n\n",
+      spccl::kernels::codecVariantName(spccl::kernels::fastestCodecVariant()),
       SPCCL_CUDA_KERNELS_BUILT ? "; cuda built for tests/gpu and perf/kernels_bench only" : "");
   std::printf("dense algorithms (SPCCL_ALGO):\n");
   for (const spccl::DenseAlgorithm& algorithm : spccl::denseAlgorithms())

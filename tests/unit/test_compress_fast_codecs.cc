@@ -1,13 +1,17 @@
-// The fast codecs (quantize_cpu.cc, every variant the CPU runs) against the
-// reference scalar ones (quantize_reference.cc): byte-identical encodings,
-// residuals and decodings (f32, f16, bf16, and dequantizeAdd) for both
-// codecs, every width 2..8, block sizes 1, small, not dividing the count,
-// straddling the 4096-element segments and larger than the count, counts
-// 0, 1, odd, with and without error feedback, on Gaussian data, values on
-// and around every rounding boundary (ties), inf/NaN, zeros of both signs,
-// subnormals, and on arbitrary encodings for the decoder. Also: the
-// lane-wise magnitudes against quantizer_levels.h, and the bit packer
-// against the bit-by-bit definition of kernels.h.
+// The fast codecs (quantize_cpu.cc, every variant the CPU runs, F16C's
+// included) against the reference scalar ones (quantize_reference.cc):
+// byte-identical encodings, residuals and decodings (f32, f16, bf16, and
+// dequantizeAdd) for both codecs, every width 2..8, block sizes 1, small,
+// not dividing the count, straddling the 4096-element segments and larger
+// than the count, counts 0, 1, odd, with and without error feedback, on
+// Gaussian data, values on and around every rounding boundary (ties),
+// inf/NaN, zeros of both signs, subnormals, random f16/bf16 bit patterns
+// (their subnormals, signalling NaNs, payloads), and on arbitrary encodings
+// for the decoder, under scales whose decodings are f16/bf16 ties,
+// overflows, subnormals and NaNs with payloads. Also: widenAdd against
+// element_format.h, the variant cpuKernels() holds, the lane-wise
+// magnitudes against quantizer_levels.h, and the bit packer against the
+// bit-by-bit definition of kernels.h.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -22,6 +26,7 @@
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/cpu/compress/magnitude_lanes.h"
 #include "kernels/cpu/compress/quantizer_levels.h"
+#include "kernels/cpu/element_format.h"
 #include "kernels/cpu/half_float.h"
 #include "kernels/kernels.h"
 
@@ -182,11 +187,11 @@ struct Tables {
   std::vector<std::pair<std::string, KernelTable>> fast;
   Tables() {
     addReferenceCompressionKernels(reference);
-    for (CodecVariant v : {CodecVariant::Baseline, CodecVariant::Avx2}) {
+    for (CodecVariant v : kCodecVariants) {
       if (!codecVariantSupported(v)) continue;
       KernelTable t{};
       addCompressionKernels(t, v);
-      fast.emplace_back(v == CodecVariant::Baseline ? "baseline" : "avx2", t);
+      fast.emplace_back(codecVariantName(v), t);
     }
     fast.emplace_back("cpuKernels", cpuKernels());
   }
@@ -227,11 +232,11 @@ void expectSameDecodings(const KernelTable& fast, const std::string& name,
   ASSERT_EQ(bitsOf(got), bitsOf(want)) << name << " dequantizeAdd " << where;
 }
 
+// in: count elements of type.
 void expectSameEncodings(const QuantizerSpec& spec, spcclDataType_t type,
-                         const std::vector<float>& values, const std::vector<float>* residual,
+                         const std::vector<unsigned char>& in, const std::vector<float>* residual,
                          const std::string& what) {
-  const size_t count = values.size();
-  const std::vector<unsigned char> in = toType(type, values);
+  const size_t count = in.size() / spcclTypeSize(type);
   const size_t bytes = quantizedBytes(spec, count);
   std::vector<unsigned char> want(bytes + 8, 0xcd);
   std::vector<float> wantResidual = residual ? *residual : std::vector<float>();
@@ -299,6 +304,24 @@ std::vector<float> special(size_t count, std::mt19937_64& rng) {
   return v;
 }
 
+// Random bit patterns of f16 or bf16, which values converted from f32 do not
+// cover: every exponent, so f16 subnormals, signalling and quiet NaNs with
+// any payload; inf or NaN in about 1 element of 500 (more would make
+// nearly every block a NaN block), and runs of subnormals and zeros.
+std::vector<unsigned char> rawPatterns(spcclDataType_t type, size_t count, std::mt19937_64& rng) {
+  const uint16_t exponent = type == spcclFloat16 ? 0x7c00 : 0x7f80;
+  std::vector<uint16_t> v(count);
+  for (uint16_t& h : v) {
+    h = static_cast<uint16_t>(rng());
+    if ((h & exponent) == exponent && rng() % 16 != 0) h &= static_cast<uint16_t>(~0x4000u);
+  }
+  for (size_t start = 0; start + 100 < count; start += 700)
+    for (size_t i = start; i < start + 100; ++i) v[i] &= static_cast<uint16_t>(~exponent);
+  std::vector<unsigned char> out(2 * count);
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
 std::vector<float> residualFor(size_t count, std::mt19937_64& rng) {
   std::vector<float> r = gaussian(count, rng, 0.1);
   for (size_t i = 0; i < count; ++i) {
@@ -330,17 +353,34 @@ TEST_P(CompressFastCodecsByWidth, EncodingsResidualsAndDecodingsEqualTheReferenc
       {"special", special(longCount, rng)},
       {"subnormal", gaussian(longCount, rng, 1e-39)}};
   const std::vector<float> residual = residualFor(longCount, rng);
-  for (const auto& [what, data] : inputs) {
+  const std::vector<std::pair<spcclDataType_t, std::vector<unsigned char>>> raw = {
+      {spcclFloat16, rawPatterns(spcclFloat16, longCount, rng)},
+      {spcclBfloat16, rawPatterns(spcclBfloat16, longCount, rng)}};
+  // Every input in every type, and the raw patterns in theirs.
+  auto inputOf = [&](size_t input, spcclDataType_t type, size_t count) {
+    const size_t bytes = count * spcclTypeSize(type);
+    if (input < inputs.size())
+      return toType(type, std::vector<float>(inputs[input].second.begin(),
+                                             inputs[input].second.begin() + count));
+    const std::vector<unsigned char>& patterns = raw[input - inputs.size()].second;
+    return std::vector<unsigned char>(patterns.begin(), patterns.begin() + bytes);
+  };
+  for (size_t input = 0; input < inputs.size() + raw.size(); ++input) {
+    const bool isRaw = input >= inputs.size();
+    const std::string what = isRaw ? "raw" : inputs[input].first;
     for (size_t block : blockSizes) {
       for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16}) {
+        if (isRaw && type != raw[input - inputs.size()].first) continue;
         for (size_t count : counts) {
-          // Short counts on every combination, the long ones on f32.
-          if (count > 100 && type != spcclFloat32 && block != 256 && block != 1000) continue;
+          // Short counts on every combination, the long ones on f32 and on
+          // the raw patterns.
+          if (count > 100 && type != spcclFloat32 && !isRaw && block != 256 && block != 1000)
+            continue;
           const QuantizerSpec spec{codec, bits, block};
-          const std::vector<float> values(data.begin(), data.begin() + count);
+          const std::vector<unsigned char> in = inputOf(input, type, count);
           const std::vector<float> r(residual.begin(), residual.begin() + count);
-          expectSameEncodings(spec, type, values, nullptr, what);
-          expectSameEncodings(spec, type, values, &r, what);
+          expectSameEncodings(spec, type, in, nullptr, what);
+          expectSameEncodings(spec, type, in, &r, what);
           if (HasFatalFailure()) return;
         }
       }
@@ -357,7 +397,17 @@ INSTANTIATE_TEST_SUITE_P(AllCodecsAndWidths, CompressFastCodecsByWidth,
 // random codes under scales that are random, zero, subnormal, inf or NaN.
 TEST(CompressFastCodecs, DecodingsOfArbitraryBytesEqualTheReference) {
   std::mt19937_64 rng(13);
-  const float scales[] = {0.0f, -0.0f, 1.0f, -2.5f, FLT_TRUE_MIN, 1e-39f, FLT_MAX, INFINITY, NAN};
+  // Besides the obvious: scales whose decodings at level 1 (the top code)
+  // are f16 or bf16 ties (to inf at 65520), f16 subnormals, and NaNs with
+  // payloads, signalling ones included, that a narrowing must keep.
+  const float signallingNaN = std::bit_cast<float>(0x7fa00001u);
+  const float lowPayloadNaN = std::bit_cast<float>(0x7f800001u);  // signalling too
+  const float negativeQuietNaN = std::bit_cast<float>(0xffc0abcdu);
+  const float scales[] = {
+      0.0f,       -0.0f,      1.0f,          -2.5f,         FLT_TRUE_MIN,    1e-39f,
+      FLT_MAX,    INFINITY,   NAN,           65504.0f,      65520.0f,        -65520.0f,
+      0x1.002p0f, 0x1.006p0f, 0x3p-25f,      0x1p-25f,      -0x5p-26f,       6.1e-5f,
+      0x1.01p0f,  -0x1.03p0f, signallingNaN, lowPayloadNaN, negativeQuietNaN};
   for (int bits = kMinQuantizerBits; bits <= kMaxQuantizerBits; ++bits) {
     for (Codec codec : {Codec::Piecewise, Codec::Linear}) {
       for (size_t block : {size_t{1}, size_t{5}, size_t{64}, size_t{4100}}) {
@@ -380,6 +430,76 @@ TEST(CompressFastCodecs, DecodingsOfArbitraryBytesEqualTheReference) {
       }
     }
   }
+}
+
+// Element i of a tensor of type, widened as element_format.h does.
+float widenedAt(spcclDataType_t type, const std::vector<unsigned char>& in, size_t i) {
+  if (type == spcclFloat32) {
+    float f;
+    std::memcpy(&f, in.data() + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, in.data() + 2 * i, 2);
+  return type == spcclFloat16 ? HalfFormat::load(h) : Bfloat16Format::load(h);
+}
+
+// widenAdd (the schedules' loadInputChunk) of every variant: the sum of
+// element_format.h's load, bit for bit, for every type, odd counts and
+// counts across the conversion chunks, on random bit patterns (NaN sums
+// included: the widened NaN is the only NaN operand, so its payload is the
+// sum's).
+TEST(CompressFastCodecs, WidenAddEqualsElementFormatLoads) {
+  std::mt19937_64 rng(17);
+  for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16}) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{9}, size_t{100}, size_t{1029}}) {
+      std::vector<unsigned char> in(count * spcclTypeSize(type));
+      for (unsigned char& b : in) b = static_cast<unsigned char>(rng());
+      const std::vector<float> start = gaussian(count + 1, rng, 1.0);
+      std::vector<float> want(start);  // one more than count: nothing is written past
+      for (size_t i = 0; i < count; ++i) want[i] += widenedAt(type, in, i);
+      for (const auto& [name, fast] : tables().fast) {
+        std::vector<float> got(start);
+        fast.widenAdd[type](got.data(), in.data(), count);
+        ASSERT_EQ(bitsOf(got), bitsOf(want)) << name << " type " << type << " count " << count;
+      }
+    }
+  }
+}
+
+// The kernel table the engine uses holds the fastest variant the CPU runs:
+// F16C's f16 codecs wherever the CPU has AVX2 and F16C.
+TEST(CompressFastCodecs, CpuKernelsHoldTheFastestVariant) {
+  const CodecVariant chosen = fastestCodecVariant();
+  ASSERT_TRUE(codecVariantSupported(chosen));
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2"), f16c = __builtin_cpu_supports("f16c");
+  EXPECT_EQ(chosen, avx2 && f16c ? CodecVariant::Avx2F16c
+                    : avx2       ? CodecVariant::Avx2
+                                 : CodecVariant::Baseline);
+  EXPECT_EQ(codecVariantSupported(CodecVariant::Avx2F16c), avx2 && f16c);
+#endif
+  KernelTable want{};
+  addCompressionKernels(want, chosen);
+  const KernelTable& used = cpuKernels();
+  for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16}) {
+    EXPECT_EQ(used.quantize[type], want.quantize[type]) << type;
+    EXPECT_EQ(used.dequantize[type], want.dequantize[type]) << type;
+    EXPECT_EQ(used.widenAdd[type], want.widenAdd[type]) << type;
+  }
+  EXPECT_EQ(used.dequantizeAdd, want.dequantizeAdd);
+  // The variants differ where they should, so the comparisons above tell
+  // them apart: F16C only in f16.
+  if (!codecVariantSupported(CodecVariant::Avx2F16c)) return;
+  KernelTable plain{}, withF16c{};
+  addCompressionKernels(plain, CodecVariant::Avx2);
+  addCompressionKernels(withF16c, CodecVariant::Avx2F16c);
+  EXPECT_NE(withF16c.quantize[spcclFloat16], plain.quantize[spcclFloat16]);
+  EXPECT_NE(withF16c.dequantize[spcclFloat16], plain.dequantize[spcclFloat16]);
+  EXPECT_NE(withF16c.widenAdd[spcclFloat16], plain.widenAdd[spcclFloat16]);
+  EXPECT_EQ(withF16c.quantize[spcclBfloat16], plain.quantize[spcclBfloat16]);
+  EXPECT_EQ(withF16c.quantize[spcclFloat32], plain.quantize[spcclFloat32]);
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 // and writes only its own residuals, so the order of blocks is free); the
 // scale is a max over bit patterns; the error-feedback residual is updated
 // in the loop that computes the codes; the quantizer's loops are free of
-// branches and table lookups (the decoder may look levels up).
+// branches and table lookups (the decoder may look levels up); where the
+// storage type's conversion is out of line (storage_conversions.h), inputs
+// and outputs are converted a segment at a time through f32 scratch.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "kernels/cpu/compress/bit_packing.h"
 #include "kernels/cpu/compress/magnitude_lanes.h"
 #include "kernels/cpu/compress/quantizer_levels.h"
+#include "kernels/cpu/compress/storage_conversions.h"
 #include "kernels/cpu/element_format.h"
 #include "kernels/kernels.h"
 
@@ -29,46 +32,78 @@ namespace spccl::kernels::codec_passes {
 
 constexpr size_t kSegment = 4096;
 static_assert(kSegment % 8 == 0);
+// Inputs converted at a time outside a segment (the rest of a block that
+// runs past it): enough that an out-of-line conversion (F16C) costs little
+// per element, few enough to stay in L1.
+constexpr size_t kChunk = 512;
 
 // The value a codec encodes: the input, or with error feedback the input
-// plus its residual, which the codec then overwrites.
-template <typename Format>
-struct PlainSource {
-  static constexpr bool kFeedback = false;
-  const typename Format::Storage* in;
-  SPCCL_ALWAYS_INLINE float value(size_t i) const { return Format::load(in[i]); }
+// plus its residual, which the codec then overwrites. Read a run at a time:
+// value(x, begin, j) is element begin + j's, x = inputs(begin, n, scratch).
+template <typename Conversion, bool kWithFeedback>
+struct Source {
+  static constexpr bool kFeedback = kWithFeedback;
+  const typename Conversion::Storage* in;
+  float* residual;  // kFeedback only
+
+  SPCCL_ALWAYS_INLINE auto inputs(size_t begin, size_t n, float* scratch) const {
+    return Conversion::inputs(in + begin, n, scratch);
+  }
+  template <typename Inputs>
+  SPCCL_ALWAYS_INLINE float value(const Inputs& x, size_t begin, size_t j) const {
+    if constexpr (kFeedback)
+      return x[j] + residual[begin + j];
+    else
+      return x[j];
+  }
 };
 
-template <typename Format>
-struct FeedbackSource {
-  static constexpr bool kFeedback = true;
-  const typename Format::Storage* in;
-  float* residual;
-  SPCCL_ALWAYS_INLINE float value(size_t i) const { return Format::load(in[i]) + residual[i]; }
-};
-
-// Where a decoding goes: stored to the output type, or added to an f32
+// Where a decoding goes, a segment at a time (outputs(begin, scratch), as
+// storage_conversions.h's): stored to the output type, or added to an f32
 // accumulator.
-template <typename Format>
+template <typename Conversion>
 struct StoreSink {
-  typename Format::Storage* out;
-  SPCCL_ALWAYS_INLINE void put(size_t i, float v) const { out[i] = Format::store(v); }
+  typename Conversion::Storage* out;
+  SPCCL_ALWAYS_INLINE auto outputs(size_t begin, float* scratch) const {
+    return Conversion::outputs(out + begin, scratch);
+  }
 };
 
 struct AddSink {
+  struct Outputs {
+    float* acc;
+    SPCCL_ALWAYS_INLINE void put(size_t j, float v) const { acc[j] += v; }
+    SPCCL_ALWAYS_INLINE void finish(size_t) const {}
+  };
   float* acc;
-  SPCCL_ALWAYS_INLINE void put(size_t i, float v) const { acc[i] += v; }
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, float*) const { return {acc + begin}; }
 };
+
+// The largest of top and the magnitudes' bit patterns over [from, to), x
+// holding the inputs from element base on.
+template <typename Source, typename Inputs>
+SPCCL_ALWAYS_INLINE uint32_t maxMagnitudeBits(const Source& source, const Inputs& x, size_t base,
+                                              size_t from, size_t to, uint32_t top) {
+  for (size_t i = from; i < to; ++i) {
+    const uint32_t a = std::bit_cast<uint32_t>(source.value(x, base, i - base)) & 0x7fffffffu;
+    top = a > top ? a : top;
+  }
+  return top;
+}
 
 // m = max|v| over [begin, end), or NaN when the block holds inf or NaN.
 // Non-negative floats order as their bit patterns do, and inf and NaN lie
-// above FLT_MAX's, so one integer max does both.
-template <typename Source>
-SPCCL_ALWAYS_INLINE float blockScale(const Source& source, size_t begin, size_t end) {
-  uint32_t top = 0;
-  for (size_t i = begin; i < end; ++i) {
-    const uint32_t a = std::bit_cast<uint32_t>(source.value(i)) & 0x7fffffffu;
-    top = a > top ? a : top;
+// above FLT_MAX's, so one integer max does both. The block starts in the
+// segment [s, segmentEnd), whose inputs are at hand; any rest of it is
+// read a chunk at a time.
+template <typename Source, typename Inputs>
+SPCCL_ALWAYS_INLINE float blockScale(const Source& source, const Inputs& segment, size_t s,
+                                     size_t segmentEnd, size_t begin, size_t end) {
+  uint32_t top = maxMagnitudeBits(source, segment, s, begin, std::min(end, segmentEnd), 0);
+  float scratch[kChunk];
+  for (size_t c = segmentEnd; c < end; c += kChunk) {
+    const size_t n = std::min(kChunk, end - c);
+    top = maxMagnitudeBits(source, source.inputs(c, n, scratch), c, c, c + n, top);
   }
   return top > std::bit_cast<uint32_t>(FLT_MAX) ? canonicalNaN<float>() : std::bit_cast<float>(top);
 }
@@ -81,13 +116,15 @@ SPCCL_ALWAYS_INLINE float withSign(float level, uint32_t sign) {
 
 // Codes of elements [begin, begin + n) of a block with a finite scale
 // m > 0; x = |v|/m by the reciprocal, or, for a subnormal scale whose
-// reciprocal overflows, by division (kDivide).
-template <bool kDivide, typename Source, typename Magnitude>
-SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Magnitude& magnitude, float m,
-                                   uint32_t signShift, size_t begin, size_t n, uint8_t* codes) {
+// reciprocal overflows, by division (kDivide). The elements lie in the
+// segment whose inputs x start at element s.
+template <bool kDivide, typename Source, typename Inputs, typename Magnitude>
+SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Inputs& x, size_t s,
+                                   const Magnitude& magnitude, float m, uint32_t signShift,
+                                   size_t begin, size_t n, uint8_t* codes) {
   const float inv = 1.0f / m;
   for (size_t j = 0; j < n; ++j) {
-    const float v = source.value(begin + j);
+    const float v = source.value(x, s, begin - s + j);
     const uint32_t bits = std::bit_cast<uint32_t>(v);
     const float a = std::bit_cast<float>(bits & 0x7fffffffu);
     const float scaled = kDivide ? a / m : a * inv;
@@ -99,17 +136,18 @@ SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Magnitude& magnit
 }
 
 // All-zero and non-finite blocks code 0 and reset their residual.
-template <typename Source, typename Magnitude>
-SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Magnitude& magnitude, float m,
-                                       uint32_t signShift, size_t begin, size_t n, uint8_t* codes) {
+template <typename Source, typename Inputs, typename Magnitude>
+SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Inputs& x, size_t s,
+                                       const Magnitude& magnitude, float m, uint32_t signShift,
+                                       size_t begin, size_t n, uint8_t* codes) {
   if (!(m > 0)) {
     std::memset(codes, 0, n);
     if constexpr (Source::kFeedback)
       std::fill(source.residual + begin, source.residual + begin + n, 0.0f);
   } else if (m < FLT_MIN) {
-    codePiece<true>(source, magnitude, m, signShift, begin, n, codes);
+    codePiece<true>(source, x, s, magnitude, m, signShift, begin, n, codes);
   } else {
-    codePiece<false>(source, magnitude, m, signShift, begin, n, codes);
+    codePiece<false>(source, x, s, magnitude, m, signShift, begin, n, codes);
   }
 }
 
@@ -120,46 +158,48 @@ SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& mag
   unsigned char* packed = out + nblocks * sizeof(float);
   const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);
   uint8_t codes[kSegment];
+  float scratch[kSegment];
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
+    const auto segment = source.inputs(s, segmentEnd - s, scratch);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t blockBegin = b * spec.blockSize;
       const size_t blockEnd = std::min(count, blockBegin + spec.blockSize);
       float m;
       if (i == blockBegin) {
-        m = blockScale(source, blockBegin, blockEnd);
+        m = blockScale(source, segment, s, segmentEnd, blockBegin, blockEnd);
         std::memcpy(out + b * sizeof(float), &m, sizeof(float));
       } else {  // the block began in the previous segment
         std::memcpy(&m, out + b * sizeof(float), sizeof(float));
       }
       const size_t pieceEnd = std::min(segmentEnd, blockEnd);
-      quantizePiece(source, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s));
+      quantizePiece(source, segment, s, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s));
       i = pieceEnd;
     }
     Packer::pack(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
   }
 }
 
-template <typename Format, typename Packer, typename Magnitude>
+template <typename Conversion, typename Packer, typename Magnitude>
 SPCCL_ALWAYS_INLINE void quantizeWith(const Magnitude& magnitude, const QuantizerSpec& spec,
                                       const void* input, size_t count, unsigned char* out,
                                       float* residual) {
-  const auto* in = static_cast<const typename Format::Storage*>(input);
+  const auto* in = static_cast<const typename Conversion::Storage*>(input);
   if (residual)
-    quantizeFrom<Packer>(FeedbackSource<Format>{in, residual}, magnitude, spec, count, out);
+    quantizeFrom<Packer>(Source<Conversion, true>{in, residual}, magnitude, spec, count, out);
   else
-    quantizeFrom<Packer>(PlainSource<Format>{in}, magnitude, spec, count, out);
+    quantizeFrom<Packer>(Source<Conversion, false>{in, nullptr}, magnitude, spec, count, out);
 }
 
-template <typename Format, typename Packer>
+template <typename Conversion, typename Packer>
 SPCCL_ALWAYS_INLINE void quantize(const QuantizerSpec& spec, const void* in, size_t count,
                                   unsigned char* out, float* residual) {
   const int n = spec.bits - 1;
   if (spec.codec == Codec::Linear)
-    quantizeWith<Format, Packer>(LinearLanes(n), spec, in, count, out, residual);
+    quantizeWith<Conversion, Packer>(LinearLanes(n), spec, in, count, out, residual);
   else
-    quantizeWith<Format, Packer>(PiecewiseLanes(n), spec, in, count, out, residual);
+    quantizeWith<Conversion, Packer>(PiecewiseLanes(n), spec, in, count, out, residual);
 }
 
 // How the decoder finds a code's level, both giving signedLevels' float:
@@ -179,23 +219,26 @@ struct TableLevels {
   SPCCL_ALWAYS_INLINE float operator()(uint32_t c) const { return table[c]; }
 };
 
-// sink.put(i, m * level(code)) for every element.
+// m * level(code) into the sink for every element.
 template <typename Packer, typename Levels, typename Sink>
 SPCCL_ALWAYS_INLINE void decodeWith(const Levels& levels, const QuantizerSpec& spec,
                                     const unsigned char* in, size_t count, const Sink& sink) {
   const unsigned char* packed = in + quantizedBlockCount(spec, count) * sizeof(float);
   uint8_t codes[kSegment];
+  float scratch[kSegment];
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
     Packer::unpack(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
+    const auto outputs = sink.outputs(s, scratch);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t pieceEnd = std::min(segmentEnd, std::min(count, (b + 1) * spec.blockSize));
       float m;
       std::memcpy(&m, in + b * sizeof(float), sizeof(float));
-      for (size_t j = i; j < pieceEnd; ++j) sink.put(j, m * levels(codes[j - s]));
+      for (size_t j = i - s; j < pieceEnd - s; ++j) outputs.put(j, m * levels(codes[j]));
       i = pieceEnd;
     }
+    outputs.finish(segmentEnd - s);
   }
 }
 
@@ -219,6 +262,12 @@ SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* 
     decodeWith<Packer>(ComputedLevels<PiecewiseLanes>{PiecewiseLanes(n), signShift}, spec, in,
                        count, sink);
   }
+}
+
+// acc[i] += input i widened, i < count (kernels.h's widenAdd).
+template <typename Conversion>
+SPCCL_ALWAYS_INLINE void widenAdd(float* acc, const void* input, size_t count) {
+  Conversion::addWidened(static_cast<const typename Conversion::Storage*>(input), count, acc);
 }
 
 // The bit packer of the baseline build.

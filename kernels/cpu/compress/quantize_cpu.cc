@@ -1,10 +1,11 @@
 // The codecs of kernels.h in the CPU kernel table: codec_passes.h built
 // twice, for the x86-64 baseline the library is compiled for (SSE2) and,
 // through a target attribute, for AVX2, chosen once by the CPU at
-// registration. Everything codec_passes.h runs per element is forced
-// inline, so each entry point below holds its own vectorised copy.
-// No FMA is enabled: a fused v - m * level would round differently from
-// the reference.
+// registration; where the CPU also has F16C, f16 tensors are converted by
+// it (half_float_f16c.h) instead of by half_float.h's bit manipulation.
+// Everything codec_passes.h runs per element is forced inline, so each
+// entry point below holds its own vectorised copy. No FMA is enabled: a
+// fused v - m * level would round differently from the reference.
 #include "kernels/cpu/compress/codec_passes.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 
@@ -20,26 +21,31 @@ constexpr LevelSource Computed = LevelSource::Computed;
 #define SPCCL_TARGET_AVX2 __attribute__((target("avx2")))
 #endif
 
-// Decoders: the scalar table lookup wins on SSE2; under AVX2 the computed
-// linear level (a conversion and a division) vectorises well, the piecewise
-// one (finding the cluster) less so than a lookup (measured with
-// perf/codec_throughput, docs/compressed.md).
-template <typename Format>
+// Codecs<Conversion> holds the entry points of one storage type
+// (storage_conversions.h); dequantizeAdd is f32's. Decoders: the scalar
+// table lookup wins on SSE2; under AVX2 the computed linear level (a
+// conversion and a division) vectorises well, the piecewise one (finding
+// the cluster) less so than a lookup (measured with perf/codec_throughput,
+// docs/compressed.md).
+template <typename Conversion>
 struct BaselineCodecs {
   static void quantize(const QuantizerSpec& spec, const void* in, size_t count, unsigned char* out,
                        float* residual) {
-    codec_passes::quantize<Format, codec_passes::ScalarPacker>(spec, in, count, out, residual);
+    codec_passes::quantize<Conversion, codec_passes::ScalarPacker>(spec, in, count, out, residual);
   }
   static void dequantize(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                          void* out) {
-    using Storage = typename Format::Storage;
+    using Storage = typename Conversion::Storage;
     codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(
-        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+        spec, in, count, codec_passes::StoreSink<Conversion>{static_cast<Storage*>(out)});
   }
   static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                             float* acc) {
     codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
                                                                    codec_passes::AddSink{acc});
+  }
+  static void widenAdd(float* acc, const void* in, size_t count) {
+    codec_passes::widenAdd<Conversion>(acc, in, count);
   }
 };
 
@@ -55,44 +61,43 @@ struct Avx2Packer {
 
 constexpr LevelSource kAvx2Piecewise = Table;
 
-template <typename Format>
+template <typename Conversion>
 struct Avx2Codecs {
   SPCCL_TARGET_AVX2 static void quantize(const QuantizerSpec& spec, const void* in, size_t count,
                                          unsigned char* out, float* residual) {
-    codec_passes::quantize<Format, Avx2Packer>(spec, in, count, out, residual);
+    codec_passes::quantize<Conversion, Avx2Packer>(spec, in, count, out, residual);
   }
   SPCCL_TARGET_AVX2 static void dequantize(const QuantizerSpec& spec, const unsigned char* in,
                                            size_t count, void* out) {
-    using Storage = typename Format::Storage;
+    using Storage = typename Conversion::Storage;
     codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(
-        spec, in, count, codec_passes::StoreSink<Format>{static_cast<Storage*>(out)});
+        spec, in, count, codec_passes::StoreSink<Conversion>{static_cast<Storage*>(out)});
   }
   SPCCL_TARGET_AVX2 static void dequantizeAdd(const QuantizerSpec& spec, const unsigned char* in,
                                               size_t count, float* acc) {
     codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
                                                                codec_passes::AddSink{acc});
   }
+  SPCCL_TARGET_AVX2 static void widenAdd(float* acc, const void* in, size_t count) {
+    codec_passes::widenAdd<Conversion>(acc, in, count);
+  }
 };
 #endif
 
-template <typename Format>
-void widenAdd(float* acc, const void* input, size_t count) {
-  const auto* in = static_cast<const typename Format::Storage*>(input);
-  for (size_t i = 0; i < count; ++i) acc[i] += Format::load(in[i]);
+template <template <typename> class Codecs, typename Conversion>
+void addType(KernelTable& table, spcclDataType_t type) {
+  table.quantize[type] = Codecs<Conversion>::quantize;
+  table.dequantize[type] = Codecs<Conversion>::dequantize;
+  table.widenAdd[type] = Codecs<Conversion>::widenAdd;
 }
 
-template <template <typename> class Codecs>
+// The variants differ in f16 only by HalfConversion.
+template <template <typename> class Codecs, typename HalfConversion>
 void addCodecs(KernelTable& table) {
-  table.quantize[spcclFloat32] = Codecs<NativeFormat<float>>::quantize;
-  table.quantize[spcclFloat16] = Codecs<HalfFormat>::quantize;
-  table.quantize[spcclBfloat16] = Codecs<Bfloat16Format>::quantize;
-  table.dequantize[spcclFloat32] = Codecs<NativeFormat<float>>::dequantize;
-  table.dequantize[spcclFloat16] = Codecs<HalfFormat>::dequantize;
-  table.dequantize[spcclBfloat16] = Codecs<Bfloat16Format>::dequantize;
-  table.dequantizeAdd = Codecs<NativeFormat<float>>::dequantizeAdd;
-  table.widenAdd[spcclFloat32] = widenAdd<NativeFormat<float>>;
-  table.widenAdd[spcclFloat16] = widenAdd<HalfFormat>;
-  table.widenAdd[spcclBfloat16] = widenAdd<Bfloat16Format>;
+  addType<Codecs, Float32Conversion>(table, spcclFloat32);
+  addType<Codecs, HalfConversion>(table, spcclFloat16);
+  addType<Codecs, ElementwiseConversion<Bfloat16Format>>(table, spcclBfloat16);
+  table.dequantizeAdd = Codecs<Float32Conversion>::dequantizeAdd;
 }
 
 }  // namespace
@@ -101,22 +106,42 @@ bool codecVariantSupported(CodecVariant variant) {
   if (variant == CodecVariant::Baseline) return true;
 #ifdef SPCCL_HAVE_AVX2_CODECS
   __builtin_cpu_init();  // in case a static constructor asks before libgcc's has run
-  return __builtin_cpu_supports("avx2");
+  if (!__builtin_cpu_supports("avx2")) return false;
+  return variant == CodecVariant::Avx2 || __builtin_cpu_supports("f16c");
 #else
   return false;
 #endif
 }
 
+const char* codecVariantName(CodecVariant variant) {
+  switch (variant) {
+    case CodecVariant::Baseline:
+      return "baseline";
+    case CodecVariant::Avx2:
+      return "avx2";
+    case CodecVariant::Avx2F16c:
+      return "avx2+f16c";
+  }
+  return "unknown";
+}
+
+CodecVariant fastestCodecVariant() {
+  for (CodecVariant variant : {CodecVariant::Avx2F16c, CodecVariant::Avx2})
+    if (codecVariantSupported(variant)) return variant;
+  return CodecVariant::Baseline;
+}
+
 void addCompressionKernels(KernelTable& table, CodecVariant variant) {
 #ifdef SPCCL_HAVE_AVX2_CODECS
-  if (variant == CodecVariant::Avx2) return addCodecs<Avx2Codecs>(table);
+  if (variant == CodecVariant::Avx2F16c) return addCodecs<Avx2Codecs, F16cHalfConversion>(table);
+  if (variant == CodecVariant::Avx2)
+    return addCodecs<Avx2Codecs, ElementwiseConversion<HalfFormat>>(table);
 #endif
-  addCodecs<BaselineCodecs>(table);
+  addCodecs<BaselineCodecs, ElementwiseConversion<HalfFormat>>(table);
 }
 
 void addCompressionKernels(KernelTable& table) {
-  addCompressionKernels(table, codecVariantSupported(CodecVariant::Avx2) ? CodecVariant::Avx2
-                                                                         : CodecVariant::Baseline);
+  addCompressionKernels(table, fastestCodecVariant());
 }
 
 }  // namespace spccl::kernels
