@@ -37,6 +37,15 @@ TEST(IbPlugin, WithoutDeviceSaysSoAndFallsBackToTcp) {
   if (kPlugin == nullptr) GTEST_SKIP() << "libibverbs not found at configure time: no ib plugin";
   if (rdmaDevicePresent()) GTEST_SKIP() << "an RDMA device exists here; the fall-back does not apply";
   std::string log = ::testing::TempDir() + "spccl_ib_fallback_%p.log";
+  // Set for the forked ranks only: later tests in this process (when the
+  // whole binary runs in one process) must not inherit SPCCL_TRANSPORT=ib.
+  struct UnsetAtExit {
+    ~UnsetAtExit() {
+      for (const char* name :
+           {"SPCCL_TRANSPORT", "SPCCL_DEBUG", "SPCCL_DEBUG_SUBSYS", "SPCCL_DEBUG_FILE"})
+        unsetenv(name);
+    }
+  } unsetAtExit;
   setenv("SPCCL_TRANSPORT", "ib", 1);
   setenv("SPCCL_DEBUG", "INFO", 1);
   setenv("SPCCL_DEBUG_SUBSYS", "NET", 1);
