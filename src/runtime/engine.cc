@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
 #include <cstring>
 
 #include "core/check.h"
@@ -273,6 +274,7 @@ spcclResult_t Engine::connectionLost(Peer& peer, const std::string& failure) {
   while (!broken() && !peer.controlClosed) {
     {
       QuietFailures quiet;
+      peer.controlMayHaveData = true;
       progressControl(peer);
     }
     if (broken() || peer.controlClosed || grace.expired()) break;
@@ -381,6 +383,11 @@ spcclResult_t Engine::abortedBy(Peer& peer, const unsigned char* frame) {
 }
 
 spcclResult_t Engine::progressControl(Peer& peer) {
+  // Tested only when poll(2) said its fd is readable (or it has none): an
+  // idle control connection would otherwise cost a system call per peer in
+  // every round of progress.
+  if (!peer.controlMayHaveData) return spcclSuccess;
+  peer.controlMayHaveData = false;
   while (!peer.controlClosed) {
     bool done = false;
     size_t size = 0;
@@ -428,6 +435,8 @@ spcclResult_t Engine::progressAll() {
 }
 
 spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
+  constexpr size_t kNoFd = SIZE_MAX;
+  std::vector<size_t> controlFd(peers_.size(), kNoFd);  // index in fds
   std::vector<pollfd> fds;
   fds.reserve(peers_.size() * 2);
   bool anyWithoutFd = false;
@@ -456,8 +465,13 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
       int fd = -1;
       short events = 0;
       peer.conn.net->pollFd(peer.conn.control.recvComm, &fd, &events);
-      if (fd < 0) anyWithoutFd = true;
-      else if (events != 0) fds.push_back({fd, events, 0});
+      if (fd < 0) {
+        anyWithoutFd = true;
+        peer.controlMayHaveData = true;  // nothing to wait on: test it every time
+      } else if (events != 0) {
+        controlFd[&peer - peers_.data()] = fds.size();
+        fds.push_back({fd, events, 0});
+      }
     }
   }
   int64_t waitMs = std::min(maxWaitMs, anyWithoutFd ? kNoFdPollMs : kMaxSleepMs);
@@ -465,6 +479,9 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
   int rc = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
   if (rc < 0 && errno != EINTR)
     return SPCCL_FAIL(spcclSystemError, "poll failed: %s", strerror(errno));
+  for (size_t p = 0; p < peers_.size(); ++p)
+    if (controlFd[p] != kNoFd && fds[controlFd[p]].revents != 0)
+      peers_[p].controlMayHaveData = true;
   return spcclSuccess;
 }
 

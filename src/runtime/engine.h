@@ -123,6 +123,7 @@ class Engine {
     alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
     void* controlRecvRequest = nullptr;
     bool controlClosed = false;  // the peer closed it (or there is none): stop watching
+    bool controlMayHaveData = true;  // its fd was readable at the last poll(2)
     alignas(8) unsigned char controlInbox[sizeof(FrameHeader) + kMaxAbortText];
     uint32_t sendStep = 0;
     uint32_t recvStep = 0;
