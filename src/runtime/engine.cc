@@ -105,9 +105,8 @@ spcclResult_t Engine::checkPeer(int peer, const char* what) {
     return SPCCL_FAIL(brokenCode_, "communicator is unusable after an earlier error: %s",
                       brokenReason_.c_str());
   if (peers_[peer].closed)
-    return breakWith(SPCCL_FAIL(spcclRemoteError, "%s: %s is gone: %s", what,
-                                peers_[peer].conn.name.c_str(),
-                                peers_[peer].closeReason.c_str()));
+    return connectionLost(peers_[peer], std::string(what) + ": " + peers_[peer].conn.name +
+                                            " is gone: " + peers_[peer].closeReason);
   return spcclSuccess;
 }
 
@@ -297,10 +296,10 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       if (peer.headerRecvRequest == nullptr) {
         if (peer.closed) {
           if (!peer.recvQueue.empty())
-            return breakWith(SPCCL_FAIL(spcclRemoteError,
-                                        "%s is gone while this rank still expects data from it: "
-                                        "%s",
-                                        peer.conn.name.c_str(), peer.closeReason.c_str()));
+            return connectionLost(peer, peer.conn.name +
+                                            " is gone while this rank still expects data from "
+                                            "it: " +
+                                            peer.closeReason);
           return spcclSuccess;
         }
         spcclResult_t res = net->irecv(peer.conn.lanes[0].recvComm, peer.inbox,
