@@ -14,13 +14,10 @@ NETLAB="$HERE/netlab"
 PERF=${1:?usage: rails_spccl.sh PATH/TO/all_reduce_perf}
 BYTES=67108864
 
-if [[ $(id -u) -ne 0 ]]; then echo "netns_spccl_rails: SKIP: needs root"; exit 77; fi
-if ! command -v ip >/dev/null || ! ip netns list >/dev/null 2>&1; then
-  echo "netns_spccl_rails: SKIP: 'ip netns' unavailable"; exit 77
-fi
-if ! command -v tc >/dev/null; then echo "netns_spccl_rails: SKIP: 'tc' unavailable"; exit 77; fi
+# shellcheck source=lib/require_testbed.sh
+source "$HERE/lib/require_testbed.sh"
+require_testbed netns_spccl_rails
 
-fail() { echo "netns_spccl_rails: FAIL: $*"; exit 1; }
 logs=$(mktemp -d /tmp/netns_spccl_rails.XXXXXX)
 trap '"$NETLAB" down >/dev/null 2>&1 || true; rm -rf "$logs"' EXIT
 

@@ -9,11 +9,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export NETLAB_PREFIX=${NETLAB_PREFIX:-splsmoke} NETLAB_SUBNET=${NETLAB_SUBNET:-10.77.1}
 NETLAB="$HERE/netlab"
 
-if [[ $(id -u) -ne 0 ]]; then echo "netns_smoke: SKIP: needs root"; exit 77; fi
-if ! command -v ip >/dev/null || ! ip netns list >/dev/null 2>&1; then
-  echo "netns_smoke: SKIP: 'ip netns' unavailable"; exit 77
-fi
-if ! command -v tc >/dev/null; then echo "netns_smoke: SKIP: 'tc' unavailable"; exit 77; fi
+# shellcheck source=lib/require_testbed.sh
+source "$HERE/lib/require_testbed.sh"
+require_testbed netns_smoke
 
 logs=$(mktemp -d /tmp/netns_smoke.XXXXXX)
 trap '"$NETLAB" down >/dev/null 2>&1 || true; rm -rf "$logs"' EXIT

@@ -12,13 +12,10 @@ export NETLAB_PREFIX=${NETLAB_PREFIX:-splrails} NETLAB_SUBNET=${NETLAB_SUBNET:-1
 NETLAB="$HERE/netlab"
 RAILS=2
 
-if [[ $(id -u) -ne 0 ]]; then echo "netns_rails_smoke: SKIP: needs root"; exit 77; fi
-if ! command -v ip >/dev/null || ! ip netns list >/dev/null 2>&1; then
-  echo "netns_rails_smoke: SKIP: 'ip netns' unavailable"; exit 77
-fi
-if ! command -v tc >/dev/null; then echo "netns_rails_smoke: SKIP: 'tc' unavailable"; exit 77; fi
+# shellcheck source=lib/require_testbed.sh
+source "$HERE/lib/require_testbed.sh"
+require_testbed netns_rails_smoke
 
-fail() { echo "netns_rails_smoke: FAIL: $*"; exit 1; }
 our_namespaces() { ip netns list | awk '{print $1}' | grep "^${NETLAB_PREFIX}-" || true; }
 
 logs=$(mktemp -d /tmp/netns_rails_smoke.XXXXXX)
