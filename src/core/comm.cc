@@ -372,13 +372,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   if (res == spcclSuccess && nranks > 1) res = connectMesh(*comm, listeners, &peers);
   closeListeners();
   if (res != spcclSuccess) {
-    for (PeerConnection& p : peers) {
-      p.lanes.push_back(p.control);  // closed with the lanes
-      for (Lane& lane : p.lanes) {
-        if (lane.sendComm) p.net->closeSend(lane.sendComm);
-        if (lane.recvComm) p.net->closeRecv(lane.recvComm);
-      }
-    }
+    for (PeerConnection& p : peers) closePeerConnection(p);
     return res;
   }
   if (peers.empty()) peers.resize(nranks);

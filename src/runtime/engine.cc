@@ -41,15 +41,18 @@ Engine::~Engine() {
     std::memcpy(frame.data(), &header, sizeof(header));
     broadcastControlFrame(frame, /*onControl=*/false);  // behind our last data
   }
-  for (Peer& peer : peers_) {
-    if (peer.conn.net == nullptr) continue;
-    auto close = [&peer](const Lane& lane) {
-      if (lane.sendComm) peer.conn.net->closeSend(lane.sendComm);
-      if (lane.recvComm) peer.conn.net->closeRecv(lane.recvComm);
-    };
-    for (const Lane& lane : peer.conn.lanes) close(lane);
-    close(peer.conn.control);
-  }
+  for (Peer& peer : peers_) closePeerConnection(peer.conn);
+}
+
+void closePeerConnection(PeerConnection& conn) {
+  if (conn.net == nullptr) return;
+  auto close = [&conn](Lane& lane) {
+    if (lane.sendComm) conn.net->closeSend(lane.sendComm);
+    if (lane.recvComm) conn.net->closeRecv(lane.recvComm);
+    lane = Lane{};
+  };
+  for (Lane& lane : conn.lanes) close(lane);
+  close(conn.control);
 }
 
 const kernels::KernelTable& Engine::kernels() const { return kernels::cpuKernels(); }

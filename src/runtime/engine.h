@@ -40,6 +40,9 @@ struct PeerConnection {
   std::string name;  // "rank 3 (10.0.0.4:41234)"
 };
 
+// Closes every lane and the control connection that are open.
+void closePeerConnection(PeerConnection& conn);
+
 struct EngineSettings {
   int rank = 0;
   int nranks = 1;
