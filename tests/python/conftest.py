@@ -8,7 +8,6 @@ Run alone (no launcher variables), pytest is a 1-rank job.
 from __future__ import annotations
 
 import os
-import socket
 
 import numpy as np
 import pytest
@@ -51,13 +50,7 @@ def torch_dist(comm: spccl.Comm) -> None:
 
     import spccl.torch
 
-    if not _launched():
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0",
-                          WORLD_SIZE="1")
-    spccl.torch.init_process_group("gloo", timeout_s=120)
+    spccl.torch.init_process_group("gloo", timeout_s=120, comm=comm)
     assert dist.get_world_size() == comm.size and dist.get_rank() == comm.rank
     yield
     dist.destroy_process_group()

@@ -7,10 +7,11 @@
 - :mod:`spccl.torch.backend`: ``register()`` makes ``"spccl"`` a
   ``torch.distributed`` backend (all_reduce — dense or sparse COO —,
   broadcast, all_gather, reduce, barrier).
-- :func:`init_process_group`: torch.distributed's rendezvous from the same
-  launcher variables spccl reads, on a port that does not collide with
-  spccl's own.
+- :func:`init_process_group`: torch.distributed's group over the same
+  ranks: given a ``spccl.Comm``, its store listens on a port the kernel
+  picks and the comm tells the others; otherwise from the launcher
+  variables spccl reads, on a port that does not collide with spccl's own.
 """
-from .launch import init_process_group, torch_init_method
+from .launch import init_process_group, store_over, torch_init_method
 
-__all__ = ["init_process_group", "torch_init_method"]
+__all__ = ["init_process_group", "store_over", "torch_init_method"]
