@@ -26,7 +26,9 @@ typedef enum {
   spcclSuccess = 0,
   spcclSystemError = 1,      /* a system call failed (socket, mmap, ...) */
   spcclInternalError = 2,    /* a bug in spccl */
-  spcclInvalidArgument = 3,  /* a bad argument; the message names it */
+  spcclInvalidArgument = 3,  /* a bad argument; the message names it. A collective
+                              * rejected on one rank fails on its peers at once
+                              * (spcclInvalidUsage naming that rank) */
   spcclInvalidUsage = 4,     /* e.g. ranks called different collectives */
   spcclRemoteError = 5,      /* a peer failed or went away */
   spcclInProgress = 6,       /* non-blocking operation not finished yet */

@@ -12,11 +12,6 @@ using spccl::compress::CompressedCall;
 
 namespace {
 
-spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
-}
-
 spcclResult_t checkCall(spcclComm_t comm, const CompressedCall& call) {
   SPCCL_CHECK(compress::checkCommAndCount(call.name, comm, call.count));
   SPCCL_CHECK(compress::checkCompressibleTypeAndOp(call.name, call.type, call.op));
@@ -56,8 +51,8 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
     res = SPCCL_FAIL(spcclInvalidArgument,
                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
                      call.name);
-  if (res != spcclSuccess) return finish(comm, res);
-  return finish(comm, runBlocking(comm, [&] { return compress::runCompressedAllReduce(comm, call); }));
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  return finishCall(comm, runBlocking(comm, [&] { return compress::runCompressedAllReduce(comm, call); }));
 }
 
 spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -69,7 +64,7 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
                               op, cfg, comm, &call);
   if (res == spcclSuccess && request == nullptr)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   return runAsync(comm, [comm, call] { return compress::runCompressedAllReduce(comm, call); },
                   request);
 }

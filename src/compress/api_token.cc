@@ -12,11 +12,6 @@ using spccl::compress::TokenCall;
 
 namespace {
 
-spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
-}
-
 TokenCall shapedCall(const char* name, void* buff, size_t tokens, size_t hidden,
                      spcclDataType_t datatype, spcclRedOp_t op, spcclPrunePolicy_t prunePolicy) {
   TokenCall call;
@@ -91,15 +86,15 @@ spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const
                           "%s: stream must be NULL (host buffers); device memory is not supported "
                           "yet",
                           call.name);
-  if (prepared != spcclSuccess) return finish(comm, prepared);
-  return finish(comm, runBlocking(comm, [&] { return compress::runTokenAllReduce(comm, call); }));
+  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
+  return finishCall(comm, runBlocking(comm, [&] { return compress::runTokenAllReduce(comm, call); }));
 }
 
 spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                               spcclRequest_t* request) {
   if (prepared == spcclSuccess && request == nullptr)
     prepared = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
-  if (prepared != spcclSuccess) return finish(comm, prepared);
+  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   return runAsync(comm, [comm, call] { return compress::runTokenAllReduce(comm, call); }, request);
 }
 

@@ -2,6 +2,7 @@
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "coll/collective.h"
@@ -18,6 +19,10 @@ struct Call {
   CollArgs args;
   CollSignature signature;
   const char* name = "";  // the API function, for errors found while it runs
+  // A call this rank rejected inside a group: its place in the group's
+  // sequence is withdrawn from when the group runs (Engine::withdraw).
+  spcclResult_t rejected = spcclSuccess;
+  std::string rejection;
 };
 
 struct DeferredP2P {
@@ -181,9 +186,16 @@ void rememberComm(spcclComm_t comm) {
   tlsGroup.comms.push_back(comm);
 }
 
-spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
+// A collective this rank will not run (its arguments): the peers are told
+// now, or, inside a group, when the group reaches the call's place.
+spcclResult_t reject(spcclComm_t comm, spcclResult_t failure) {
+  if (tlsGroup.depth == 0 || comm == nullptr) return rejectCall(comm, failure);
+  Call withdrawn;
+  withdrawn.rejected = failure;
+  withdrawn.rejection = threadLastError();
+  rememberComm(comm);
+  tlsGroup.collectives.emplace_back(comm, withdrawn);
+  return finishCall(comm, failure);
 }
 
 // Blocking entry: validate, then run now (or at the group's end).
@@ -191,24 +203,25 @@ spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char
   clearThreadLastError();
   call.name = name;
   spcclResult_t res = validate(comm, call, stream, name);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return reject(comm, res);
   if (tlsGroup.depth > 0) {
     rememberComm(comm);
     tlsGroup.collectives.emplace_back(comm, call);
     return spcclSuccess;
   }
-  return finish(comm, runBlocking(comm, [&] { return execute(comm, call); }));
+  return finishCall(comm, runBlocking(comm, [&] { return execute(comm, call); }));
 }
 
 spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request,
                           const char* name) {
   clearThreadLastError();
   call.name = name;
-  if (request == nullptr) return finish(comm, SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", name));
-  spcclResult_t res = validate(comm, call, nullptr, name);
-  if (res != spcclSuccess) return finish(comm, res);
-  if (tlsGroup.depth > 0)
-    return finish(comm, SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name));
+  spcclResult_t res = request == nullptr
+                          ? SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", name)
+                          : validate(comm, call, nullptr, name);
+  if (res == spcclSuccess && tlsGroup.depth > 0)
+    res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
+  if (res != spcclSuccess) return reject(comm, res);
   return runAsync(comm, [comm, call] { return execute(comm, call); }, request);
 }
 
@@ -225,7 +238,7 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
                      comm->nranks);
   if (res == spcclSuccess && peer == comm->rank)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name, peer);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return finishCall(comm, res);
   DeferredP2P op{isSend, buffer, bytes, peer,
                  CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count}};
   bool implicitGroup = tlsGroup.depth == 0;
@@ -248,8 +261,13 @@ spcclResult_t runGroupOn(spcclComm_t comm, const GroupState& group) {
                           : engine.postUserRecv(op.peer, op.buffer, op.bytes, op.signature, &slot));
     slots.push_back(slot);
   }
-  for (const auto& [c, call] : group.collectives)
-    if (c == comm) SPCCL_CHECK(execute(comm, call));
+  for (const auto& [c, call] : group.collectives) {
+    if (c != comm) continue;
+    if (call.rejected != spcclSuccess)
+      engine.withdraw(call.rejected, call.rejection);
+    else
+      SPCCL_CHECK(execute(comm, call));
+  }
   return slots.empty() ? spcclSuccess : engine.wait(slots);
 }
 
@@ -356,7 +374,7 @@ spcclResult_t spcclGroupEnd(void) {
   tlsGroup = GroupState{};
   spcclResult_t result = spcclSuccess;
   for (spcclComm_t comm : group.comms) {
-    spcclResult_t res = finish(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
+    spcclResult_t res = finishCall(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
     if (result == spcclSuccess) result = res;
   }
   return result;

@@ -23,11 +23,6 @@ using spccl::sparse::SparseOptions;
 
 namespace {
 
-spcclResult_t finish(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
-}
-
 
 // Fields past the caller's size keep their defaults (an older, smaller
 // struct); a struct larger than ours is read up to our size.
@@ -176,7 +171,7 @@ spcclResult_t prepareCooInput(const void* indices, spcclIndexType_t indexType, c
 
 spcclResult_t submit(spcclComm_t comm, SparseCall& call) {
   spcclResult_t result = runBlocking(comm, [&] { return sparse::runSparseAllReduce(comm, call); });
-  return finish(comm, result);
+  return finishCall(comm, result);
 }
 
 // The part every sparse entry point shares: the call's identity, then the
@@ -206,7 +201,7 @@ spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbu
       beginCall("spcclSparseAllReduce", comm, count, datatype, op, stream, options, &call);
   if (res == spcclSuccess) res = checkPointer(sendbuff, count > 0, "sendbuff", call.name);
   if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseInput = sendbuff;
   call.denseOutput = recvbuff;
   return submit(comm, call);
@@ -229,7 +224,7 @@ spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t inde
       beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
   if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseOutput = recvbuff;
   return submit(comm, call);
 }
@@ -247,7 +242,7 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
   if (res == spcclSuccess) res = checkPointer(outIndices, outCapacity > 0, "outIndices", call.name);
   if (res == spcclSuccess) res = checkPointer(outValues, outCapacity > 0, "outValues", call.name);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
-  if (res != spcclSuccess) return finish(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   call.cooOutput = true;
   call.outIndexType = indexType;
   call.outIndices = outIndices;
@@ -261,11 +256,11 @@ spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseSta
   clearThreadLastError();
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: comm is NULL");
   if (stats == nullptr)
-    return finish(comm, SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: stats is NULL"));
+    return finishCall(comm, SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: stats is NULL"));
   sparse::SparseCallStats record;
   std::shared_ptr<sparse::PlannerState> planner = comm->sparsePlanner;
   if (planner) planner->statsFor(tag, &record);
-  return finish(comm, sparse::copyStatsOut(record, stats));
+  return finishCall(comm, sparse::copyStatsOut(record, stats));
 }
 
 }  // extern "C"

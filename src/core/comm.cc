@@ -419,6 +419,23 @@ void destroyComm(spcclComm_t comm, bool abort) {
   delete comm;
 }
 
+spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result) {
+  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
+  return result;
+}
+
+spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure) {
+  if (comm != nullptr && comm->engine != nullptr && comm->nranks > 1) {
+    const std::string why = threadLastError();
+    runBlocking(comm, [&] {
+      comm->engine->withdraw(failure, why);
+      return spcclSuccess;
+    });
+    setThreadLastError(why);
+  }
+  return finishCall(comm, failure);
+}
+
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn) {
   {
     std::unique_lock<std::mutex> lock(comm->queueMutex);

@@ -92,6 +92,16 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
                          const CommOptions& options, spcclComm_t* comm);
 void destroyComm(spcclComm_t comm, bool abort);
 
+// The API boundary: a failed call's message becomes comm's last error
+// (spcclGetLastError). comm may be NULL.
+spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result);
+
+// The API boundary of a collective call that this rank rejected before it
+// began (its arguments): the peers are told (Engine::withdraw, after the
+// earlier non-blocking work), so that their side of the call fails at once
+// instead of at the deadline; then as finishCall. comm may be NULL.
+spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure);
+
 // Runs fn on the engine in issue order with earlier non-blocking work.
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn);
 // Queues fn; the request completes when it ran.

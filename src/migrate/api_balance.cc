@@ -171,11 +171,11 @@ spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulT
   if (local != spcclSuccess) {
     // This rank's own error is the one to report, whatever the exchange did.
     setThreadLastError(localError);
-    return failedCall(comm, local);
+    return finishCall(comm, local);
   }
   if (res != spcclSuccess) return res;
   res = checkGathered(all, call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return finishCall(comm, res);
 
   std::vector<RankTiming> timings(all.size());
   for (size_t r = 0; r < all.size(); ++r)

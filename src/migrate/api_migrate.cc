@@ -96,7 +96,7 @@ spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t da
   spcclResult_t res = checkCommon(comm, stream, datatype, count, 1, "count", call, &bytes);
   if (res == spcclSuccess) res = checkRank(comm, straggler, "straggler", call);
   if (res == spcclSuccess) res = checkBuffer(buff, bytes, "buff", call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "straggler"},
       migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
@@ -113,7 +113,7 @@ spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, s
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: begin is NULL", call);
   if (res == spcclSuccess && length == nullptr)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: length is NULL", call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return finishCall(comm, res);
   const ElementRange slice = migrationSlice(comm->rank, straggler, comm->nranks, total);
   *begin = slice.offset;
   *length = slice.count;
@@ -131,7 +131,7 @@ spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t co
   if (res == spcclSuccess) res = checkRank(comm, dest, "dest", call);
   if (res == spcclSuccess) res = checkBuffer(sendbuff, bytes, "sendbuff", call);
   if (res == spcclSuccess && comm->rank == dest) res = checkBuffer(recvbuff, bytes, "recvbuff", call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "dest"},
       migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
@@ -153,7 +153,7 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
   if (res == spcclSuccess) res = checkBuffer(recvbuff, bytes, "recvbuff", call);
   if (res == spcclSuccess)
     res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   const MigratedPart part{migrated, migratedCount, migratedOffset};
   return runMigrationCall(
       comm, {call, nullptr},
@@ -175,7 +175,7 @@ spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcoun
   if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
   if (res == spcclSuccess && comm->rank == root) res = checkBuffer(sendbuff, allBytes, "sendbuff", call);
   if (res == spcclSuccess) res = checkBuffer(recvbuff, allBytes / comm->nranks, "recvbuff", call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "root"},
       migrationSignature(MigrationKind::Scatter, datatype, spcclSum, root, recvcount),
@@ -195,7 +195,7 @@ spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount
   if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
   if (res == spcclSuccess) res = checkBuffer(sendbuff, allBytes / comm->nranks, "sendbuff", call);
   if (res == spcclSuccess && comm->rank == root) res = checkBuffer(recvbuff, allBytes, "recvbuff", call);
-  if (res != spcclSuccess) return failedCall(comm, res);
+  if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "root"},
       migrationSignature(MigrationKind::Gather, datatype, spcclSum, root, sendcount),

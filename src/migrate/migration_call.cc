@@ -12,11 +12,6 @@ CollSignature migrationSignature(MigrationKind kind, spcclDataType_t datatype, s
                        static_cast<uint8_t>(kindCode + static_cast<uint8_t>(op)), root, count};
 }
 
-spcclResult_t failedCall(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
-}
-
 spcclResult_t runMigrationCall(spcclComm_t comm, const RootedCallNames& names,
                                const CollSignature& signature,
                                const std::function<spcclResult_t(CollContext&)>& body) {
@@ -28,7 +23,7 @@ spcclResult_t runMigrationCall(spcclComm_t comm, const RootedCallNames& names,
     SPCCL_CHECK(agreeOnRoot(ctx, names));
     return body(ctx);
   });
-  return failedCall(comm, result);
+  return finishCall(comm, result);
 }
 
 }  // namespace spccl::migrate

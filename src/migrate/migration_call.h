@@ -38,7 +38,4 @@ spcclResult_t runMigrationCall(spcclComm_t comm, const RootedCallNames& names,
                                const CollSignature& signature,
                                const std::function<spcclResult_t(CollContext&)>& body);
 
-// Records a validation failure as comm's last error and returns it.
-spcclResult_t failedCall(spcclComm_t comm, spcclResult_t result);
-
 }  // namespace spccl::migrate

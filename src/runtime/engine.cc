@@ -82,7 +82,67 @@ spcclResult_t Engine::beginCollective(const CollSignature& signature, uint64_t* 
   *seq = nextSeq_++;
   SPCCL_TRACE(kLogColl, "rank %d begins call #%" PRIu64 " %s", settings_.rank, *seq,
               signature.describe().c_str());
+  for (const Withdrawal& withdrawal : pendingWithdrawals_)
+    if (withdrawal.seq == *seq) return failWithdrawn(withdrawal);
   return spcclSuccess;
+}
+
+// Withdrawals. A rank that rejects a call's arguments does not begin it, so
+// its next call reuses the sequence number: withdrawing from call S never
+// consumes S. The frame travels on lane 0, ahead of any data the rank sends
+// for the S it calls next, so a peer always reads the withdrawal first.
+// The peer then decides by its own sequence:
+//  - it rejected S too: ignore (every rank that rejects the same call goes
+//    on in step);
+//  - it began S: fail now, and break the communicator, since this rank may
+//    already have sent S's data to others;
+//  - it has not reached S: keep it, and fail S when it begins (or drop it
+//    when it rejects S as well).
+void Engine::withdraw(spcclResult_t code, const std::string& why) {
+  if (broken() || settings_.nranks == 1) return;
+  const uint64_t seq = nextSeq_;
+  withdrawnCalls_[seq].why = why;
+  std::erase_if(pendingWithdrawals_, [seq](const Withdrawal& w) { return w.seq == seq; });
+  SPCCL_INFO(kLogColl, "rank %d withdraws from call #%" PRIu64 ": %s", settings_.rank, seq,
+             why.c_str());
+  QuietFailures quiet;  // a peer that went away learns nothing; its loss shows at the next call
+  broadcastControlFrame(textFrame(FrameKind::Withdraw, seq, code, why), /*onControl=*/false);
+}
+
+spcclResult_t Engine::withdrawnBy(Peer& peer, const unsigned char* frame) {
+  FrameHeader header;
+  std::memcpy(&header, frame, sizeof(header));
+  if (auto mine = withdrawnCalls_.find(header.seq); mine != withdrawnCalls_.end()) {
+    mine->second.peersAlso.insert(header.srcRank);
+    return spcclSuccess;
+  }
+  Withdrawal withdrawal{header.seq, peer.conn.name,
+                        std::string(reinterpret_cast<const char*>(frame) + sizeof(FrameHeader),
+                                    header.length)};
+  if (header.seq >= nextSeq_) {
+    pendingWithdrawals_.push_back(std::move(withdrawal));
+    return spcclSuccess;
+  }
+  return failWithdrawn(withdrawal);
+}
+
+spcclResult_t Engine::failMismatch(const Peer& peer, const FrameHeader& header,
+                                   spcclResult_t mismatch) {
+  auto mine = withdrawnCalls_.find(header.seq);
+  if (mine == withdrawnCalls_.end() || mine->second.peersAlso.count(header.srcRank))
+    return breakWith(mismatch);
+  return breakWith(SPCCL_FAIL(spcclInvalidUsage,
+                              "call #%" PRIu64 ": this rank rejected its arguments (%s), but %s "
+                              "went on with it",
+                              header.seq, mine->second.why.c_str(), peer.conn.name.c_str()));
+}
+
+spcclResult_t Engine::failWithdrawn(const Withdrawal& withdrawal) {
+  return breakWith(SPCCL_FAIL(spcclInvalidUsage,
+                              "call #%" PRIu64 " cannot complete: %s rejected its arguments and "
+                              "takes no part in it (%s)",
+                              withdrawal.seq, withdrawal.peerName.c_str(),
+                              withdrawal.text.c_str()));
 }
 
 spcclResult_t Engine::allocOp(int* slot) {
@@ -330,6 +390,10 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       std::memcpy(&header, peer.inbox, sizeof(header));
       SPCCL_CHECK(breakWith(checkFraming(header, size, peer.conn.name)));
       if (header.kind == static_cast<uint16_t>(FrameKind::Abort)) return abortedBy(peer, peer.inbox);
+      if (header.kind == static_cast<uint16_t>(FrameKind::Withdraw)) {
+        SPCCL_CHECK(withdrawnBy(peer, peer.inbox));
+        continue;
+      }
       if (header.kind == static_cast<uint16_t>(FrameKind::Close)) {
         peer.closed = true;
         peer.closeReason = "it destroyed its communicator";
@@ -350,8 +414,10 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
     FrameHeader header;
     std::memcpy(&header, peer.inbox, sizeof(header));
     if (op.state == OpState::Queued) {
-      SPCCL_CHECK(breakWith(checkExpectation(header, op.expectation, settings_.rank,
-                                             peer.conn.name)));
+      if (spcclResult_t mismatch =
+              checkExpectation(header, op.expectation, settings_.rank, peer.conn.name);
+          mismatch != spcclSuccess)
+        return failMismatch(peer, header, mismatch);
       if (header.length > 0) {
         spcclResult_t res = postPayload(peer, false, op.recvData, header.length);
         if (res != spcclSuccess)
@@ -573,22 +639,27 @@ void Engine::abort(spcclResult_t code, const std::string& why) {
   failPendingOps();
 }
 
-void Engine::sendAbortFrames(spcclResult_t code, const std::string& why) {
-  // The frame goes out behind whatever is already in flight on each
-  // connection; operations not yet handed to the transport are dropped.
+std::vector<unsigned char> Engine::textFrame(FrameKind kind, uint64_t seq, spcclResult_t code,
+                                             const std::string& why) const {
   std::string text = "rank " + std::to_string(settings_.rank) + ": " + why;
   if (text.size() > kMaxAbortText) text.resize(kMaxAbortText);
   std::vector<unsigned char> frame(sizeof(FrameHeader) + text.size());
   FrameHeader header;
-  header.kind = static_cast<uint16_t>(FrameKind::Abort);
+  header.kind = static_cast<uint16_t>(kind);
   header.commId = settings_.commId;
+  header.seq = seq;
   header.srcRank = settings_.rank;
   header.length = text.size();
   header.result = static_cast<uint32_t>(code);
   std::memcpy(frame.data(), &header, sizeof(header));
   std::memcpy(frame.data() + sizeof(header), text.data(), text.size());
+  return frame;
+}
 
-  broadcastControlFrame(frame, /*onControl=*/true);
+void Engine::sendAbortFrames(spcclResult_t code, const std::string& why) {
+  // The frame goes out behind whatever is already in flight on each
+  // connection; operations not yet handed to the transport are dropped.
+  broadcastControlFrame(textFrame(FrameKind::Abort, 0, code, why), /*onControl=*/true);
 }
 
 void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame, bool onControl) {

@@ -1,13 +1,16 @@
 // The p2p engine of one communicator: a connection pair per peer carrying
 // framed messages of any size, FIFO matching per direction, progress that
-// sleeps in poll(2) instead of spinning, a deadline on every wait, and a
-// sticky error state that peers learn about through abort frames.
+// sleeps in poll(2) instead of spinning, a deadline on every wait, a
+// sticky error state that peers learn about through abort frames, and
+// withdrawals (a call one rank rejected fails on the others at once).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +87,15 @@ class Engine {
   spcclResult_t wait(std::span<const int> slots, std::span<size_t> received = {},
                      std::span<uint8_t> flags = {});
 
+  // This rank rejected the arguments of its next collective call, which
+  // therefore never begins: tells every peer (on lane 0, behind the data
+  // already sent to it), so that their side of that call fails at once,
+  // naming this rank and `why`, instead of at the deadline. A peer whose
+  // call it was breaks its communicator (the ranks disagree on the call
+  // sequence from there). A peer that rejected the same call ignores it, so
+  // a call that every rank rejects leaves the communicator usable.
+  void withdraw(spcclResult_t code, const std::string& why);
+
   // Puts the engine in the error state and tells every peer (best effort).
   void abort(spcclResult_t code, const std::string& why);
   bool broken() const { return brokenCode_ != spcclSuccess; }
@@ -144,6 +156,19 @@ class Engine {
   // Reads the peer's control connection: an Abort there breaks the engine.
   spcclResult_t progressControl(Peer& peer);
   spcclResult_t abortedBy(Peer& peer, const unsigned char* frame);
+  // A Withdraw frame from peer: fails now when this rank began that call,
+  // waits in pendingWithdrawals_ when it has not reached it yet.
+  spcclResult_t withdrawnBy(Peer& peer, const unsigned char* frame);
+  struct Withdrawal {
+    uint64_t seq;
+    std::string peerName;
+    std::string text;
+  };
+  spcclResult_t failWithdrawn(const Withdrawal& withdrawal);
+  // A received header that does not match what this rank expects: the
+  // mismatch, or, when it belongs to a call this rank withdrew from and
+  // the peer did not, that the peer went on with the rejected call.
+  spcclResult_t failMismatch(const Peer& peer, const FrameHeader& header, spcclResult_t mismatch);
   // A send to peer failed: reports the peer's Abort cause if it sent one.
   spcclResult_t failedSendingTo(Peer& peer);
   // A connection to peer failed: breaks the engine with the peer's Abort
@@ -163,6 +188,9 @@ class Engine {
   spcclResult_t breakWith(spcclResult_t code);
   void failPendingOps();
   void sendAbortFrames(spcclResult_t code, const std::string& why);
+  // An Abort or Withdraw frame: header, then "rank <me>: <why>" (truncated).
+  std::vector<unsigned char> textFrame(FrameKind kind, uint64_t seq, spcclResult_t code,
+                                       const std::string& why) const;
   // Sends `frame` to every live peer, on the control connections, or on
   // lane 0 behind what is in flight there; best effort.
   void broadcastControlFrame(const std::vector<unsigned char>& frame, bool onControl);
@@ -172,6 +200,12 @@ class Engine {
   std::deque<Op> ops_;  // a deque: in-flight headers point into ops, so they must not move
   std::vector<int> freeOps_;
   uint64_t nextSeq_ = 1;
+  struct WithdrawnCall {
+    std::string why;            // this rank's error
+    std::set<int> peersAlso;    // peers whose withdrawal from the same call came in
+  };
+  std::map<uint64_t, WithdrawnCall> withdrawnCalls_;  // by seq: calls this rank rejected
+  std::vector<Withdrawal> pendingWithdrawals_;   // peers' withdrawals from calls not begun yet
   spcclResult_t brokenCode_ = spcclSuccess;
   std::string brokenReason_;
   spcclCounters_t counters_{};

@@ -79,8 +79,12 @@ spcclResult_t checkFraming(const FrameHeader& header, size_t receivedBytes,
                           peerName.c_str(), receivedBytes);
       return spcclSuccess;
     case FrameKind::Abort:
+    case FrameKind::Withdraw:
       if (header.length > kMaxAbortText || receivedBytes != sizeof(FrameHeader) + header.length)
-        return SPCCL_FAIL(spcclRemoteError, "malformed abort frame from %s", peerName.c_str());
+        return SPCCL_FAIL(spcclRemoteError, "malformed %s frame from %s",
+                          header.kind == static_cast<uint16_t>(FrameKind::Abort) ? "abort"
+                                                                                 : "withdraw",
+                          peerName.c_str());
       return spcclSuccess;
   }
   return SPCCL_FAIL(spcclRemoteError, "unknown frame kind %u from %s", header.kind,

@@ -49,12 +49,14 @@ struct CollSignature {
 };
 
 // Close: the sender destroyed its communicator cleanly; EOF without it
-// means the sender died.
-enum class FrameKind : uint16_t { Data = 1, Abort = 2, Hello = 3, Close = 4 };
+// means the sender died. Withdraw: the sender rejected the arguments of its
+// collective call `seq` and takes no part in it (Engine::withdraw); like an
+// Abort, it carries the spcclResult_t and the sender's error text.
+enum class FrameKind : uint16_t { Data = 1, Abort = 2, Hello = 3, Close = 4, Withdraw = 5 };
 
 constexpr uint32_t kFrameMagic = 0x46435053u;  // "SPCF"
 constexpr uint16_t kFrameVersion = 1;
-// Largest abort text carried after an Abort header.
+// Largest text carried after an Abort or Withdraw header.
 constexpr size_t kMaxAbortText = 512;
 
 struct FrameHeader {
@@ -72,8 +74,8 @@ struct FrameHeader {
   int32_t root = -1;
   int32_t srcRank = -1;
   uint64_t count = 0;
-  uint64_t length = 0;    // payload bytes (Data); text bytes (Abort); secret (Hello)
-  uint32_t result = 0;    // Abort: the spcclResult_t the receiver should fail with
+  uint64_t length = 0;    // payload bytes (Data); text bytes (Abort, Withdraw); secret (Hello)
+  uint32_t result = 0;    // Abort, Withdraw: the sender's spcclResult_t
   uint32_t reserved = 0;
 
   CollSignature signature() const;
