@@ -19,7 +19,8 @@ struct RootedCallNames {
 
 // Checks that every rank passed the root of call.signature(). A no-op on
 // one rank, for unrooted signatures (root < 0) and with
-// SPCCL_CHECK_ROOTS=0; every rank must make the same choice.
+// SPCCL_CHECK_ROOTS=0; every rank makes the same choice (communicator
+// creation checks it: core/job_settings.h).
 spcclResult_t agreeOnRoot(CollContext& call, const RootedCallNames& names);
 
 }  // namespace spccl

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job_settings.h"
 #include "core/socket.h"
 #include "spccl.h"
 #include "spccl_net.h"
@@ -37,7 +38,7 @@ struct RankInfo {
   uint32_t reserved = 0;
   uint64_t hostId = 0;
   char hostname[64] = {};
-  char transport[32] = {};  // the rank's SPCCL_TRANSPORT setting
+  JobSettings job;  // what every rank must share (core/job_settings.h)
   // The network transport's (tcp or a plugin) listeners, one per device
   // (rail) in the transport's order, and the connections per rail this
   // rank asks for (SPCCL_NET_CONNS_PER_RAIL). Two ranks use the smaller

@@ -335,7 +335,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   mine.pid = getpid();
   mine.hostId = localHostId();
   gethostname(mine.hostname, sizeof(mine.hostname) - 1);
-  std::snprintf(mine.transport, sizeof(mine.transport), "%s", options.transport.c_str());
+  mine.job = localJobSettings(options);
 
   std::vector<Listener> listeners;
   auto closeListeners = [&listeners] {
@@ -357,17 +357,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
       res = openListener("shm", 0, mine.shmHandle, &listeners);
   }
   if (res == spcclSuccess) res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
-  if (res == spcclSuccess) {
-    for (int r = 0; r < nranks; ++r) {
-      if (std::strncmp(comm->ranks[r].transport, mine.transport, sizeof(mine.transport)) != 0) {
-        res = SPCCL_FAIL(spcclInvalidUsage,
-                         "rank %d uses SPCCL_TRANSPORT=%s but rank %d uses %s: all ranks must "
-                         "agree",
-                         r, comm->ranks[r].transport, rank, mine.transport);
-        break;
-      }
-    }
-  }
+  if (res == spcclSuccess) res = checkJobSettingsAgree(comm->ranks, rank);
   std::vector<PeerConnection> peers;
   if (res == spcclSuccess && nranks > 1) res = connectMesh(*comm, listeners, &peers);
   closeListeners();
@@ -381,10 +371,9 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.nranks = nranks;
   settings.commId = comm->commId;
   settings.timeoutMs = options.timeoutMs;
-  settings.chunkBytes = static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_CHUNK_BYTES"), 4096));
-  settings.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0;
-  settings.stripeMinBytes =
-      static_cast<size_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
+  settings.chunkBytes = static_cast<size_t>(mine.job.chunkBytes);
+  settings.checkRoots = mine.job.checkRoots != 0;
+  settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   SPCCL_INFO(kLogInit, "rank %d/%d ready: comm %016" PRIx64 ", transport %s, alpha %.1f us, "

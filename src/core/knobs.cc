@@ -83,7 +83,7 @@ static const std::vector<KnobSpec> kKnobs = {
      "check that every rank passed the same root, so a disagreement fails on every rank at once "
      "instead of hanging until SPCCL_TIMEOUT_MS or returning success with wrong data on some "
      "ranks; costs ceil(log2 n) rounds of 16-byte messages per call. "
-     "Set it the same on every rank"},
+     "Every rank must set it the same (checked when a communicator is created)"},
     {"SPCCL_PROFILE_LINKS", "1",
      "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
     // MPI interposer (plugins/mpi, docs/mpi-interposer.md)

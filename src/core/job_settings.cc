@@ -1,0 +1,72 @@
+#include "core/job_settings.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "core/bootstrap.h"
+#include "core/check.h"
+#include "core/comm.h"
+#include "core/knobs.h"
+
+namespace spccl {
+
+namespace {
+
+constexpr int64_t kMinChunkBytes = 4096;
+
+template <size_t N>
+void copyText(char (&field)[N], const std::string& text) {
+  std::snprintf(field, N, "%s", text.c_str());
+}
+
+// One setting, shown as text for the comparison and the message.
+struct SettingView {
+  const char* knob;
+  std::string (*show)(const JobSettings&);
+};
+
+const SettingView kSettings[] = {
+    {"SPCCL_TRANSPORT", [](const JobSettings& s) { return std::string(s.transport); }},
+    {"SPCCL_ALGO",
+     [](const JobSettings& s) { return s.algorithm[0] ? std::string(s.algorithm) : "(model)"; }},
+    {"SPCCL_CHUNK_BYTES", [](const JobSettings& s) { return std::to_string(s.chunkBytes); }},
+    {"SPCCL_NET_STRIPE_MIN_BYTES",
+     [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
+    {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
+    {"SPCCL_PROFILE_LINKS", [](const JobSettings& s) { return std::to_string(s.profileLinks); }},
+};
+
+}  // namespace
+
+JobSettings localJobSettings(const CommOptions& options) {
+  JobSettings s;
+  copyText(s.transport, options.transport);
+  copyText(s.algorithm, options.algorithmOverride);
+  s.chunkBytes = static_cast<uint64_t>(std::max(knobInt("SPCCL_CHUNK_BYTES"), kMinChunkBytes));
+  s.stripeMinBytes =
+      static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
+  s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;
+  s.profileLinks = options.profileLinks ? 1 : 0;
+  return s;
+}
+
+spcclResult_t checkJobSettingsAgree(const std::vector<RankInfo>& ranks, int me) {
+  const JobSettings& mine = ranks[me].job;
+  for (const SettingView& setting : kSettings) {
+    const std::string ours = setting.show(mine);
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      const std::string theirs = setting.show(ranks[r].job);
+      if (theirs != ours)
+        return SPCCL_FAIL(spcclInvalidUsage,
+                          "%s is %s on rank %zu but %s on rank %d: every rank of a communicator "
+                          "must use the same value",
+                          setting.knob, theirs.c_str(), r, ours.c_str(), me);
+    }
+  }
+  return spcclSuccess;
+}
+
+}  // namespace spccl
