@@ -2,7 +2,6 @@
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "coll/collective.h"
@@ -19,10 +18,6 @@ struct Call {
   CollArgs args;
   CollSignature signature;
   const char* name = "";  // the API function, for errors found while it runs
-  // A call this rank rejected inside a group: its place in the group's
-  // sequence is withdrawn from when the group runs (Engine::withdraw).
-  spcclResult_t rejected = spcclSuccess;
-  std::string rejection;
 };
 
 struct DeferredP2P {
@@ -186,16 +181,15 @@ void rememberComm(spcclComm_t comm) {
   tlsGroup.comms.push_back(comm);
 }
 
-// A collective this rank will not run (its arguments): the peers are told
-// now, or, inside a group, when the group reaches the call's place.
+// A collective this rank will not run (its arguments). Inside a group it
+// would have run after the group's calls queued so far on comm, which have
+// not begun: the withdrawal names that later call, and goes out now, while
+// nothing else is in flight (the group's sends start at its end).
 spcclResult_t reject(spcclComm_t comm, spcclResult_t failure) {
-  if (tlsGroup.depth == 0 || comm == nullptr) return rejectCall(comm, failure);
-  Call withdrawn;
-  withdrawn.rejected = failure;
-  withdrawn.rejection = threadLastError();
-  rememberComm(comm);
-  tlsGroup.collectives.emplace_back(comm, withdrawn);
-  return finishCall(comm, failure);
+  uint64_t callsAhead = 0;
+  if (tlsGroup.depth > 0)
+    for (const auto& [c, call] : tlsGroup.collectives) callsAhead += c == comm ? 1 : 0;
+  return rejectCall(comm, failure, callsAhead);
 }
 
 // Blocking entry: validate, then run now (or at the group's end).
@@ -261,13 +255,8 @@ spcclResult_t runGroupOn(spcclComm_t comm, const GroupState& group) {
                           : engine.postUserRecv(op.peer, op.buffer, op.bytes, op.signature, &slot));
     slots.push_back(slot);
   }
-  for (const auto& [c, call] : group.collectives) {
-    if (c != comm) continue;
-    if (call.rejected != spcclSuccess)
-      engine.withdraw(call.rejected, call.rejection);
-    else
-      SPCCL_CHECK(execute(comm, call));
-  }
+  for (const auto& [c, call] : group.collectives)
+    if (c == comm) SPCCL_CHECK(execute(comm, call));
   return slots.empty() ? spcclSuccess : engine.wait(slots);
 }
 

@@ -413,11 +413,11 @@ spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result) {
   return result;
 }
 
-spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure) {
+spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t callsAhead) {
   if (comm != nullptr && comm->engine != nullptr && comm->nranks > 1) {
     const std::string why = threadLastError();
     runBlocking(comm, [&] {
-      comm->engine->withdraw(failure, why);
+      comm->engine->withdraw(failure, why, callsAhead);
       return spcclSuccess;
     });
     setThreadLastError(why);

@@ -100,7 +100,8 @@ spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result);
 // began (its arguments): the peers are told (Engine::withdraw, after the
 // earlier non-blocking work), so that their side of the call fails at once
 // instead of at the deadline; then as finishCall. comm may be NULL.
-spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure);
+// callsAhead: calls queued before it that have not begun (a group's).
+spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t callsAhead = 0);
 
 // Runs fn on the engine in issue order with earlier non-blocking work.
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn);

@@ -98,9 +98,9 @@ spcclResult_t Engine::beginCollective(const CollSignature& signature, uint64_t* 
 //    already have sent S's data to others;
 //  - it has not reached S: keep it, and fail S when it begins (or drop it
 //    when it rejects S as well).
-void Engine::withdraw(spcclResult_t code, const std::string& why) {
+void Engine::withdraw(spcclResult_t code, const std::string& why, uint64_t callsAhead) {
   if (broken() || settings_.nranks == 1) return;
-  const uint64_t seq = nextSeq_;
+  const uint64_t seq = nextSeq_ + callsAhead;
   withdrawnCalls_[seq].why = why;
   std::erase_if(pendingWithdrawals_, [seq](const Withdrawal& w) { return w.seq == seq; });
   SPCCL_INFO(kLogColl, "rank %d withdraws from call #%" PRIu64 ": %s", settings_.rank, seq,

@@ -87,14 +87,16 @@ class Engine {
   spcclResult_t wait(std::span<const int> slots, std::span<size_t> received = {},
                      std::span<uint8_t> flags = {});
 
-  // This rank rejected the arguments of its next collective call, which
-  // therefore never begins: tells every peer (on lane 0, behind the data
-  // already sent to it), so that their side of that call fails at once,
-  // naming this rank and `why`, instead of at the deadline. A peer whose
-  // call it was breaks its communicator (the ranks disagree on the call
-  // sequence from there). A peer that rejected the same call ignores it, so
-  // a call that every rank rejects leaves the communicator usable.
-  void withdraw(spcclResult_t code, const std::string& why);
+  // This rank rejected the arguments of a collective call, which therefore
+  // never begins: its next call, or the one `callsAhead` calls later (a
+  // group's calls that have not begun). Tells every peer, on lane 0 (call
+  // it between calls, with no send in flight), so that their side of that
+  // call fails at once, naming this rank and `why`, instead of at the
+  // deadline. A peer whose call it was breaks its communicator (the ranks
+  // disagree on the call sequence from there). A peer that rejected the
+  // same call ignores it, so a call that every rank rejects leaves the
+  // communicator usable.
+  void withdraw(spcclResult_t code, const std::string& why, uint64_t callsAhead = 0);
 
   // Puts the engine in the error state and tells every peer (best effort).
   void abort(spcclResult_t code, const std::string& why);

@@ -76,14 +76,26 @@ spcclResult_t badAsyncOp(spcclComm_t comm, bool bad, std::vector<float>& b) {
                                       &request);
   return res == spcclSuccess ? spcclWait(request) : res;
 }
-// In a group the rejected call is the second: the first runs everywhere.
+// In a group the rejected call is the second all-reduce; the group also
+// passes 1 MiB around the ring point to point, so its sends are in flight
+// while the all-reduces run. The first all-reduce and the ring run everywhere.
+constexpr size_t kRingCount = 1 << 18;
 spcclResult_t badSecondInGroup(spcclComm_t comm, bool bad, std::vector<float>& b) {
+  int rank = 0, n = 0;
+  spcclCommUserRank(comm, &rank);
+  spcclCommCount(comm, &n);
+  std::vector<float> mine(kRingCount, static_cast<float>(rank)), from(kRingCount, -1.0f);
   spcclGroupStart();
+  spcclSend(mine.data(), kRingCount, spcclFloat32, (rank + 1) % n, comm, nullptr);
+  spcclRecv(from.data(), kRingCount, spcclFloat32, (rank + n - 1) % n, comm, nullptr);
   spcclResult_t first =
       spcclAllReduce(b.data(), b.data(), kCount, spcclFloat32, spcclSum, comm, nullptr);
   spcclResult_t second = spcclAllReduce(b.data(), bad ? nullptr : b.data(), kCount, spcclFloat32,
                                         spcclSum, comm, nullptr);
   spcclResult_t end = spcclGroupEnd();
+  if (end == spcclSuccess)
+    for (float v : from)
+      if (v != static_cast<float>((rank + n - 1) % n)) return spcclInternalError;  // wrong data
   if (first != spcclSuccess) return first;
   return second != spcclSuccess ? second : end;
 }
@@ -144,8 +156,8 @@ TEST_P(Withdraw, CallsEveryRankRejectsLeaveTheCommunicatorUsable) {
     for (int i = 0; i < 2; ++i)
       if (badRoot(comm, true, buffer) != spcclInvalidArgument) return kChildWrongResult;
     if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Its first all-reduce and its ring ran (checked below and in there).
     if (badSecondInGroup(comm, true, buffer) != spcclInvalidArgument) return kChildWrongResult;
-    // The group's first all-reduce ran: every element is now kRanks.
     for (int i = 0; i < 3; ++i) {
       std::vector<float> x(kCount, static_cast<float>(rank + i));
       if (spcclAllReduce(x.data(), x.data(), kCount, spcclFloat32, spcclSum, comm, nullptr) !=
