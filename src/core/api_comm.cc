@@ -25,12 +25,6 @@ int socketFamily() {
   return AF_UNSPEC;
 }
 
-// Remembers the calling thread's error in the communicator.
-spcclResult_t recordError(spcclComm_t comm, spcclResult_t result) {
-  if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
-  return result;
-}
-
 spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commId, int rank,
                        const spcclConfig_t* config) {
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
@@ -113,10 +107,18 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
   clearThreadLastError();
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
   if (newcomm == nullptr)
-    return recordError(comm, SPCCL_FAIL(spcclInvalidArgument, "newcomm (output pointer) is NULL"));
+    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                       "spcclCommSplit: newcomm (output pointer) is NULL"));
   if (color < 0 && color != SPCCL_SPLIT_NOCOLOR)
-    return recordError(comm, SPCCL_FAIL(spcclInvalidArgument,
-                                        "color %d must be >= 0 or SPCCL_SPLIT_NOCOLOR", color));
+    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                       "spcclCommSplit: color %d must be >= 0 or "
+                                       "SPCCL_SPLIT_NOCOLOR",
+                                       color));
+  CommOptions options = comm->options;
+  if (config != nullptr) {
+    spcclResult_t checked = resolveCommOptions(config, &options);
+    if (checked != spcclSuccess) return rejectCall(comm, checked);
+  }
   *newcomm = nullptr;
   struct Entry {
     int32_t color, key;
@@ -137,7 +139,7 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
     if (!group.empty() && group[0] == comm->rank) SPCCL_CHECK(spcclGetUniqueId(&mine.id));
     return internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data());
   });
-  if (res != spcclSuccess) return recordError(comm, res);
+  if (res != spcclSuccess) return finishCall(comm, res);
   if (color == SPCCL_SPLIT_NOCOLOR) return spcclSuccess;
   std::vector<int> group;
   for (int r = 0; r < n; ++r)
@@ -146,11 +148,9 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
     return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
   });
   int newRank = static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
-  CommOptions options = comm->options;
-  if (config != nullptr) SPCCL_CHECK(resolveCommOptions(config, &options));
   UniqueIdContents id;
   SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
-  return recordError(comm, createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
+  return finishCall(comm, createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
 }
 
 spcclResult_t spcclCommDestroy(spcclComm_t comm) {

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/check.h"
@@ -52,6 +56,18 @@ void replyToAll(std::vector<int>& fds, const RootReply& reply, const std::vector
     if (net::sendAll(fd, &reply, sizeof(reply), deadline, "rank") != spcclSuccess) continue;
     if (table) net::sendAll(fd, table->data(), table->size() * sizeof(RankInfo), deadline, "rank");
   }
+}
+
+// The jobs (by secret) whose rendezvous root runs in this process. Never
+// destroyed: detached root threads may still use it while the process exits.
+struct RunningRoots {
+  std::mutex mutex;
+  std::condition_variable done;
+  std::multiset<uint64_t> secrets;
+};
+RunningRoots& runningRoots() {
+  static RunningRoots* roots = new RunningRoots;
+  return *roots;
 }
 
 void serveRendezvous(int listenFd, uint64_t secret, int64_t timeoutMs) {
@@ -151,7 +167,24 @@ spcclResult_t decodeUniqueId(const spcclUniqueId& id, UniqueIdContents* out) {
 }
 
 void startRendezvousRoot(int listenFd, uint64_t secret, int64_t timeoutMs) {
-  std::thread(serveRendezvous, listenFd, secret, timeoutMs).detach();
+  RunningRoots& roots = runningRoots();
+  {
+    std::lock_guard<std::mutex> lock(roots.mutex);
+    roots.secrets.insert(secret);
+  }
+  std::thread([listenFd, secret, timeoutMs, &roots] {
+    serveRendezvous(listenFd, secret, timeoutMs);
+    std::lock_guard<std::mutex> lock(roots.mutex);
+    roots.secrets.erase(roots.secrets.find(secret));
+    roots.done.notify_all();
+  }).detach();
+}
+
+void waitForRendezvousRoot(uint64_t secret, int64_t maxMs) {
+  RunningRoots& roots = runningRoots();
+  std::unique_lock<std::mutex> lock(roots.mutex);
+  roots.done.wait_for(lock, std::chrono::milliseconds(maxMs),
+                      [&roots, secret] { return roots.secrets.count(secret) == 0; });
 }
 
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,

@@ -55,6 +55,14 @@ struct RankInfo {
 // refused and logged with their address.
 void startRendezvousRoot(int listenFd, uint64_t secret, int64_t timeoutMs);
 
+// Waits, at most maxMs, until the rendezvous root of job `secret` that this
+// process runs (if it runs one) has sent every rank its reply. A rank that
+// fails right after the rendezvous calls it before returning: its process
+// may exit next, and the root thread with it, before the last ranks got
+// their table (they would see "root closed the connection" instead of the
+// reason).
+void waitForRendezvousRoot(uint64_t secret, int64_t maxMs);
+
 // Sends this rank's info to the root and receives everyone's, indexed by rank.
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
                                int64_t timeoutMs, std::vector<RankInfo>* all);

@@ -22,6 +22,9 @@ namespace {
 // Enough to fill a NIC from several sockets or QPs; more only adds
 // connections (n - 1 per lane per rank).
 constexpr int kMaxConnsPerRail = 16;
+// A rank that fails after the rendezvous gives the root it runs this long to
+// reply to the other ranks (bootstrap.h: waitForRendezvousRoot).
+constexpr int64_t kRootReplyWaitMs = 2000;
 
 // A listening endpoint of one transport on one of its devices.
 struct Listener {
@@ -363,6 +366,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   closeListeners();
   if (res != spcclSuccess) {
     for (PeerConnection& p : peers) closePeerConnection(p);
+    waitForRendezvousRoot(id.secret, kRootReplyWaitMs);
     return res;
   }
   if (peers.empty()) peers.resize(nranks);

@@ -76,6 +76,13 @@ spcclResult_t badAsyncOp(spcclComm_t comm, bool bad, std::vector<float>& b) {
                                       &request);
   return res == spcclSuccess ? spcclWait(request) : res;
 }
+spcclResult_t badSplitColor(spcclComm_t comm, bool bad, std::vector<float>&) {
+  spcclComm_t part = nullptr;
+  spcclResult_t res = spcclCommSplit(comm, bad ? -5 : 0, 0, &part, nullptr);
+  if (part != nullptr) spcclCommDestroy(part);
+  return res;
+}
+
 // In a group the rejected call is the second all-reduce; the group also
 // passes 1 MiB around the ring point to point, so its sends are in flight
 // while the all-reduces run. The first all-reduce and the ring run everywhere.
@@ -107,6 +114,7 @@ const Rejection kRejections[] = {
     {"migration straggler", "straggler -1", badStraggler},
     {"non-blocking op", "op 77", badAsyncOp},
     {"second call of a group", "recvbuff is NULL", badSecondInGroup},
+    {"split color", "color -5", badSplitColor},
 };
 
 // Rank 0 starts late, so the withdrawal reaches it before it begins the
