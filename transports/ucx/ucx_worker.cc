@@ -2,14 +2,16 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/clock.h"
 
 #include "core/check.h"
 #include "core/log.h"
+#include "transports/ucx/ucx_config_defaults.h"
 
 namespace spccl::ucx {
 namespace {
@@ -29,6 +31,17 @@ spcclResult_t createContextAndWorker(Worker* w) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);  // UCX_* as usual
   if (status != UCS_OK) return ucxFail("ucp_config_read", status);
+  for (const ConfigChange& change : configChanges([](const char* name) -> const char* {
+         return std::getenv(name);
+       })) {
+    status = ucp_config_modify(config, change.name.c_str(), change.value.c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      return ucxFail(("ucp_config_modify " + change.name).c_str(), status);
+    }
+    SPCCL_INFO(kLogNet, "ucx: UCX_%s=%s: %s", change.name.c_str(), change.value.c_str(),
+               change.why.c_str());
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
