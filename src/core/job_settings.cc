@@ -1,9 +1,7 @@
 #include "core/job_settings.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "core/bootstrap.h"
