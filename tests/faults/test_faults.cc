@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/transport_param.h"
 #include "core/bootstrap.h"
 #include "spccl.h"
 
@@ -19,28 +20,7 @@ using namespace spccl::testing;
 
 namespace {
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// "tcp_lanes": tcp with three connections per peer and every payload above
-// 4 KiB cut across them (runtime/lane_split.h).
-class Faults : public ::testing::TestWithParam<const char*> {
- protected:
-  void SetUp() override {
-    std::string param = GetParam();
-    bool lanes = param == "tcp_lanes";
-    setenv("SPCCL_TRANSPORT", lanes ? "tcp" : param.c_str(), 1);
-    if (lanes) {
-      setenv("SPCCL_NET_CONNS_PER_RAIL", "3", 1);
-      setenv("SPCCL_NET_STRIPE_MIN_BYTES", "0", 1);
-    }
-  }
-  void TearDown() override {
-    unsetenv("SPCCL_NET_CONNS_PER_RAIL");
-    unsetenv("SPCCL_NET_STRIPE_MIN_BYTES");
-  }
-};
+class Faults : public TransportParamTest {};  // tcp, shm, tcp_lanes (common/transport_param.h)
 
 // Rank 1 is SIGKILLed while every rank is inside a large all-reduce; the
 // survivors must fail with spcclRemoteError well before the deadline.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/transport_param.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
@@ -110,10 +111,6 @@ class ScopedEnv {
   std::string previous_;
   bool hadValue_ = false;
 };
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string transportName(const char* transport) { return transport; }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/transport_param.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
@@ -22,26 +23,7 @@ constexpr int kRejecting = 1;
 constexpr int kTimeoutMs = 30000;
 constexpr double kFastSeconds = 5.0;  // far below the deadline
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-class Withdraw : public ::testing::TestWithParam<const char*> {
- protected:
-  void SetUp() override {
-    std::string param = GetParam();
-    bool lanes = param == "tcp_lanes";
-    setenv("SPCCL_TRANSPORT", lanes ? "tcp" : param.c_str(), 1);
-    if (lanes) {
-      setenv("SPCCL_NET_CONNS_PER_RAIL", "3", 1);
-      setenv("SPCCL_NET_STRIPE_MIN_BYTES", "0", 1);
-    }
-  }
-  void TearDown() override {
-    unsetenv("SPCCL_NET_CONNS_PER_RAIL");
-    unsetenv("SPCCL_NET_STRIPE_MIN_BYTES");
-  }
-};
+class Withdraw : public TransportParamTest {};
 
 // One collective, called right by every rank but kRejecting (bad = true).
 struct Rejection {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/transport_param.h"
 #include "core/check.h"
 #include "core/transport_registry.h"
 #include "spccl_net.h"
@@ -139,10 +140,6 @@ TEST_P(UcxTransport, MessagesInOrderWithSizesAndOversizeFails) {
   auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) { return orderSizesAndOversize(); });
   EXPECT_TRUE(outcomes[0].exited);
   EXPECT_EQ(outcomes[0].status, kChildOk);
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Rank 1 is SIGKILLed inside a large all-reduce; the others must fail with
