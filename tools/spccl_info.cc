@@ -8,7 +8,7 @@
 #include <string>
 
 #include "coll/collective.h"
-#include "core/knobs.h"
+#include "base/knobs.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/kernels.h"
 #include "sparse/cpu_calibration.h"

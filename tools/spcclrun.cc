@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/env_discovery.h"
 
 extern char** environ;

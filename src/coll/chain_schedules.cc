@@ -12,7 +12,7 @@
 #include "coll/cost_model.h"
 #include "coll/relay.h"
 #include "coll/schedules.h"
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

@@ -4,8 +4,8 @@
 
 #include "coll/cost_model.h"
 #include "coll/schedule_support.h"
-#include "core/check.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/knobs.h"
 
 namespace spccl {
 

@@ -5,7 +5,7 @@
 #include "coll/partition.h"
 #include "coll/schedule_support.h"
 #include "coll/schedules.h"
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

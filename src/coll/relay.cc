@@ -1,6 +1,6 @@
 #include "coll/relay.h"
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

@@ -15,7 +15,7 @@
 #include "coll/relay.h"
 #include "coll/ring_plan.h"
 #include "coll/schedules.h"
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

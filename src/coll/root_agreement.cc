@@ -19,7 +19,7 @@
 
 #include "coll/partition.h"
 #include "coll/schedule_support.h"
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

@@ -1,12 +1,12 @@
 // One compressed all-reduce call after the API layer validated it: agree
-// on the configuration (call_agreement.h), run the chosen schedule
+// on the configuration (configuration_agreement.h), run the chosen schedule
 // (two_shot.cc or ring_requantize.cc) on the engine, record the traffic.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "core/comm.h"
+#include "runtime/coll_context.h"
 #include "kernels/kernels.h"
 #include "spccl.h"
 
@@ -24,8 +24,11 @@ struct CompressedCall {
   float* residual = nullptr;  // error feedback, count floats, or nullptr
 };
 
-// Runs on the communicator's engine (the caller holds it: runBlocking or
-// runAsync).
-spcclResult_t runCompressedAllReduce(spcclComm_t comm, const CompressedCall& call);
+// The frames' signature of the call (count, datatype, op).
+CollSignature signatureOf(const CompressedCall& call);
+
+// Runs on a context begun with signatureOf(call) (the caller holds the
+// engine: core/comm.h, runCollectiveBlocking or runCollectiveAsync).
+spcclResult_t runCompressedAllReduce(CollContext& ctx, const CompressedCall& call);
 
 }  // namespace spccl::compress

@@ -4,7 +4,7 @@
 #include "coll/schedule_support.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl::compress {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl::compress {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "compress/call_agreement.h"
-#include "core/check.h"
-#include "sparse/sparse_messages.h"
+#include "compress/configuration_agreement.h"
+#include "base/check.h"
+#include "coll/small_allgather.h"
 
 namespace spccl::compress {
 namespace {
@@ -61,7 +61,7 @@ spcclResult_t agreeOnTokenCall(CollContext& ctx, const TokenCall& call, const un
     mine.maskHash = fnv1a(mask, call.tokens);
   }
   std::vector<TokenHeader> all(static_cast<size_t>(ctx.nranks()));
-  SPCCL_CHECK(sparse::allGatherSmall(ctx, &mine, sizeof(mine), all.data()));
+  SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), all.data()));
   for (int r = 1; r < ctx.nranks(); ++r) {
     if (all[r] == all[0]) continue;
     return SPCCL_FAIL(spcclInvalidUsage,

@@ -7,15 +7,15 @@
 
 #include "coll/collective.h"
 #include "coll/schedule_support.h"
-#include "compress/call_agreement.h"
+#include "compress/configuration_agreement.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
 #include "compress/token_agreement.h"
 #include "compress/token_rows.h"
 #include "compress/token_selection.h"
-#include "core/check.h"
-#include "core/log.h"
-#include "sparse/sparse_messages.h"
+#include "base/check.h"
+#include "base/log.h"
+#include "coll/small_allgather.h"
 
 namespace spccl::compress {
 namespace {
@@ -30,7 +30,7 @@ spcclResult_t globalScoreMask(CollContext& ctx, const TokenCall& call, unsigned 
     char* all = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, call.tokens * sizeof(float) * static_cast<size_t>(ctx.nranks()),
                                kScratchTokenScores, &all));
-    SPCCL_CHECK(sparse::allGatherSmall(ctx, call.scores, call.tokens * sizeof(float), all));
+    SPCCL_CHECK(allGatherSmall(ctx, call.scores, call.tokens * sizeof(float), all));
     sumScoresInRankOrder(reinterpret_cast<const float*>(all), ctx.nranks(), call.tokens, sum.data());
   }
   selectTopTokens(sum.data(), call.tokens, call.keep, mask);
@@ -39,7 +39,7 @@ spcclResult_t globalScoreMask(CollContext& ctx, const TokenCall& call, unsigned 
 
 // The packed kept rows all-reduced in place: a compressed schedule on them
 // as one tensor of rows*hidden elements, or the dense all-reduce.
-spcclResult_t reducePackedRows(spcclComm_t comm, CollContext& ctx, const TokenCall& call,
+spcclResult_t reducePackedRows(CollContext& ctx, const TokenCall& call,
                                void* packed, float* packedResidual, size_t count) {
   if (call.compressed) {
     CompressedCall rows = call.compression;
@@ -57,20 +57,20 @@ spcclResult_t reducePackedRows(spcclComm_t comm, CollContext& ctx, const TokenCa
   args.count = count;
   args.datatype = call.type;
   args.op = call.op;
-  return runDenseCollective(ctx, args, comm->options.algorithmOverride);
+  return runDenseCollective(ctx, args, ctx.denseAlgorithm());
 }
 
 }  // namespace
 
-spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call) {
+CollSignature signatureOf(const TokenCall& call) {
+  return CollSignature{CollType::CompressedAllReduce, static_cast<uint8_t>(call.type),
+                       static_cast<uint8_t>(call.op), -1, call.count()};
+}
+
+spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
   const auto start = std::chrono::steady_clock::now();
-  Engine& engine = *comm->engine;
-  const CollSignature signature{CollType::CompressedAllReduce, static_cast<uint8_t>(call.type),
-                                static_cast<uint8_t>(call.op), -1, call.count()};
-  uint64_t seq = 0;
-  SPCCL_CHECK(engine.beginCollective(signature, &seq));
-  CollContext ctx(engine, signature, seq);
-  const spcclCounters_t before = engine.counters();
+  const uint64_t seq = ctx.seq();
+  const uint64_t sentBefore = ctx.counters().bytesSent;
 
   std::vector<unsigned char> mask(call.tokens);
   if (call.isTopk()) {
@@ -102,7 +102,7 @@ spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call) {
         gatherRows(residual, rows, call.hidden * sizeof(float), packedResidual);
       }
     }
-    SPCCL_CHECK(reducePackedRows(comm, ctx, call, packed, packedResidual, count));
+    SPCCL_CHECK(reducePackedRows(ctx, call, packed, packedResidual, count));
     if (!all) {
       scatterRows(packed, rows, rowBytes, call.buff);
       if (residual != nullptr) scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
@@ -114,10 +114,10 @@ spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call) {
              "%s #%" PRIu64 ": %zu of %zu tokens x %zu %s %s on %d ranks, %s, pruned rows %s; sent "
              "%" PRIu64 " bytes in %.1f us",
              call.name, seq, rows.size(), call.tokens, call.hidden, spcclTypeName(call.type),
-             spcclOpName(call.op), comm->nranks,
+             spcclOpName(call.op), ctx.nranks(),
              call.compressed ? ConfigurationHeader::of(call.compression).describe().c_str() : "dense",
              call.prunePolicy == spcclPruneZero ? "zeroed" : "kept local",
-             engine.counters().bytesSent - before.bytesSent,
+             ctx.counters().bytesSent - sentBefore,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
   return spcclSuccess;
 }

@@ -9,7 +9,6 @@
 #include <cstddef>
 
 #include "compress/compressed_allreduce.h"
-#include "core/comm.h"
 #include "spccl.h"
 
 namespace spccl::compress {
@@ -36,7 +35,11 @@ struct TokenCall {
   size_t count() const { return tokens * hidden; }
 };
 
-// Runs on the communicator's engine (runBlocking or runAsync).
-spcclResult_t runTokenAllReduce(spcclComm_t comm, const TokenCall& call);
+// The frames' signature: a compressed all-reduce of tokens*hidden elements.
+CollSignature signatureOf(const TokenCall& call);
+
+// Runs on a context begun with signatureOf(call) (core/comm.h,
+// runCollectiveBlocking or runCollectiveAsync).
+spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call);
 
 }  // namespace spccl::compress

@@ -3,8 +3,8 @@
 #include "coll/schedule_support.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
-#include "core/check.h"
-#include "sparse/sparse_messages.h"
+#include "base/check.h"
+#include "coll/small_allgather.h"
 
 namespace spccl::compress {
 
@@ -20,7 +20,7 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   float* acc = reinterpret_cast<float*>(accBytes);
-  const std::vector<int> peers = sparse::peersInTurn(me, n);
+  const std::vector<int> peers = peersInTurn(me, n);
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
   // straight to its owner; the receives are posted first, and each send

@@ -13,8 +13,8 @@
 #include <set>
 #include <thread>
 
-#include "core/check.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/knobs.h"
 
 namespace spccl {
 

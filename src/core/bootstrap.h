@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/job_settings.h"
-#include "core/socket.h"
+#include "base/socket.h"
 #include "spccl.h"
 #include "spccl_net.h"
 

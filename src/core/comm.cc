@@ -7,13 +7,11 @@
 #include <cinttypes>
 #include <cstring>
 
-#include "core/check.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/knobs.h"
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
-#include "sparse/index_partition.h"
-#include "sparse/planner.h"
-#include "sparse/sparse_workspace.h"
+#include "sparse/comm_state.h"
 
 namespace spccl {
 
@@ -326,9 +324,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->rank = rank;
   comm->nranks = nranks;
   comm->commId = id.commId;
-  comm->sparseSeed = sparse::mix64(id.commId);
-  comm->sparsePlanner = std::make_shared<sparse::PlannerState>();
-  comm->sparseWorkspace = std::make_shared<sparse::SparseWorkspace>();
+  comm->sparse = std::make_shared<sparse::CommState>(id.commId);
   comm->secret = id.secret;
   comm->options = options;
 
@@ -377,6 +373,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.timeoutMs = options.timeoutMs;
   settings.chunkBytes = static_cast<size_t>(mine.job.chunkBytes);
   settings.checkRoots = mine.job.checkRoots != 0;
+  settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
@@ -480,6 +477,22 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
   comm->queueCv.notify_all();
   *request = req;
   return spcclSuccess;
+}
+
+spcclResult_t runCollectiveBlocking(spcclComm_t comm, const CollSignature& signature,
+                                    const std::function<spcclResult_t(CollContext&)>& body) {
+  return finishCall(comm, runBlocking(comm, [&] { return runCollective(*comm->engine, signature, body); }));
+}
+
+spcclResult_t runCollectiveAsync(spcclComm_t comm, const CollSignature& signature,
+                                 std::function<spcclResult_t(CollContext&)> body,
+                                 spcclRequest_t* request) {
+  return runAsync(
+      comm,
+      [comm, signature, body = std::move(body)] {
+        return runCollective(*comm->engine, signature, body);
+      },
+      request);
 }
 
 }  // namespace spccl

@@ -18,8 +18,7 @@
 
 namespace spccl {
 namespace sparse {
-class PlannerState;
-struct SparseWorkspace;
+struct CommState;
 }
 
 struct CommOptions {
@@ -56,17 +55,9 @@ struct spcclComm {
   std::unique_ptr<spccl::Engine> engine;
   std::string lastError = "no error";
 
-  // Sparse all-reduce (SPEC section 2). The key of h0 and of the index
-  // permutation must be the same on every rank; Zen has rank 0 draw it and
-  // broadcast it. The communicator id already is a random value drawn once
-  // by the id's creator and known to every rank, so mixing it gives that
-  // seed with no extra message: sparse::mix64(commId), set in createComm.
-  uint64_t sparseSeed = 0;
-  // The planner's per-tag profile (density, densification, decisions),
+  // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
-  std::shared_ptr<spccl::sparse::PlannerState> sparsePlanner;
-  // Buffers sparse calls reuse from call to call (engine thread only).
-  std::shared_ptr<spccl::sparse::SparseWorkspace> sparseWorkspace;
+  std::shared_ptr<spccl::sparse::CommState> sparse;
 
   // Serialises use of the engine between the caller and the worker.
   std::mutex execMutex;
@@ -108,5 +99,15 @@ spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>
 // Queues fn; the request completes when it ran.
 spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request);
+
+// A collective call of the API: body runs on a fresh context for
+// `signature` (runtime/coll_context.h, runCollective), in issue order with
+// the earlier non-blocking work; then as finishCall.
+spcclResult_t runCollectiveBlocking(spcclComm_t comm, const CollSignature& signature,
+                                    const std::function<spcclResult_t(CollContext&)>& body);
+// The same, queued (runAsync): body is copied and runs later.
+spcclResult_t runCollectiveAsync(spcclComm_t comm, const CollSignature& signature,
+                                 std::function<spcclResult_t(CollContext&)> body,
+                                 spcclRequest_t* request);
 
 }  // namespace spccl

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/check.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/log.h"
 
 namespace spccl {
 namespace {

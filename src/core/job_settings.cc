@@ -5,9 +5,9 @@
 #include <string>
 
 #include "core/bootstrap.h"
-#include "core/check.h"
+#include "base/check.h"
 #include "core/comm.h"
-#include "core/knobs.h"
+#include "base/knobs.h"
 
 namespace spccl {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/check.h"
-#include "core/clock.h"
+#include "base/check.h"
+#include "base/clock.h"
 #include "core/comm.h"
-#include "core/internal_collectives.h"
+#include "coll/small_allgather.h"
 
 namespace spccl {
 

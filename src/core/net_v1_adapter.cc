@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <mutex>
 
-#include "core/check.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/knobs.h"
 #include "core/net_v1_adapter.h"
 #include "core/transport_registry_error_text.h"
 #include "transports/shm/shm_net.h"

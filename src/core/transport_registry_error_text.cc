@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "coll/collective.h"
-#include "core/check.h"
+#include "base/check.h"
 #include "migrate/migration_schedules.h"
 
 namespace spccl::migrate {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "coll/schedule_support.h"
-#include "core/check.h"
+#include "base/check.h"
 #include "migrate/migration_schedules.h"
 
 namespace spccl::migrate {

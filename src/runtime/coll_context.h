@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
+#include <string>
 
 #include "kernels/kernels.h"
 #include "runtime/frame.h"
@@ -76,11 +78,22 @@ class CollContext {
   // Whether rooted calls check that the ranks agree on the root
   // (SPCCL_CHECK_ROOTS).
   bool checksRoots() const;
+  // The dense algorithm the user forced (SPCCL_ALGO, the same on every
+  // rank), or empty: runDenseCollective's override.
+  const std::string& denseAlgorithm() const;
+  // The communicator's traffic so far (spcclCommGetCounters).
+  const spcclCounters_t& counters() const;
 
  private:
   Engine& engine_;
   CollSignature signature_;
   uint64_t seq_;
 };
+
+// Begins a collective call with `signature` on the engine (its sequence
+// number, the per-peer message order) and runs body on its context. The
+// caller holds the engine (core/comm.h, runBlocking or runAsync).
+spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
+                            const std::function<spcclResult_t(CollContext&)>& body);
 
 }  // namespace spccl

@@ -54,6 +54,7 @@ struct EngineSettings {
   size_t chunkBytes = 1 << 20;
   size_t stripeMinBytes = 256 << 10;  // SPCCL_NET_STRIPE_MIN_BYTES
   bool checkRoots = true;  // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
+  std::string denseAlgorithm;  // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
 };
 
 class Engine {

@@ -3,7 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl {
 

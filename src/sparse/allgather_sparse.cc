@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"

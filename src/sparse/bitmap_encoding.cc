@@ -6,7 +6,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding_codecs.h"
 #include "sparse/value_copy.h"
 

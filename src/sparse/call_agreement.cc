@@ -2,7 +2,7 @@
 
 #include <cinttypes>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/sparse_messages.h"
 
 namespace spccl::sparse {

@@ -2,7 +2,7 @@
 // every position, then the values.
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding_codecs.h"
 
 namespace spccl::sparse {

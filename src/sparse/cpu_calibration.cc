@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
-#include "core/clock.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/knobs.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_messages.h"
 

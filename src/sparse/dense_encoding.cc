@@ -3,7 +3,7 @@
 // one.
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding_codecs.h"
 #include "sparse/value_copy.h"
 

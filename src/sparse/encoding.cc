@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding_codecs.h"
 
 namespace spccl::sparse {

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sparse/partition_kinds.h"
 
 namespace spccl::sparse {

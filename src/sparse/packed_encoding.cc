@@ -3,7 +3,7 @@
 // uniform spread of density d about log2(1/d)/7 bytes.
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding_codecs.h"
 
 namespace spccl::sparse {

@@ -7,11 +7,12 @@
 #include <memory>
 
 #include "coll/collective.h"
-#include "core/check.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/knobs.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/call_agreement.h"
 #include "sparse/cpu_calibration.h"
+#include "sparse/comm_state.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_output.h"
@@ -89,7 +90,7 @@ spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
 // input as it is, or from a COO input scattered into a zeroed buffer; into
 // the dense output, or for a COO output into a scratch tensor whose
 // non-zeros then become *result (*inOutput says which).
-spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, SparseSet* result,
+spcclResult_t runDense(CollContext& ctx, SparseCall& call, SparseSet* result,
                        bool* inOutput, SparseRunReport* report) {
   const size_t valueBytes = spcclTypeSize(call.type);
   std::vector<unsigned char> scratch;
@@ -112,10 +113,10 @@ spcclResult_t runDense(spcclComm_t comm, CollContext& ctx, SparseCall& call, Spa
   args.count = call.count;
   args.datatype = call.type;
   args.op = spcclSum;  // Avg is divided at the end, as for the sparse schedules
-  const spcclCounters_t before = comm->engine->counters();
-  SPCCL_CHECK(runDenseCollective(ctx, args, comm->options.algorithmOverride));
-  report->bytesSent = comm->engine->counters().bytesSent - before.bytesSent;
-  report->bytesReceived = comm->engine->counters().bytesReceived - before.bytesReceived;
+  const spcclCounters_t before = ctx.counters();
+  SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));
+  report->bytesSent = ctx.counters().bytesSent - before.bytesSent;
+  report->bytesReceived = ctx.counters().bytesReceived - before.bytesReceived;
   *inOutput = !call.cooOutput;
   if (call.cooOutput) {
     const size_t nnz = kernels::countNonZeros(call.type, out, call.count);
@@ -156,16 +157,16 @@ void learnFromPreviousCall(const std::vector<SparseCallHeader>& headers, TagProf
 
 }  // namespace
 
-spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
+CollSignature signatureOf(const SparseCall& call) {
+  return CollSignature{CollType::SparseAllReduce, static_cast<uint8_t>(call.type),
+                       static_cast<uint8_t>(call.op), -1, call.count};
+}
+
+spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall& call) {
   const auto start = std::chrono::steady_clock::now();
-  Engine& engine = *comm->engine;
-  const int n = comm->nranks;
-  const CollSignature signature{CollType::SparseAllReduce, static_cast<uint8_t>(call.type),
-                                static_cast<uint8_t>(call.op), -1, call.count};
-  uint64_t seq = 0;
-  SPCCL_CHECK(engine.beginCollective(signature, &seq));
-  CollContext ctx(engine, signature, seq);
-  TagProfile profile = comm->sparsePlanner->load(call.options.tag, call.count);
+  const int n = ctx.nranks();
+  const uint64_t seq = ctx.seq();
+  TagProfile profile = state.planner.load(call.options.tag, call.count);
 
   // 1. Agree on the call; the first call of a tag also sketches the indices.
   SparseCallHeader mine;
@@ -180,8 +181,8 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   if (call.inputValid && expectDense)
     call.nnz = kernels::countNonZeros(call.type, call.denseInput, call.count);
   else if (call.inputValid)
-    extractInput(call, *comm->sparseWorkspace);
-  if (sketch) mine.sketch = sketchIndices(call.nonZeroIndices, call.nnz, comm->sparseSeed);
+    extractInput(call, state.workspace);
+  if (sketch) mine.sketch = sketchIndices(call.nonZeroIndices, call.nnz, state.seed);
   mine.nnz = call.inputValid ? call.nnz : 0;
   mine.tag = call.options.tag;
   mine.algorithm = call.options.algorithm;
@@ -215,14 +216,14 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   costInput.link = stableLinkModel(ctx.linkModel());
   // The CPU term, agreed once per communicator at its first sparse call
   // (every rank's first, so all take this branch in the same call).
-  if (n > 1 && !comm->sparsePlanner->pairSecondsKnown()) {
+  if (n > 1 && !state.planner.pairSecondsKnown()) {
     double pairSeconds = 0;
     SPCCL_CHECK(agreePairSeconds(ctx, &pairSeconds));
-    comm->sparsePlanner->setPairSeconds(pairSeconds);
+    state.planner.setPairSeconds(pairSeconds);
     SPCCL_INFO(kLogSparse, "rank %d: sparse planner's CPU term: %.2f ns per pair of merge work "
-               "(SPCCL_SPARSE_CPU_NS_PER_PAIR x ranks per core)", comm->rank, pairSeconds * 1e9);
+               "(SPCCL_SPARSE_CPU_NS_PER_PAIR x ranks per core)", ctx.rank(), pairSeconds * 1e9);
   }
-  costInput.pairSeconds = comm->sparsePlanner->pairSeconds();
+  costInput.pairSeconds = state.planner.pairSeconds();
   costInput.allowedEncodings = runOptions(call.options, 0).allowedEncodings;
   costInput.chunkBytes = ctx.chunkBytes();
   const double sketchGamma =
@@ -254,9 +255,9 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   if (call.count == 0) {
     // Nothing to reduce (every rank agreed on the count).
   } else if (decision.algorithm == spcclSparseDense) {
-    SPCCL_CHECK(runDense(comm, ctx, call, &result, &inOutput, &report));
+    SPCCL_CHECK(runDense(ctx, call, &result, &inOutput, &report));
   } else {
-    extractInput(call, *comm->sparseWorkspace);
+    extractInput(call, state.workspace);
     SparseInput in;
     in.indices = call.nonZeroIndices;
     in.values = call.nonZeroValues;
@@ -264,9 +265,9 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
     in.universe = call.count;
     in.type = call.type;
     in.rankNnz = rankNnz.data();
-    in.workspace = comm->sparseWorkspace.get();
+    in.workspace = &state.workspace;
     in.sortedResult = call.cooOutput;
-    SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, comm->sparseSeed),
+    SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, state.seed),
                              &result, &report));
   }
   size_t outputNnz = 0;
@@ -303,7 +304,7 @@ spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call) {
   s.measuredSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   recordLocalSeconds(&profile, decision.algorithm, s.measuredSeconds, s.calls == 1);
-  comm->sparsePlanner->store(call.options.tag, call.count, profile);
+  state.planner.store(call.options.tag, call.count, profile);
   SPCCL_INFO(kLogSparse, "sparse all-reduce #%" PRIu64 " tag %" PRIu64 " count %zu nnz %" PRIu64
              " on %d ranks: %s, %s; predicted %s; measured %.1f us, sent %" PRIu64
              " bytes (predicted %" PRIu64 "), output nnz %zu, imbalance push %.2f pull %.2f",

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/comm.h"
+#include "runtime/coll_context.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -48,7 +48,14 @@ struct SparseCall {
   size_t* outNnz = nullptr;
 };
 
-// Runs on the communicator's engine (the caller holds it, via runBlocking).
-spcclResult_t runSparseAllReduce(spcclComm_t comm, SparseCall& call);
+struct CommState;
+
+// The frames' signature of the call (count, datatype, op), which the engine
+// checks on every message.
+CollSignature signatureOf(const SparseCall& call);
+
+// Runs on a context begun with signatureOf(call) (the caller holds the
+// engine: core/comm.h, runCollectiveBlocking).
+spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall& call);
 
 }  // namespace spccl::sparse

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/check.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/log.h"
 
 namespace spccl::sparse {
 
@@ -77,23 +77,6 @@ spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends
   return ctx.waitAll(sendRequests);
 }
 
-spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, void* all) {
-  const int n = ctx.nranks(), r = ctx.rank();
-  unsigned char* out = static_cast<unsigned char*>(all);
-  std::memcpy(out + static_cast<size_t>(r) * bytes, mine, bytes);
-  std::vector<PeerRequest> requests;
-  requests.reserve(2 * static_cast<size_t>(n));
-  for (int peer : peersInTurn(r, n)) {
-    requests.emplace_back();
-    SPCCL_CHECK(ctx.irecv(peer, out + static_cast<size_t>(peer) * bytes, bytes, &requests.back()));
-  }
-  for (int peer : peersInTurn(r, n)) {
-    requests.emplace_back();
-    SPCCL_CHECK(ctx.isend(peer, mine, bytes, &requests.back()));
-  }
-  return ctx.waitAll(requests);
-}
-
 spcclResult_t rankNonZeros(CollContext& ctx, const SparseInput& in, std::vector<uint64_t>* storage,
                            const uint64_t** table) {
   if (in.rankNnz != nullptr) {
@@ -105,13 +88,6 @@ spcclResult_t rankNonZeros(CollContext& ctx, const SparseInput& in, std::vector<
   SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), storage->data()));
   *table = storage->data();
   return spcclSuccess;
-}
-
-std::vector<int> peersInTurn(int rank, int nranks) {
-  std::vector<int> peers;
-  peers.reserve(static_cast<size_t>(std::max(nranks - 1, 0)));
-  for (int step = 1; step < nranks; ++step) peers.push_back((rank + step) % nranks);
-  return peers;
 }
 
 }  // namespace spccl::sparse

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "coll/small_allgather.h"
 #include "runtime/coll_context.h"
 #include "sparse/encoding.h"
 #include "sparse/sparse_algorithms.h"
@@ -74,16 +75,8 @@ struct Incoming {
 spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends,
                                std::span<Incoming> receives, SparseRunReport* report);
 
-// all[r*bytes ...] gets rank r's `mine`, through the collective's own
-// context (so its signature guards the exchange). O(n) tiny messages.
-spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, void* all);
-
 // in.rankNnz if the caller agreed it, else exchanged here into *storage.
 spcclResult_t rankNonZeros(CollContext& ctx, const SparseInput& in, std::vector<uint64_t>* storage,
                            const uint64_t** table);
-
-// Peers in the order a rank talks to them: rank+1, rank+2, ... so that not
-// every rank sends to rank 0 first.
-std::vector<int> peersInTurn(int rank, int nranks);
 
 }  // namespace spccl::sparse

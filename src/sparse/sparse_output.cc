@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/set_merge.h"
 

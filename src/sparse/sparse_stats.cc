@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl::sparse {
 

@@ -5,8 +5,8 @@
 
 #include <cstdio>
 
-#include "core/check.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/log.h"
 
 namespace spccl::topo {
 

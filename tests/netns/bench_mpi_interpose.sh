@@ -25,7 +25,7 @@ export NETLAB_PREFIX=${NETLAB_PREFIX:-splmpi} NETLAB_SUBNET=${NETLAB_SUBNET:-10.
 netlab="$here/netlab"
 limit=${TIMEOUT:-600} iters=${ITERS:-5}
 bench="$build/tests/mpi/mpi_sparse_allreduce_bench"
-interposer="$build/plugins/mpi/libspccl_mpi_interpose.so"
+interposer="$build/interpose/mpi/libspccl_mpi_interpose.so"
 for f in "$bench" "$interposer"; do
   [[ -e $f ]] || { echo "bench_mpi_interpose: $f missing (ninja -C $build spccl_mpi_interpose mpi_sparse_allreduce_bench)" >&2; exit 2; }
 done

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "core/env_discovery.h"
 
 namespace spccl {

@@ -2,7 +2,7 @@
 // a mismatched collective is reported with the rank and what differs.
 #include <gtest/gtest.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "runtime/frame.h"
 
 using namespace spccl;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
-#include "core/log.h"
+#include "base/log.h"
 
 using namespace spccl::testing;
 

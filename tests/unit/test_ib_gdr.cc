@@ -15,7 +15,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "spccl_net.h"
 #include "transports/ib/ib_gdr_support.h"
 

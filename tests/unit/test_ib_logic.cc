@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "spccl_net.h"
 #include "transports/ib/ib_device_list.h"
 #include "transports/ib/ib_gdr_support.h"

@@ -2,7 +2,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
-#include "core/socket.h"
+#include "base/socket.h"
 
 namespace spccl::net {
 namespace {

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "sparse/encoding.h"
 
 namespace spccl::sparse {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/env_discovery.h"
 
 #ifndef SPCCLRUN_PATH

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "transports/tcp/tcp_net.h"
 
 namespace {

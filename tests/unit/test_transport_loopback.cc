@@ -14,9 +14,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/check.h"
-#include "core/clock.h"
-#include "core/knobs.h"
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/knobs.h"
 #include "transports/shm/shm_net.h"
 #include "transports/shm/shm_testing.h"
 #include "transports/tcp/tcp_net.h"

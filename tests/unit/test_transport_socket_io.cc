@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/check.h"
-#include "core/socket.h"
+#include "base/check.h"
+#include "base/socket.h"
 
 namespace spccl::net {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "../common/fork_ranks.h"
 #include "../common/transport_param.h"
-#include "core/check.h"
+#include "base/check.h"
 #include "core/transport_registry.h"
 #include "spccl_net.h"
 

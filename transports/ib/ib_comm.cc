@@ -7,9 +7,9 @@
 #include <cstring>
 #include <random>
 
-#include "core/check.h"
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/log.h"
 
 namespace spccl::ib {
 

@@ -8,7 +8,7 @@
 //     posted receive with the size in the immediate.
 // RC delivers in order, so requests complete in posting order. Completions
 // come through a completion channel, whose fd the engine sleeps on; the
-// side channel (transports/ucx/side_channel.h) carries QpInfo and tells
+// side channel (transports/common/side_channel.h) carries QpInfo and tells
 // when the peer is gone, before the QP's retries (~4 s x 7) would.
 #pragma once
 
@@ -23,7 +23,7 @@
 #include "transports/ib/ib_device.h"
 #include "transports/ib/ib_mr_cache.h"
 #include "transports/ib/ib_qp_setup.h"
-#include "transports/ucx/side_channel.h"
+#include "transports/common/side_channel.h"
 
 namespace spccl::ib {
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "core/check.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/log.h"
 #include "transports/ib/ib_dmabuf.h"
 #include "transports/ib/ib_qp_setup.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "spccl_net.h"
 
 namespace spccl::ib {

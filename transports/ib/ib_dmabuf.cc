@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 
 namespace spccl::ib {
 

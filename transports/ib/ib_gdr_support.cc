@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "spccl_net.h"
 
 namespace spccl::ib {

@@ -6,7 +6,7 @@
 // memory: regMr of SPCCL_PTR_CUDA where a peer-memory module is loaded,
 // regMrDmaBuf where the HCA accepts dma-bufs (ib_gdr_support.h). Knobs:
 // SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE, SPCCL_IB_GDR,
-// SPCCL_TOPO_RAILS (src/core/knobs.cc).
+// SPCCL_TOPO_RAILS (src/base/knobs.cc).
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,10 +17,10 @@
 #include <memory>
 #include <mutex>
 
-#include "core/check.h"
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/knobs.h"
+#include "base/log.h"
 #include "transports/ib/ib_comm.h"
 #include "transports/ib/ib_device_list.h"
 #include "transports/ib/ib_dmabuf.h"

@@ -1,6 +1,6 @@
 // Connection setup of an RC queue pair, as plain data and pure functions so
 // that it is tested without a device. Both ends of a comm send their QpInfo
-// over the side channel (transports/ucx/side_channel.h), then move their QP
+// over the side channel (transports/common/side_channel.h), then move their QP
 // INIT -> RTR -> RTS with the attributes computed here.
 //   InfiniBand: the peer is addressed by LID; RoCE (Ethernet link layer):
 //   by GID, through a GRH, using the local GID at SPCCL_IB_GID_INDEX (on

@@ -1,7 +1,7 @@
 #include "transports/ib/ib_topology_ranking.h"
 
 #ifdef SPCCL_IB_WITH_TOPOLOGY
-#include "core/knobs.h"
+#include "base/knobs.h"
 #include "topology/nic_choice.h"
 #endif
 

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/clock.h"
-#include "core/socket.h"
+#include "base/clock.h"
+#include "base/socket.h"
 #include "transports/shm/shm_comm.h"
 
 namespace spccl::transport {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "transports/shm/shm_protocol.h"
-#include "transports/tcp/stream_comm.h"
+#include "transports/common/stream_comm.h"
 
 namespace spccl::transport {
 

@@ -15,9 +15,9 @@
 #include <cstring>
 #include <memory>
 
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/knobs.h"
+#include "base/log.h"
 #include "transports/shm/shm_comm.h"
 
 namespace spccl::transport {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/socket.h"
+#include "base/socket.h"
 #include "transports/shm/shm_comm.h"
 #include "transports/shm/shm_testing.h"
 

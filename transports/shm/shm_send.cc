@@ -4,8 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/log.h"
-#include "core/socket.h"
+#include "base/log.h"
+#include "base/socket.h"
 #include "transports/shm/shm_comm.h"
 
 namespace spccl::transport {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace spccl::transport {
 

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "core/socket.h"
-#include "transports/tcp/stream_comm.h"
+#include "base/socket.h"
+#include "transports/common/stream_comm.h"
 
 namespace spccl::transport {
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/knobs.h"
-#include "core/log.h"
+#include "base/knobs.h"
+#include "base/log.h"
 #include "transports/tcp/tcp_comm.h"
 
 namespace spccl::transport {

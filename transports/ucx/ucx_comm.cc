@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/check.h"
-#include "core/clock.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "transports/ucx/ucx_worker.h"
 
 namespace spccl::ucx {

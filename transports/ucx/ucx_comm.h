@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/socket.h"
-#include "transports/ucx/side_channel.h"
+#include "base/socket.h"
+#include "transports/common/side_channel.h"
 #include "spccl_net.h"
 
 namespace spccl::ucx {

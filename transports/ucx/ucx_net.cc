@@ -11,9 +11,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/check.h"
-#include "core/knobs.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/knobs.h"
+#include "base/log.h"
 #include "transports/ucx/ucx_comm.h"
 #include "transports/ucx/ucx_worker.h"
 

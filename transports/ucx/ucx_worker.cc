@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
-#include "core/check.h"
-#include "core/log.h"
+#include "base/check.h"
+#include "base/log.h"
 #include "transports/ucx/ucx_config_defaults.h"
 
 namespace spccl::ucx {

@@ -1,0 +1,429 @@
+// API: collectives, point to point, groups and non-blocking requests.
+// Arguments are validated here, with messages that name the argument;
+// the algorithms in src/coll receive only valid calls.
+#include <limits>
+#include <vector>
+
+#include "coll/collective.h"
+#include "coll/root_agreement.h"
+#include "base/check.h"
+#include "core/comm.h"
+#include "spccl.h"
+
+using namespace spccl;
+
+namespace {
+
+struct Call {
+  CollArgs args;
+  CollSignature signature;
+  const char* name = "";  // the API function, for errors found while it runs
+};
+
+struct DeferredP2P {
+  bool isSend;
+  void* buffer;
+  size_t bytes;
+  int peer;
+  CollSignature signature;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<spcclComm_t> comms;  // in order of first appearance
+  std::vector<std::pair<spcclComm_t, DeferredP2P>> p2p;
+  std::vector<std::pair<spcclComm_t, Call>> collectives;
+};
+thread_local GroupState tlsGroup;
+
+bool multiplyOverflows(size_t a, size_t b, size_t* product) {
+  return __builtin_mul_overflow(a, b, product);
+}
+
+spcclResult_t checkCommon(spcclComm_t comm, spcclDataType_t datatype, const void* stream,
+                          const char* call) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
+  if (stream != nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
+                      call);
+  if (static_cast<int>(datatype) < 0 || datatype >= spcclNumTypes)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: datatype %d is not a valid spcclDataType_t", call,
+                      static_cast<int>(datatype));
+  return spcclSuccess;
+}
+
+spcclResult_t checkOp(spcclRedOp_t op, const char* call) {
+  if (static_cast<int>(op) < 0 || op >= spcclNumOps)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: op %d is not a valid spcclRedOp_t", call,
+                      static_cast<int>(op));
+  return spcclSuccess;
+}
+
+spcclResult_t checkRoot(spcclComm_t comm, int root, const char* call) {
+  if (root < 0 || root >= comm->nranks)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: root %d is out of range for %d ranks", call, root,
+                      comm->nranks);
+  return spcclSuccess;
+}
+
+// bytes = count * typeSize * factor, failing on overflow.
+spcclResult_t checkSize(size_t count, spcclDataType_t datatype, size_t factor, const char* what,
+                        const char* call, size_t* bytes) {
+  size_t elements = 0;
+  if (multiplyOverflows(count, factor, &elements) ||
+      multiplyOverflows(elements, spcclTypeSize(datatype), bytes) ||
+      *bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call,
+                      what, count);
+  return spcclSuccess;
+}
+
+spcclResult_t checkBuffer(const void* buffer, size_t bytes, const char* name, const char* call) {
+  if (buffer == nullptr && bytes > 0)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", call, name);
+  return spcclSuccess;
+}
+
+spcclResult_t validate(spcclComm_t comm, const Call& call, const void* stream, const char* name) {
+  const CollArgs& a = call.args;
+  SPCCL_CHECK(checkCommon(comm, a.datatype, stream, name));
+  const size_t n = static_cast<size_t>(comm->nranks);
+  size_t bytes = 0, allBytes = 0;
+  switch (a.type) {
+    case CollType::AllReduce:
+      SPCCL_CHECK(checkOp(a.op, name));
+      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
+      SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
+      return checkBuffer(a.recvbuff, bytes, "recvbuff", name);
+    case CollType::Broadcast:
+      SPCCL_CHECK(checkRoot(comm, a.root, name));
+      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
+      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
+      return checkBuffer(a.recvbuff, bytes, "recvbuff", name);
+    case CollType::Reduce:
+      SPCCL_CHECK(checkOp(a.op, name));
+      SPCCL_CHECK(checkRoot(comm, a.root, name));
+      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
+      SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
+      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(a.recvbuff, bytes, "recvbuff", name));
+      return spcclSuccess;
+    case CollType::AllGather:
+      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "sendcount", name, &allBytes));
+      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes / n, "sendbuff", name));
+      return checkBuffer(a.recvbuff, allBytes, "recvbuff", name);
+    case CollType::ReduceScatter:
+      SPCCL_CHECK(checkOp(a.op, name));
+      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "recvcount", name, &allBytes));
+      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes, "sendbuff", name));
+      return checkBuffer(a.recvbuff, allBytes / n, "recvbuff", name);
+    case CollType::AllToAll:
+      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "count", name, &allBytes));
+      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes, "sendbuff", name));
+      return checkBuffer(a.recvbuff, allBytes, "recvbuff", name);
+    case CollType::AllToAllv: {
+      const size_t* arrays[4] = {a.sendcounts, a.sdispls, a.recvcounts, a.rdispls};
+      const char* names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
+      for (int i = 0; i < 4; ++i)
+        if (arrays[i] == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", name, names[i]);
+      for (size_t peer = 0; peer < n; ++peer) {
+        size_t end = 0;
+        if (__builtin_add_overflow(a.sdispls[peer], a.sendcounts[peer], &end) ||
+            __builtin_add_overflow(a.rdispls[peer], a.recvcounts[peer], &end))
+          return SPCCL_FAIL(spcclInvalidArgument, "%s: displacement + count for rank %zu overflows",
+                            name, peer);
+        SPCCL_CHECK(checkSize(a.sdispls[peer] + a.sendcounts[peer], a.datatype, 1, "sendcounts",
+                              name, &bytes));
+        SPCCL_CHECK(checkBuffer(a.sendbuff, a.sendcounts[peer], "sendbuff", name));
+        SPCCL_CHECK(checkSize(a.rdispls[peer] + a.recvcounts[peer], a.datatype, 1, "recvcounts",
+                              name, &bytes));
+        SPCCL_CHECK(checkBuffer(a.recvbuff, a.recvcounts[peer], "recvbuff", name));
+      }
+      return spcclSuccess;
+    }
+    case CollType::Barrier:
+      return spcclSuccess;
+    default:
+      return SPCCL_FAIL(spcclInternalError, "%s: unknown collective", name);
+  }
+}
+
+Call makeCall(CollType type, const void* sendbuff, void* recvbuff, size_t count,
+              spcclDataType_t datatype, spcclRedOp_t op, int root) {
+  Call call;
+  call.args.type = type;
+  call.args.sendbuff = sendbuff;
+  call.args.recvbuff = recvbuff;
+  call.args.count = count;
+  call.args.datatype = datatype;
+  call.args.op = op;
+  call.args.root = root;
+  bool rooted = type == CollType::Broadcast || type == CollType::Reduce;
+  bool reducing = type == CollType::AllReduce || type == CollType::Reduce ||
+                  type == CollType::ReduceScatter;
+  call.signature = CollSignature{type, static_cast<uint8_t>(datatype),
+                                 static_cast<uint8_t>(reducing ? op : spcclSum),
+                                 rooted ? root : -1, type == CollType::AllToAllv ? 0 : count};
+  return call;
+}
+
+spcclResult_t execute(spcclComm_t comm, const Call& call) {
+  return runCollective(*comm->engine, call.signature, [&](CollContext& ctx) -> spcclResult_t {
+    SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
+    return runDenseCollective(ctx, call.args, ctx.denseAlgorithm());
+  });
+}
+
+void rememberComm(spcclComm_t comm) {
+  for (spcclComm_t c : tlsGroup.comms)
+    if (c == comm) return;
+  tlsGroup.comms.push_back(comm);
+}
+
+// A collective this rank will not run (its arguments). Inside a group it
+// would have run after the group's calls queued so far on comm, which have
+// not begun: the withdrawal names that later call, and goes out now, while
+// nothing else is in flight (the group's sends start at its end).
+spcclResult_t reject(spcclComm_t comm, spcclResult_t failure) {
+  uint64_t callsAhead = 0;
+  if (tlsGroup.depth > 0)
+    for (const auto& [c, call] : tlsGroup.collectives) callsAhead += c == comm ? 1 : 0;
+  return rejectCall(comm, failure, callsAhead);
+}
+
+// Blocking entry: validate, then run now (or at the group's end).
+spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char* name) {
+  clearThreadLastError();
+  call.name = name;
+  spcclResult_t res = validate(comm, call, stream, name);
+  if (res != spcclSuccess) return reject(comm, res);
+  if (tlsGroup.depth > 0) {
+    rememberComm(comm);
+    tlsGroup.collectives.emplace_back(comm, call);
+    return spcclSuccess;
+  }
+  return finishCall(comm, runBlocking(comm, [&] { return execute(comm, call); }));
+}
+
+spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request,
+                          const char* name) {
+  clearThreadLastError();
+  call.name = name;
+  spcclResult_t res = request == nullptr
+                          ? SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", name)
+                          : validate(comm, call, nullptr, name);
+  if (res == spcclSuccess && tlsGroup.depth > 0)
+    res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
+  if (res != spcclSuccess) return reject(comm, res);
+  return runAsync(comm, [comm, call] { return execute(comm, call); }, request);
+}
+
+spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t datatype,
+                        int peer, spcclComm_t comm, void* stream) {
+  const char* name = isSend ? "spcclSend" : "spcclRecv";
+  clearThreadLastError();
+  spcclResult_t res = checkCommon(comm, datatype, stream, name);
+  size_t bytes = 0;
+  if (res == spcclSuccess) res = checkSize(count, datatype, 1, "count", name, &bytes);
+  if (res == spcclSuccess) res = checkBuffer(buffer, bytes, isSend ? "sendbuff" : "recvbuff", name);
+  if (res == spcclSuccess && (peer < 0 || peer >= comm->nranks))
+    res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is out of range for %d ranks", name, peer,
+                     comm->nranks);
+  if (res == spcclSuccess && peer == comm->rank)
+    res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name, peer);
+  if (res != spcclSuccess) return finishCall(comm, res);
+  DeferredP2P op{isSend, buffer, bytes, peer,
+                 CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count}};
+  bool implicitGroup = tlsGroup.depth == 0;
+  if (implicitGroup) spcclGroupStart();
+  rememberComm(comm);
+  tlsGroup.p2p.emplace_back(comm, op);
+  return implicitGroup ? spcclGroupEnd() : spcclSuccess;
+}
+
+// Runs a whole group on one communicator: point-to-point operations are
+// posted first, then the collectives run in issue order, then the
+// point-to-point operations are waited for.
+spcclResult_t runGroupOn(spcclComm_t comm, const GroupState& group) {
+  Engine& engine = *comm->engine;
+  std::vector<int> slots;
+  for (const auto& [c, op] : group.p2p) {
+    if (c != comm) continue;
+    int slot = -1;
+    SPCCL_CHECK(op.isSend ? engine.postUserSend(op.peer, op.buffer, op.bytes, op.signature, &slot)
+                          : engine.postUserRecv(op.peer, op.buffer, op.bytes, op.signature, &slot));
+    slots.push_back(slot);
+  }
+  for (const auto& [c, call] : group.collectives)
+    if (c == comm) SPCCL_CHECK(execute(comm, call));
+  return slots.empty() ? spcclSuccess : engine.wait(slots);
+}
+
+spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {
+  spcclResult_t result;
+  {
+    std::unique_lock<std::mutex> lock(request->state.mutex);
+    if (block) request->state.cv.wait(lock, [request] { return request->state.done; });
+    if (!request->state.done) {
+      *done = 0;
+      return spcclSuccess;
+    }
+    result = request->state.result;
+    if (result != spcclSuccess) {
+      failWith(result, __FILE__, __LINE__, "%s", request->state.error.c_str());
+      request->comm->lastError = request->state.error;
+    }
+  }
+  *done = 1;
+  delete request;
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+spcclResult_t spcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                             void* stream) {
+  return submit(comm, makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
+                stream, "spcclAllReduce");
+}
+
+spcclResult_t spcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
+  return submit(comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+                stream, "spcclBroadcast");
+}
+
+spcclResult_t spcclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
+                          void* stream) {
+  return submit(comm, makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
+                stream, "spcclReduce");
+}
+
+spcclResult_t spcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             spcclDataType_t datatype, spcclComm_t comm, void* stream) {
+  return submit(comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+                stream, "spcclAllGather");
+}
+
+spcclResult_t spcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                                 void* stream) {
+  return submit(comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+                stream, "spcclReduceScatter");
+}
+
+spcclResult_t spcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                            spcclDataType_t datatype, spcclComm_t comm, void* stream) {
+  return submit(comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+                stream, "spcclAllToAll");
+}
+
+spcclResult_t spcclAllToAllv(const void* sendbuff, const size_t sendcounts[],
+                             const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
+                             const size_t rdispls[], spcclDataType_t datatype, spcclComm_t comm,
+                             void* stream) {
+  Call call = makeCall(CollType::AllToAllv, sendbuff, recvbuff, 0, datatype, spcclSum, -1);
+  call.args.sendcounts = sendcounts;
+  call.args.sdispls = sdispls;
+  call.args.recvcounts = recvcounts;
+  call.args.rdispls = rdispls;
+  return submit(comm, call, stream, "spcclAllToAllv");
+}
+
+spcclResult_t spcclBarrier(spcclComm_t comm, void* stream) {
+  return submit(comm, makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
+                stream, "spcclBarrier");
+}
+
+spcclResult_t spcclSend(const void* sendbuff, size_t count, spcclDataType_t datatype, int peer,
+                        spcclComm_t comm, void* stream) {
+  return submitP2P(true, const_cast<void*>(sendbuff), count, datatype, peer, comm, stream);
+}
+
+spcclResult_t spcclRecv(void* recvbuff, size_t count, spcclDataType_t datatype, int peer,
+                        spcclComm_t comm, void* stream) {
+  return submitP2P(false, recvbuff, count, datatype, peer, comm, stream);
+}
+
+spcclResult_t spcclGroupStart(void) {
+  ++tlsGroup.depth;
+  return spcclSuccess;
+}
+
+spcclResult_t spcclGroupEnd(void) {
+  if (tlsGroup.depth == 0)
+    return SPCCL_FAIL(spcclInvalidUsage, "spcclGroupEnd without a matching spcclGroupStart");
+  if (--tlsGroup.depth > 0) return spcclSuccess;
+  GroupState group = std::move(tlsGroup);
+  tlsGroup = GroupState{};
+  spcclResult_t result = spcclSuccess;
+  for (spcclComm_t comm : group.comms) {
+    spcclResult_t res = finishCall(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
+    if (result == spcclSuccess) result = res;
+  }
+  return result;
+}
+
+spcclResult_t spcclIallReduce(const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                              spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
+                     request, "spcclIallReduce");
+}
+
+spcclResult_t spcclIbroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, int root, spcclComm_t comm,
+                              spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+                     request, "spcclIbroadcast");
+}
+
+spcclResult_t spcclIreduce(const void* sendbuff, void* recvbuff, size_t count,
+                           spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
+                           spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
+                     request, "spcclIreduce");
+}
+
+spcclResult_t spcclIallGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                              spcclDataType_t datatype, spcclComm_t comm,
+                              spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+                     request, "spcclIallGather");
+}
+
+spcclResult_t spcclIreduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                  spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                                  spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+                     request, "spcclIreduceScatter");
+}
+
+spcclResult_t spcclIallToAll(const void* sendbuff, void* recvbuff, size_t count,
+                             spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+                     request, "spcclIallToAll");
+}
+
+spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request) {
+  return submitAsync(comm, makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
+                     request, "spcclIbarrier");
+}
+
+spcclResult_t spcclTest(spcclRequest_t request, int* done) {
+  if (request == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclTest: request is NULL");
+  if (done == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclTest: done is NULL");
+  return waitRequest(request, false, done);
+}
+
+spcclResult_t spcclWait(spcclRequest_t request) {
+  if (request == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclWait: request is NULL");
+  int done = 0;
+  return waitRequest(request, true, &done);
+}
+
+}  // extern "C"

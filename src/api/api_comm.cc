@@ -1,0 +1,195 @@
+// API: unique ids and communicator life cycle.
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "base/check.h"
+#include "core/comm.h"
+#include "core/env_discovery.h"
+#include "coll/small_allgather.h"
+#include "base/knobs.h"
+#include "base/socket.h"
+#include "spccl.h"
+
+using namespace spccl;
+
+namespace {
+
+int socketFamily() {
+  std::string family = knobString("SPCCL_SOCKET_FAMILY");
+  if (family == "AF_INET") return AF_INET;
+  if (family == "AF_INET6") return AF_INET6;
+  return AF_UNSPEC;
+}
+
+spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commId, int rank,
+                       const spcclConfig_t* config) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
+  if (nranks < 1)
+    return SPCCL_FAIL(spcclInvalidArgument, "nranks %d must be at least 1", nranks);
+  if (rank < 0 || rank >= nranks)
+    return SPCCL_FAIL(spcclInvalidArgument, "rank %d is out of range [0, %d)", rank, nranks);
+  UniqueIdContents id;
+  SPCCL_CHECK(decodeUniqueId(commId, &id));
+  CommOptions options;
+  SPCCL_CHECK(resolveCommOptions(config, &options));
+  return createComm(id, nranks, rank, options, comm);
+}
+
+}  // namespace
+
+extern "C" {
+
+spcclResult_t spcclGetUniqueId(spcclUniqueId* uniqueId) {
+  clearThreadLastError();
+  if (uniqueId == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "uniqueId is NULL");
+  knobsEchoOnce();
+  net::Interface iface;
+  SPCCL_CHECK(net::pickInterface(knobString("SPCCL_SOCKET_IFNAME"), socketFamily(), &iface));
+  int fd = -1;
+  UniqueIdContents id;
+  SPCCL_CHECK(net::listenOn(iface.addr, 1024, &fd, &id.root));
+  id.secret = randomU64();
+  id.commId = randomU64();
+  // The root waits for the ranks a good while: the id may travel slowly.
+  startRendezvousRoot(fd, id.secret, 5 * knobInt("SPCCL_TIMEOUT_MS"));
+  SPCCL_INFO(kLogBootstrap, "unique id: rendezvous root at %s (interface %s)",
+             net::toString(id.root).c_str(), iface.name.c_str());
+  *uniqueId = encodeUniqueId(id);
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank) {
+  clearThreadLastError();
+  return initRank(comm, nranks, commId, rank, nullptr);
+}
+
+spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId,
+                                      int rank, const spcclConfig_t* config) {
+  clearThreadLastError();
+  return initRank(comm, nranks, commId, rank, config);
+}
+
+spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* config) {
+  clearThreadLastError();
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
+  knobsEchoOnce();
+  LaunchEnv env;
+  SPCCL_CHECK(discoverLaunchEnv(&env));
+  UniqueIdContents id;
+  std::string rootText = formatHostPort(env.rootHost, env.rootPort);
+  SPCCL_CHECK(net::parseHostPort(rootText, &id.root));
+  id.secret = env.secret;
+  id.commId = env.secret ^ 0x9E3779B97F4A7C15ull;
+  CommOptions options;
+  SPCCL_CHECK(resolveCommOptions(config, &options));
+  SPCCL_INFO(kLogInit, "rank %d of %d from %s, rendezvous %s%s", env.rank, env.nranks,
+             env.source.c_str(), rootText.c_str(),
+             env.secretFromEnv ? "" : " (secret derived from job variables)");
+  if (env.rank == 0) {
+    // Rank 0 hosts the rendezvous on the advertised port, on every address.
+    net::SockAddr bindAddr{};
+    bindAddr.sa.sa_family = id.root.sa.sa_family;
+    net::setSockAddrPort(&bindAddr, net::sockAddrPort(id.root));
+    int fd = -1;
+    net::SockAddr bound;
+    SPCCL_CHECK(net::listenOn(bindAddr, 1024, &fd, &bound));
+    startRendezvousRoot(fd, id.secret, options.timeoutMs);
+  }
+  return createComm(id, env.nranks, env.rank, options, comm);
+}
+
+spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* newcomm,
+                             const spcclConfig_t* config) {
+  clearThreadLastError();
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+  if (newcomm == nullptr)
+    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                       "spcclCommSplit: newcomm (output pointer) is NULL"));
+  if (color < 0 && color != SPCCL_SPLIT_NOCOLOR)
+    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                       "spcclCommSplit: color %d must be >= 0 or "
+                                       "SPCCL_SPLIT_NOCOLOR",
+                                       color));
+  CommOptions options = comm->options;
+  if (config != nullptr) {
+    spcclResult_t checked = resolveCommOptions(config, &options);
+    if (checked != spcclSuccess) return rejectCall(comm, checked);
+  }
+  *newcomm = nullptr;
+  struct Entry {
+    int32_t color, key;
+    spcclUniqueId id;
+  };
+  const int n = comm->nranks;
+  std::vector<Entry> entries(n);
+  spcclResult_t res = runBlocking(comm, [&] {
+    // Round 1: colors and keys. Round 2: each group's leader offers an id.
+    Entry mine{color, key, {}};
+    SPCCL_CHECK(internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data()));
+    std::vector<int> group;
+    for (int r = 0; r < n; ++r)
+      if (color != SPCCL_SPLIT_NOCOLOR && entries[r].color == color) group.push_back(r);
+    std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
+      return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
+    });
+    if (!group.empty() && group[0] == comm->rank) SPCCL_CHECK(spcclGetUniqueId(&mine.id));
+    return internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data());
+  });
+  if (res != spcclSuccess) return finishCall(comm, res);
+  if (color == SPCCL_SPLIT_NOCOLOR) return spcclSuccess;
+  std::vector<int> group;
+  for (int r = 0; r < n; ++r)
+    if (entries[r].color == color) group.push_back(r);
+  std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
+    return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
+  });
+  int newRank = static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
+  UniqueIdContents id;
+  SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
+  return finishCall(comm, createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
+}
+
+spcclResult_t spcclCommDestroy(spcclComm_t comm) {
+  if (comm == nullptr) return spcclSuccess;
+  destroyComm(comm, false);
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommAbort(spcclComm_t comm) {
+  if (comm == nullptr) return spcclSuccess;
+  destroyComm(comm, true);
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommCount(const spcclComm_t comm, int* count) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+  if (count == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "count is NULL");
+  *count = comm->nranks;
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+  if (rank == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "rank is NULL");
+  *rank = comm->rank;
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* counters) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+  if (counters == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "counters is NULL");
+  std::lock_guard<std::mutex> exec(comm->execMutex);
+  *counters = comm->engine ? comm->engine->counters() : spcclCounters_t{};
+  return spcclSuccess;
+}
+
+const char* spcclGetLastError(spcclComm_t comm) {
+  if (comm == nullptr) return threadLastError().empty() ? "no error" : threadLastError().c_str();
+  return comm->lastError.c_str();
+}
+
+}  // extern "C"

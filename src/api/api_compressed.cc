@@ -1,0 +1,75 @@
+// API: compressed all-reduce (SPEC.md section 3), blocking and
+// non-blocking. Arguments and the versioned cfg are validated here, with
+// messages that name the argument; the schedules receive only valid calls.
+#include "compress/compressed_allreduce.h"
+#include "api/compression_arguments.h"
+#include "base/check.h"
+#include "core/comm.h"
+#include "spccl.h"
+
+using namespace spccl;
+using spccl::compress::CompressedCall;
+
+namespace {
+
+spcclResult_t checkCall(spcclComm_t comm, const CompressedCall& call) {
+  SPCCL_CHECK(compress::checkCommAndCount(call.name, comm, call.count));
+  SPCCL_CHECK(compress::checkCompressibleTypeAndOp(call.name, call.type, call.op));
+  if (call.count > 0 && call.sendbuff == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: sendbuff is NULL", call.name);
+  if (call.count > 0 && call.recvbuff == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: recvbuff is NULL", call.name);
+  return spcclSuccess;
+}
+
+spcclResult_t prepare(const char* name, const void* sendbuff, void* recvbuff, size_t count,
+                      spcclDataType_t datatype, spcclRedOp_t op, const spcclCompression* cfg,
+                      spcclComm_t comm, CompressedCall* call) {
+  clearThreadLastError();
+  call->name = name;
+  call->sendbuff = sendbuff;
+  call->recvbuff = recvbuff;
+  call->count = count;
+  call->type = datatype;
+  call->op = op;
+  SPCCL_CHECK(checkCall(comm, *call));
+  return compress::resolveCompression(cfg, call);
+}
+
+}  // namespace
+
+extern "C" {
+
+spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       spcclDataType_t datatype, spcclRedOp_t op,
+                                       const spcclCompression* cfg, spcclComm_t comm,
+                                       void* stream) {
+  CompressedCall call;
+  spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
+                              cfg, comm, &call);
+  if (res == spcclSuccess && stream != nullptr)
+    res = SPCCL_FAIL(spcclInvalidArgument,
+                     "%s: stream must be NULL (host buffers); device memory is not supported yet",
+                     call.name);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
+    return compress::runCompressedAllReduce(ctx, call);
+  });
+}
+
+spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                        spcclDataType_t datatype, spcclRedOp_t op,
+                                        const spcclCompression* cfg, spcclComm_t comm,
+                                        spcclRequest_t* request) {
+  CompressedCall call;
+  spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype,
+                              op, cfg, comm, &call);
+  if (res == spcclSuccess && request == nullptr)
+    res = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  return runCollectiveAsync(
+      comm, compress::signatureOf(call),
+      [call](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, call); }, request);
+}
+
+}  // extern "C"

@@ -1,0 +1,153 @@
+// API: token top-k and token mask all-reduces (AccTFM section 4.3.1; SPEC.md
+// section 3), blocking and non-blocking. Arguments are validated here with
+// messages that name the argument; runTokenAllReduce gets only valid calls.
+#include "api/compression_arguments.h"
+#include "compress/token_allreduce.h"
+#include "base/check.h"
+#include "core/comm.h"
+#include "spccl.h"
+
+using namespace spccl;
+using spccl::compress::TokenCall;
+
+namespace {
+
+TokenCall shapedCall(const char* name, void* buff, size_t tokens, size_t hidden,
+                     spcclDataType_t datatype, spcclRedOp_t op, spcclPrunePolicy_t prunePolicy) {
+  TokenCall call;
+  call.name = name;
+  call.buff = buff;
+  call.tokens = tokens;
+  call.hidden = hidden;
+  call.type = datatype;
+  call.op = op;
+  call.prunePolicy = prunePolicy;
+  return call;
+}
+
+// What both calls share: shape, type, op, buff, policy and cfg (NULL means
+// the kept rows are all-reduced exactly).
+spcclResult_t checkCommon(spcclComm_t comm, const spcclCompression* cfg, TokenCall* call) {
+  const char* name = call->name;
+  size_t count = 0;
+  if (__builtin_mul_overflow(call->tokens, call->hidden, &count))
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: tokens %zu x hidden %zu overflows", name,
+                      call->tokens, call->hidden);
+  SPCCL_CHECK(compress::checkCommAndCount(name, comm, count));
+  SPCCL_CHECK(compress::checkCompressibleTypeAndOp(name, call->type, call->op));
+  if (count > 0 && call->buff == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: buff is NULL", name);
+  if (call->prunePolicy < 0 || call->prunePolicy >= spcclNumPrunePolicies)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: prunePolicy %d is not a valid spcclPrunePolicy_t",
+                      name, static_cast<int>(call->prunePolicy));
+  call->compressed = cfg != nullptr;
+  if (!call->compressed) return spcclSuccess;
+  call->compression.name = name;
+  call->compression.type = call->type;
+  call->compression.op = call->op;
+  return compress::resolveCompression(cfg, &call->compression);
+}
+
+spcclResult_t prepareTopk(const char* name, void* buff, const float* scores, size_t tokens,
+                          size_t hidden, spcclDataType_t datatype, spcclRedOp_t op, size_t keep,
+                          const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                          unsigned char* maskOut, spcclComm_t comm, TokenCall* call) {
+  clearThreadLastError();
+  *call = shapedCall(name, buff, tokens, hidden, datatype, op, prunePolicy);
+  call->scores = scores;
+  call->keep = keep;
+  call->maskOut = maskOut;
+  SPCCL_CHECK(checkCommon(comm, cfg, call));
+  if (keep > tokens)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: keep %zu exceeds tokens %zu", name, keep, tokens);
+  if (tokens > 0 && scores == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: scores is NULL", name);
+  return spcclSuccess;
+}
+
+spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mask, size_t tokens,
+                          size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                          const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                          spcclComm_t comm, TokenCall* call) {
+  clearThreadLastError();
+  *call = shapedCall(name, buff, tokens, hidden, datatype, op, prunePolicy);
+  SPCCL_CHECK(checkCommon(comm, cfg, call));
+  if (tokens > 0 && mask == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: mask is NULL", name);
+  // A non-null pointer marks the mask call even with zero tokens.
+  static const unsigned char kNoTokens = 0;
+  call->mask = mask != nullptr ? mask : &kNoTokens;
+  return spcclSuccess;
+}
+
+spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
+                                 void* stream) {
+  if (prepared == spcclSuccess && stream != nullptr)
+    prepared = SPCCL_FAIL(spcclInvalidArgument,
+                          "%s: stream must be NULL (host buffers); device memory is not supported "
+                          "yet",
+                          call.name);
+  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
+  return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
+    return compress::runTokenAllReduce(ctx, call);
+  });
+}
+
+spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
+                              spcclRequest_t* request) {
+  if (prepared == spcclSuccess && request == nullptr)
+    prepared = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
+  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
+  return runCollectiveAsync(
+      comm, compress::signatureOf(call),
+      [call](CollContext& ctx) { return compress::runTokenAllReduce(ctx, call); }, request);
+}
+
+}  // namespace
+
+extern "C" {
+
+spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
+                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                      size_t keep, const spcclCompression* cfg,
+                                      spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
+                                      spcclComm_t comm, void* stream) {
+  TokenCall call;
+  const spcclResult_t res = prepareTopk("spcclTokenTopkAllReduce", buff, scores, tokens, hidden,
+                                        datatype, op, keep, cfg, prunePolicy, maskOut, comm, &call);
+  return runBlockingChecked(comm, res, call, stream);
+}
+
+spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
+                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                      const spcclCompression* cfg,
+                                      spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
+                                      void* stream) {
+  TokenCall call;
+  const spcclResult_t res = prepareMask("spcclTokenMaskAllReduce", buff, mask, tokens, hidden,
+                                        datatype, op, cfg, prunePolicy, comm, &call);
+  return runBlockingChecked(comm, res, call, stream);
+}
+
+spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
+                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                       size_t keep, const spcclCompression* cfg,
+                                       spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
+                                       spcclComm_t comm, spcclRequest_t* request) {
+  TokenCall call;
+  const spcclResult_t res = prepareTopk("spcclItokenTopkAllReduce", buff, scores, tokens, hidden,
+                                        datatype, op, keep, cfg, prunePolicy, maskOut, comm, &call);
+  return runAsyncChecked(comm, res, call, request);
+}
+
+spcclResult_t spcclItokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
+                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
+                                       const spcclCompression* cfg,
+                                       spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
+                                       spcclRequest_t* request) {
+  TokenCall call;
+  const spcclResult_t res = prepareMask("spcclItokenMaskAllReduce", buff, mask, tokens, hidden,
+                                        datatype, op, cfg, prunePolicy, comm, &call);
+  return runAsyncChecked(comm, res, call, request);
+}
+
+}  // extern "C"

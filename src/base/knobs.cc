@@ -1,0 +1,157 @@
+#include "base/knobs.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "base/log.h"
+
+extern char** environ;
+
+namespace spccl {
+
+// Every SPCCL_* variable, declared once. Keep sorted by area; the README's
+// table is generated from `spccl_info --markdown`.
+static const std::vector<KnobSpec> kKnobs = {
+    // logging
+    {"SPCCL_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE"},
+    {"SPCCL_DEBUG_SUBSYS", "ALL",
+     "Subsystems to log: comma list of INIT,BOOTSTRAP,NET,COLL,ENV,TUNE,SPARSE,COMPRESS,MIGRATE; "
+     "a leading ^ excludes"},
+    {"SPCCL_DEBUG_FILE", "", "Write the log to this file instead of stderr (%h host, %p pid)"},
+    // launch and rendezvous
+    {"SPCCL_RANK", "", "This process's rank (set by spcclrun; read by spcclCommInitFromEnv)"},
+    {"SPCCL_NRANKS", "", "Number of ranks (set by spcclrun)"},
+    {"SPCCL_LOCAL_RANK", "", "Rank among the ranks of this host (set by spcclrun)"},
+    {"SPCCL_COMM_ID", "",
+     "host:port of the rendezvous root for spcclCommInitFromEnv (rank 0 listens there)"},
+    {"SPCCL_JOB_SECRET", "",
+     "64-bit job secret (hex) every connection must present; spcclrun draws one. Without it, "
+     "spcclCommInitFromEnv derives one from the launcher's job variables"},
+    {"SPCCL_HOSTID", "",
+     "Override the host identity (default: hostname, boot id and network namespace); ranks with "
+     "the same host id may use shm"},
+    // network
+    {"SPCCL_TIMEOUT_MS", "60000", "Deadline of every wait, in milliseconds"},
+    {"SPCCL_TRANSPORT", "auto",
+     "auto (shm for same-host peers, tcp otherwise), tcp, shm, or a plugin name "
+     "(libspccl-net-NAME.so)"},
+    {"SPCCL_SOCKET_IFNAME", "",
+     "Interfaces to use, NCCL syntax: prefixes, ^ to exclude, = for exact names"},
+    {"SPCCL_SOCKET_FAMILY", "", "AF_INET or AF_INET6 to force an address family"},
+    {"SPCCL_SOCKET_BUFFER_BYTES", "4194304", "SO_SNDBUF/SO_RCVBUF of tcp connections"},
+    {"SPCCL_SHM_INLINE_BYTES", "8192",
+     "shm: messages up to this size are copied through the socket, larger ones are read "
+     "directly from the sender's memory (process_vm_readv)"},
+    {"SPCCL_IB_HCA", "",
+     "ib plugin: RDMA devices/ports to use, NCCL_IB_HCA syntax (mlx5_0:1,mlx5_1; ^ to exclude, = "
+     "for exact names)"},
+    {"SPCCL_IB_GID_INDEX", "-1",
+     "ib plugin, RoCE: GID index to use; -1 picks RoCE v2 with an IPv4-mapped address"},
+    {"SPCCL_IB_MR_CACHE", "64",
+     "ib plugin: memory registrations kept for reuse (0: register per message)"},
+    {"SPCCL_IB_GDR", "1",
+     "ib plugin: GPUDirect RDMA. 1: register GPU memory where detected (peer-memory module "
+     "loaded: SPCCL_PTR_CUDA; HCA accepts dma-bufs: SPCCL_PTR_DMABUF); 0: host memory only"},
+    {"SPCCL_TOPO_XML", "",
+     "Read the host topology from this hwloc XML export instead of discovering it"},
+    {"SPCCL_TOPO_NIC", "",
+     "NIC(s) to use, by name (mlx5_0, eth0) or PCI bus id, comma-separated; overrides the "
+     "topology-based choice"},
+    {"SPCCL_TOPO_RAILS", "1",
+     "How many devices (rails) a rank uses at once: tcp takes the first N interfaces "
+     "SPCCL_SOCKET_IFNAME matches (give each rail its own subnet), ib the N closest ports"},
+    {"SPCCL_NET_CONNS_PER_RAIL", "1",
+     "Connections per rail to each peer (sockets for tcp, QPs for ib), 1..16; large messages are "
+     "split across all of a peer's connections"},
+    {"SPCCL_NET_STRIPE_MIN_BYTES", "262144",
+     "Messages of at least this size are split across a peer's connections (rails x "
+     "SPCCL_NET_CONNS_PER_RAIL); smaller ones go on the first"},
+    // algorithms
+    {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
+    {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
+    {"SPCCL_SPARSE_MEASURED_TIMES", "0",
+     "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "
+     "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "
+     "differ from run to run"},
+    {"SPCCL_SPARSE_CPU_NS_PER_PAIR", "3",
+     "Sparse auto's CPU term: ns per pair of merge work on one idle core (spccl_info times this "
+     "machine's), scaled by the ranks sharing each core; 0: links only (the paper's model)"},
+    {"SPCCL_CHECK_ROOTS", "1",
+     "1: rooted calls (broadcast, reduce, scatter, gather, migrate broadcast and reduce) first "
+     "check that every rank passed the same root, so a disagreement fails on every rank at once "
+     "instead of hanging until SPCCL_TIMEOUT_MS or returning success with wrong data on some "
+     "ranks; costs ceil(log2 n) rounds of 16-byte messages per call. "
+     "Every rank must set it the same (checked when a communicator is created)"},
+    {"SPCCL_PROFILE_LINKS", "1",
+     "Measure latency and bandwidth of the links at communicator creation (0: use defaults)"},
+    // MPI interposer (interpose/mpi, docs/mpi-interposer.md)
+    {"SPCCL_INTERPOSE", "auto",
+     "Which MPI_Allreduce calls libspccl_mpi_interpose.so sends to spccl: off, dense (spccl's "
+     "dense all-reduce), sparse (spccl's sparse all-reduce, any size) or auto (sparse from "
+     "SPCCL_INTERPOSE_MIN_BYTES on)"},
+    {"SPCCL_INTERPOSE_MIN_BYTES", "65536",
+     "auto: MPI_Allreduce calls smaller than this stay on MPI"},
+    {"SPCCL_INTERPOSE_REPORT", "0",
+     "1: at MPI_Finalize, rank 0 prints the interposer's calls, bytes and time per path"},
+};
+
+const std::vector<KnobSpec>& allKnobs() { return kKnobs; }
+
+static const KnobSpec* findKnob(const char* name) {
+  for (const KnobSpec& knob : kKnobs)
+    if (std::strcmp(knob.name, name) == 0) return &knob;
+  return nullptr;
+}
+
+std::string knobString(const char* name) {
+  const KnobSpec* knob = findKnob(name);
+  if (knob == nullptr) {
+    SPCCL_WARN("internal: knob %s is not declared in knobs.cc", name);
+    const char* value = std::getenv(name);
+    return value ? value : "";
+  }
+  const char* value = std::getenv(name);
+  if (value != nullptr && value[0] != '\0') return value;
+  return knob->defaultValue;
+}
+
+int64_t knobInt(const char* name) {
+  std::string text = knobString(name);
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 0);
+  if (end == nullptr || *end != '\0') {
+    const KnobSpec* knob = findKnob(name);
+    SPCCL_WARN("%s=%s is not an integer; using the default %s", name, text.c_str(),
+               knob ? knob->defaultValue : "0");
+    return knob ? std::strtoll(knob->defaultValue, nullptr, 0) : 0;
+  }
+  return value;
+}
+
+bool knobIsSet(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0';
+}
+
+void knobsEchoOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
+      if (std::strncmp(*env, "SPCCL_", 6) != 0) continue;
+      std::string entry(*env);
+      size_t eq = entry.find('=');
+      std::string name = entry.substr(0, eq);
+      std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
+      if (findKnob(name.c_str()) == nullptr) {
+        SPCCL_WARN("%s is set but is not an spccl variable (see spccl_info)", name.c_str());
+        continue;
+      }
+      SPCCL_INFO(kLogEnv, "%s set by environment to %s", name.c_str(), value.c_str());
+    }
+  });
+}
+
+}  // namespace spccl

@@ -1,0 +1,40 @@
+#include "compress/configuration_agreement.h"
+
+#include <vector>
+
+#include "base/check.h"
+#include "coll/small_allgather.h"
+
+namespace spccl::compress {
+
+ConfigurationHeader ConfigurationHeader::of(const CompressedCall& call) {
+  ConfigurationHeader h;
+  h.codec = static_cast<int32_t>(call.spec.codec);
+  h.bits = call.spec.bits;
+  h.blockSize = call.spec.blockSize;
+  h.schedule = call.schedule;
+  return h;
+}
+
+std::string ConfigurationHeader::describe() const {
+  const char* codecName = codec == static_cast<int32_t>(kernels::Codec::Linear) ? "linear" : "piecewise";
+  const char* scheduleName = schedule == spcclCompressRing ? "ring" : "two-shot";
+  return std::string("codec ") + codecName + ", bits " + std::to_string(bits) + ", blockSize " +
+         std::to_string(blockSize) + ", schedule " + scheduleName;
+}
+
+spcclResult_t agreeOnConfiguration(CollContext& ctx, const CompressedCall& call) {
+  const ConfigurationHeader mine = ConfigurationHeader::of(call);
+  std::vector<ConfigurationHeader> all(static_cast<size_t>(ctx.nranks()));
+  SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), all.data()));
+  for (int r = 1; r < ctx.nranks(); ++r) {
+    if (all[r] == all[0]) continue;
+    return SPCCL_FAIL(spcclInvalidUsage,
+                      "%s: ranks disagree on cfg: rank %d has (%s) but rank 0 has (%s); the call "
+                      "fails on every rank",
+                      call.name, r, all[r].describe().c_str(), all[0].describe().c_str());
+  }
+  return spcclSuccess;
+}
+
+}  // namespace spccl::compress

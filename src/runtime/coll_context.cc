@@ -1,0 +1,94 @@
+// CollContext: the algorithms' view of the engine (runtime/coll_context.h).
+#include "runtime/coll_context.h"
+
+#include <vector>
+
+#include "base/check.h"
+#include "runtime/engine.h"
+
+namespace spccl {
+
+CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_t seq)
+    : engine_(engine), signature_(signature), seq_(seq) {}
+CollContext::CollContext(const CollContext& call, const CollSignature& signature)
+    : engine_(call.engine_), signature_(signature), seq_(call.seq_) {}
+CollContext::~CollContext() = default;
+
+int CollContext::rank() const { return engine_.rank(); }
+int CollContext::nranks() const { return engine_.nranks(); }
+const kernels::KernelTable& CollContext::kernels() const { return engine_.kernels(); }
+const LinkModel& CollContext::linkModel() const { return engine_.linkModel(); }
+void* CollContext::scratch(size_t bytes, int slot) { return engine_.scratch(bytes, slot); }
+size_t CollContext::chunkBytes() const { return engine_.settings().chunkBytes; }
+bool CollContext::checksRoots() const { return engine_.settings().checkRoots; }
+const std::string& CollContext::denseAlgorithm() const { return engine_.settings().denseAlgorithm; }
+const spcclCounters_t& CollContext::counters() const { return engine_.counters(); }
+
+spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
+                            const std::function<spcclResult_t(CollContext&)>& body) {
+  uint64_t seq = 0;
+  SPCCL_CHECK(engine.beginCollective(signature, &seq));
+  CollContext ctx(engine, signature, seq);
+  return body(ctx);
+}
+
+spcclResult_t CollContext::isend(int peer, const void* data, size_t bytes, PeerRequest* request,
+                                 uint8_t flags) {
+  return engine_.postSend(peer, data, bytes, signature_, seq_, flags, &request->slot);
+}
+
+spcclResult_t CollContext::irecv(int peer, void* data, size_t capacity, PeerRequest* request) {
+  return engine_.postRecv(peer, data, capacity, signature_, seq_, &request->slot);
+}
+
+spcclResult_t CollContext::wait(PeerRequest* request, size_t* received, uint8_t* flags) {
+  if (!request->valid()) return spcclSuccess;
+  int slot = request->slot;
+  size_t got = 0;
+  uint8_t gotFlags = 0;
+  request->slot = -1;
+  spcclResult_t res = engine_.wait(std::span<const int>(&slot, 1), std::span<size_t>(&got, 1),
+                                   std::span<uint8_t>(&gotFlags, 1));
+  if (received) *received = got;
+  if (flags) *flags = gotFlags;
+  return res;
+}
+
+spcclResult_t CollContext::waitAll(std::span<PeerRequest> requests) {
+  std::vector<int> slots;
+  slots.reserve(requests.size());
+  for (PeerRequest& request : requests) {
+    if (request.valid()) slots.push_back(request.slot);
+    request.slot = -1;
+  }
+  if (slots.empty()) return spcclSuccess;
+  return engine_.wait(slots);
+}
+
+spcclResult_t CollContext::send(int peer, const void* data, size_t bytes, uint8_t flags) {
+  PeerRequest request;
+  SPCCL_CHECK(isend(peer, data, bytes, &request, flags));
+  return wait(&request);
+}
+
+spcclResult_t CollContext::recv(int peer, void* data, size_t capacity, size_t* received,
+                                uint8_t* flags) {
+  PeerRequest request;
+  SPCCL_CHECK(irecv(peer, data, capacity, &request));
+  return wait(&request, received, flags);
+}
+
+spcclResult_t CollContext::sendRecv(int sendPeer, const void* sendData, size_t sendBytes,
+                                    int recvPeer, void* recvData, size_t recvCapacity,
+                                    size_t* received) {
+  PeerRequest requests[2];
+  SPCCL_CHECK(irecv(recvPeer, recvData, recvCapacity, &requests[1]));
+  SPCCL_CHECK(isend(sendPeer, sendData, sendBytes, &requests[0]));
+  int slots[2] = {requests[0].slot, requests[1].slot};
+  size_t got[2] = {0, 0};
+  spcclResult_t res = engine_.wait(slots, got);
+  if (received) *received = got[1];
+  return res;
+}
+
+}  // namespace spccl
