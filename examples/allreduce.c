@@ -6,14 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    spcclResult_t res_ = (call);                                                            \
-    if (res_ != spcclSuccess) {                                                             \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, spcclGetErrorString(res_),              \
-              spcclGetLastError(comm));                                                     \
-      return 1;                                                                             \
-    }                                                                                       \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    spcclResult_t res_ = (call);                                               \
+    if (res_ != spcclSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, spcclGetErrorString(res_), \
+              spcclGetLastError(comm));                                        \
+      return 1;                                                                \
+    }                                                                          \
   } while (0)
 
 int main(void) {

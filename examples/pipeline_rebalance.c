@@ -22,14 +22,14 @@
 #define LAYERS 16
 #define PARAMS_PER_LAYER 65536 /* floats */
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    spcclResult_t res_ = (call);                                                            \
-    if (res_ != spcclSuccess) {                                                             \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, spcclGetErrorString(res_),              \
-              spcclGetLastError(NULL));                                                     \
-      exit(1);                                                                              \
-    }                                                                                       \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    spcclResult_t res_ = (call);                                               \
+    if (res_ != spcclSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, spcclGetErrorString(res_), \
+              spcclGetLastError(NULL));                                        \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static double now(void) {
@@ -65,7 +65,8 @@ static void measure(spcclComm_t comm, float** params, const double* cost, const 
   (void)nranks;
 }
 
-static void printStages(const char* when, const int* stageOf, const double* stageTimes, int nranks) {
+static void printStages(const char* when, const int* stageOf, const double* stageTimes,
+                        int nranks) {
   int s, l;
   double worst = 0, total = 0;
   printf("%s:\n", when);
@@ -110,7 +111,8 @@ int main(void) {
     }
   }
   measure(comm, params, cost, stageOf, rank, nranks, layerTimes, stageTimes);
-  if (rank == 0) printStages("before (even layer counts, after pruning)", stageOf, stageTimes, nranks);
+  if (rank == 0)
+    printStages("before (even layer counts, after pruning)", stageOf, stageTimes, nranks);
 
   /* Every rank has the same measured layer times, so every rank computes
    * the same layout. */
@@ -123,7 +125,8 @@ int main(void) {
   for (l = 0; l < LAYERS; ++l) {
     if (newStageOf[l] == stageOf[l]) continue;
     ++moved;
-    if (stageOf[l] == rank) CHECK(spcclSend(params[l], PARAMS_PER_LAYER, spcclFloat32, newStageOf[l], comm, NULL));
+    if (stageOf[l] == rank)
+      CHECK(spcclSend(params[l], PARAMS_PER_LAYER, spcclFloat32, newStageOf[l], comm, NULL));
     if (newStageOf[l] == rank) {
       params[l] = malloc(PARAMS_PER_LAYER * sizeof(float));
       CHECK(spcclRecv(params[l], PARAMS_PER_LAYER, spcclFloat32, stageOf[l], comm, NULL));
@@ -156,8 +159,9 @@ int main(void) {
    * merges neighbouring stages while they fit. */
   CHECK(spcclRepack(layerMem, stageOf, LAYERS, nranks, 8.0 * PARAMS_PER_LAYER * sizeof(float), 0,
                     packed, &packedStages));
-  if (rank == 0) printf("repack with room for 8 layers per rank: %d stages instead of %d\n",
-                        packedStages, nranks);
+  if (rank == 0)
+    printf("repack with room for 8 layers per rank: %d stages instead of %d\n", packedStages,
+           nranks);
 
   for (l = 0; l < LAYERS; ++l) free(params[l]);
   CHECK(spcclCommDestroy(comm));

@@ -24,29 +24,34 @@ extern "C" {
 
 typedef enum {
   spcclSuccess = 0,
-  spcclSystemError = 1,      /* a system call failed (socket, mmap, ...) */
-  spcclInternalError = 2,    /* a bug in spccl */
-  spcclInvalidArgument = 3,  /* a bad argument; the message names it. A collective
-                              * rejected on one rank fails on its peers at once
-                              * (spcclInvalidUsage naming that rank) */
-  spcclInvalidUsage = 4,     /* e.g. ranks called different collectives */
-  spcclRemoteError = 5,      /* a peer failed or went away */
-  spcclInProgress = 6,       /* non-blocking operation not finished yet */
-  spcclTimeout = 7,          /* a wait passed its deadline (SPCCL_TIMEOUT_MS) */
+  spcclSystemError = 1,     /* a system call failed (socket, mmap, ...) */
+  spcclInternalError = 2,   /* a bug in spccl */
+  spcclInvalidArgument = 3, /* a bad argument; the message names it. A collective
+                             * rejected on one rank fails on its peers at once
+                             * (spcclInvalidUsage naming that rank) */
+  spcclInvalidUsage = 4,    /* e.g. ranks called different collectives */
+  spcclRemoteError = 5,     /* a peer failed or went away */
+  spcclInProgress = 6,      /* non-blocking operation not finished yet */
+  spcclTimeout = 7,         /* a wait passed its deadline (SPCCL_TIMEOUT_MS) */
   spcclNumResults = 8,
   spcclResult_MaxEnum = 0x7fffffff /* keeps the type int-wide; not a result */
 } spcclResult_t;
 
 typedef enum {
-  spcclInt8 = 0, spcclChar = 0,
+  spcclInt8 = 0,
+  spcclChar = 0,
   spcclUint8 = 1,
-  spcclInt32 = 2, spcclInt = 2,
+  spcclInt32 = 2,
+  spcclInt = 2,
   spcclUint32 = 3,
   spcclInt64 = 4,
   spcclUint64 = 5,
-  spcclFloat16 = 6, spcclHalf = 6,
-  spcclFloat32 = 7, spcclFloat = 7,
-  spcclFloat64 = 8, spcclDouble = 8,
+  spcclFloat16 = 6,
+  spcclHalf = 6,
+  spcclFloat32 = 7,
+  spcclFloat = 7,
+  spcclFloat64 = 8,
+  spcclDouble = 8,
   spcclBfloat16 = 9,
   spcclNumTypes = 10,
   /* Keeps the type int-wide, so that checking a caller's out-of-range
@@ -85,13 +90,13 @@ typedef struct {
   int timeoutMs;            /* every wait's deadline; UNDEF: SPCCL_TIMEOUT_MS */
   const char* transport;    /* "tcp", "shm", "auto" or a plugin name; NULL: SPCCL_TRANSPORT */
   const char* socketIfname; /* NCCL syntax; NULL: SPCCL_SOCKET_IFNAME */
-  int profileLinks;         /* measure alpha/beta at init (1) or not (0); UNDEF: SPCCL_PROFILE_LINKS */
+  int profileLinks; /* measure alpha/beta at init (1) or not (0); UNDEF: SPCCL_PROFILE_LINKS */
 } spcclConfig_t;
 
-#define SPCCL_CONFIG_INITIALIZER                                                        \
-  {                                                                                     \
-    sizeof(spcclConfig_t), SPCCL_CONFIG_MAGIC, SPCCL_VERSION_CODE, SPCCL_CONFIG_UNDEF_INT, \
-        NULL, NULL, SPCCL_CONFIG_UNDEF_INT                                              \
+#define SPCCL_CONFIG_INITIALIZER                                                                 \
+  {                                                                                              \
+    sizeof(spcclConfig_t), SPCCL_CONFIG_MAGIC, SPCCL_VERSION_CODE, SPCCL_CONFIG_UNDEF_INT, NULL, \
+        NULL, SPCCL_CONFIG_UNDEF_INT                                                             \
   }
 
 #define SPCCL_SPLIT_NOCOLOR (-1)
@@ -110,8 +115,8 @@ spcclResult_t spcclGetVersion(int* version);
  * (a background thread that serves one rendezvous and then exits). */
 spcclResult_t spcclGetUniqueId(spcclUniqueId* uniqueId);
 spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank);
-spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId,
-                                      int rank, const spcclConfig_t* config);
+spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank,
+                                      const spcclConfig_t* config);
 /* Rank, size and rendezvous from the launcher's environment: spcclrun
  * (SPCCL_RANK, SPCCL_NRANKS, SPCCL_COMM_ID, SPCCL_JOB_SECRET), Open MPI,
  * PMI, Slurm, torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
@@ -194,8 +199,7 @@ spcclResult_t spcclIreduce(const void* sendbuff, void* recvbuff, size_t count,
                            spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
                            spcclRequest_t* request);
 spcclResult_t spcclIallGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                              spcclDataType_t datatype, spcclComm_t comm,
-                              spcclRequest_t* request);
+                              spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request);
 spcclResult_t spcclIreduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                   spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                   spcclRequest_t* request);
@@ -210,12 +214,12 @@ spcclResult_t spcclWait(spcclRequest_t request);
  * to reassociation for floats; -0.0 counts as zero) and is bitwise
  * identical on every rank. Ops: spcclSum and spcclAvg. */
 typedef enum {
-  spcclSparseAuto = 0,                 /* the planner picks from profiled density */
-  spcclSparseBalancedParallelism = 1,  /* Zen BP: push to hash owners, pull aggregates */
-  spcclSparseHierarchical = 2,         /* Zen HC: recursive doubling, incremental merge */
-  spcclSparseAllGather = 3,            /* AGsparse baseline: all-gather of COO */
-  spcclSparseBlock = 4,                /* OmniReduce-style 256-element blocks */
-  spcclSparseDense = 5,                /* dense ring all-reduce */
+  spcclSparseAuto = 0,                /* the planner picks from profiled density */
+  spcclSparseBalancedParallelism = 1, /* Zen BP: push to hash owners, pull aggregates */
+  spcclSparseHierarchical = 2,        /* Zen HC: recursive doubling, incremental merge */
+  spcclSparseAllGather = 3,           /* AGsparse baseline: all-gather of COO */
+  spcclSparseBlock = 4,               /* OmniReduce-style 256-element blocks */
+  spcclSparseDense = 5,               /* dense ring all-reduce */
   spcclSparseNumAlgorithms = 6,
   spcclSparseAlgorithm_MaxEnum = 0x7fffffff
 } spcclSparseAlgorithm_t;
@@ -239,7 +243,11 @@ typedef enum {
   spcclPartition_MaxEnum = 0x7fffffff
 } spcclSparsePartitioner_t;
 
-typedef enum { spcclIndexUint32 = 0, spcclIndexUint64 = 1, spcclIndex_MaxEnum = 0x7fffffff } spcclIndexType_t;
+typedef enum {
+  spcclIndexUint32 = 0,
+  spcclIndexUint64 = 1,
+  spcclIndex_MaxEnum = 0x7fffffff
+} spcclIndexType_t;
 
 #define SPCCL_SPARSE_OPTIONS_MAGIC 0x53505253u /* "SPRS" */
 typedef struct {
@@ -251,10 +259,10 @@ typedef struct {
   spcclSparseEncoding_t encoding;
   spcclSparsePartitioner_t partitioner;
 } spcclSparseOptions_t;
-#define SPCCL_SPARSE_OPTIONS_INITIALIZER                                                  \
-  {                                                                                       \
-    sizeof(spcclSparseOptions_t), SPCCL_SPARSE_OPTIONS_MAGIC, SPCCL_VERSION_CODE,         \
-        spcclSparseAuto, 0, spcclEncodingAuto, spcclPartitionAuto                         \
+#define SPCCL_SPARSE_OPTIONS_INITIALIZER                                                           \
+  {                                                                                                \
+    sizeof(spcclSparseOptions_t), SPCCL_SPARSE_OPTIONS_MAGIC, SPCCL_VERSION_CODE, spcclSparseAuto, \
+        0, spcclEncodingAuto, spcclPartitionAuto                                                   \
   }
 
 /* Dense in, dense out; zeros are skipped. Options: defaults. */
@@ -264,8 +272,8 @@ spcclResult_t spcclSparseAllReduce(const void* sendbuff, void* recvbuff, size_t 
 /* The same with options (NULL: defaults). */
 spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbuff, size_t count,
                                               spcclDataType_t datatype, spcclRedOp_t op,
-                                              const spcclSparseOptions_t* options,
-                                              spcclComm_t comm, void* stream);
+                                              const spcclSparseOptions_t* options, spcclComm_t comm,
+                                              void* stream);
 /* COO in (indices unsorted, duplicates summed, every index < count), dense
  * out (recvbuff holds count elements). */
 spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t indexType,
@@ -287,17 +295,18 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
 typedef struct {
   size_t size; /* set by the caller: sizeof(spcclSparseStats_t) */
   uint64_t calls;
-  spcclSparseAlgorithm_t algorithm; /* chosen for the last call */
-  char reason[160];                 /* why, in words */
-  double predictedSeconds[spcclSparseNumAlgorithms]; /* cost model per candidate; <0: not a candidate */
-  double density;                   /* d: mean local density over ranks */
-  double gamma;                     /* densification after aggregation */
-  double pushImbalance;             /* Zen Def. 8: max over mean of partition sizes pushed */
-  double pullImbalance;             /* the same for the aggregates pulled */
-  uint64_t bytesSent;               /* last call, this rank */
+  spcclSparseAlgorithm_t algorithm;                  /* chosen for the last call */
+  char reason[160];                                  /* why, in words */
+  double predictedSeconds[spcclSparseNumAlgorithms]; /* cost model per candidate; <0: not a
+                                                        candidate */
+  double density;                                    /* d: mean local density over ranks */
+  double gamma;                                      /* densification after aggregation */
+  double pushImbalance; /* Zen Def. 8: max over mean of partition sizes pushed */
+  double pullImbalance; /* the same for the aggregates pulled */
+  uint64_t bytesSent;   /* last call, this rank */
   uint64_t bytesReceived;
-  uint64_t predictedBytesSent;      /* the formula for the chosen algorithm, this rank */
-  double measuredSeconds;           /* last call, this rank */
+  uint64_t predictedBytesSent; /* the formula for the chosen algorithm, this rank */
+  double measuredSeconds;      /* last call, this rank */
 } spcclSparseStats_t;
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats);
 
@@ -341,16 +350,15 @@ typedef struct {
    * leaves in the residual what this rank's quantizations lost. */
   float* residual;
 } spcclCompression;
-#define SPCCL_COMPRESSION_INITIALIZER                                                    \
-  {                                                                                      \
-    sizeof(spcclCompression), SPCCL_COMPRESSION_MAGIC, SPCCL_VERSION_CODE,               \
-        spcclCodecPiecewise, 4, 0, spcclCompressTwoShot, NULL                            \
+#define SPCCL_COMPRESSION_INITIALIZER                                                              \
+  {                                                                                                \
+    sizeof(spcclCompression), SPCCL_COMPRESSION_MAGIC, SPCCL_VERSION_CODE, spcclCodecPiecewise, 4, \
+        0, spcclCompressTwoShot, NULL                                                              \
   }
 
 spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                        spcclDataType_t datatype, spcclRedOp_t op,
-                                       const spcclCompression* cfg, spcclComm_t comm,
-                                       void* stream);
+                                       const spcclCompression* cfg, spcclComm_t comm, void* stream);
 /* Non-blocking form (spcclTest/spcclWait). *cfg is copied; the buffers and
  * the residual must stay valid until the request completes. */
 spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -376,18 +384,16 @@ typedef enum {
   spcclNumPrunePolicies = 2,
   spcclPrunePolicy_MaxEnum = 0x7fffffff
 } spcclPrunePolicy_t;
-spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
-                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                      size_t keep, const spcclCompression* cfg,
-                                      spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
-                                      spcclComm_t comm, void* stream);
+spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens, size_t hidden,
+                                      spcclDataType_t datatype, spcclRedOp_t op, size_t keep,
+                                      const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                      unsigned char* maskOut, spcclComm_t comm, void* stream);
 /* The same with a given mask (1 = keep; the same on every rank, checked):
  * no score exchange; only the masked rows travel. */
 spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                      const spcclCompression* cfg,
-                                      spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
-                                      void* stream);
+                                      const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                      spcclComm_t comm, void* stream);
 /* Non-blocking forms (spcclTest/spcclWait); *cfg is copied, buff, scores,
  * mask, maskOut and the residual must stay valid until completion. */
 spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
@@ -397,9 +403,8 @@ spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t t
                                        spcclComm_t comm, spcclRequest_t* request);
 spcclResult_t spcclItokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                        size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                       const spcclCompression* cfg,
-                                       spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
-                                       spcclRequest_t* request);
+                                       const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                       spcclComm_t comm, spcclRequest_t* request);
 
 /* ---- micro-batch planner (AccTFM section 4.2.2, Algorithm 1) ----
  * Chooses each layer's partition size from {1, 2, 4} so that the compute of
@@ -485,17 +490,19 @@ typedef struct {
   double phi2[2];   /* Phi_2(c): a helper computing c columns; {0, 0}: the
                      * helpers' measured speed, max_y T_y / L_y (as in Eq. (3)) */
 } spcclBalanceCostModel_t;
-#define SPCCL_BALANCE_COST_MODEL_INITIALIZER                                        \
-  {                                                                                 \
-    sizeof(spcclBalanceCostModel_t), SPCCL_BALANCE_COST_MODEL_MAGIC,                \
-        SPCCL_VERSION_CODE, 0.05, 0.0, {0.0, 0.0}, {0.0, 0.0}, {0.0, 0.0}           \
+#define SPCCL_BALANCE_COST_MODEL_INITIALIZER                                                   \
+  {                                                                                            \
+    sizeof(spcclBalanceCostModel_t), SPCCL_BALANCE_COST_MODEL_MAGIC, SPCCL_VERSION_CODE, 0.05, \
+        0.0, {0.0, 0.0}, {0.0, 0.0}, {                                                         \
+      0.0, 0.0                                                                                 \
+    }                                                                                          \
   }
 
 typedef enum {
-  spcclBalanceKeep = 0,              /* not a straggler (or nothing to shed) */
-  spcclBalanceMigrate = 1,           /* sheds migrateColumns to the helpers */
-  spcclBalanceResize = 2,            /* prunes resizeColumns (ZERO-resizing) */
-  spcclBalanceMigrateAndResize = 3,  /* the single heavy straggler of Eq. (2) */
+  spcclBalanceKeep = 0,             /* not a straggler (or nothing to shed) */
+  spcclBalanceMigrate = 1,          /* sheds migrateColumns to the helpers */
+  spcclBalanceResize = 2,           /* prunes resizeColumns (ZERO-resizing) */
+  spcclBalanceMigrateAndResize = 3, /* the single heavy straggler of Eq. (2) */
   spcclBalanceAction_MaxEnum = 0x7fffffff
 } spcclBalanceAction_t;
 
@@ -513,20 +520,19 @@ typedef struct {
   size_t size;               /* set by the caller: sizeof(spcclBalancePlan_t) */
   spcclBalanceRank_t* ranks; /* set by the caller: room for `capacity` ranks */
   int capacity;
-  int nranks;                /* filled: ranks[0 .. nranks) */
+  int nranks; /* filled: ranks[0 .. nranks) */
   double tMin;
-  int stragglers;            /* z */
-  int migrators;             /* x of Eq. (3) (1 or 0 when z == 1) */
-  double beta;               /* Eq. (2): the share migrated when z == 1, else 0 */
+  int stragglers; /* z */
+  int migrators;  /* x of Eq. (3) (1 or 0 when z == 1) */
+  double beta;    /* Eq. (2): the share migrated when z == 1, else 0 */
 } spcclBalancePlan_t;
 
 /* Collective: all-gathers (iterTime, matmulTime, columns) and computes the
  * plan from the gathered values, so every rank returns the same plan. A
  * bad value on any rank (NaN, negative, matmulTime > iterTime, columns 0)
  * fails every rank with spcclInvalidArgument naming that rank. */
-spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime,
-                               size_t columns, const spcclBalanceCostModel_t* costModel,
-                               spcclBalancePlan_t* plan);
+spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime, size_t columns,
+                               const spcclBalanceCostModel_t* costModel, spcclBalancePlan_t* plan);
 /* The columns of `migrator`'s migrateColumns that `rank` computes: the
  * helpers are the ranks that do not migrate, renumbered from the migrator
  * as in spcclMigrateSlice (identical to it with one migrator). */
@@ -568,9 +574,9 @@ spcclResult_t spcclStagePartition(const double* layerCosts, const double* layerM
  * until none fits or *newStages reaches targetStages (0: as few as
  * possible). Never exceeds memCapacity; a stage that already exceeds it is
  * an error. */
-spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers,
-                          int nStages, double memCapacity, int targetStages,
-                          int* newStageOfLayer, int* newStages);
+spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers, int nStages,
+                          double memCapacity, int targetStages, int* newStageOfLayer,
+                          int* newStages);
 
 /* ---- helpers ---- */
 /* Size in bytes of one element of datatype, 0 if the type is invalid. */

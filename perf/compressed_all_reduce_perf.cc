@@ -73,15 +73,19 @@ int main(int argc, char** argv) {
   CompressedFlags flags;
   const OptionExtension extension = compressedExtension(&flags);
   switch (parsePerfOptions(argc, argv, &options, &extension)) {
-    case ParseOutcome::kExitSuccess: return 0;
-    case ParseOutcome::kExitFailure: return kExitError;
-    case ParseOutcome::kRun: break;
+    case ParseOutcome::kExitSuccess:
+      return 0;
+    case ParseOutcome::kExitFailure:
+      return kExitError;
+    case ParseOutcome::kRun:
+      break;
   }
   PerfSession session;
   const bool printing = session.rank() == 0;
   const int n = session.nranks();
   spcclComm_t solo = nullptr;  // this rank alone: the codec's throughput
-  session.require(spcclCommSplit(session.comm(), session.rank(), 0, &solo, nullptr), "spcclCommSplit");
+  session.require(spcclCommSplit(session.comm(), session.rank(), 0, &solo, nullptr),
+                  "spcclCommSplit");
   const std::vector<std::string> rankDescriptions = session.rankDescriptions();  // collective
   if (printing) {
     printPreamble(program, options, n, rankDescriptions);
@@ -89,13 +93,16 @@ int main(int argc, char** argv) {
                 flags.codec == spcclCodecLinear ? "linear" : "piecewise", flags.bits, flags.block,
                 flags.schedule == spcclCompressRing ? "ring" : "two-shot");
     if (flags.topk())
-      std::printf("# token top-k: keep %.3g of the tokens, hidden %zu, pruned rows zeroed; errors over the "
-                  "kept rows; comp_us excludes restoring the input\n",
-                  flags.topkFraction, flags.hidden);
-    std::printf("#\n# %10s %11s %8s %5s | %9s %9s %7s | %9s %9s | %6s %12s %12s %6s | %9s %9s %9s %6s | %8s%s\n",
-                "size", "count", "type", "redop", "dense_us", "comp_us", "speedup", "dense_cpu", "comp_cpu", "ratio",
-                "wire_B/rank", "formula_B", "wire%", "max_err", "rmse", "rel_err", "#wrong",
-                "codec_GB/s", flags.topk() ? " |   tokens     keep" : "");
+      std::printf(
+          "# token top-k: keep %.3g of the tokens, hidden %zu, pruned rows zeroed; errors over the "
+          "kept rows; comp_us excludes restoring the input\n",
+          flags.topkFraction, flags.hidden);
+    std::printf(
+        "#\n# %10s %11s %8s %5s | %9s %9s %7s | %9s %9s | %6s %12s %12s %6s | %9s %9s %9s %6s | "
+        "%8s%s\n",
+        "size", "count", "type", "redop", "dense_us", "comp_us", "speedup", "dense_cpu", "comp_cpu",
+        "ratio", "wire_B/rank", "formula_B", "wire%", "max_err", "rmse", "rel_err", "#wrong",
+        "codec_GB/s", flags.topk() ? " |   tokens     keep" : "");
   }
   const spcclCompression cfg = flags.cfg();
   int failed = 0;
@@ -105,7 +112,8 @@ int main(int argc, char** argv) {
       size_t count = requested / spcclTypeSize(type);
       // Top-k mode: whole rows only.
       const size_t tokens = flags.topk() ? count / flags.hidden : 0;
-      const size_t keep = static_cast<size_t>(std::llround(flags.topkFraction * static_cast<double>(tokens)));
+      const size_t keep =
+          static_cast<size_t>(std::llround(flags.topkFraction * static_cast<double>(tokens)));
       if (flags.topk()) count = tokens * flags.hidden;
       const size_t size = count * spcclTypeSize(type);
       fillGaussian(type, count, session.rank(), &input);
@@ -114,28 +122,29 @@ int main(int argc, char** argv) {
       std::vector<unsigned char> mask(tokens);
       for (spcclRedOp_t op : options.ops) {
         auto dense = [&] {
-          session.require(spcclAllReduce(input.data(), output.data(), count, type, op, session.comm(), nullptr),
-                          "spcclAllReduce");
+          session.require(
+              spcclAllReduce(input.data(), output.data(), count, type, op, session.comm(), nullptr),
+              "spcclAllReduce");
         };
         auto restore = [&] {
           if (size > 0) std::memcpy(output.data(), input.data(), size);
         };
         auto compressed = [&] {
           if (!flags.topk()) {
-            session.require(spcclCompressedAllReduce(input.data(), output.data(), count, type, op, &cfg,
-                                                     session.comm(), nullptr),
+            session.require(spcclCompressedAllReduce(input.data(), output.data(), count, type, op,
+                                                     &cfg, session.comm(), nullptr),
                             "spcclCompressedAllReduce");
             return;
           }
           restore();
-          session.require(spcclTokenTopkAllReduce(output.data(), scores.data(), tokens, flags.hidden, type, op,
-                                                  keep, &cfg, spcclPruneZero, mask.data(), session.comm(),
-                                                  nullptr),
+          session.require(spcclTokenTopkAllReduce(
+                              output.data(), scores.data(), tokens, flags.hidden, type, op, keep,
+                              &cfg, spcclPruneZero, mask.data(), session.comm(), nullptr),
                           "spcclTokenTopkAllReduce");
         };
         auto codecOnly = [&] {
-          session.require(spcclCompressedAllReduce(input.data(), output.data(), count, type, op, &cfg,
-                                                   solo, nullptr),
+          session.require(spcclCompressedAllReduce(input.data(), output.data(), count, type, op,
+                                                   &cfg, solo, nullptr),
                           "spcclCompressedAllReduce (one rank)");
         };
         for (int w = 0; w < options.warmupIterations; ++w) {
@@ -147,7 +156,8 @@ int main(int argc, char** argv) {
         timeIterations(session, options.iterations, codecOnly, &codecResult);
         if (flags.topk()) timeIterations(session, options.iterations, restore, &restoreResult);
         timeIterations(session, options.iterations, compressed, &compressedResult);
-        const double compressedSeconds = compressedResult.averageSeconds - restoreResult.averageSeconds;
+        const double compressedSeconds =
+            compressedResult.averageSeconds - restoreResult.averageSeconds;
         const double compressedCpuSeconds =
             compressedResult.cpuSecondsPerIteration - restoreResult.cpuSecondsPerIteration;
         ErrorStats e;
@@ -168,19 +178,21 @@ int main(int argc, char** argv) {
                                             : compressedFormulaBytes(flags, count, n);
         const double wire = compressedResult.bytesSentPerIteration;
         if (printing) {
-          std::printf("  %10zu %11zu %8s %5s | %9s %9s %7.2f | %9s %9s | %6.2f %12.0f %12.0f %6.1f | %9.3g %9.3g %9.3g %6s | %8.2f",
-                      size, count, spcclTypeName(type), spcclOpName(op),
-                      formatMicroseconds(denseResult.averageSeconds).c_str(),
-                      formatMicroseconds(compressedSeconds).c_str(),
-                      denseResult.averageSeconds / compressedSeconds,
-                      formatMicroseconds(denseResult.cpuSecondsPerIteration).c_str(),
-                      formatMicroseconds(compressedCpuSeconds).c_str(),
-                      denseResult.bytesSentPerIteration / std::max(1.0, wire), wire, formula,
-                      100.0 * wire / std::max(1.0, formula), wrong[1],
-                      std::sqrt(e.sumSquares / std::max<size_t>(1, e.checked)),
-                      std::sqrt(e.sumSquares / std::max(1e-300, e.sumSquaresExact)),
-                      formatWrong(static_cast<int64_t>(wrong[0])).c_str(),
-                      size / codecResult.averageSeconds / 1e9);
+          std::printf(
+              "  %10zu %11zu %8s %5s | %9s %9s %7.2f | %9s %9s | %6.2f %12.0f %12.0f %6.1f | %9.3g "
+              "%9.3g %9.3g %6s | %8.2f",
+              size, count, spcclTypeName(type), spcclOpName(op),
+              formatMicroseconds(denseResult.averageSeconds).c_str(),
+              formatMicroseconds(compressedSeconds).c_str(),
+              denseResult.averageSeconds / compressedSeconds,
+              formatMicroseconds(denseResult.cpuSecondsPerIteration).c_str(),
+              formatMicroseconds(compressedCpuSeconds).c_str(),
+              denseResult.bytesSentPerIteration / std::max(1.0, wire), wire, formula,
+              100.0 * wire / std::max(1.0, formula), wrong[1],
+              std::sqrt(e.sumSquares / std::max<size_t>(1, e.checked)),
+              std::sqrt(e.sumSquares / std::max(1e-300, e.sumSquaresExact)),
+              formatWrong(static_cast<int64_t>(wrong[0])).c_str(),
+              size / codecResult.averageSeconds / 1e9);
           if (flags.topk()) std::printf(" | %8zu %8zu", tokens, keep);
           std::printf("\n");
         }
@@ -188,10 +200,11 @@ int main(int argc, char** argv) {
     }
   }
   if (printing)
-    std::printf("# Out of bounds values : %d %s\n# codec_GB/s: input bytes per second through one "
-                "quantize + one dequantize on one core (a one-rank call)\n# dense_cpu, comp_cpu: process "
-                "CPU time per call in us (all threads, slowest rank)\n",
-                failed, failed ? "FAILED" : "OK");
+    std::printf(
+        "# Out of bounds values : %d %s\n# codec_GB/s: input bytes per second through one "
+        "quantize + one dequantize on one core (a one-rank call)\n# dense_cpu, comp_cpu: process "
+        "CPU time per call in us (all threads, slowest rank)\n",
+        failed, failed ? "FAILED" : "OK");
   spcclCommDestroy(solo);
   session.barrier();
   return failed ? 1 : 0;

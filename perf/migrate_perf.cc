@@ -16,8 +16,8 @@
 //                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
 //                                [-t tolerance] [-c]
 // Rank 0 prints one row per (chi, mode): the median over rounds of ms per
-// iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per iteration and the
-// MB of migrated inputs it had to ship. -c checks (b), (c) and (d without
+// iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per
+// iteration and the MB of migrated inputs it had to ship. -c checks (b), (c) and (d without
 // resizing) against (a) on the first iteration.
 #include <cblas.h>
 #include <spccl.h>
@@ -34,14 +34,14 @@
 
 namespace {
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    spcclResult_t res_ = (call);                                                          \
-    if (res_ != spcclSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s failed: %s\n", __FILE__, __LINE__, #call,             \
-                   spcclGetLastError(nullptr));                                           \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    spcclResult_t res_ = (call);                                               \
+    if (res_ != spcclSuccess) {                                                \
+      std::fprintf(stderr, "%s:%d %s failed: %s\n", __FILE__, __LINE__, #call, \
+                   spcclGetLastError(nullptr));                                \
+      std::exit(1);                                                            \
+    }                                                                          \
   } while (0)
 
 using Clock = std::chrono::steady_clock;
@@ -62,10 +62,14 @@ struct Options {
 enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
 const char* modeName(Mode m) {
   switch (m) {
-    case Mode::None: return "(a) none";
-    case Mode::BroadcastReduce: return "(b) bcast-reduce";
-    case Mode::ScatterGather: return "(c) scatter-gather";
-    case Mode::Plan: return "(d) plan";
+    case Mode::None:
+      return "(a) none";
+    case Mode::BroadcastReduce:
+      return "(b) bcast-reduce";
+    case Mode::ScatterGather:
+      return "(c) scatter-gather";
+    case Mode::Plan:
+      return "(d) plan";
   }
   return "?";
 }
@@ -97,8 +101,8 @@ struct Rank {
             int ldb, float* c, int ldc) {
     if (m == 0 || n == 0 || k == 0) return;
     auto start = Clock::now();
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
     double took = seconds(start, Clock::now());
     if (isStraggler() && chi > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>((chi - 1) * took));
@@ -119,10 +123,12 @@ void fill(std::vector<float>& v, size_t n, unsigned seed) {
 
 // Columns [c0, c0 + n) of a row-major rows x ld matrix into a packed rows x n one.
 void packColumns(const float* from, int rows, int ld, int c0, int n, float* to) {
-  for (int r = 0; r < rows; ++r) std::memcpy(to + size_t(r) * n, from + size_t(r) * ld + c0, n * sizeof(float));
+  for (int r = 0; r < rows; ++r)
+    std::memcpy(to + size_t(r) * n, from + size_t(r) * ld + c0, n * sizeof(float));
 }
 void unpackColumns(const float* from, int rows, int n, float* to, int ld, int c0) {
-  for (int r = 0; r < rows; ++r) std::memcpy(to + size_t(r) * ld + c0, from + size_t(r) * n, n * sizeof(float));
+  for (int r = 0; r < rows; ++r)
+    std::memcpy(to + size_t(r) * ld + c0, from + size_t(r) * n, n * sizeof(float));
 }
 
 // The straggler's own part of the layer: columns [0, keep) computed,
@@ -152,7 +158,8 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
   r.matmulSeconds = 0;
   auto start = Clock::now();
   if (straggler && a.resized > 0) {
-    for (int row = 0; row < B; ++row) std::fill_n(r.Y.data() + size_t(row) * C + keep, a.resized, 0.0f);
+    for (int row = 0; row < B; ++row)
+      std::fill_n(r.Y.data() + size_t(row) * C + keep, a.resized, 0.0f);
   }
   const bool migrating = mode != Mode::None && L > 0;
   Slice mine;
@@ -167,7 +174,8 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     ownForward(r, keep);
     r.Ym.assign(size_t(B) * L, 0.0f);
     r.gemm(false, false, B, m, H, r.X.data(), H, r.Wm.data() + c0, L, r.Ym.data() + c0, L);
-    CHECK(spcclMigrateReduce(r.Ym.data(), r.Ym.data(), r.Ym.size(), spcclFloat32, spcclSum, s, r.comm, nullptr));
+    CHECK(spcclMigrateReduce(r.Ym.data(), r.Ym.data(), r.Ym.size(), spcclFloat32, spcclSum, s,
+                             r.comm, nullptr));
     if (straggler) unpackColumns(r.Ym.data(), B, L, r.Y.data(), C, C - L);
   } else if (migrating) {
     const int mb = L / (r.nranks - 1);  // scatter-gather runs with L divisible by e - 1
@@ -175,21 +183,25 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     if (straggler)
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
-        int hr = (h - s + r.nranks) % r.nranks;    // renumbered helper, slice hr - 1
-        packColumns(r.W.data(), H, C, C - L + (hr - 1) * mb, mb, r.blocksOut.data() + size_t(h) * H * mb);
+        int hr = (h - s + r.nranks) % r.nranks;  // renumbered helper, slice hr - 1
+        packColumns(r.W.data(), H, C, C - L + (hr - 1) * mb, mb,
+                    r.blocksOut.data() + size_t(h) * H * mb);
       }
     r.Wm.resize(size_t(H) * mb);
-    CHECK(spcclScatter(r.blocksOut.data(), r.Wm.data(), size_t(H) * mb, spcclFloat32, s, r.comm, nullptr));
+    CHECK(spcclScatter(r.blocksOut.data(), r.Wm.data(), size_t(H) * mb, spcclFloat32, s, r.comm,
+                       nullptr));
     ownForward(r, keep);
     r.Ym.assign(size_t(B) * mb, 0.0f);
     if (!straggler) r.gemm(false, false, B, mb, H, r.X.data(), H, r.Wm.data(), mb, r.Ym.data(), mb);
     r.blocksIn.resize(size_t(B) * mb * r.nranks);
-    CHECK(spcclGather(r.Ym.data(), r.blocksIn.data(), size_t(B) * mb, spcclFloat32, s, r.comm, nullptr));
+    CHECK(spcclGather(r.Ym.data(), r.blocksIn.data(), size_t(B) * mb, spcclFloat32, s, r.comm,
+                      nullptr));
     if (straggler)
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
         int hr = (h - s + r.nranks) % r.nranks;
-        unpackColumns(r.blocksIn.data() + size_t(h) * B * mb, B, mb, r.Y.data(), C, C - L + (hr - 1) * mb);
+        unpackColumns(r.blocksIn.data() + size_t(h) * B * mb, B, mb, r.Y.data(), C,
+                      C - L + (hr - 1) * mb);
       }
   } else {
     ownForward(r, keep);
@@ -208,8 +220,10 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     r.gemm(true, false, H, m, B, r.X.data(), H, r.gYm.data() + c0, L, r.gWm.data() + c0, L);
     r.computeSeconds = seconds(start, Clock::now());
     CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
-                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm, nullptr));
-    CHECK(spcclMigrateReduce(r.gWm.data(), r.gWm.data(), r.gWm.size(), spcclFloat32, spcclSum, s, r.comm, nullptr));
+                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm,
+                                nullptr));
+    CHECK(spcclMigrateReduce(r.gWm.data(), r.gWm.data(), r.gWm.size(), spcclFloat32, spcclSum, s,
+                             r.comm, nullptr));
     if (straggler) unpackColumns(r.gWm.data(), H, L, r.gW.data(), C, C - L);
   } else if (migrating) {
     const int mb = L / (r.nranks - 1);
@@ -218,10 +232,12 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
         int hr = (h - s + r.nranks) % r.nranks;
-        packColumns(r.gY.data(), B, C, C - L + (hr - 1) * mb, mb, r.blocksOut.data() + size_t(h) * B * mb);
+        packColumns(r.gY.data(), B, C, C - L + (hr - 1) * mb, mb,
+                    r.blocksOut.data() + size_t(h) * B * mb);
       }
     r.gYm.resize(size_t(B) * mb);
-    CHECK(spcclScatter(r.blocksOut.data(), r.gYm.data(), size_t(B) * mb, spcclFloat32, s, r.comm, nullptr));
+    CHECK(spcclScatter(r.blocksOut.data(), r.gYm.data(), size_t(B) * mb, spcclFloat32, s, r.comm,
+                       nullptr));
     ownBackward(r, keep);
     r.gXm.assign(size_t(B) * H, 0.0f);
     r.gWm.assign(size_t(H) * mb, 0.0f);
@@ -231,19 +247,23 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     }
     r.computeSeconds = seconds(start, Clock::now());
     CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
-                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm, nullptr));
+                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm,
+                                nullptr));
     r.blocksIn.resize(size_t(H) * mb * r.nranks);
-    CHECK(spcclGather(r.gWm.data(), r.blocksIn.data(), size_t(H) * mb, spcclFloat32, s, r.comm, nullptr));
+    CHECK(spcclGather(r.gWm.data(), r.blocksIn.data(), size_t(H) * mb, spcclFloat32, s, r.comm,
+                      nullptr));
     if (straggler)
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
         int hr = (h - s + r.nranks) % r.nranks;
-        unpackColumns(r.blocksIn.data() + size_t(h) * H * mb, H, mb, r.gW.data(), C, C - L + (hr - 1) * mb);
+        unpackColumns(r.blocksIn.data() + size_t(h) * H * mb, H, mb, r.gW.data(), C,
+                      C - L + (hr - 1) * mb);
       }
   } else {
     ownBackward(r, keep);
     r.computeSeconds = seconds(start, Clock::now());
-    CHECK(spcclAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), spcclFloat32, spcclSum, r.comm, nullptr));
+    CHECK(spcclAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), spcclFloat32, spcclSum, r.comm,
+                         nullptr));
   }
 }
 
@@ -269,8 +289,10 @@ Timing timeMode(Rank& r, Mode mode, const Assignment& a) {
   t.secondsPerIter = seconds(start, Clock::now()) / r.opt.iters;
   CHECK(spcclCommGetCounters(r.comm, &after));
   double sent = r.isStraggler() ? double(after.bytesSent - before.bytesSent) / r.opt.iters : 0.0;
-  CHECK(spcclAllReduce(&sent, &t.stragglerBytesPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
-  CHECK(spcclAllReduce(&t.secondsPerIter, &t.secondsPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
+  CHECK(
+      spcclAllReduce(&sent, &t.stragglerBytesPerIter, 1, spcclFloat64, spcclMax, r.comm, nullptr));
+  CHECK(spcclAllReduce(&t.secondsPerIter, &t.secondsPerIter, 1, spcclFloat64, spcclMax, r.comm,
+                       nullptr));
   return t;
 }
 
@@ -293,7 +315,8 @@ spcclBalanceCostModel_t fitCostModel(Rank& r) {
     CHECK(spcclBarrier(r.comm, nullptr));
     auto start = Clock::now();
     for (int rep = 0; rep < 2; ++rep) {
-      CHECK(spcclMigrateBroadcast(buffer.data(), buffer.size(), spcclFloat32, r.opt.straggler, r.comm, nullptr));
+      CHECK(spcclMigrateBroadcast(buffer.data(), buffer.size(), spcclFloat32, r.opt.straggler,
+                                  r.comm, nullptr));
       CHECK(spcclMigrateReduce(buffer.data(), buffer.data(), buffer.size(), spcclFloat32, spcclSum,
                                r.opt.straggler, r.comm, nullptr));
     }
@@ -318,7 +341,8 @@ spcclBalanceCostModel_t fitCostModel(Rank& r) {
   return model;
 }
 
-bool close(const std::vector<float>& a, const std::vector<float>& b, size_t n, const char* what, int rank) {
+bool close(const std::vector<float>& a, const std::vector<float>& b, size_t n, const char* what,
+           int rank) {
   for (size_t i = 0; i < n; ++i) {
     const float tol = 1e-3f * std::max(1.0f, std::fabs(a[i]));
     if (std::fabs(a[i] - b[i]) > tol) {
@@ -349,7 +373,10 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* {
-      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
       return argv[++i];
     };
     if (a == "-x") {
@@ -360,16 +387,28 @@ Options parse(int argc, char** argv) {
         o.chis.push_back(std::atof(list.substr(p, q - p).c_str()));
         p = q == std::string::npos ? list.size() : q + 1;
       }
-    } else if (a == "-b") o.batch = std::atoi(next());
-    else if (a == "-H") o.hidden = std::atoi(next());
-    else if (a == "-C") o.columns = std::atoi(next());
-    else if (a == "-s") o.straggler = std::atoi(next());
-    else if (a == "-n") o.iters = std::atoi(next());
-    else if (a == "-w") o.warmup = std::atoi(next());
-    else if (a == "-r") o.rounds = std::max(1, std::atoi(next()));
-    else if (a == "-c") o.check = true;
-    else if (a == "-t") o.tolerance = std::atof(next());
-    else { std::fprintf(stderr, "unknown option %s (see the header of migrate_perf.cc)\n", a.c_str()); std::exit(2); }
+    } else if (a == "-b")
+      o.batch = std::atoi(next());
+    else if (a == "-H")
+      o.hidden = std::atoi(next());
+    else if (a == "-C")
+      o.columns = std::atoi(next());
+    else if (a == "-s")
+      o.straggler = std::atoi(next());
+    else if (a == "-n")
+      o.iters = std::atoi(next());
+    else if (a == "-w")
+      o.warmup = std::atoi(next());
+    else if (a == "-r")
+      o.rounds = std::max(1, std::atoi(next()));
+    else if (a == "-c")
+      o.check = true;
+    else if (a == "-t")
+      o.tolerance = std::atof(next());
+    else {
+      std::fprintf(stderr, "unknown option %s (see the header of migrate_perf.cc)\n", a.c_str());
+      std::exit(2);
+    }
   }
   return o;
 }
@@ -396,10 +435,11 @@ int main(int argc, char** argv) {
   r.gXsum.assign(size_t(B) * H, 0);
   r.gW.assign(size_t(H) * C, 0);
   if (r.rank == 0)
-    std::printf("# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters\n"
-                "# %5s %-20s %10s %8s %14s %14s %s\n",
-                r.nranks, r.opt.straggler, B, H, C, r.opt.iters, "chi", "mode", "ms/iter",
-                "vs_base", "strag_MB_sent", "migrated_MB", "detail");
+    std::printf(
+        "# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters\n"
+        "# %5s %-20s %10s %8s %14s %14s %s\n",
+        r.nranks, r.opt.straggler, B, H, C, r.opt.iters, "chi", "mode", "ms/iter", "vs_base",
+        "strag_MB_sent", "migrated_MB", "detail");
   double base = 0;
   bool allChecked = true;
   for (double chi : r.opt.chis) {

@@ -35,11 +35,12 @@ void printWorkload(const SparseOptions& options) {
   } else {
     std::printf("# sparse inputs: replayed from %s\n", options.inputDir.c_str());
   }
-  std::printf("# sparse options: algorithm %s, encoding %s, partitioner %s, tag %s, interface %s\n#\n",
-              sparseAlgorithmName(options.algorithm), sparseEncodingName(options.encoding),
-              sparsePartitionerName(options.partitioner),
-              options.tag ? std::to_string(options.tag).c_str() : "per row",
-              options.cooInterface ? "coo-to-coo (--coo)" : "dense");
+  std::printf(
+      "# sparse options: algorithm %s, encoding %s, partitioner %s, tag %s, interface %s\n#\n",
+      sparseAlgorithmName(options.algorithm), sparseEncodingName(options.encoding),
+      sparsePartitionerName(options.partitioner),
+      options.tag ? std::to_string(options.tag).c_str() : "per row",
+      options.cooInterface ? "coo-to-coo (--coo)" : "dense");
 }
 
 // Every rank's files must agree on the type, and dense ones on the size;

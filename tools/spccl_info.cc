@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "coll/collective.h"
 #include "base/knobs.h"
+#include "coll/collective.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/kernels.h"
 #include "sparse/cpu_calibration.h"
@@ -64,9 +64,10 @@ void printReport() {
     std::printf("  %-14s %-20s %s\n", spccl::collTypeName(algorithm.type), algorithm.name,
                 algorithm.description);
   // The figure to set SPCCL_SPARSE_CPU_NS_PER_PAIR to on this machine.
-  std::printf("\nsparse planner's CPU speed here: %.2f ns per pair of merge work on one core "
-              "(SPCCL_SPARSE_CPU_NS_PER_PAIR)\n",
-              spccl::sparse::timeMergePairs(spccl::kernels::cpuKernels()) * 1e9);
+  std::printf(
+      "\nsparse planner's CPU speed here: %.2f ns per pair of merge work on one core "
+      "(SPCCL_SPARSE_CPU_NS_PER_PAIR)\n",
+      spccl::sparse::timeMergePairs(spccl::kernels::cpuKernels()) * 1e9);
   std::printf("\nknobs (environment variables):\n");
   for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
     const char* current = std::getenv(knob.name);

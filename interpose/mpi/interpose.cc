@@ -36,8 +36,10 @@ const Settings& settings() {
   std::call_once(gSetupOnce, [] {
     const std::string policy = knobString("SPCCL_INTERPOSE");
     if (!parsePolicy(policy.c_str(), &gSettings.policy)) {
-      SPCCL_WARN("MPI interposer: SPCCL_INTERPOSE=%s is not one of off, dense, sparse, auto; "
-                 "every MPI_Allreduce stays on MPI", policy.c_str());
+      SPCCL_WARN(
+          "MPI interposer: SPCCL_INTERPOSE=%s is not one of off, dense, sparse, auto; "
+          "every MPI_Allreduce stays on MPI",
+          policy.c_str());
       gSettings.policy = Policy::Off;
     }
     const int64_t minBytes = knobInt("SPCCL_INTERPOSE_MIN_BYTES");
@@ -45,8 +47,10 @@ const Settings& settings() {
     gSettings.report = knobInt("SPCCL_INTERPOSE_REPORT") != 0;
     char running[256];
     if (!runningFamilyMatches(running, sizeof(running))) {
-      SPCCL_WARN("MPI interposer: built for %s but the running MPI is \"%s\"; "
-                 "every MPI_Allreduce stays on MPI", SPCCL_MPI_FAMILY, running);
+      SPCCL_WARN(
+          "MPI interposer: built for %s but the running MPI is \"%s\"; "
+          "every MPI_Allreduce stays on MPI",
+          SPCCL_MPI_FAMILY, running);
       gSettings.policy = Policy::Off;
     }
     if (setupShadowKeyval() != MPI_SUCCESS) {
@@ -109,8 +113,8 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return rc;
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm) {
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
   if (tInside) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   InsideInterposer inside;
   const Settings& s = settings();
@@ -128,8 +132,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
     return rc;
   }
   if (shadow->comm == nullptr)
-    return stayOnMpi(Path::MpiShadowUnavailable, shape.bytes, sendbuf, recvbuf, count, datatype,
-                     op, comm);
+    return stayOnMpi(Path::MpiShadowUnavailable, shape.bytes, sendbuf, recvbuf, count, datatype, op,
+                     comm);
   const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   const size_t n = static_cast<size_t>(count);
   Path path = Path::SpcclDense;
@@ -146,8 +150,9 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   }
   if (result != spcclSuccess)
     return raiseSpcclError(comm, shadow->comm, result,
-                           route.target == Route::Target::SpcclDense ? "MPI_Allreduce (spccl dense)"
-                                                                     : "MPI_Allreduce (spccl sparse)");
+                           route.target == Route::Target::SpcclDense
+                               ? "MPI_Allreduce (spccl dense)"
+                               : "MPI_Allreduce (spccl sparse)");
   recordCall(path, shape.bytes, PMPI_Wtime() - start);
   return MPI_SUCCESS;
 }

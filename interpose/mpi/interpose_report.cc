@@ -44,9 +44,12 @@ void printReport(Policy policy, size_t minBytes) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   // uint64_t travels as MPI_UINT64_T, the type MPI defines for it.
-  if (PMPI_Reduce(mine.calls, minCalls, kNumPaths, MPI_UINT64_T, MPI_MIN, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-      PMPI_Reduce(mine.calls, maxCalls, kNumPaths, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-      PMPI_Reduce(mine.seconds, maxSeconds, kNumPaths, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+  if (PMPI_Reduce(mine.calls, minCalls, kNumPaths, MPI_UINT64_T, MPI_MIN, 0, MPI_COMM_WORLD) !=
+          MPI_SUCCESS ||
+      PMPI_Reduce(mine.calls, maxCalls, kNumPaths, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD) !=
+          MPI_SUCCESS ||
+      PMPI_Reduce(mine.seconds, maxSeconds, kNumPaths, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) !=
+          MPI_SUCCESS)
     return;
   if (rank != 0) return;
   std::fprintf(stderr,

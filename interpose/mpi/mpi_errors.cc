@@ -6,14 +6,18 @@ namespace spccl::mpi {
 
 int mpiErrorClassOf(spcclResult_t result) {
   switch (result) {
-    case spcclSuccess: return MPI_SUCCESS;
-    case spcclInvalidArgument: return MPI_ERR_ARG;
-    case spcclInternalError: return MPI_ERR_INTERN;
+    case spcclSuccess:
+      return MPI_SUCCESS;
+    case spcclInvalidArgument:
+      return MPI_ERR_ARG;
+    case spcclInternalError:
+      return MPI_ERR_INTERN;
     case spcclInvalidUsage:  // e.g. ranks passed different counts
     case spcclSystemError:
     case spcclRemoteError:
     case spcclTimeout:
-    default: return MPI_ERR_OTHER;
+    default:
+      return MPI_ERR_OTHER;
   }
 }
 

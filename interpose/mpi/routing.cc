@@ -9,8 +9,10 @@ bool parsePolicy(const char* text, Policy* policy) {
   static const struct {
     const char* name;
     Policy policy;
-  } kPolicies[] = {
-      {"off", Policy::Off}, {"dense", Policy::Dense}, {"sparse", Policy::Sparse}, {"auto", Policy::Auto}};
+  } kPolicies[] = {{"off", Policy::Off},
+                   {"dense", Policy::Dense},
+                   {"sparse", Policy::Sparse},
+                   {"auto", Policy::Auto}};
   for (const auto& p : kPolicies) {
     if (std::strcmp(text, p.name) == 0) {
       *policy = p.policy;
@@ -22,32 +24,52 @@ bool parsePolicy(const char* text, Policy* policy) {
 
 const char* policyName(Policy policy) {
   switch (policy) {
-    case Policy::Off: return "off";
-    case Policy::Dense: return "dense";
-    case Policy::Sparse: return "sparse";
-    case Policy::Auto: return "auto";
+    case Policy::Off:
+      return "off";
+    case Policy::Dense:
+      return "dense";
+    case Policy::Sparse:
+      return "sparse";
+    case Policy::Auto:
+      return "auto";
   }
   return "?";
 }
 
 const char* pathName(Path path) {
   switch (path) {
-    case Path::SparseBalancedParallelism: return "spccl sparse: bp (balanced parallelism)";
-    case Path::SparseHierarchical: return "spccl sparse: hc (hierarchical)";
-    case Path::SparseAllGather: return "spccl sparse: ag (all-gather of COO)";
-    case Path::SparseBlock: return "spccl sparse: block";
-    case Path::SparsePlannerDense: return "spccl sparse call, planner chose dense ring";
-    case Path::SpcclDense: return "spccl dense all-reduce";
-    case Path::MpiPolicyOff: return "mpi: SPCCL_INTERPOSE=off";
-    case Path::MpiEmpty: return "mpi: count 0";
-    case Path::MpiBelowThreshold: return "mpi: below SPCCL_INTERPOSE_MIN_BYTES";
-    case Path::MpiOpNotSum: return "mpi: op is not MPI_SUM";
-    case Path::MpiTypeNotRouted: return "mpi: datatype not routed (derived, pair or no spccl twin)";
-    case Path::MpiIntercomm: return "mpi: intercommunicator";
-    case Path::MpiSingleRank: return "mpi: single-rank communicator";
-    case Path::MpiShadowUnavailable: return "mpi: spccl unavailable on this communicator";
-    case Path::MpiNested: return "mpi: nested call";
-    case Path::Count: break;
+    case Path::SparseBalancedParallelism:
+      return "spccl sparse: bp (balanced parallelism)";
+    case Path::SparseHierarchical:
+      return "spccl sparse: hc (hierarchical)";
+    case Path::SparseAllGather:
+      return "spccl sparse: ag (all-gather of COO)";
+    case Path::SparseBlock:
+      return "spccl sparse: block";
+    case Path::SparsePlannerDense:
+      return "spccl sparse call, planner chose dense ring";
+    case Path::SpcclDense:
+      return "spccl dense all-reduce";
+    case Path::MpiPolicyOff:
+      return "mpi: SPCCL_INTERPOSE=off";
+    case Path::MpiEmpty:
+      return "mpi: count 0";
+    case Path::MpiBelowThreshold:
+      return "mpi: below SPCCL_INTERPOSE_MIN_BYTES";
+    case Path::MpiOpNotSum:
+      return "mpi: op is not MPI_SUM";
+    case Path::MpiTypeNotRouted:
+      return "mpi: datatype not routed (derived, pair or no spccl twin)";
+    case Path::MpiIntercomm:
+      return "mpi: intercommunicator";
+    case Path::MpiSingleRank:
+      return "mpi: single-rank communicator";
+    case Path::MpiShadowUnavailable:
+      return "mpi: spccl unavailable on this communicator";
+    case Path::MpiNested:
+      return "mpi: nested call";
+    case Path::Count:
+      break;
   }
   return "?";
 }
@@ -56,11 +78,16 @@ bool isSpcclPath(Path path) { return path <= Path::SpcclDense; }
 
 Path sparsePath(spcclSparseAlgorithm_t chosen) {
   switch (chosen) {
-    case spcclSparseBalancedParallelism: return Path::SparseBalancedParallelism;
-    case spcclSparseHierarchical: return Path::SparseHierarchical;
-    case spcclSparseAllGather: return Path::SparseAllGather;
-    case spcclSparseBlock: return Path::SparseBlock;
-    default: return Path::SparsePlannerDense;
+    case spcclSparseBalancedParallelism:
+      return Path::SparseBalancedParallelism;
+    case spcclSparseHierarchical:
+      return Path::SparseHierarchical;
+    case spcclSparseAllGather:
+      return Path::SparseAllGather;
+    case spcclSparseBlock:
+      return Path::SparseBlock;
+    default:
+      return Path::SparsePlannerDense;
   }
 }
 
@@ -133,8 +160,12 @@ Route decideRoute(Policy policy, size_t minBytes, const CallShape& call) {
   if (call.commSize < 2) return stay(Path::MpiSingleRank);
   if (call.count <= 0) return stay(Path::MpiEmpty);  // MPI reports a negative count
   switch (policy) {
-    case Policy::Dense: route.target = Route::Target::SpcclDense; break;
-    case Policy::Sparse: route.target = Route::Target::SpcclSparse; break;
+    case Policy::Dense:
+      route.target = Route::Target::SpcclDense;
+      break;
+    case Policy::Sparse:
+      route.target = Route::Target::SpcclSparse;
+      break;
     default:
       // Small messages: MPI's latency beats the sparse call's agreement
       // round. count and type are the same on every rank, so is this test.

@@ -45,11 +45,12 @@ int createShadow(MPI_Comm comm, ShadowComm* shadow) {
   int mine = result == spcclSuccess ? 1 : 0, all = 0;
   if ((rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm)) != MPI_SUCCESS) return rc;
   if (!all) {
-    SPCCL_WARN("MPI interposer: no spccl communicator for an MPI communicator of %d ranks "
-               "(rank %d: %s); its all-reduces stay on MPI",
-               size, rank,
-               mine ? "this rank succeeded, another failed"
-                    : (root.ok ? spcclGetLastError(nullptr) : "rank 0 could not make a unique id"));
+    SPCCL_WARN(
+        "MPI interposer: no spccl communicator for an MPI communicator of %d ranks "
+        "(rank %d: %s); its all-reduces stay on MPI",
+        size, rank,
+        mine ? "this rank succeeded, another failed"
+             : (root.ok ? spcclGetLastError(nullptr) : "rank 0 could not make a unique id"));
     if (shadow->comm != nullptr) spcclCommDestroy(shadow->comm);
     shadow->comm = nullptr;
   }

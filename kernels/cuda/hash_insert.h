@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "kernels/cuda/hierarchical_hash_cuda.h"
-#include "kernels/zen_hash.h"
 #include "kernels/host_device.h"
+#include "kernels/zen_hash.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <atomic>

@@ -88,7 +88,8 @@ ModeResult CollectiveBenchmark::measureMode(const BufferLayout& layout, size_t b
   session_.barrier();
 
   ModeResult result;
-  timeIterations(session_, options_.iterations, [&] { run(call); }, &result);
+  timeIterations(
+      session_, options_.iterations, [&] { run(call); }, &result);
   const double seconds = result.averageSeconds;
   result.algBandwidth = seconds > 0.0 ? static_cast<double>(bytes) / seconds / 1.0e9 : 0.0;
   result.busBandwidth = result.algBandwidth * spec_.busBandwidthFactor(session_.nranks());

@@ -19,12 +19,10 @@ spcclCompression CompressedFlags::cfg() const {
 OptionExtension compressedExtension(CompressedFlags* flags) {
   OptionExtension e;
   e.shortOptions = "m:q:B:S:k:H:";
-  e.longOptions = {{"codec", required_argument, nullptr, 'm'},
-                   {"bits", required_argument, nullptr, 'q'},
-                   {"block", required_argument, nullptr, 'B'},
-                   {"schedule", required_argument, nullptr, 'S'},
-                   {"topk", required_argument, nullptr, 'k'},
-                   {"hidden", required_argument, nullptr, 'H'}};
+  e.longOptions = {
+      {"codec", required_argument, nullptr, 'm'}, {"bits", required_argument, nullptr, 'q'},
+      {"block", required_argument, nullptr, 'B'}, {"schedule", required_argument, nullptr, 'S'},
+      {"topk", required_argument, nullptr, 'k'},  {"hidden", required_argument, nullptr, 'H'}};
   e.usage =
       "\t[-m,--codec <piecewise|linear>]\n\t[-q,--bits <2..8, sign included>]\n"
       "\t[-B,--block <elements per scale>]\n\t[-S,--schedule <two-shot|ring>]\n"
@@ -51,7 +49,8 @@ OptionExtension compressedExtension(CompressedFlags* flags) {
         return true;
       case 'k':
         flags->topkFraction = std::strtod(value, &end);
-        if (end == value || *end != '\0' || !(flags->topkFraction >= 0 && flags->topkFraction <= 1)) break;
+        if (end == value || *end != '\0' || !(flags->topkFraction >= 0 && flags->topkFraction <= 1))
+          break;
         return true;
       case 'H':
         if (!parseByteSize(value, &flags->hidden) || flags->hidden == 0) break;

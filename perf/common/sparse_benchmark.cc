@@ -44,11 +44,11 @@ void SparseBenchmark::sparseAllReduce(const SparseInput& input, spcclRedOp_t op,
                      "spcclSparseAllReduceWithOptions");
     return;
   }
-  session_.require(spcclSparseAllReduceCooToCoo(
-                       cooInput_.indices.data(), spcclIndexUint64, cooInput_.values.data(),
-                       cooInput_.nnz, input.count, input.type, op, cooOutput_.indices.data(),
-                       cooOutput_.values.data(), cooOutput_.indices.size(), &cooOutput_.nnz, &call,
-                       session_.comm(), nullptr),
+  session_.require(spcclSparseAllReduceCooToCoo(cooInput_.indices.data(), spcclIndexUint64,
+                                                cooInput_.values.data(), cooInput_.nnz, input.count,
+                                                input.type, op, cooOutput_.indices.data(),
+                                                cooOutput_.values.data(), cooOutput_.indices.size(),
+                                                &cooOutput_.nnz, &call, session_.comm(), nullptr),
                    "spcclSparseAllReduceCooToCoo");
 }
 

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/collective.h"
+#include "api/migration_call.h"
 #include "base/check.h"
+#include "coll/collective.h"
 #include "core/comm.h"
 #include "migrate/balance_planner.h"
-#include "api/migration_call.h"
 #include "migrate/migration_slice.h"
 #include "spccl.h"
 
@@ -46,10 +46,22 @@ spcclResult_t checkCostModel(const spcclBalanceCostModel_t* m, const char* call)
                       "%s: costModel magic 0x%08x is wrong; initialise it with "
                       "SPCCL_BALANCE_COST_MODEL_INITIALIZER",
                       call, m->magic);
-  const double values[8] = {m->stragglerTolerance, m->omega1, m->omega2[0], m->omega2[1],
-                            m->phi1[0], m->phi1[1], m->phi2[0], m->phi2[1]};
-  const char* names[8] = {"stragglerTolerance", "omega1", "omega2[0]", "omega2[1]",
-                          "phi1[0]", "phi1[1]", "phi2[0]", "phi2[1]"};
+  const double values[8] = {m->stragglerTolerance,
+                            m->omega1,
+                            m->omega2[0],
+                            m->omega2[1],
+                            m->phi1[0],
+                            m->phi1[1],
+                            m->phi2[0],
+                            m->phi2[1]};
+  const char* names[8] = {"stragglerTolerance",
+                          "omega1",
+                          "omega2[0]",
+                          "omega2[1]",
+                          "phi1[0]",
+                          "phi1[1]",
+                          "phi2[0]",
+                          "phi2[1]"};
   for (int i = 0; i < 8; ++i)
     if (!finiteNonNegative(values[i]))
       return SPCCL_FAIL(spcclInvalidArgument, "%s: costModel->%s = %g must be finite and >= 0",
@@ -63,7 +75,8 @@ spcclResult_t checkLocalArguments(spcclComm_t comm, const spcclBalanceCostModel_
   if (plan->size < sizeof(spcclBalancePlan_t))
     return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->size %zu is too small (%zu)", call,
                       plan->size, sizeof(spcclBalancePlan_t));
-  if (plan->ranks == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->ranks is NULL", call);
+  if (plan->ranks == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->ranks is NULL", call);
   if (plan->capacity < comm->nranks)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->capacity %d is below the %d ranks", call,
                       plan->capacity, comm->nranks);
@@ -95,8 +108,14 @@ spcclResult_t checkGathered(const std::vector<PlanInput>& all, const char* call)
 }
 
 void encodeModel(const spcclBalanceCostModel_t& m, double out[8]) {
-  const double values[8] = {m.stragglerTolerance, m.omega1, m.omega2[0], m.omega2[1],
-                            m.phi1[0], m.phi1[1], m.phi2[0], m.phi2[1]};
+  const double values[8] = {m.stragglerTolerance,
+                            m.omega1,
+                            m.omega2[0],
+                            m.omega2[1],
+                            m.phi1[0],
+                            m.phi1[1],
+                            m.phi2[0],
+                            m.phi2[1]};
   std::memcpy(out, values, sizeof(values));
 }
 
@@ -121,7 +140,8 @@ spcclResult_t gatherInputs(CollContext& ctx, const PlanInput& mine, std::vector<
   return runDenseCollective(ctx, args, "");
 }
 
-void exportPlan(const std::vector<PlanInput>& all, const BalancePlan& plan, spcclBalancePlan_t* out) {
+void exportPlan(const std::vector<PlanInput>& all, const BalancePlan& plan,
+                spcclBalancePlan_t* out) {
   out->nranks = static_cast<int>(all.size());
   out->tMin = plan.tMin;
   out->stragglers = plan.stragglers;
@@ -147,9 +167,8 @@ bool migrates(spcclBalanceAction_t action) {
 
 extern "C" {
 
-spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime,
-                               size_t columns, const spcclBalanceCostModel_t* costModel,
-                               spcclBalancePlan_t* plan) {
+spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime, size_t columns,
+                               const spcclBalanceCostModel_t* costModel, spcclBalancePlan_t* plan) {
   const char* call = "spcclBalancePlan";
   clearThreadLastError();
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
@@ -201,7 +220,8 @@ spcclResult_t spcclBalanceSlice(const spcclBalancePlan_t* plan, int migrator, in
   std::vector<int> helpers;
   for (int r = 0; r < plan->nranks; ++r)
     if (!migrates(plan->ranks[r].action)) helpers.push_back(r);
-  const size_t total = migrates(plan->ranks[migrator].action) ? plan->ranks[migrator].migrateColumns : 0;
+  const size_t total =
+      migrates(plan->ranks[migrator].action) ? plan->ranks[migrator].migrateColumns : 0;
   const ElementRange slice = helperSlice(rank, migrator, helpers, total);
   *begin = slice.offset;
   *length = slice.count;
@@ -216,7 +236,8 @@ spcclResult_t spcclFitLinearCost(const double* x, const double* y, int n, double
     return SPCCL_FAIL(spcclInvalidArgument, "%s: x, y or coefficients is NULL", call);
   for (int i = 0; i < n; ++i)
     if (!std::isfinite(x[i]) || !std::isfinite(y[i]))
-      return SPCCL_FAIL(spcclInvalidArgument, "%s: point %d (%g, %g) is not finite", call, i, x[i], y[i]);
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: point %d (%g, %g) is not finite", call, i, x[i],
+                        y[i]);
   const LinearCost line = fitLinearCost({x, static_cast<size_t>(n)}, {y, static_cast<size_t>(n)});
   coefficients[0] = line.intercept;
   coefficients[1] = line.slope;

@@ -4,9 +4,9 @@
 #include <limits>
 #include <vector>
 
+#include "base/check.h"
 #include "coll/collective.h"
 #include "coll/root_agreement.h"
-#include "base/check.h"
 #include "core/comm.h"
 #include "spccl.h"
 
@@ -74,8 +74,8 @@ spcclResult_t checkSize(size_t count, spcclDataType_t datatype, size_t factor, c
   if (multiplyOverflows(count, factor, &elements) ||
       multiplyOverflows(elements, spcclTypeSize(datatype), bytes) ||
       *bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call,
-                      what, count);
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call, what,
+                      count);
   return spcclSuccess;
 }
 
@@ -125,7 +125,8 @@ spcclResult_t validate(spcclComm_t comm, const Call& call, const void* stream, c
       const size_t* arrays[4] = {a.sendcounts, a.sdispls, a.recvcounts, a.rdispls};
       const char* names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
       for (int i = 0; i < 4; ++i)
-        if (arrays[i] == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", name, names[i]);
+        if (arrays[i] == nullptr)
+          return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", name, names[i]);
       for (size_t peer = 0; peer < n; ++peer) {
         size_t end = 0;
         if (__builtin_add_overflow(a.sdispls[peer], a.sendcounts[peer], &end) ||
@@ -159,11 +160,11 @@ Call makeCall(CollType type, const void* sendbuff, void* recvbuff, size_t count,
   call.args.op = op;
   call.args.root = root;
   bool rooted = type == CollType::Broadcast || type == CollType::Reduce;
-  bool reducing = type == CollType::AllReduce || type == CollType::Reduce ||
-                  type == CollType::ReduceScatter;
+  bool reducing =
+      type == CollType::AllReduce || type == CollType::Reduce || type == CollType::ReduceScatter;
   call.signature = CollSignature{type, static_cast<uint8_t>(datatype),
-                                 static_cast<uint8_t>(reducing ? op : spcclSum),
-                                 rooted ? root : -1, type == CollType::AllToAllv ? 0 : count};
+                                 static_cast<uint8_t>(reducing ? op : spcclSum), rooted ? root : -1,
+                                 type == CollType::AllToAllv ? 0 : count};
   return call;
 }
 
@@ -205,8 +206,7 @@ spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char
   return finishCall(comm, runBlocking(comm, [&] { return execute(comm, call); }));
 }
 
-spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request,
-                          const char* name) {
+spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, const char* name) {
   clearThreadLastError();
   call.name = name;
   spcclResult_t res = request == nullptr
@@ -215,11 +215,12 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request,
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   if (res != spcclSuccess) return reject(comm, res);
-  return runAsync(comm, [comm, call] { return execute(comm, call); }, request);
+  return runAsync(
+      comm, [comm, call] { return execute(comm, call); }, request);
 }
 
-spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t datatype,
-                        int peer, spcclComm_t comm, void* stream) {
+spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t datatype, int peer,
+                        spcclComm_t comm, void* stream) {
   const char* name = isSend ? "spcclSend" : "spcclRecv";
   clearThreadLastError();
   spcclResult_t res = checkCommon(comm, datatype, stream, name);
@@ -230,7 +231,8 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is out of range for %d ranks", name, peer,
                      comm->nranks);
   if (res == spcclSuccess && peer == comm->rank)
-    res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name, peer);
+    res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name,
+                     peer);
   if (res != spcclSuccess) return finishCall(comm, res);
   DeferredP2P op{isSend, buffer, bytes, peer,
                  CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count}};
@@ -292,7 +294,8 @@ spcclResult_t spcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
 
 spcclResult_t spcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  return submit(comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+  return submit(comm,
+                makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
                 stream, "spcclBroadcast");
 }
 
@@ -305,20 +308,23 @@ spcclResult_t spcclReduce(const void* sendbuff, void* recvbuff, size_t count,
 
 spcclResult_t spcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                              spcclDataType_t datatype, spcclComm_t comm, void* stream) {
-  return submit(comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
-                stream, "spcclAllGather");
+  return submit(
+      comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+      stream, "spcclAllGather");
 }
 
 spcclResult_t spcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                  spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                  void* stream) {
-  return submit(comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+  return submit(comm,
+                makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
                 stream, "spcclReduceScatter");
 }
 
 spcclResult_t spcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                             spcclDataType_t datatype, spcclComm_t comm, void* stream) {
-  return submit(comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+  return submit(comm,
+                makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
                 stream, "spcclAllToAll");
 }
 
@@ -362,7 +368,8 @@ spcclResult_t spcclGroupEnd(void) {
   tlsGroup = GroupState{};
   spcclResult_t result = spcclSuccess;
   for (spcclComm_t comm : group.comms) {
-    spcclResult_t res = finishCall(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
+    spcclResult_t res =
+        finishCall(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
     if (result == spcclSuccess) result = res;
   }
   return result;
@@ -371,46 +378,52 @@ spcclResult_t spcclGroupEnd(void) {
 spcclResult_t spcclIallReduce(const void* sendbuff, void* recvbuff, size_t count,
                               spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                               spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
+  return submitAsync(comm,
+                     makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
                      request, "spcclIallReduce");
 }
 
 spcclResult_t spcclIbroadcast(const void* sendbuff, void* recvbuff, size_t count,
                               spcclDataType_t datatype, int root, spcclComm_t comm,
                               spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
-                     request, "spcclIbroadcast");
+  return submitAsync(
+      comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+      request, "spcclIbroadcast");
 }
 
 spcclResult_t spcclIreduce(const void* sendbuff, void* recvbuff, size_t count,
                            spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
                            spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
+  return submitAsync(comm,
+                     makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
                      request, "spcclIreduce");
 }
 
 spcclResult_t spcclIallGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                              spcclDataType_t datatype, spcclComm_t comm,
-                              spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
-                     request, "spcclIallGather");
+                              spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request) {
+  return submitAsync(
+      comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+      request, "spcclIallGather");
 }
 
 spcclResult_t spcclIreduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                   spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                   spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
-                     request, "spcclIreduceScatter");
+  return submitAsync(
+      comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+      request, "spcclIreduceScatter");
 }
 
 spcclResult_t spcclIallToAll(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
-                     request, "spcclIallToAll");
+  return submitAsync(
+      comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+      request, "spcclIallToAll");
 }
 
 spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request) {
-  return submitAsync(comm, makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
+  return submitAsync(comm,
+                     makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
                      request, "spcclIbarrier");
 }
 

@@ -5,13 +5,13 @@
 #include <numeric>
 #include <vector>
 
-#include "core/bootstrap.h"
 #include "base/check.h"
-#include "core/comm.h"
-#include "core/env_discovery.h"
-#include "coll/small_allgather.h"
 #include "base/knobs.h"
 #include "base/socket.h"
+#include "coll/small_allgather.h"
+#include "core/bootstrap.h"
+#include "core/comm.h"
+#include "core/env_discovery.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -28,8 +28,7 @@ int socketFamily() {
 spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commId, int rank,
                        const spcclConfig_t* config) {
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
-  if (nranks < 1)
-    return SPCCL_FAIL(spcclInvalidArgument, "nranks %d must be at least 1", nranks);
+  if (nranks < 1) return SPCCL_FAIL(spcclInvalidArgument, "nranks %d must be at least 1", nranks);
   if (rank < 0 || rank >= nranks)
     return SPCCL_FAIL(spcclInvalidArgument, "rank %d is out of range [0, %d)", rank, nranks);
   UniqueIdContents id;
@@ -67,8 +66,8 @@ spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId com
   return initRank(comm, nranks, commId, rank, nullptr);
 }
 
-spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId,
-                                      int rank, const spcclConfig_t* config) {
+spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank,
+                                      const spcclConfig_t* config) {
   clearThreadLastError();
   return initRank(comm, nranks, commId, rank, config);
 }
@@ -107,8 +106,8 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
   clearThreadLastError();
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
   if (newcomm == nullptr)
-    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
-                                       "spcclCommSplit: newcomm (output pointer) is NULL"));
+    return rejectCall(
+        comm, SPCCL_FAIL(spcclInvalidArgument, "spcclCommSplit: newcomm (output pointer) is NULL"));
   if (color < 0 && color != SPCCL_SPLIT_NOCOLOR)
     return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
                                        "spcclCommSplit: color %d must be >= 0 or "
@@ -150,7 +149,8 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
   int newRank = static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
   UniqueIdContents id;
   SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
-  return finishCall(comm, createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
+  return finishCall(comm,
+                    createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
 }
 
 spcclResult_t spcclCommDestroy(spcclComm_t comm) {

@@ -1,9 +1,9 @@
 // API: compressed all-reduce (SPEC.md section 3), blocking and
 // non-blocking. Arguments and the versioned cfg are validated here, with
 // messages that name the argument; the schedules receive only valid calls.
-#include "compress/compressed_allreduce.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
+#include "compress/compressed_allreduce.h"
 #include "core/comm.h"
 #include "spccl.h"
 
@@ -62,8 +62,8 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
                                         const spcclCompression* cfg, spcclComm_t comm,
                                         spcclRequest_t* request) {
   CompressedCall call;
-  spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype,
-                              op, cfg, comm, &call);
+  spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
+                              cfg, comm, &call);
   if (res == spcclSuccess && request == nullptr)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
   if (res != spcclSuccess) return rejectCall(comm, res);

@@ -3,9 +3,9 @@
 // migration_schedules.h receive only valid calls.
 #include <limits>
 
+#include "api/migration_call.h"
 #include "base/check.h"
 #include "core/comm.h"
-#include "api/migration_call.h"
 #include "migrate/migration_schedules.h"
 #include "migrate/migration_slice.h"
 #include "spccl.h"
@@ -53,8 +53,8 @@ spcclResult_t checkSize(size_t count, size_t factor, spcclDataType_t datatype, c
   if (__builtin_mul_overflow(count, factor, &elements) ||
       __builtin_mul_overflow(elements, spcclTypeSize(datatype), bytes) ||
       *bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call,
-                      what, count);
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call, what,
+                      count);
   return spcclSuccess;
 }
 
@@ -74,8 +74,7 @@ spcclResult_t checkCommon(spcclComm_t comm, const void* stream, spcclDataType_t 
 }
 
 spcclResult_t checkMigratedPart(size_t count, const void* migrated, size_t migratedCount,
-                                size_t migratedOffset, spcclDataType_t datatype,
-                                const char* call) {
+                                size_t migratedOffset, spcclDataType_t datatype, const char* call) {
   size_t end = 0;
   if (__builtin_add_overflow(migratedOffset, migratedCount, &end) || end > count)
     return SPCCL_FAIL(spcclInvalidArgument,
@@ -130,11 +129,11 @@ spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t co
   if (res == spcclSuccess) res = checkOp(op, call);
   if (res == spcclSuccess) res = checkRank(comm, dest, "dest", call);
   if (res == spcclSuccess) res = checkBuffer(sendbuff, bytes, "sendbuff", call);
-  if (res == spcclSuccess && comm->rank == dest) res = checkBuffer(recvbuff, bytes, "recvbuff", call);
+  if (res == spcclSuccess && comm->rank == dest)
+    res = checkBuffer(recvbuff, bytes, "recvbuff", call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
-      comm, {call, "dest"},
-      migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+      comm, {call, "dest"}, migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
       [&](CollContext& ctx) {
         return migrationReduce(ctx, sendbuff, recvbuff, count, datatype, op, dest);
       });
@@ -173,7 +172,8 @@ spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcoun
                                   comm != nullptr ? static_cast<size_t>(comm->nranks) : 1,
                                   "recvcount", call, &allBytes);
   if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
-  if (res == spcclSuccess && comm->rank == root) res = checkBuffer(sendbuff, allBytes, "sendbuff", call);
+  if (res == spcclSuccess && comm->rank == root)
+    res = checkBuffer(sendbuff, allBytes, "sendbuff", call);
   if (res == spcclSuccess) res = checkBuffer(recvbuff, allBytes / comm->nranks, "recvbuff", call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
@@ -194,7 +194,8 @@ spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount
                                   "sendcount", call, &allBytes);
   if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
   if (res == spcclSuccess) res = checkBuffer(sendbuff, allBytes / comm->nranks, "sendbuff", call);
-  if (res == spcclSuccess && comm->rank == root) res = checkBuffer(recvbuff, allBytes, "recvbuff", call);
+  if (res == spcclSuccess && comm->rank == root)
+    res = checkBuffer(recvbuff, allBytes, "recvbuff", call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "root"},

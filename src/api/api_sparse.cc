@@ -23,7 +23,6 @@ using spccl::sparse::SparseOptions;
 
 namespace {
 
-
 // Fields past the caller's size keep their defaults (an older, smaller
 // struct); a struct larger than ours is read up to our size.
 spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, SparseOptions* out) {
@@ -149,8 +148,7 @@ spcclResult_t canonicalCoo(const void* indices, spcclIndexType_t indexType, cons
   std::vector<uint64_t> kept(unique.size());
   call->values.resize(unique.size() * valueBytes);
   const size_t nonZero = kernels::extractNonZeros(call->type, sums.data(), unique.size(),
-                                                  kept.data(), call->values.data(),
-                                                  unique.size());
+                                                  kept.data(), call->values.data(), unique.size());
   call->indices.resize(nonZero);
   for (size_t i = 0; i < nonZero; ++i) call->indices[i] = unique[kept[i]];
   call->values.resize(nonZero * valueBytes);

@@ -18,7 +18,8 @@ namespace {
 // pair's maximum by more than this share of the mean stage load.
 constexpr double kDiffusionConvergence = 1e-3;
 
-spcclResult_t checkLayerValues(const double* values, int nLayers, const char* name, const char* call) {
+spcclResult_t checkLayerValues(const double* values, int nLayers, const char* name,
+                               const char* call) {
   for (int i = 0; i < nLayers; ++i)
     if (!std::isfinite(values[i]) || values[i] < 0)
       return SPCCL_FAIL(spcclInvalidArgument, "%s: %s[%d] = %g must be finite and >= 0", call, name,
@@ -28,8 +29,10 @@ spcclResult_t checkLayerValues(const double* values, int nLayers, const char* na
 
 spcclResult_t checkShape(const double* layerMem, int nLayers, int nStages, double memCapacity,
                          const char* call) {
-  if (nLayers < 1) return SPCCL_FAIL(spcclInvalidArgument, "%s: nLayers %d must be >= 1", call, nLayers);
-  if (nStages < 1) return SPCCL_FAIL(spcclInvalidArgument, "%s: nStages %d must be >= 1", call, nStages);
+  if (nLayers < 1)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: nLayers %d must be >= 1", call, nLayers);
+  if (nStages < 1)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: nStages %d must be >= 1", call, nStages);
   if (nStages > nLayers)
     return SPCCL_FAIL(spcclInvalidArgument,
                       "%s: nStages %d exceeds nLayers %d (every stage needs a layer)", call,
@@ -84,15 +87,17 @@ spcclResult_t spcclStagePartition(const double* layerCosts, const double* layerM
   const char* call = "spcclStagePartition";
   clearThreadLastError();
   SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
-  if (layerCosts == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: layerCosts is NULL", call);
-  if (stageOfLayer == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: stageOfLayer is NULL", call);
+  if (layerCosts == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: layerCosts is NULL", call);
+  if (stageOfLayer == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: stageOfLayer is NULL", call);
   SPCCL_CHECK(checkLayerValues(layerCosts, nLayers, "layerCosts", call));
   if (static_cast<int>(method) < 0 || method >= spcclStageNumMethods)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: method %d is not a valid spcclStageMethod_t", call,
                       static_cast<int>(method));
   if (method == spcclStagePartitionByParameters && layerMem == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: layerMem is NULL; partition by parameters needs it",
-                      call);
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "%s: layerMem is NULL; partition by parameters needs it", call);
   const std::span<const double> costs(layerCosts, static_cast<size_t>(nLayers));
   const std::span<const double> memory =
       layerMem != nullptr ? std::span<const double>(layerMem, static_cast<size_t>(nLayers))
@@ -128,16 +133,16 @@ spcclResult_t spcclStagePartition(const double* layerCosts, const double* layerM
   return spcclSuccess;
 }
 
-spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers,
-                          int nStages, double memCapacity, int targetStages,
-                          int* newStageOfLayer, int* newStages) {
+spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers, int nStages,
+                          double memCapacity, int targetStages, int* newStageOfLayer,
+                          int* newStages) {
   const char* call = "spcclRepack";
   clearThreadLastError();
   SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
   if (layerMem == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: layerMem is NULL", call);
   if (stageOfLayer == nullptr || newStageOfLayer == nullptr || newStages == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: stageOfLayer, newStageOfLayer or newStages is NULL",
-                      call);
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "%s: stageOfLayer, newStageOfLayer or newStages is NULL", call);
   if (targetStages < 0 || targetStages > nStages)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: targetStages %d must be 0 .. nStages %d", call,
                       targetStages, nStages);

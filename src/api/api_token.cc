@@ -2,8 +2,8 @@
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
 #include "api/compression_arguments.h"
-#include "compress/token_allreduce.h"
 #include "base/check.h"
+#include "compress/token_allreduce.h"
 #include "core/comm.h"
 #include "spccl.h"
 
@@ -72,7 +72,8 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
   clearThreadLastError();
   *call = shapedCall(name, buff, tokens, hidden, datatype, op, prunePolicy);
   SPCCL_CHECK(checkCommon(comm, cfg, call));
-  if (tokens > 0 && mask == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: mask is NULL", name);
+  if (tokens > 0 && mask == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s: mask is NULL", name);
   // A non-null pointer marks the mask call even with zero tokens.
   static const unsigned char kNoTokens = 0;
   call->mask = mask != nullptr ? mask : &kNoTokens;
@@ -106,11 +107,10 @@ spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const To
 
 extern "C" {
 
-spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
-                                      size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                      size_t keep, const spcclCompression* cfg,
-                                      spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
-                                      spcclComm_t comm, void* stream) {
+spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t tokens, size_t hidden,
+                                      spcclDataType_t datatype, spcclRedOp_t op, size_t keep,
+                                      const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                      unsigned char* maskOut, spcclComm_t comm, void* stream) {
   TokenCall call;
   const spcclResult_t res = prepareTopk("spcclTokenTopkAllReduce", buff, scores, tokens, hidden,
                                         datatype, op, keep, cfg, prunePolicy, maskOut, comm, &call);
@@ -119,9 +119,8 @@ spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t to
 
 spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                      const spcclCompression* cfg,
-                                      spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
-                                      void* stream) {
+                                      const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                      spcclComm_t comm, void* stream) {
   TokenCall call;
   const spcclResult_t res = prepareMask("spcclTokenMaskAllReduce", buff, mask, tokens, hidden,
                                         datatype, op, cfg, prunePolicy, comm, &call);
@@ -141,9 +140,8 @@ spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t t
 
 spcclResult_t spcclItokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                        size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
-                                       const spcclCompression* cfg,
-                                       spcclPrunePolicy_t prunePolicy, spcclComm_t comm,
-                                       spcclRequest_t* request) {
+                                       const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
+                                       spcclComm_t comm, spcclRequest_t* request) {
   TokenCall call;
   const spcclResult_t res = prepareMask("spcclItokenMaskAllReduce", buff, mask, tokens, hidden,
                                         datatype, op, cfg, prunePolicy, comm, &call);

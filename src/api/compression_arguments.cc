@@ -23,7 +23,8 @@ spcclResult_t resolveCompression(const spcclCompression* cfg, CompressedCall* ca
                       "SPCCL_COMPRESSION_INITIALIZER",
                       name, cfg->magic);
   auto has = [cfg](size_t offset, size_t bytes) { return offset + bytes <= cfg->size; };
-  call->spec = kernels::QuantizerSpec{kernels::Codec::Piecewise, 4, SPCCL_COMPRESSION_DEFAULT_BLOCK};
+  call->spec =
+      kernels::QuantizerSpec{kernels::Codec::Piecewise, 4, SPCCL_COMPRESSION_DEFAULT_BLOCK};
   if (has(offsetof(spcclCompression, codec), sizeof(cfg->codec))) {
     if (!validEnum(cfg->codec, spcclNumCodecs))
       return SPCCL_FAIL(spcclInvalidArgument, "%s: cfg->codec %d is not a valid spcclCodec_t", name,
@@ -48,7 +49,8 @@ spcclResult_t resolveCompression(const spcclCompression* cfg, CompressedCall* ca
                         rawEnumValue(cfg->schedule));
     call->schedule = cfg->schedule;
   }
-  if (has(offsetof(spcclCompression, residual), sizeof(cfg->residual))) call->residual = cfg->residual;
+  if (has(offsetof(spcclCompression, residual), sizeof(cfg->residual)))
+    call->residual = cfg->residual;
   return spcclSuccess;
 }
 

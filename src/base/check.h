@@ -41,23 +41,22 @@ void clearThreadLastError();
 #define SPCCL_FAIL(code, ...) ::spccl::failWith(code, __FILE__, __LINE__, __VA_ARGS__)
 
 // Propagate a failure upwards; the first failure already stored its message.
-#define SPCCL_CHECK(call)                                      \
-  do {                                                         \
-    spcclResult_t spccl_check_res_ = (call);                   \
-    if (spccl_check_res_ != spcclSuccess) {                    \
-      SPCCL_TRACE(::spccl::kLogAll, "%s failed: %d", #call,    \
-                  static_cast<int>(spccl_check_res_));         \
-      return spccl_check_res_;                                 \
-    }                                                          \
+#define SPCCL_CHECK(call)                                                                        \
+  do {                                                                                           \
+    spcclResult_t spccl_check_res_ = (call);                                                     \
+    if (spccl_check_res_ != spcclSuccess) {                                                      \
+      SPCCL_TRACE(::spccl::kLogAll, "%s failed: %d", #call, static_cast<int>(spccl_check_res_)); \
+      return spccl_check_res_;                                                                   \
+    }                                                                                            \
   } while (0)
 
 // For system calls: on -1 fail with spcclSystemError and strerror(errno).
-#define SPCCL_SYSCHECK(call, what)                                               \
-  do {                                                                           \
-    if ((call) == -1)                                                            \
-      return SPCCL_FAIL(spcclSystemError, "%s failed: %s", what, strerror(errno)); \
+#define SPCCL_SYSCHECK(call, what)                                                                 \
+  do {                                                                                             \
+    if ((call) == -1) return SPCCL_FAIL(spcclSystemError, "%s failed: %s", what, strerror(errno)); \
   } while (0)
 
-#include "base/log.h"
-#include <cstring>
 #include <cerrno>
+#include <cstring>
+
+#include "base/log.h"

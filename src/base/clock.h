@@ -13,13 +13,13 @@ inline int64_t monotonicMs() {
 }
 
 inline double monotonicSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 class Deadline {
  public:
-  explicit Deadline(int64_t timeoutMs) : expiresAtMs_(monotonicMs() + timeoutMs), timeoutMs_(timeoutMs) {}
+  explicit Deadline(int64_t timeoutMs)
+      : expiresAtMs_(monotonicMs() + timeoutMs), timeoutMs_(timeoutMs) {}
   bool expired() const { return monotonicMs() >= expiresAtMs_; }
   // Milliseconds left, never negative.
   int64_t remainingMs() const {

@@ -35,11 +35,11 @@ struct SubsysName {
   const char* name;
   unsigned bit;
 };
-const SubsysName kSubsysNames[] = {
-    {"INIT", kLogInit}, {"BOOTSTRAP", kLogBootstrap}, {"NET", kLogNet},
-    {"COLL", kLogColl}, {"ENV", kLogEnv},             {"TUNE", kLogTune},
-    {"SPARSE", kLogSparse}, {"COMPRESS", kLogCompress}, {"MIGRATE", kLogMigrate},
-    {"ALL", kLogAll}};
+const SubsysName kSubsysNames[] = {{"INIT", kLogInit},       {"BOOTSTRAP", kLogBootstrap},
+                                   {"NET", kLogNet},         {"COLL", kLogColl},
+                                   {"ENV", kLogEnv},         {"TUNE", kLogTune},
+                                   {"SPARSE", kLogSparse},   {"COMPRESS", kLogCompress},
+                                   {"MIGRATE", kLogMigrate}, {"ALL", kLogAll}};
 
 unsigned parseSubsys(const std::string& spec) {
   bool exclude = !spec.empty() && spec[0] == '^';
@@ -48,7 +48,8 @@ unsigned parseSubsys(const std::string& spec) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     for (const SubsysName& s : kSubsysNames)
       if (strcasecmp(item.c_str(), s.name) == 0) mask |= s.bit;
     if (comma == std::string::npos) break;
@@ -62,9 +63,14 @@ std::string expandFileName(const std::string& pattern, const char* host) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[++i];
-      if (c == 'h') out += host;
-      else if (c == 'p') out += std::to_string(getpid());
-      else { out += '%'; out += c; }
+      if (c == 'h')
+        out += host;
+      else if (c == 'p')
+        out += std::to_string(getpid());
+      else {
+        out += '%';
+        out += c;
+      }
     } else {
       out += pattern[i];
     }
@@ -76,10 +82,14 @@ void configureLocked(LogState& s) {
   gethostname(s.host, sizeof(s.host) - 1);
   s.host[sizeof(s.host) - 1] = '\0';
   std::string level = knobString("SPCCL_DEBUG");
-  if (strcasecmp(level.c_str(), "NONE") == 0) s.level = LogLevel::None;
-  else if (strcasecmp(level.c_str(), "INFO") == 0) s.level = LogLevel::Info;
-  else if (strcasecmp(level.c_str(), "TRACE") == 0) s.level = LogLevel::Trace;
-  else s.level = LogLevel::Warn;
+  if (strcasecmp(level.c_str(), "NONE") == 0)
+    s.level = LogLevel::None;
+  else if (strcasecmp(level.c_str(), "INFO") == 0)
+    s.level = LogLevel::Info;
+  else if (strcasecmp(level.c_str(), "TRACE") == 0)
+    s.level = LogLevel::Trace;
+  else
+    s.level = LogLevel::Warn;
   s.subsys = parseSubsys(knobString("SPCCL_DEBUG_SUBSYS"));
   if (s.file != stderr && s.file != nullptr) std::fclose(s.file);
   s.file = stderr;

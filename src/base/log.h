@@ -32,10 +32,10 @@ void logReconfigure();
 
 }  // namespace spccl
 
-#define SPCCL_LOG(level, subsys, ...)                                       \
-  do {                                                                      \
-    if (::spccl::logEnabled(level, subsys))                                 \
-      ::spccl::logMessage(level, subsys, __FILE__, __LINE__, __VA_ARGS__);  \
+#define SPCCL_LOG(level, subsys, ...)                                      \
+  do {                                                                     \
+    if (::spccl::logEnabled(level, subsys))                                \
+      ::spccl::logMessage(level, subsys, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 #define SPCCL_WARN(...) SPCCL_LOG(::spccl::LogLevel::Warn, ::spccl::kLogAll, __VA_ARGS__)
 #define SPCCL_INFO(subsys, ...) SPCCL_LOG(::spccl::LogLevel::Info, subsys, __VA_ARGS__)

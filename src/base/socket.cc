@@ -194,7 +194,9 @@ spcclResult_t pickInterface(const std::string& spec, int family, Interface* out)
   std::vector<Interface> found;
   SPCCL_CHECK(findInterfaces(spec, family, &found));
   if (found.empty()) {
-    const char* familyName = family == AF_INET ? "AF_INET" : family == AF_INET6 ? "AF_INET6" : "any";
+    const char* familyName = family == AF_INET    ? "AF_INET"
+                             : family == AF_INET6 ? "AF_INET6"
+                                                  : "any";
     return SPCCL_FAIL(spcclInvalidArgument,
                       "no network interface is up and matches SPCCL_SOCKET_IFNAME='%s' (family %s)",
                       spec.c_str(), familyName);
@@ -234,9 +236,12 @@ int connectOnce(const SockAddr& addr, const Deadline& deadline, int* fd) {
       do ready = poll(&pfd, 1, pollTimeout(deadline));
       while (ready < 0 && errno == EINTR);
       socklen_t len = sizeof(err);
-      if (ready == 0) err = ETIMEDOUT;
-      else if (ready < 0) err = errno;
-      else if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (ready == 0)
+        err = ETIMEDOUT;
+      else if (ready < 0)
+        err = errno;
+      else if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
     }
   }
   if (err != 0) {
@@ -252,7 +257,8 @@ int connectOnce(const SockAddr& addr, const Deadline& deadline, int* fd) {
 spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr* bound) {
   std::string where = toString(bindAddr);
   int sock = socket(bindAddr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0) return SPCCL_FAIL(spcclSystemError, "socket for %s: %s", where.c_str(), strerror(errno));
+  if (sock < 0)
+    return SPCCL_FAIL(spcclSystemError, "socket for %s: %s", where.c_str(), strerror(errno));
   int one = 1;
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(sock, &bindAddr.sa, sockAddrLen(bindAddr)) != 0 || listen(sock, backlog) != 0) {
@@ -326,8 +332,16 @@ spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd
 
 spcclResult_t peerErrorCode(int err) {
   switch (err) {
-    case ECONNRESET: case EPIPE: case ECONNREFUSED: case ECONNABORTED: case ETIMEDOUT:
-    case EHOSTUNREACH: case ENETUNREACH: case ENETDOWN: case EHOSTDOWN: case ENOTCONN:
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNREFUSED:
+    case ECONNABORTED:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN:
+    case EHOSTDOWN:
+    case ENOTCONN:
       return spcclRemoteError;
     default:
       return spcclSystemError;
@@ -350,8 +364,10 @@ spcclResult_t sendvNow(int fd, const iovec* iov, int iovCount, size_t* moved,
   do sent = sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
   while (sent < 0 && errno == EINTR);
   *moved = 0;
-  if (sent >= 0) *moved = static_cast<size_t>(sent);
-  else if (errno != EAGAIN && errno != EWOULDBLOCK) return transferFailed(errno, "send to", peerName);
+  if (sent >= 0)
+    *moved = static_cast<size_t>(sent);
+  else if (errno != EAGAIN && errno != EWOULDBLOCK)
+    return transferFailed(errno, "send to", peerName);
   return spcclSuccess;
 }
 
@@ -361,9 +377,12 @@ spcclResult_t recvNow(int fd, void* data, size_t size, size_t* moved, const std:
   ssize_t got;
   do got = recv(fd, data, size, MSG_DONTWAIT);
   while (got < 0 && errno == EINTR);
-  if (got == 0) return SPCCL_FAIL(spcclRemoteError, "peer %s closed the connection", peerName.c_str());
-  if (got > 0) *moved = static_cast<size_t>(got);
-  else if (errno != EAGAIN && errno != EWOULDBLOCK) return transferFailed(errno, "recv from", peerName);
+  if (got == 0)
+    return SPCCL_FAIL(spcclRemoteError, "peer %s closed the connection", peerName.c_str());
+  if (got > 0)
+    *moved = static_cast<size_t>(got);
+  else if (errno != EAGAIN && errno != EWOULDBLOCK)
+    return transferFailed(errno, "recv from", peerName);
   return spcclSuccess;
 }
 

@@ -64,8 +64,7 @@ spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr*
 // The errno values worth another connect attempt (listener not up yet, ...).
 bool isRetryableConnectError(int err);
 spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd);
-spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd,
-                                 SockAddr* peer);
+spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd, SockAddr* peer);
 // Blocking full transfers with poll(); errors and timeouts name `peerName`.
 spcclResult_t sendAll(int fd, const void* data, size_t size, const Deadline& deadline,
                       const std::string& peerName);

@@ -5,7 +5,8 @@ namespace spccl {
 ChainPosition chainPosition(int rank, int root, int nranks) {
   ChainPosition position;
   position.relative = relativeRank(rank, root, nranks);
-  if (position.relative > 0) position.towardsRoot = absoluteRank(position.relative - 1, root, nranks);
+  if (position.relative > 0)
+    position.towardsRoot = absoluteRank(position.relative - 1, root, nranks);
   if (position.relative < nranks - 1)
     position.awayFromRoot = absoluteRank(position.relative + 1, root, nranks);
   return position;
@@ -32,9 +33,9 @@ bool BroadcastChainPlan::nextArrival(RelayArrival* arrival) {
   return true;
 }
 
-ReduceChainPlan::ReduceChainPlan(const ChainPosition& position, const char* input,
-                                 char* rootOutput, char* landing, char* staging, size_t count,
-                                 size_t sliceElems, size_t elementSize)
+ReduceChainPlan::ReduceChainPlan(const ChainPosition& position, const char* input, char* rootOutput,
+                                 char* landing, char* staging, size_t count, size_t sliceElems,
+                                 size_t elementSize)
     : position_(position),
       input_(input),
       rootOutput_(rootOutput),

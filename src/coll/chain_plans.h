@@ -24,8 +24,8 @@ ChainPosition chainPosition(int rank, int root, int nranks);
 // into buffer and relay it.
 class BroadcastChainPlan final : public RelayPlan {
  public:
-  BroadcastChainPlan(const ChainPosition& position, char* buffer, size_t count,
-                     size_t sliceElems, size_t elementSize);
+  BroadcastChainPlan(const ChainPosition& position, char* buffer, size_t count, size_t sliceElems,
+                     size_t elementSize);
   bool nextInitialSend(const void** data, size_t* count) override;
   bool nextArrival(RelayArrival* arrival) override;
 
@@ -44,9 +44,8 @@ class BroadcastChainPlan final : public RelayPlan {
 // (neither is used at the last rank, staging not at the root).
 class ReduceChainPlan final : public RelayPlan {
  public:
-  ReduceChainPlan(const ChainPosition& position, const char* input, char* rootOutput,
-                  char* landing, char* staging, size_t count, size_t sliceElems,
-                  size_t elementSize);
+  ReduceChainPlan(const ChainPosition& position, const char* input, char* rootOutput, char* landing,
+                  char* staging, size_t count, size_t sliceElems, size_t elementSize);
   bool nextInitialSend(const void** data, size_t* count) override;
   bool nextArrival(RelayArrival* arrival) override;
 

@@ -8,11 +8,11 @@
 // results are reproducible.
 #include <cstring>
 
+#include "base/check.h"
 #include "coll/chain_plans.h"
 #include "coll/cost_model.h"
 #include "coll/relay.h"
 #include "coll/schedules.h"
-#include "base/check.h"
 
 namespace spccl {
 
@@ -52,13 +52,13 @@ spcclResult_t pipelinedChainReduce(CollContext& ctx, const CollArgs& args) {
   if (!position.isLast())
     SPCCL_CHECK(acquireScratch(ctx, 2 * sliceElems * es, kScratchLanding, &landing));
   if (!position.isLast() && !position.isRoot())
-    SPCCL_CHECK(acquireScratch(ctx, kRelayStagingSlices * sliceElems * es, kScratchStaging,
-                               &staging));
-  ReduceChainPlan plan(position, bytePointer(args.sendbuff), bytePointer(args.recvbuff),
-                       landing, staging, args.count, sliceElems, es);
+    SPCCL_CHECK(
+        acquireScratch(ctx, kRelayStagingSlices * sliceElems * es, kScratchStaging, &staging));
+  ReduceChainPlan plan(position, bytePointer(args.sendbuff), bytePointer(args.recvbuff), landing,
+                       staging, args.count, sliceElems, es);
   // Data flows away from the root's far end: upstream is the next rank out.
-  return runRelay(ctx, plan, position.awayFromRoot, position.towardsRoot, es,
-                  reducerFor(ctx, args), "pipelined_chain");
+  return runRelay(ctx, plan, position.awayFromRoot, position.towardsRoot, es, reducerFor(ctx, args),
+                  "pipelined_chain");
 }
 
 }  // namespace spccl

@@ -2,10 +2,10 @@
 // the choice from the table, and Avg's final division.
 #include <cstring>
 
-#include "coll/cost_model.h"
-#include "coll/schedule_support.h"
 #include "base/check.h"
 #include "base/knobs.h"
+#include "coll/cost_model.h"
+#include "coll/schedule_support.h"
 
 namespace spccl {
 
@@ -59,8 +59,8 @@ void finishAverage(const CollContext& ctx, const CollArgs& args) {
 
 }  // namespace
 
-const DenseAlgorithm& selectDenseAlgorithm(const CollArgs& args, int nranks,
-                                           const LinkModel& link, const std::string& override) {
+const DenseAlgorithm& selectDenseAlgorithm(const CollArgs& args, int nranks, const LinkModel& link,
+                                           const std::string& override) {
   CostInput input;
   input.bytes = denseCostBytes(args, nranks);
   input.nranks = nranks;

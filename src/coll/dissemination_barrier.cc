@@ -2,10 +2,10 @@
 // barrier synchronization", IJPP 1988): in round k rank r signals r+2^k and
 // waits for r-2^k; after ceil(log2 n) rounds every rank has transitively
 // heard from all others, for any n.
+#include "base/check.h"
 #include "coll/partition.h"
 #include "coll/schedule_support.h"
 #include "coll/schedules.h"
-#include "base/check.h"
 
 namespace spccl {
 

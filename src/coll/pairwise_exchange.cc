@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/check.h"
 #include "coll/partition.h"
 #include "coll/schedule_support.h"
 #include "coll/schedules.h"
-#include "base/check.h"
 
 namespace spccl {
 

@@ -84,14 +84,10 @@ inline int ceilLog2(int n) {
 // root), so the subtree of child v + 2^k covers [v + 2^k, v + 2^(k+1)).
 
 inline int relativeRank(int rank, int root, int nranks) { return positiveMod(rank - root, nranks); }
-inline int absoluteRank(int relative, int root, int nranks) {
-  return (relative + root) % nranks;
-}
+inline int absoluteRank(int relative, int root, int nranks) { return (relative + root) % nranks; }
 
 // -1 for the root.
-inline int binomialParent(int relative) {
-  return relative == 0 ? -1 : (relative & (relative - 1));
-}
+inline int binomialParent(int relative) { return relative == 0 ? -1 : (relative & (relative - 1)); }
 
 // Upper bound (exclusive) on the child distances of `relative`: its lowest
 // set bit, or for the root the first power of two >= nranks.
@@ -114,9 +110,9 @@ inline int binomialChild(int relative, int index) { return relative + (1 << inde
 // With p = largestPowerOfTwoAtMost(n), rank r >= p hands its data to
 // r - p before the power-of-two rounds and gets the result back after.
 struct FoldRole {
-  int powerOfTwo = 1;  // p
-  bool folded = false;     // r >= p: sits the rounds out
-  int foldPartner = -1;    // r - p for folded ranks, r + p for their hosts, -1 otherwise
+  int powerOfTwo = 1;    // p
+  bool folded = false;   // r >= p: sits the rounds out
+  int foldPartner = -1;  // r - p for folded ranks, r + p for their hosts, -1 otherwise
 };
 
 inline FoldRole foldRole(int rank, int nranks) {

@@ -39,8 +39,7 @@ spcclResult_t SendWindow::drain() {
 namespace {
 
 spcclResult_t postArrival(CollContext& ctx, SendWindow& window, int upstream,
-                          const RelayArrival& arrival, size_t elementSize,
-                          PeerRequest* request) {
+                          const RelayArrival& arrival, size_t elementSize, PeerRequest* request) {
   size_t bytes = arrival.count * elementSize;
   SPCCL_CHECK(window.release(arrival.landing, bytes));
   return ctx.irecv(upstream, arrival.landing, bytes, request);

@@ -15,8 +15,8 @@
 // carries data, so a single message is in flight around the ring.
 #pragma once
 
-#include <deque>
 #include <cstddef>
+#include <deque>
 
 #include "coll/relay_plan.h"
 #include "coll/schedule_support.h"

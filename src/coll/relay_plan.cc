@@ -18,9 +18,8 @@ bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
 bool arrivalsConflict(const RelayArrival& next, const RelayArrival& current, size_t elementSize) {
   const size_t nextBytes = next.count * elementSize;
   const size_t bytes = current.count * elementSize;
-  for (const void* used : {static_cast<const void*>(current.landing), current.first,
-                           current.second, static_cast<const void*>(current.reduceInto),
-                           current.forward})
+  for (const void* used : {static_cast<const void*>(current.landing), current.first, current.second,
+                           static_cast<const void*>(current.reduceInto), current.forward})
     if (overlaps(next.landing, nextBytes, used, bytes)) return true;
   return false;
 }

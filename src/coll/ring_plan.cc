@@ -9,9 +9,8 @@ size_t ringSliceElements(size_t chunkBytes, size_t totalCount, int nranks, size_
   return std::min(sliceElements(chunkBytes, elementSize), std::max<size_t>(largestBlock, 1));
 }
 
-RingPlan::RingPlan(int rank, int nranks, size_t totalCount, size_t sliceElems,
-                   size_t elementSize, bool reduceScatter, bool allGather,
-                   const RingBuffers& buffers)
+RingPlan::RingPlan(int rank, int nranks, size_t totalCount, size_t sliceElems, size_t elementSize,
+                   bool reduceScatter, bool allGather, const RingBuffers& buffers)
     : rank_(rank),
       nranks_(nranks),
       total_(totalCount),

@@ -11,19 +11,19 @@
 // exists, which turns the 2(n-1) steps into one continuous stream.
 #include <cstring>
 
+#include "base/check.h"
 #include "coll/partition.h"
 #include "coll/relay.h"
 #include "coll/ring_plan.h"
 #include "coll/schedules.h"
-#include "base/check.h"
 
 namespace spccl {
 
 namespace {
 
 // totalCount: elements of the whole n-block buffer.
-spcclResult_t runRing(CollContext& ctx, const CollArgs& args, size_t totalCount,
-                      bool reduceScatter, bool allGather, RingBuffers buffers) {
+spcclResult_t runRing(CollContext& ctx, const CollArgs& args, size_t totalCount, bool reduceScatter,
+                      bool allGather, RingBuffers buffers) {
   const int rank = ctx.rank(), nranks = ctx.nranks();
   const size_t es = elementSize(args);
   const size_t sliceElems = ringSliceElements(ctx.chunkBytes(), totalCount, nranks, es);

@@ -17,9 +17,9 @@
 #include <cinttypes>
 #include <cstdint>
 
+#include "base/check.h"
 #include "coll/partition.h"
 #include "coll/schedule_support.h"
-#include "base/check.h"
 
 namespace spccl {
 

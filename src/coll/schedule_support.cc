@@ -12,15 +12,14 @@ spcclResult_t acquireScratch(CollContext& ctx, size_t bytes, int slot, char** ou
   return spcclSuccess;
 }
 
-spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t received,
-                                 size_t expected, const char* schedule) {
+spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t received, size_t expected,
+                                 const char* schedule) {
   if (received == expected) return spcclSuccess;
   return SPCCL_FAIL(spcclInvalidUsage,
                     "rank %d: %s (seq %llu) received %zu bytes from rank %d where its %s schedule "
                     "expects %zu; do all ranks use the same SPCCL_ALGO and SPCCL_CHUNK_BYTES?",
                     ctx.rank(), ctx.signature().describe().c_str(),
-                    static_cast<unsigned long long>(ctx.seq()), received, peer, schedule,
-                    expected);
+                    static_cast<unsigned long long>(ctx.seq()), received, peer, schedule, expected);
 }
 
 }  // namespace spccl

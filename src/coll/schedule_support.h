@@ -14,9 +14,9 @@ namespace spccl {
 // CollContext::scratch slots used by the dense schedules. A schedule may
 // use all of them; they are never live across calls.
 enum DenseScratchSlot : int {
-  kScratchLanding = 0,  // where incoming messages land before they are reduced
-  kScratchStaging = 1,  // reduced data that is not the caller's output
-  kScratchSendCopy = 2, // a copy of the input when it overlaps the output
+  kScratchLanding = 0,   // where incoming messages land before they are reduced
+  kScratchStaging = 1,   // reduced data that is not the caller's output
+  kScratchSendCopy = 2,  // a copy of the input when it overlaps the output
 };
 
 inline size_t elementSize(const CollArgs& args) { return spcclTypeSize(args.datatype); }
@@ -35,7 +35,7 @@ spcclResult_t acquireScratch(CollContext& ctx, size_t bytes, int slot, char** ou
 
 // A message of another size than the schedule expects means the ranks run
 // different schedules (e.g. different SPCCL_ALGO or SPCCL_CHUNK_BYTES).
-spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t received,
-                                 size_t expected, const char* schedule);
+spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t received, size_t expected,
+                                 const char* schedule);
 
 }  // namespace spccl

@@ -27,9 +27,8 @@ spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, v
 
 spcclResult_t internalAllGather(Engine& engine, const void* mine, size_t bytes, void* all) {
   const CollSignature signature{CollType::Internal, spcclUint8, spcclSum, -1, bytes};
-  return runCollective(engine, signature, [&](CollContext& ctx) {
-    return allGatherSmall(ctx, mine, bytes, all);
-  });
+  return runCollective(engine, signature,
+                       [&](CollContext& ctx) { return allGatherSmall(ctx, mine, bytes, all); });
 }
 
 std::vector<int> peersInTurn(int rank, int nranks) {

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/coll_context.h"
 #include "kernels/kernels.h"
+#include "runtime/coll_context.h"
 #include "spccl.h"
 
 namespace spccl::compress {

@@ -17,7 +17,8 @@ ConfigurationHeader ConfigurationHeader::of(const CompressedCall& call) {
 }
 
 std::string ConfigurationHeader::describe() const {
-  const char* codecName = codec == static_cast<int32_t>(kernels::Codec::Linear) ? "linear" : "piecewise";
+  const char* codecName =
+      codec == static_cast<int32_t>(kernels::Codec::Linear) ? "linear" : "piecewise";
   const char* scheduleName = schedule == spcclCompressRing ? "ring" : "two-shot";
   return std::string("codec ") + codecName + ", bits " + std::to_string(bits) + ", blockSize " +
          std::to_string(blockSize) + ", schedule " + scheduleName;

@@ -48,13 +48,15 @@ PipelineEnd nextLayerEnd(const PipelineEnd& previous, double tCompute, double tC
 }
 
 double microCompute(const LayerTimes& layer, int k) { return layer.computeSeconds / k; }
-double microComm(const LayerTimes& layer, double alpha, int k) { return alpha + layer.commSeconds / k; }
+double microComm(const LayerTimes& layer, double alpha, int k) {
+  return alpha + layer.commSeconds / k;
+}
 
 double simulatePlan(std::span<const LayerTimes> layers, double alpha, std::span<const int> sizes) {
   PipelineEnd end;
   for (size_t l = 0; l < layers.size(); ++l)
-    end = nextLayerEnd(end, microCompute(layers[l], sizes[l]), microComm(layers[l], alpha, sizes[l]),
-                       sizes[l]);
+    end = nextLayerEnd(end, microCompute(layers[l], sizes[l]),
+                       microComm(layers[l], alpha, sizes[l]), sizes[l]);
   return end.commEnds.back();
 }
 

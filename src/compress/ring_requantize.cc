@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/check.h"
 #include "coll/schedule_support.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
-#include "base/check.h"
 
 namespace spccl::compress {
 

@@ -19,19 +19,20 @@ float* residualAt(const CompressedCall& call, size_t index) {
 
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout) {
   std::vector<size_t> offsets(static_cast<size_t>(layout.nranks) + 1, 0);
-  for (int c = 0; c < layout.nranks; ++c) offsets[c + 1] = offsets[c] + layout.encodedBytes(call.spec, c);
+  for (int c = 0; c < layout.nranks; ++c)
+    offsets[c + 1] = offsets[c] + layout.encodedBytes(call.spec, c);
   return offsets;
 }
 
-void encodeInputChunk(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, unsigned char* out) {
+void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, unsigned char* out) {
   const size_t begin = layout.begin(chunk);
   ctx.kernels().quantize[call.type](call.spec, elementAt(call.sendbuff, call.type, begin),
                                     layout.length(chunk), out, residualAt(call, begin));
 }
 
-void encodePartialSum(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, const float* acc, unsigned char* out) {
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, const float* acc, unsigned char* out) {
   const size_t begin = layout.begin(chunk);
   ctx.kernels().quantize[spcclFloat32](call.spec, acc, layout.length(chunk), out,
                                        residualAt(call, begin));
@@ -41,7 +42,8 @@ void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
                     int chunk, float* acc, unsigned char* out) {
   // Avg divides before quantizing, so the scale (and the error) is the
   // average's; f32 division, as the dense kernels' divide().
-  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
+  if (call.op == spcclAvg)
+    ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
   encodePartialSum(ctx, call, layout, chunk, acc, out);
 }
 
@@ -53,10 +55,10 @@ void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const Ch
                                     length);
 }
 
-void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, const unsigned char* codes) {
-  void* out = static_cast<unsigned char*>(call.recvbuff) +
-              layout.begin(chunk) * spcclTypeSize(call.type);
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, const unsigned char* codes) {
+  void* out =
+      static_cast<unsigned char*>(call.recvbuff) + layout.begin(chunk) * spcclTypeSize(call.type);
   ctx.kernels().dequantize[call.type](call.spec, codes, layout.length(chunk), out);
 }
 

@@ -32,11 +32,11 @@ enum CompressScratchSlot : int {
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout);
 
 // call.sendbuff's chunk (plus the residual) encoded into out.
-void encodeInputChunk(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, unsigned char* out);
+void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, unsigned char* out);
 // A partial sum of the chunk (f32; plus the residual) encoded into out.
-void encodePartialSum(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, const float* acc, unsigned char* out);
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, const float* acc, unsigned char* out);
 // The complete sum of the chunk this rank owns: divided by n for avg, then
 // encoded once, into out.
 void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -45,8 +45,8 @@ void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc);
 // call.recvbuff's chunk = the decoding of codes.
-void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call,
-                      const ChunkLayout& layout, int chunk, const unsigned char* codes);
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                      int chunk, const unsigned char* codes);
 
 // A received encoding must be exactly the size the layout gives; anything
 // else means the peer runs another configuration or version.

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "compress/configuration_agreement.h"
 #include "base/check.h"
 #include "coll/small_allgather.h"
+#include "compress/configuration_agreement.h"
 
 namespace spccl::compress {
 namespace {

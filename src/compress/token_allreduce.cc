@@ -5,17 +5,17 @@
 #include <cstring>
 #include <vector>
 
+#include "base/check.h"
+#include "base/log.h"
 #include "coll/collective.h"
 #include "coll/schedule_support.h"
-#include "compress/configuration_agreement.h"
+#include "coll/small_allgather.h"
 #include "compress/compressed_schedules.h"
+#include "compress/configuration_agreement.h"
 #include "compress/schedule_parts.h"
 #include "compress/token_agreement.h"
 #include "compress/token_rows.h"
 #include "compress/token_selection.h"
-#include "base/check.h"
-#include "base/log.h"
-#include "coll/small_allgather.h"
 
 namespace spccl::compress {
 namespace {
@@ -31,7 +31,8 @@ spcclResult_t globalScoreMask(CollContext& ctx, const TokenCall& call, unsigned 
     SPCCL_CHECK(acquireScratch(ctx, call.tokens * sizeof(float) * static_cast<size_t>(ctx.nranks()),
                                kScratchTokenScores, &all));
     SPCCL_CHECK(allGatherSmall(ctx, call.scores, call.tokens * sizeof(float), all));
-    sumScoresInRankOrder(reinterpret_cast<const float*>(all), ctx.nranks(), call.tokens, sum.data());
+    sumScoresInRankOrder(reinterpret_cast<const float*>(all), ctx.nranks(), call.tokens,
+                         sum.data());
   }
   selectTopTokens(sum.data(), call.tokens, call.keep, mask);
   return spcclSuccess;
@@ -39,8 +40,8 @@ spcclResult_t globalScoreMask(CollContext& ctx, const TokenCall& call, unsigned 
 
 // The packed kept rows all-reduced in place: a compressed schedule on them
 // as one tensor of rows*hidden elements, or the dense all-reduce.
-spcclResult_t reducePackedRows(CollContext& ctx, const TokenCall& call,
-                               void* packed, float* packedResidual, size_t count) {
+spcclResult_t reducePackedRows(CollContext& ctx, const TokenCall& call, void* packed,
+                               float* packedResidual, size_t count) {
   if (call.compressed) {
     CompressedCall rows = call.compression;
     rows.sendbuff = packed;
@@ -80,7 +81,8 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     for (size_t t = 0; t < call.tokens; ++t) mask[t] = call.mask[t] != 0;
     SPCCL_CHECK(agreeOnTokenCall(ctx, call, mask.data()));
   }
-  if (call.maskOut != nullptr && call.tokens > 0) std::memcpy(call.maskOut, mask.data(), call.tokens);
+  if (call.maskOut != nullptr && call.tokens > 0)
+    std::memcpy(call.maskOut, mask.data(), call.tokens);
 
   const std::vector<size_t> rows = keptTokens(mask.data(), call.tokens);
   const size_t rowBytes = call.hidden * spcclTypeSize(call.type);
@@ -105,20 +107,23 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     SPCCL_CHECK(reducePackedRows(ctx, call, packed, packedResidual, count));
     if (!all) {
       scatterRows(packed, rows, rowBytes, call.buff);
-      if (residual != nullptr) scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
+      if (residual != nullptr)
+        scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
     }
   }
   applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
 
-  SPCCL_INFO(kLogCompress,
-             "%s #%" PRIu64 ": %zu of %zu tokens x %zu %s %s on %d ranks, %s, pruned rows %s; sent "
-             "%" PRIu64 " bytes in %.1f us",
-             call.name, seq, rows.size(), call.tokens, call.hidden, spcclTypeName(call.type),
-             spcclOpName(call.op), ctx.nranks(),
-             call.compressed ? ConfigurationHeader::of(call.compression).describe().c_str() : "dense",
-             call.prunePolicy == spcclPruneZero ? "zeroed" : "kept local",
-             ctx.counters().bytesSent - sentBefore,
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
+  SPCCL_INFO(
+      kLogCompress,
+      "%s #%" PRIu64
+      ": %zu of %zu tokens x %zu %s %s on %d ranks, %s, pruned rows %s; sent "
+      "%" PRIu64 " bytes in %.1f us",
+      call.name, seq, rows.size(), call.tokens, call.hidden, spcclTypeName(call.type),
+      spcclOpName(call.op), ctx.nranks(),
+      call.compressed ? ConfigurationHeader::of(call.compression).describe().c_str() : "dense",
+      call.prunePolicy == spcclPruneZero ? "zeroed" : "kept local",
+      ctx.counters().bytesSent - sentBefore,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
   return spcclSuccess;
 }
 

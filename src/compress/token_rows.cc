@@ -14,13 +14,15 @@ std::vector<size_t> keptTokens(const unsigned char* mask, size_t tokens) {
 void gatherRows(const void* tensor, std::span<const size_t> rows, size_t rowBytes, void* packed) {
   const auto* from = static_cast<const unsigned char*>(tensor);
   auto* to = static_cast<unsigned char*>(packed);
-  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(to + i * rowBytes, from + rows[i] * rowBytes, rowBytes);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(to + i * rowBytes, from + rows[i] * rowBytes, rowBytes);
 }
 
 void scatterRows(const void* packed, std::span<const size_t> rows, size_t rowBytes, void* tensor) {
   const auto* from = static_cast<const unsigned char*>(packed);
   auto* to = static_cast<unsigned char*>(tensor);
-  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(to + rows[i] * rowBytes, from + i * rowBytes, rowBytes);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(to + rows[i] * rowBytes, from + i * rowBytes, rowBytes);
 }
 
 void applyPrunePolicy(spcclPrunePolicy_t policy, const unsigned char* mask, size_t tokens,

@@ -1,10 +1,10 @@
 #include <vector>
 
+#include "base/check.h"
 #include "coll/schedule_support.h"
+#include "coll/small_allgather.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
-#include "base/check.h"
-#include "coll/small_allgather.h"
 
 namespace spccl::compress {
 
@@ -16,7 +16,8 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   char *codes = nullptr, *received = nullptr, *accBytes = nullptr;
   SPCCL_CHECK(acquireScratch(ctx, offsets[n], kScratchCodes, &codes));
   SPCCL_CHECK(acquireScratch(ctx, mine * static_cast<size_t>(n), kScratchReceived, &received));
-  SPCCL_CHECK(acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
+  SPCCL_CHECK(
+      acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   float* acc = reinterpret_cast<float*>(accBytes);

@@ -187,8 +187,8 @@ void waitForRendezvousRoot(uint64_t secret, int64_t maxMs) {
                       [&roots, secret] { return roots.secrets.count(secret) == 0; });
 }
 
-spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
-                               int64_t timeoutMs, std::vector<RankInfo>* all) {
+spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,
+                               std::vector<RankInfo>* all) {
   Deadline deadline(timeoutMs);
   std::string rootName = "rendezvous root " + net::toString(id.root);
   int fd = -1;

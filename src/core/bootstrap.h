@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/job_settings.h"
 #include "base/socket.h"
+#include "core/job_settings.h"
 #include "spccl.h"
 #include "spccl_net.h"
 
@@ -64,8 +64,8 @@ void startRendezvousRoot(int listenFd, uint64_t secret, int64_t timeoutMs);
 void waitForRendezvousRoot(uint64_t secret, int64_t maxMs);
 
 // Sends this rank's info to the root and receives everyone's, indexed by rank.
-spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
-                               int64_t timeoutMs, std::vector<RankInfo>* all);
+spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,
+                               std::vector<RankInfo>* all);
 
 // Same host <=> same host id: hostname, boot id and network namespace
 // (emulated hosts in namespaces must not use shm), or SPCCL_HOSTID.

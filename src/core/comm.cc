@@ -109,8 +109,8 @@ spcclResult_t routeTo(const spcclComm& comm, int peer, Route* route) {
     route->transport = sameHost ? "shm" : "tcp";
   } else if (setting == "shm" && !sameHost) {
     return SPCCL_FAIL(spcclInvalidUsage,
-                      "SPCCL_TRANSPORT=shm, but rank %d is on host %s and rank %d on host %s",
-                      peer, them.hostname, comm.rank, me.hostname);
+                      "SPCCL_TRANSPORT=shm, but rank %d is on host %s and rank %d on host %s", peer,
+                      them.hostname, comm.rank, me.hostname);
   } else {
     route->transport = setting;
   }
@@ -224,9 +224,10 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         continue;
       }
       if (res != spcclSuccess || !acceptsHello(comm, *peers, header, size)) {
-        SPCCL_WARN("rank %d refused a connection from %s: no valid hello with this job's secret "
-                   "for a lane it expects",
-                   comm.rank, where);
+        SPCCL_WARN(
+            "rank %d refused a connection from %s: no valid hello with this job's secret "
+            "for a lane it expects",
+            comm.rank, where);
         incoming.net->closeRecv(incoming.recvComm);
       } else {
         laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
@@ -377,7 +378,9 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
-  SPCCL_INFO(kLogInit, "rank %d/%d ready: comm %016" PRIx64 ", transport %s, alpha %.1f us, "
+  SPCCL_INFO(kLogInit,
+             "rank %d/%d ready: comm %016" PRIx64
+             ", transport %s, alpha %.1f us, "
              "bandwidth %.3f GB/s%s",
              rank, nranks, comm->commId, options.transport.c_str(),
              comm->engine->linkModel().alphaSeconds * 1e6,
@@ -481,7 +484,8 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
 
 spcclResult_t runCollectiveBlocking(spcclComm_t comm, const CollSignature& signature,
                                     const std::function<spcclResult_t(CollContext&)>& body) {
-  return finishCall(comm, runBlocking(comm, [&] { return runCollective(*comm->engine, signature, body); }));
+  return finishCall(
+      comm, runBlocking(comm, [&] { return runCollective(*comm->engine, signature, body); }));
 }
 
 spcclResult_t runCollectiveAsync(spcclComm_t comm, const CollSignature& signature,

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <string>
 
-#include "core/bootstrap.h"
 #include "base/check.h"
-#include "core/comm.h"
 #include "base/knobs.h"
+#include "core/bootstrap.h"
+#include "core/comm.h"
 
 namespace spccl {
 

@@ -16,12 +16,12 @@ struct CommOptions;
 struct RankInfo;
 
 struct JobSettings {
-  char transport[32] = {};   // SPCCL_TRANSPORT (or spcclConfig_t)
-  char algorithm[64] = {};   // SPCCL_ALGO (or spcclConfig_t): every rank's schedule
-  uint64_t chunkBytes = 0;   // SPCCL_CHUNK_BYTES: slices of the pipelined schedules
+  char transport[32] = {};      // SPCCL_TRANSPORT (or spcclConfig_t)
+  char algorithm[64] = {};      // SPCCL_ALGO (or spcclConfig_t): every rank's schedule
+  uint64_t chunkBytes = 0;      // SPCCL_CHUNK_BYTES: slices of the pipelined schedules
   uint64_t stripeMinBytes = 0;  // SPCCL_NET_STRIPE_MIN_BYTES: the receiver cuts like the sender
-  int32_t checkRoots = 1;    // SPCCL_CHECK_ROOTS: an extra exchange per rooted call
-  int32_t profileLinks = 1;  // SPCCL_PROFILE_LINKS (or spcclConfig_t): an exchange at creation
+  int32_t checkRoots = 1;       // SPCCL_CHECK_ROOTS: an extra exchange per rooted call
+  int32_t profileLinks = 1;     // SPCCL_PROFILE_LINKS (or spcclConfig_t): an exchange at creation
 };
 
 // This rank's settings, from the knobs and the resolved config options.

@@ -5,8 +5,8 @@
 
 #include "base/check.h"
 #include "base/clock.h"
-#include "core/comm.h"
 #include "coll/small_allgather.h"
+#include "core/comm.h"
 
 namespace spccl {
 

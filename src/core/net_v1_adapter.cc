@@ -62,11 +62,16 @@ struct Forward {
   }
   static void fill(spcclNet_v2_t* t) {
     const spcclNet_v1_t& from = v1();
-    *t = spcclNet_v2_t{from.name,     SPCCL_NET_ABI_VERSION, from.init,     devices,
-                       getProperties, listen,                connect,       from.accept,
-                       regMr,         nullptr,               from.deregMr,  from.isend,
-                       from.irecv,    from.test,             from.pollFd,   from.describe,
-                       from.closeSend, from.closeRecv,       from.closeListen};
+    *t = spcclNet_v2_t{from.name,       SPCCL_NET_ABI_VERSION,
+                       from.init,       devices,
+                       getProperties,   listen,
+                       connect,         from.accept,
+                       regMr,           nullptr,
+                       from.deregMr,    from.isend,
+                       from.irecv,      from.test,
+                       from.pollFd,     from.describe,
+                       from.closeSend,  from.closeRecv,
+                       from.closeListen};
   }
 };
 
@@ -77,10 +82,18 @@ const spcclNet_v2_t* adaptNetV1(const spcclNet_v1_t* table) {
   int s = gUsed++;  // the registry calls this under its lock
   gSlots[s].v1 = table;
   switch (s) {
-    case 0: Forward<0>::fill(&gSlots[s].v2); break;
-    case 1: Forward<1>::fill(&gSlots[s].v2); break;
-    case 2: Forward<2>::fill(&gSlots[s].v2); break;
-    default: Forward<3>::fill(&gSlots[s].v2); break;
+    case 0:
+      Forward<0>::fill(&gSlots[s].v2);
+      break;
+    case 1:
+      Forward<1>::fill(&gSlots[s].v2);
+      break;
+    case 2:
+      Forward<2>::fill(&gSlots[s].v2);
+      break;
+    default:
+      Forward<3>::fill(&gSlots[s].v2);
+      break;
   }
   return &gSlots[s].v2;
 }

@@ -61,8 +61,7 @@ spcclResult_t pluginTable(void* handle, const std::string& library, const spcclN
     if (*out == nullptr)
       return SPCCL_FAIL(spcclInternalError, "%s: too many version-1 plugins in one process",
                         library.c_str());
-    SPCCL_INFO(kLogNet, "loaded transport plugin %s (ABI version 1, one device)",
-               library.c_str());
+    SPCCL_INFO(kLogNet, "loaded transport plugin %s (ABI version 1, one device)", library.c_str());
     return spcclSuccess;
   }
   return SPCCL_FAIL(spcclInvalidArgument,

@@ -60,8 +60,12 @@ struct Relay {
   static spcclResult_t test(void* r, int* done, size_t* size) {
     return relay<S>(real().test(r, done, size));
   }
-  static spcclResult_t pollFd(void* c, int* fd, short* ev) { return relay<S>(real().pollFd(c, fd, ev)); }
-  static spcclResult_t describe(void* c, char* b, size_t n) { return relay<S>(real().describe(c, b, n)); }
+  static spcclResult_t pollFd(void* c, int* fd, short* ev) {
+    return relay<S>(real().pollFd(c, fd, ev));
+  }
+  static spcclResult_t describe(void* c, char* b, size_t n) {
+    return relay<S>(real().describe(c, b, n));
+  }
   static spcclResult_t closeSend(void* c) { return relay<S>(real().closeSend(c)); }
   static spcclResult_t closeRecv(void* c) { return relay<S>(real().closeRecv(c)); }
   static spcclResult_t closeListen(void* c) { return relay<S>(real().closeListen(c)); }
@@ -95,10 +99,18 @@ const spcclNet_v2_t* withPluginErrorText(const spcclNet_v2_t* table, PluginLastE
   gSlots[s].real = table;
   gSlots[s].lastError = lastError;
   switch (s) {
-    case 0: Relay<0>::fill(&gSlots[s].wrapped); break;
-    case 1: Relay<1>::fill(&gSlots[s].wrapped); break;
-    case 2: Relay<2>::fill(&gSlots[s].wrapped); break;
-    default: Relay<3>::fill(&gSlots[s].wrapped); break;
+    case 0:
+      Relay<0>::fill(&gSlots[s].wrapped);
+      break;
+    case 1:
+      Relay<1>::fill(&gSlots[s].wrapped);
+      break;
+    case 2:
+      Relay<2>::fill(&gSlots[s].wrapped);
+      break;
+    default:
+      Relay<3>::fill(&gSlots[s].wrapped);
+      break;
   }
   return &gSlots[s].wrapped;
 }

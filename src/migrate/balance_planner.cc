@@ -8,12 +8,11 @@ namespace spccl::migrate {
 
 namespace {
 
-double secondsPerColumn(const RankTiming& t) {
-  return t.iterTime / static_cast<double>(t.columns);
-}
+double secondsPerColumn(const RankTiming& t) { return t.iterTime / static_cast<double>(t.columns); }
 
 size_t shedColumns(const RankTiming& t, double gamma) {
-  return std::min(t.columns, static_cast<size_t>(std::llround(static_cast<double>(t.columns) * gamma)));
+  return std::min(t.columns,
+                  static_cast<size_t>(std::llround(static_cast<double>(t.columns) * gamma)));
 }
 
 spcclBalanceAction_t actionFor(size_t migrate, size_t resize) {
@@ -27,9 +26,8 @@ spcclBalanceAction_t actionFor(size_t migrate, size_t resize) {
 std::vector<int> slowestFirst(std::span<const RankTiming> timings) {
   std::vector<int> order(timings.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return timings[a].iterTime > timings[b].iterTime;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return timings[a].iterTime > timings[b].iterTime; });
   return order;
 }
 
@@ -43,7 +41,9 @@ double pruningRatio(const RankTiming& rank, double tMin) {
 double migrationShare(double shedColumns, int nranks, const BalanceCostModel& model,
                       double helperSecondsPerColumn) {
   const double helpers = static_cast<double>(nranks - 1);
-  auto phi2 = [&](double c) { return model.phi2FromSpeed ? c * helperSecondsPerColumn : model.phi2(c); };
+  auto phi2 = [&](double c) {
+    return model.phi2FromSpeed ? c * helperSecondsPerColumn : model.phi2(c);
+  };
   // g(beta) = resizing cost - migration cost: falls as beta grows.
   auto g = [&](double beta) {
     const double migrated = shedColumns * beta;
@@ -97,7 +97,8 @@ BalancePlan planBalance(std::span<const RankTiming> timings, const BalanceCostMo
       if (y != s) helperSpeed = std::max(helperSpeed, secondsPerColumn(timings[y]));
     plan.beta = migrationShare(static_cast<double>(shed[s]), e, model, helperSpeed);
     RankDecision& d = plan.ranks[s];
-    d.migrateColumns = std::min(shed[s], static_cast<size_t>(std::llround(static_cast<double>(shed[s]) * plan.beta)));
+    d.migrateColumns = std::min(
+        shed[s], static_cast<size_t>(std::llround(static_cast<double>(shed[s]) * plan.beta)));
     d.resizeColumns = shed[s] - d.migrateColumns;
     d.action = actionFor(d.migrateColumns, d.resizeColumns);
     plan.migrators = d.migrateColumns > 0 ? 1 : 0;

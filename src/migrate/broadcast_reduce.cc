@@ -1,8 +1,8 @@
 // Broadcast-reduce migration and its merged form (paper 000, section IV-A).
 #include <cstring>
 
-#include "coll/collective.h"
 #include "base/check.h"
+#include "coll/collective.h"
 #include "migrate/migration_schedules.h"
 
 namespace spccl::migrate {
@@ -19,8 +19,8 @@ spcclResult_t migrationBroadcast(CollContext& ctx, void* buffer, size_t count,
   return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
 }
 
-spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
-                              size_t count, spcclDataType_t datatype, spcclRedOp_t op, int dest) {
+spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, spcclRedOp_t op, int dest) {
   CollArgs args;
   args.type = CollType::Reduce;
   args.sendbuff = sendbuff;

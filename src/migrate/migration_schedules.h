@@ -19,8 +19,8 @@ constexpr const char* kMigrationTreeAlgorithm = "pipelined_chain";
 
 spcclResult_t migrationBroadcast(CollContext& ctx, void* buffer, size_t count,
                                  spcclDataType_t datatype, int straggler);
-spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
-                              size_t count, spcclDataType_t datatype, spcclRedOp_t op, int dest);
+spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff, size_t count,
+                              spcclDataType_t datatype, spcclRedOp_t op, int dest);
 
 struct MigratedPart {
   const void* data = nullptr;

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/schedule_support.h"
 #include "base/check.h"
+#include "coll/schedule_support.h"
 #include "migrate/migration_schedules.h"
 
 namespace spccl::migrate {
@@ -17,7 +17,9 @@ struct Blocks {
   const char* at(const void* base, int index) const {
     return static_cast<const char*>(base) + static_cast<size_t>(index) * bytes;
   }
-  char* at(void* base, int index) const { return static_cast<char*>(base) + static_cast<size_t>(index) * bytes; }
+  char* at(void* base, int index) const {
+    return static_cast<char*>(base) + static_cast<size_t>(index) * bytes;
+  }
 };
 
 }  // namespace
@@ -34,8 +36,10 @@ spcclResult_t linearScatter(CollContext& ctx, const void* sendbuff, void* recvbu
   }
   std::vector<PeerRequest> sends(static_cast<size_t>(n));
   for (int peer = 0; peer < n; ++peer)
-    if (peer != root) SPCCL_CHECK(ctx.isend(peer, blocks.at(sendbuff, peer), blocks.bytes, &sends[peer]));
-  if (blocks.at(sendbuff, root) != recvbuff) std::memmove(recvbuff, blocks.at(sendbuff, root), blocks.bytes);
+    if (peer != root)
+      SPCCL_CHECK(ctx.isend(peer, blocks.at(sendbuff, peer), blocks.bytes, &sends[peer]));
+  if (blocks.at(sendbuff, root) != recvbuff)
+    std::memmove(recvbuff, blocks.at(sendbuff, root), blocks.bytes);
   for (int peer = 0; peer < n; ++peer)
     if (peer != root) SPCCL_CHECK(ctx.wait(&sends[peer]));
   return spcclSuccess;
@@ -51,7 +55,8 @@ spcclResult_t linearGather(CollContext& ctx, const void* sendbuff, void* recvbuf
   for (int peer = 0; peer < n; ++peer)
     if (peer != root)
       SPCCL_CHECK(ctx.irecv(peer, blocks.at(recvbuff, peer), blocks.bytes, &receives[peer]));
-  if (blocks.at(recvbuff, root) != sendbuff) std::memmove(blocks.at(recvbuff, root), sendbuff, blocks.bytes);
+  if (blocks.at(recvbuff, root) != sendbuff)
+    std::memmove(blocks.at(recvbuff, root), sendbuff, blocks.bytes);
   for (int peer = 0; peer < n; ++peer) {
     if (peer == root) continue;
     size_t received = 0;

@@ -12,7 +12,8 @@ namespace spccl::migrate {
 // Stage s holds layers [firstLayer[s], firstLayer[s + 1]).
 using StageOfLayer = std::vector<int>;
 
-double stageMaximum(std::span<const double> weights, std::span<const int> stageOfLayer, int nStages);
+double stageMaximum(std::span<const double> weights, std::span<const int> stageOfLayer,
+                    int nStages);
 
 // The partition into exactly nStages non-empty contiguous stages, each
 // within memCapacity, that minimises the largest stage sum of `weights`
@@ -20,8 +21,8 @@ double stageMaximum(std::span<const double> weights, std::span<const int> stageO
 // counts). Exact, by dynamic programming over prefix sums (DeepSpeed's
 // binary search + probing finds the same optimum). False if no partition
 // fits the memory.
-bool optimalPartition(std::span<const double> weights, std::span<const double> memory,
-                      int nStages, double memCapacity, StageOfLayer* out);
+bool optimalPartition(std::span<const double> weights, std::span<const double> memory, int nStages,
+                      double memCapacity, StageOfLayer* out);
 
 // Lemma 2's bound on the rounds of decentralised diffusion,
 // O(min{N^2 log(SN / gamma) log N, SN log N / gamma}), with N = S = nStages

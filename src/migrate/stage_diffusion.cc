@@ -24,8 +24,13 @@ struct Stages {
   std::vector<int> first, last;  // layer range of each stage (non-empty)
 
   Stages(std::span<const double> c, std::span<const double> m, int nStages, StageOfLayer& of)
-      : costs(c), memory(m), stageOfLayer(of), load(nStages, 0), used(nStages, 0),
-        first(nStages, -1), last(nStages, -1) {
+      : costs(c),
+        memory(m),
+        stageOfLayer(of),
+        load(nStages, 0),
+        used(nStages, 0),
+        first(nStages, -1),
+        last(nStages, -1) {
     for (int i = 0; i < static_cast<int>(of.size()); ++i) {
       const int s = of[i];
       load[s] += c[i];
@@ -82,8 +87,10 @@ int diffuse(std::span<const double> costs, std::span<const double> memory, int n
   while (rounds < maxRounds) {
     ++rounds;
     int moves = 0;
-    for (int left = 0; left + 1 < nStages; ++left) moves += balanceBoundary(st, left, memCapacity, margin);
-    for (int left = nStages - 2; left >= 0; --left) moves += balanceBoundary(st, left, memCapacity, margin);
+    for (int left = 0; left + 1 < nStages; ++left)
+      moves += balanceBoundary(st, left, memCapacity, margin);
+    for (int left = nStages - 2; left >= 0; --left)
+      moves += balanceBoundary(st, left, memCapacity, margin);
     if (moves == 0) {
       *converged = true;
       break;

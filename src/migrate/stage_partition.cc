@@ -5,14 +5,15 @@
 
 namespace spccl::migrate {
 
-double stageMaximum(std::span<const double> weights, std::span<const int> stageOfLayer, int nStages) {
+double stageMaximum(std::span<const double> weights, std::span<const int> stageOfLayer,
+                    int nStages) {
   std::vector<double> sums(static_cast<size_t>(nStages), 0.0);
   for (size_t i = 0; i < weights.size(); ++i) sums[stageOfLayer[i]] += weights[i];
   return *std::max_element(sums.begin(), sums.end());
 }
 
-bool optimalPartition(std::span<const double> weights, std::span<const double> memory,
-                      int nStages, double memCapacity, StageOfLayer* out) {
+bool optimalPartition(std::span<const double> weights, std::span<const double> memory, int nStages,
+                      double memCapacity, StageOfLayer* out) {
   const int n = static_cast<int>(weights.size());
   std::vector<double> weightPrefix(n + 1, 0.0), memoryPrefix(n + 1, 0.0);
   for (int i = 0; i < n; ++i) {

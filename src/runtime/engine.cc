@@ -14,10 +14,10 @@
 namespace spccl {
 
 namespace {
-constexpr int64_t kNoFdPollMs = 1;          // transports without an fd are re-tested this often
-constexpr int64_t kMaxSleepMs = 100;        // re-check deadlines at least this often
-constexpr int64_t kAbortFlushMs = 500;      // best effort to deliver abort frames
-constexpr int64_t kAbortGraceMs = 200;      // a lost peer's abort may still be on its way
+constexpr int64_t kNoFdPollMs = 1;      // transports without an fd are re-tested this often
+constexpr int64_t kMaxSleepMs = 100;    // re-check deadlines at least this often
+constexpr int64_t kAbortFlushMs = 500;  // best effort to deliver abort frames
+constexpr int64_t kAbortGraceMs = 200;  // a lost peer's abort may still be on its way
 }  // namespace
 
 Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers)
@@ -116,9 +116,9 @@ spcclResult_t Engine::withdrawnBy(Peer& peer, const unsigned char* frame) {
     mine->second.peersAlso.insert(header.srcRank);
     return spcclSuccess;
   }
-  Withdrawal withdrawal{header.seq, peer.conn.name,
-                        std::string(reinterpret_cast<const char*>(frame) + sizeof(FrameHeader),
-                                    header.length)};
+  Withdrawal withdrawal{
+      header.seq, peer.conn.name,
+      std::string(reinterpret_cast<const char*>(frame) + sizeof(FrameHeader), header.length)};
   if (header.seq >= nextSeq_) {
     pendingWithdrawals_.push_back(std::move(withdrawal));
     return spcclSuccess;
@@ -223,8 +223,8 @@ spcclResult_t Engine::postUserSend(int peer, const void* data, size_t bytes,
   return res;
 }
 
-spcclResult_t Engine::postUserRecv(int peer, void* data, size_t capacity,
-                                   const CollSignature& sig, int* slot) {
+spcclResult_t Engine::postUserRecv(int peer, void* data, size_t capacity, const CollSignature& sig,
+                                   int* slot) {
   SPCCL_CHECK(checkPeer(peer, "spcclRecv"));
   uint64_t seq = peers_[peer].userRecvSeq++;
   uint32_t savedStep = peers_[peer].recvStep;
@@ -262,11 +262,10 @@ spcclResult_t Engine::postPayload(Peer& peer, bool isSend, void* data, size_t by
     LaneSlice slice = laneSlice(bytes, lanes, settings_.stripeMinBytes, l);
     char* at = static_cast<char*>(data) + slice.offset;
     const Lane& lane = peer.conn.lanes[l];
-    spcclResult_t res =
-        isSend ? peer.conn.net->isend(lane.sendComm, at, slice.bytes, nullptr,
-                                      &peer.payloadSendRequests[l])
-               : peer.conn.net->irecv(lane.recvComm, at, slice.bytes, nullptr,
-                                      &peer.payloadRecvRequests[l]);
+    spcclResult_t res = isSend ? peer.conn.net->isend(lane.sendComm, at, slice.bytes, nullptr,
+                                                      &peer.payloadSendRequests[l])
+                               : peer.conn.net->irecv(lane.recvComm, at, slice.bytes, nullptr,
+                                                      &peer.payloadRecvRequests[l]);
     if (res != spcclSuccess) return res;
   }
   return spcclSuccess;
@@ -365,8 +364,8 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
                                             peer.closeReason);
           return spcclSuccess;
         }
-        spcclResult_t res = net->irecv(peer.conn.lanes[0].recvComm, peer.inbox,
-                                       sizeof(peer.inbox), nullptr, &peer.headerRecvRequest);
+        spcclResult_t res = net->irecv(peer.conn.lanes[0].recvComm, peer.inbox, sizeof(peer.inbox),
+                                       nullptr, &peer.headerRecvRequest);
         if (res != spcclSuccess)
           return breakWith(SPCCL_FAIL(spcclRemoteError, "receiving from %s failed: %s",
                                       peer.conn.name.c_str(), threadLastError().c_str()));
@@ -377,10 +376,9 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       if (res != spcclSuccess) {
         // Between messages: fatal only once something needs this peer.
         peer.closed = true;
-        peer.closeReason = "its connection ended without a goodbye (process died?): " +
-                           threadLastError();
-        if (!peer.recvQueue.empty())
-          return connectionLost(peer, lostConnectionText(peer));
+        peer.closeReason =
+            "its connection ended without a goodbye (process died?): " + threadLastError();
+        if (!peer.recvQueue.empty()) return connectionLost(peer, lostConnectionText(peer));
         SPCCL_INFO(kLogNet, "rank %d: %s %s", settings_.rank, peer.conn.name.c_str(),
                    peer.closeReason.c_str());
         return spcclSuccess;
@@ -389,7 +387,8 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       FrameHeader header;
       std::memcpy(&header, peer.inbox, sizeof(header));
       SPCCL_CHECK(breakWith(checkFraming(header, size, peer.conn.name)));
-      if (header.kind == static_cast<uint16_t>(FrameKind::Abort)) return abortedBy(peer, peer.inbox);
+      if (header.kind == static_cast<uint16_t>(FrameKind::Abort))
+        return abortedBy(peer, peer.inbox);
       if (header.kind == static_cast<uint16_t>(FrameKind::Withdraw)) {
         SPCCL_CHECK(withdrawnBy(peer, peer.inbox));
         continue;
@@ -514,8 +513,10 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
       int fd = -1;
       short events = 0;
       peer.conn.net->pollFd(peer.conn.lanes[0].sendComm, &fd, &events);
-      if (fd < 0) anyWithoutFd = true;
-      else if (events != 0) fds.push_back({fd, events, 0});
+      if (fd < 0)
+        anyWithoutFd = true;
+      else if (events != 0)
+        fds.push_back({fd, events, 0});
       pollPayloadLanes(peer, true, &fds, &anyWithoutFd);
     }
     // Watch the receive side unless a header sits parked with nothing to
@@ -525,8 +526,10 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
       int fd = -1;
       short events = 0;
       peer.conn.net->pollFd(peer.conn.lanes[0].recvComm, &fd, &events);
-      if (fd < 0) anyWithoutFd = true;
-      else if (events != 0) fds.push_back({fd, events, 0});
+      if (fd < 0)
+        anyWithoutFd = true;
+      else if (events != 0)
+        fds.push_back({fd, events, 0});
     }
     pollPayloadLanes(peer, false, &fds, &anyWithoutFd);
     if (!peer.controlClosed) {
@@ -565,8 +568,10 @@ void Engine::pollPayloadLanes(const Peer& peer, bool isSend, std::vector<pollfd>
     int fd = -1;
     short events = 0;
     peer.conn.net->pollFd(isSend ? lane.sendComm : lane.recvComm, &fd, &events);
-    if (fd < 0) *anyWithoutFd = true;
-    else if (events != 0) fds->push_back({fd, events, 0});
+    if (fd < 0)
+      *anyWithoutFd = true;
+    else if (events != 0)
+      fds->push_back({fd, events, 0});
   }
 }
 
@@ -583,14 +588,18 @@ spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> receive
     if (deadline.expired()) {
       const Op* pending = nullptr;
       for (int slot : slots)
-        if (ops_[slot].state != OpState::Done) { pending = &ops_[slot]; break; }
+        if (ops_[slot].state != OpState::Done) {
+          pending = &ops_[slot];
+          break;
+        }
       const char* dir = pending->isSend ? "sending to" : "receiving from";
       uint64_t seq = pending->isSend ? pending->header.seq : pending->expectation.seq;
-      CollSignature sig = pending->isSend ? pending->header.signature() : pending->expectation.signature;
-      result = SPCCL_FAIL(spcclTimeout,
-                          "rank %d timed out after %d ms %s %s in call #%" PRIu64 " %s",
-                          settings_.rank, settings_.timeoutMs, dir,
-                          peers_[pending->peer].conn.name.c_str(), seq, sig.describe().c_str());
+      CollSignature sig =
+          pending->isSend ? pending->header.signature() : pending->expectation.signature;
+      result =
+          SPCCL_FAIL(spcclTimeout, "rank %d timed out after %d ms %s %s in call #%" PRIu64 " %s",
+                     settings_.rank, settings_.timeoutMs, dir,
+                     peers_[pending->peer].conn.name.c_str(), seq, sig.describe().c_str());
       abort(spcclTimeout, threadLastError());
       break;
     }
@@ -684,9 +693,9 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame, bool
     for (size_t i = 0; i < inFlight.size();) {
       Peer& peer = *inFlight[i].peer;
       bool finished = true;
-      bool payloadPending = std::any_of(peer.payloadSendRequests.begin(),
-                                        peer.payloadSendRequests.end(),
-                                        [](void* r) { return r != nullptr; });
+      bool payloadPending =
+          std::any_of(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(),
+                      [](void* r) { return r != nullptr; });
       if (inFlight[i].behindData && (peer.headerSendRequest || payloadPending)) {
         bool a = false, b = false;
         if (testRequest(&peer.headerSendRequest, peer.conn.net, &a, nullptr) != spcclSuccess ||

@@ -53,8 +53,8 @@ struct EngineSettings {
   int timeoutMs = 60000;
   size_t chunkBytes = 1 << 20;
   size_t stripeMinBytes = 256 << 10;  // SPCCL_NET_STRIPE_MIN_BYTES
-  bool checkRoots = true;  // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
-  std::string denseAlgorithm;  // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
+  bool checkRoots = true;             // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
+  std::string denseAlgorithm;         // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
 };
 
 class Engine {
@@ -121,9 +121,9 @@ class Engine {
     int peer = -1;
     const void* sendData = nullptr;
     void* recvData = nullptr;
-    size_t bytes = 0;  // send size, or receive capacity
-    FrameHeader header;           // send: what goes out
-    FrameExpectation expectation; // recv: what must come in
+    size_t bytes = 0;              // send size, or receive capacity
+    FrameHeader header;            // send: what goes out
+    FrameExpectation expectation;  // recv: what must come in
     OpState state = OpState::Queued;
     spcclResult_t result = spcclSuccess;
     size_t received = 0;
@@ -140,15 +140,15 @@ class Engine {
     bool headerParked = false;
     alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
     void* controlRecvRequest = nullptr;
-    bool controlClosed = false;  // the peer closed it (or there is none): stop watching
+    bool controlClosed = false;      // the peer closed it (or there is none): stop watching
     bool controlMayHaveData = true;  // its fd was readable at the last poll(2)
     alignas(8) unsigned char controlInbox[sizeof(FrameHeader) + kMaxAbortText];
     uint32_t sendStep = 0;
     uint32_t recvStep = 0;
     uint64_t userSendSeq = 0;
     uint64_t userRecvSeq = 0;
-    bool closed = false;        // no more frames will come from this peer
-    std::string closeReason;    // why: it sent Close, or its connection ended
+    bool closed = false;      // no more frames will come from this peer
+    std::string closeReason;  // why: it sent Close, or its connection ended
   };
 
   spcclResult_t allocOp(int* slot);
@@ -204,11 +204,11 @@ class Engine {
   std::vector<int> freeOps_;
   uint64_t nextSeq_ = 1;
   struct WithdrawnCall {
-    std::string why;            // this rank's error
-    std::set<int> peersAlso;    // peers whose withdrawal from the same call came in
+    std::string why;          // this rank's error
+    std::set<int> peersAlso;  // peers whose withdrawal from the same call came in
   };
   std::map<uint64_t, WithdrawnCall> withdrawnCalls_;  // by seq: calls this rank rejected
-  std::vector<Withdrawal> pendingWithdrawals_;   // peers' withdrawals from calls not begun yet
+  std::vector<Withdrawal> pendingWithdrawals_;        // peers' withdrawals from calls not begun yet
   spcclResult_t brokenCode_ = spcclSuccess;
   std::string brokenReason_;
   spcclCounters_t counters_{};

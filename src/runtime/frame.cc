@@ -9,21 +9,36 @@ namespace spccl {
 
 const char* collTypeName(CollType type) {
   switch (type) {
-    case CollType::None: return "None";
-    case CollType::AllReduce: return "AllReduce";
-    case CollType::Broadcast: return "Broadcast";
-    case CollType::Reduce: return "Reduce";
-    case CollType::AllGather: return "AllGather";
-    case CollType::ReduceScatter: return "ReduceScatter";
-    case CollType::AllToAll: return "AllToAll";
-    case CollType::AllToAllv: return "AllToAllv";
-    case CollType::Barrier: return "Barrier";
-    case CollType::SendRecv: return "Send/Recv";
-    case CollType::Internal: return "Internal";
-    case CollType::SparseAllReduce: return "SparseAllReduce";
-    case CollType::CompressedAllReduce: return "CompressedAllReduce";
-    case CollType::Migration: return "Migration";
-    default: return "Unknown";
+    case CollType::None:
+      return "None";
+    case CollType::AllReduce:
+      return "AllReduce";
+    case CollType::Broadcast:
+      return "Broadcast";
+    case CollType::Reduce:
+      return "Reduce";
+    case CollType::AllGather:
+      return "AllGather";
+    case CollType::ReduceScatter:
+      return "ReduceScatter";
+    case CollType::AllToAll:
+      return "AllToAll";
+    case CollType::AllToAllv:
+      return "AllToAllv";
+    case CollType::Barrier:
+      return "Barrier";
+    case CollType::SendRecv:
+      return "Send/Recv";
+    case CollType::Internal:
+      return "Internal";
+    case CollType::SparseAllReduce:
+      return "SparseAllReduce";
+    case CollType::CompressedAllReduce:
+      return "CompressedAllReduce";
+    case CollType::Migration:
+      return "Migration";
+    default:
+      return "Unknown";
   }
 }
 
@@ -81,10 +96,10 @@ spcclResult_t checkFraming(const FrameHeader& header, size_t receivedBytes,
     case FrameKind::Abort:
     case FrameKind::Withdraw:
       if (header.length > kMaxAbortText || receivedBytes != sizeof(FrameHeader) + header.length)
-        return SPCCL_FAIL(spcclRemoteError, "malformed %s frame from %s",
-                          header.kind == static_cast<uint16_t>(FrameKind::Abort) ? "abort"
-                                                                                 : "withdraw",
-                          peerName.c_str());
+        return SPCCL_FAIL(
+            spcclRemoteError, "malformed %s frame from %s",
+            header.kind == static_cast<uint16_t>(FrameKind::Abort) ? "abort" : "withdraw",
+            peerName.c_str());
       return spcclSuccess;
   }
   return SPCCL_FAIL(spcclRemoteError, "unknown frame kind %u from %s", header.kind,
@@ -95,31 +110,36 @@ spcclResult_t checkExpectation(const FrameHeader& header, const FrameExpectation
                                int myRank, const std::string& peerName) {
   const CollSignature theirs = header.signature();
   if (header.commId != expected.commId)
-    return SPCCL_FAIL(spcclInternalError, "frame from %s belongs to communicator %" PRIx64
-                      ", expected %" PRIx64, peerName.c_str(), header.commId, expected.commId);
+    return SPCCL_FAIL(spcclInternalError,
+                      "frame from %s belongs to communicator %" PRIx64 ", expected %" PRIx64,
+                      peerName.c_str(), header.commId, expected.commId);
   if (header.srcRank != expected.srcRank)
     return SPCCL_FAIL(spcclRemoteError, "frame on the connection of rank %d claims rank %d (%s)",
                       expected.srcRank, header.srcRank, peerName.c_str());
   if (theirs.type != expected.signature.type || header.seq != expected.seq)
     return SPCCL_FAIL(spcclInvalidUsage,
-                      "collective mismatch: rank %d is at call #%" PRIu64 " %s but rank %d is at "
+                      "collective mismatch: rank %d is at call #%" PRIu64
+                      " %s but rank %d is at "
                       "call #%" PRIu64 " %s",
                       header.srcRank, header.seq, theirs.describe().c_str(), myRank, expected.seq,
                       expected.signature.describe().c_str());
   if (!(theirs == expected.signature)) {
-    const char* what = theirs.count != expected.signature.count       ? "count"
+    const char* what = theirs.count != expected.signature.count         ? "count"
                        : theirs.datatype != expected.signature.datatype ? "datatype"
                        : theirs.op != expected.signature.op             ? "op"
                                                                         : "root";
     return SPCCL_FAIL(spcclInvalidUsage,
-                      "collective mismatch in %s at call #%" PRIu64 ": rank %d called %s but rank "
+                      "collective mismatch in %s at call #%" PRIu64
+                      ": rank %d called %s but rank "
                       "%d called %s",
                       what, header.seq, header.srcRank, theirs.describe().c_str(), myRank,
                       expected.signature.describe().c_str());
   }
   if (header.step != expected.step)
-    return SPCCL_FAIL(spcclInternalError, "message %u from %s arrived where message %u was expected "
-                      "(call #%" PRIu64 ")", header.step, peerName.c_str(), expected.step, header.seq);
+    return SPCCL_FAIL(spcclInternalError,
+                      "message %u from %s arrived where message %u was expected "
+                      "(call #%" PRIu64 ")",
+                      header.step, peerName.c_str(), expected.step, header.seq);
   if (header.length > expected.capacity)
     return SPCCL_FAIL(spcclInvalidUsage,
                       "oversize message from %s in %s: %" PRIu64 " bytes, receive buffer holds %zu",

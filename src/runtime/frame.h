@@ -64,18 +64,18 @@ struct FrameHeader {
   uint16_t version = kFrameVersion;
   uint16_t kind = static_cast<uint16_t>(FrameKind::Data);
   uint64_t commId = 0;
-  uint64_t seq = 0;       // collective sequence number (per peer for SendRecv)
-  uint32_t step = 0;      // n-th message from this sender to this receiver in the collective;
-                          // Hello: the lane the connection is (runtime/engine.h)
-  uint8_t collType = 0;   // CollType
+  uint64_t seq = 0;      // collective sequence number (per peer for SendRecv)
+  uint32_t step = 0;     // n-th message from this sender to this receiver in the collective;
+                         // Hello: the lane the connection is (runtime/engine.h)
+  uint8_t collType = 0;  // CollType
   uint8_t datatype = 0;
   uint8_t op = 0;
-  uint8_t flags = 0;      // algorithm-defined (e.g. the encoding of a sparse message)
+  uint8_t flags = 0;  // algorithm-defined (e.g. the encoding of a sparse message)
   int32_t root = -1;
   int32_t srcRank = -1;
   uint64_t count = 0;
-  uint64_t length = 0;    // payload bytes (Data); text bytes (Abort, Withdraw); secret (Hello)
-  uint32_t result = 0;    // Abort, Withdraw: the sender's spcclResult_t
+  uint64_t length = 0;  // payload bytes (Data); text bytes (Abort, Withdraw); secret (Hello)
+  uint32_t result = 0;  // Abort, Withdraw: the sender's spcclResult_t
   uint32_t reserved = 0;
 
   CollSignature signature() const;

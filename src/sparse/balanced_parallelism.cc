@@ -69,8 +69,11 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
   const uint64_t mySize = c.partition.partSize(r);
   std::vector<Incoming> incoming;
   for (int q : peersInTurn(r, n))
-    incoming.push_back({q, messageCapacity(c.rankNnz[q], mySize, c.valueBytes,
-                                           c.options.allowedEncodings), {}, 0});
+    incoming.push_back(
+        {q,
+         messageCapacity(c.rankNnz[q], mySize, c.valueBytes, c.options.allowedEncodings),
+         {},
+         0});
   SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
   received->assign(n, SparseSet{});
   for (Incoming& m : incoming)
@@ -136,16 +139,19 @@ void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* resul
 spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
   std::vector<unsigned char> encoded;
-  Encoding e = encodeSet(mine.positions.data(), mine.values.data(), mine.size(),
-                         c.partition.partSize(r), c.valueBytes, c.options.allowedEncodings,
-                         &encoded);
+  Encoding e =
+      encodeSet(mine.positions.data(), mine.values.data(), mine.size(), c.partition.partSize(r),
+                c.valueBytes, c.options.allowedEncodings, &encoded);
   std::vector<Outgoing> sends;
   std::vector<Incoming> incoming;
   const uint64_t total = totalNnz(c);
   for (int q : peersInTurn(r, n)) {
     sends.push_back({q, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
-    incoming.push_back({q, messageCapacity(total, c.partition.partSize(q), c.valueBytes,
-                                           c.options.allowedEncodings), {}, 0});
+    incoming.push_back(
+        {q,
+         messageCapacity(total, c.partition.partSize(q), c.valueBytes, c.options.allowedEncodings),
+         {},
+         0});
   }
   SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
   std::vector<uint64_t> aggregateSizes(n);

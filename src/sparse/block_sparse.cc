@@ -66,8 +66,10 @@ spcclResult_t deserialize(const BlockLayout& L, const MessageBuffer& in, int pee
   if (count > 0) std::memcpy(out->ids.data(), in.data() + 8, count * 8);
   for (uint64_t id : out->ids)
     if (id < firstBlock || id >= firstBlock + ownedBlocks)
-      return SPCCL_FAIL(spcclRemoteError, "block-sparse message from rank %d names block %lu "
-                        "outside [%lu, %lu)", peer, static_cast<unsigned long>(id),
+      return SPCCL_FAIL(spcclRemoteError,
+                        "block-sparse message from rank %d names block %lu "
+                        "outside [%lu, %lu)",
+                        peer, static_cast<unsigned long>(id),
                         static_cast<unsigned long>(firstBlock),
                         static_cast<unsigned long>(firstBlock + ownedBlocks));
   out->values.assign(in.data() + 8 + count * 8, in.data() + in.size());
@@ -84,8 +86,8 @@ BlockSet localBlocks(const BlockLayout& L, const SparseInput& in) {
     unsigned char* base = set.values.data() + (set.ids.size() - 1) * L.blockBytes();
     const unsigned char* values = static_cast<const unsigned char*>(in.values);
     for (; i < in.nnz && in.indices[i] / kBlockElements == block; ++i)
-      std::memcpy(base + (in.indices[i] % kBlockElements) * L.valueBytes,
-                  values + i * L.valueBytes, L.valueBytes);
+      std::memcpy(base + (in.indices[i] % kBlockElements) * L.valueBytes, values + i * L.valueBytes,
+                  L.valueBytes);
   }
   return set;
 }
@@ -113,9 +115,9 @@ void appendNonZeros(spcclDataType_t type, const BlockLayout& L, const BlockSet& 
     const size_t at = result->size();
     result->positions.resize(at + length);
     result->values.resize((at + length) * L.valueBytes);
-    const size_t found = kernels::extractNonZeros(type, set.values.data() + i * L.blockBytes(),
-                                                  length, result->positions.data() + at,
-                                                  result->values.data() + at * L.valueBytes, length);
+    const size_t found = kernels::extractNonZeros(
+        type, set.values.data() + i * L.blockBytes(), length, result->positions.data() + at,
+        result->values.data() + at * L.valueBytes, length);
     for (size_t j = at; j < at + found; ++j) result->positions[j] += start;
     result->positions.resize(at + found);
     result->values.resize((at + found) * L.valueBytes);

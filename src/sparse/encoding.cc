@@ -128,8 +128,7 @@ Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nn
                         uint64_t universe, size_t valueBytes, unsigned allowed,
                         std::vector<unsigned char>* out, size_t* bytes) {
   size_t body = 0;
-  const Encoding encoding =
-      cheapestWithBody(nnz, universe, valueBytes, positions, allowed, &body);
+  const Encoding encoding = cheapestWithBody(nnz, universe, valueBytes, positions, allowed, &body);
   *bytes = writeMessage(encoding, body, positions, values, nnz, universe, valueBytes, out);
   return encoding;
 }

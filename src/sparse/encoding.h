@@ -45,8 +45,7 @@ Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nn
 
 // Decodes one message; positions ascending. Fails with spcclRemoteError on a
 // malformed or truncated message, or one whose universe differs.
-spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe,
-                     size_t valueBytes, std::vector<uint64_t>* positions,
-                     std::vector<unsigned char>* values);
+spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,
+                     std::vector<uint64_t>* positions, std::vector<unsigned char>* values);
 
 }  // namespace spccl::sparse

@@ -17,8 +17,8 @@
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
-#include "sparse/sparse_algorithms.h"
 #include "sparse/set_merge.h"
+#include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 
 namespace spccl::sparse {
@@ -46,8 +46,11 @@ spcclResult_t swapSets(const Exchange& x, int sendPeer, const SparseSet& mine, i
     sends.push_back({sendPeer, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
   }
   if (recvPeer >= 0)
-    incoming.push_back({recvPeer, messageCapacity(maxNnz, x.in.universe, x.valueBytes,
-                                                  x.options.allowedEncodings), {}, 0});
+    incoming.push_back(
+        {recvPeer,
+         messageCapacity(maxNnz, x.in.universe, x.valueBytes, x.options.allowedEncodings),
+         {},
+         0});
   SPCCL_CHECK(exchangeMessages(x.ctx, sends, incoming, x.report));
   if (recvPeer < 0) return spcclSuccess;
   return decodeSet(incoming[0].data.data(), incoming[0].data.size(), incoming[0].flags,
@@ -115,8 +118,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
         report->stageSetNnz[stage] = current.size();
         report->mergeStages = stage + 1;
       }
-      SPCCL_CHECK(swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage),
-                           &theirs));
+      SPCCL_CHECK(
+          swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage), &theirs));
       if (partner < r)
         mergeSets(ctx.kernels(), in.type, valueBytes, theirs, current, &next);
       else

@@ -29,7 +29,6 @@
 
 namespace spccl::sparse {
 
-
 namespace {
 
 struct Spill {

@@ -14,7 +14,7 @@ namespace spccl::sparse {
 constexpr size_t kSketchSize = 32;
 
 struct OverlapSketch {
-  uint64_t count = 0;  // valid entries (= min(nnz, kSketchSize))
+  uint64_t count = 0;                 // valid entries (= min(nnz, kSketchSize))
   uint64_t hashes[kSketchSize] = {};  // ascending
 };
 

@@ -110,7 +110,8 @@ double cheapestMessageBytes(double nnz, uint64_t universe, size_t valueBytes, un
     if (!(allowed & (1u << static_cast<unsigned>(e)))) continue;
     double bytes;
     if (e == Encoding::Packed) {
-      const double header = static_cast<double>(encodedBytes(Encoding::Coo, 0, universe, valueBytes));
+      const double header =
+          static_cast<double>(encodedBytes(Encoding::Coo, 0, universe, valueBytes));
       bytes = header + nnz * (static_cast<double>(valueBytes) +
                               meanVarintBytes(nnz, static_cast<double>(universe)));
     } else {
@@ -129,8 +130,10 @@ SparseCost balancedParallelismCost(const SparseCostInput& in) {
   const double result = densificationAt(in, n) * local;
   const double pushNnz = local / n, pullNnz = result / n;
   const double work = M(in) * kScanWork + local * kBpLocalWork + result * kBpResultWork;
-  return rounds(in, n - 1, cheapestMessageBytes(pushNnz, part, in.valueBytes, in.allowedEncodings)) +
-         rounds(in, n - 1, cheapestMessageBytes(pullNnz, part, in.valueBytes, in.allowedEncodings)) +
+  return rounds(in, n - 1,
+                cheapestMessageBytes(pushNnz, part, in.valueBytes, in.allowedEncodings)) +
+         rounds(in, n - 1,
+                cheapestMessageBytes(pullNnz, part, in.valueBytes, in.allowedEncodings)) +
          cpu(in, work);
 }
 
@@ -147,7 +150,8 @@ SparseCost hierarchicalCentralizationCost(const SparseCostInput& in) {
     return std::min(in.stageGamma[stage] * local, M(in));
   };
   auto send = [&](double nnz) {
-    return rounds(in, 1, cheapestMessageBytes(nnz, in.universe, in.valueBytes, in.allowedEncodings));
+    return rounds(in, 1,
+                  cheapestMessageBytes(nnz, in.universe, in.valueBytes, in.allowedEncodings));
   };
   const double result = setNnz(in.nranks);
   SparseCost cost = cpu(in, M(in) * kScanWork);
@@ -182,11 +186,14 @@ SparseCost blockSparseCost(const SparseCostInput& in) {
   const double n = in.nranks;
   const double blocksPerOwner = std::ceil(M(in) / kBlockElements) / n;
   const double blockBytes = 8 + kBlockElements * static_cast<double>(in.valueBytes);
-  auto nonZeroFraction = [](double d) { return 1.0 - std::pow(1.0 - std::min(d, 1.0), kBlockElements); };
+  auto nonZeroFraction = [](double d) {
+    return 1.0 - std::pow(1.0 - std::min(d, 1.0), kBlockElements);
+  };
   const double dAfter = densificationAt(in, n) * in.density;
   const double pushElements = blocksPerOwner * nonZeroFraction(in.density) * kBlockElements;
   const double pullElements = blocksPerOwner * nonZeroFraction(dAfter) * kBlockElements;
-  const double work = M(in) * kScanWork + (n - 1) * (pushElements + pullElements) * kBlockElementWork;
+  const double work =
+      M(in) * kScanWork + (n - 1) * (pushElements + pullElements) * kBlockElementWork;
   return rounds(in, n - 1, 8 + pushElements / kBlockElements * blockBytes) +
          rounds(in, n - 1, 8 + pullElements / kBlockElements * blockBytes) + cpu(in, work);
 }
@@ -251,8 +258,9 @@ SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAl
       decision.predictedBytesSent = cost.bytesSent;
     }
   }
-  if (forced == spcclSparseAuto && input.pairSeconds > 0 && decision.algorithm != spcclSparseDense &&
-      denseSeconds >= 0 && best > (1 - kSparseMargin) * denseSeconds) {
+  if (forced == spcclSparseAuto && input.pairSeconds > 0 &&
+      decision.algorithm != spcclSparseDense && denseSeconds >= 0 &&
+      best > (1 - kSparseMargin) * denseSeconds) {
     decision.algorithm = spcclSparseDense;
     decision.predictedBytesSent = denseBytes;
     decision.denseWithinMargin = true;

@@ -25,8 +25,8 @@ struct SparseCostInput {
   int nranks = 1;
   uint64_t universe = 0;  // M
   size_t valueBytes = 4;
-  double density = 0;     // d: mean local density over ranks
-  double gamma = 1;       // gamma_n = density after aggregation / d, in [1, n]
+  double density = 0;  // d: mean local density over ranks
+  double gamma = 1;    // gamma_n = density after aggregation / d, in [1, n]
   // gamma(2^i) of the set HC's stage i sends, learned from the previous
   // call (empty: interpolated by densificationAt).
   std::span<const double> stageGamma;
@@ -103,9 +103,9 @@ const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm);
 struct SparseDecision {
   spcclSparseAlgorithm_t algorithm = spcclSparseDense;
   double predictedSeconds[spcclSparseNumAlgorithms] = {-1, -1, -1, -1, -1, -1};
-  double predictedBytesSent = 0;  // of the chosen one
-  bool measuredMatters = false;   // a measured time exceeded the model's
-  bool denseWithinMargin = false; // a sparse schedule was cheapest, but not by kSparseMargin
+  double predictedBytesSent = 0;   // of the chosen one
+  bool measuredMatters = false;    // a measured time exceeded the model's
+  bool denseWithinMargin = false;  // a sparse schedule was cheapest, but not by kSparseMargin
 };
 // With the CPU term on, a sparse schedule is taken over dense only when it
 // is predicted at least this much faster: the CPU fit's error (measured /
@@ -125,7 +125,7 @@ struct GammaEstimate {
 
 // One tag's profile (tag 0: keyed by count).
 struct TagProfile {
-  double learnedGamma = 0;     // 0: none yet
+  double learnedGamma = 0;  // 0: none yet
   double learnedAtDensity = 0;
   // gamma(2^i) of HC's stages, agreed by all ranks (learnStageGammas), and
   // this rank's own from its last HC call, to be sent with the next call.
@@ -194,7 +194,9 @@ class PlannerState {
     uint64_t value;
     auto operator<=>(const Key&) const = default;
   };
-  static Key keyOf(uint64_t tag, uint64_t count) { return tag != 0 ? Key{false, tag} : Key{true, count}; }
+  static Key keyOf(uint64_t tag, uint64_t count) {
+    return tag != 0 ? Key{false, tag} : Key{true, count};
+  }
   std::map<Key, TagProfile> profiles_;
   Key lastCountKey_{true, 0};
   bool anyCountKey_ = false;

@@ -71,17 +71,25 @@ void mergeSets(const kernels::KernelTable& table, spcclDataType_t type, size_t v
   std::vector<unsigned char> lowerCommon, higherCommon;
   size_t merged = 0;
   switch (valueBytes) {
-    case 1: merged = mergePositions<1>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon); break;
-    case 2: merged = mergePositions<2>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon); break;
-    case 4: merged = mergePositions<4>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon); break;
-    default: merged = mergePositions<8>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon); break;
+    case 1:
+      merged = mergePositions<1>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon);
+      break;
+    case 2:
+      merged = mergePositions<2>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon);
+      break;
+    case 4:
+      merged = mergePositions<4>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon);
+      break;
+    default:
+      merged = mergePositions<8>(lower, higher, out, &commonAt, &lowerCommon, &higherCommon);
+      break;
   }
   out->positions.resize(merged);
   out->values.resize(merged * valueBytes);
   if (commonAt.empty()) return;
   std::vector<unsigned char> sums(lowerCommon.size());
-  kernels::reduce(table, type, spcclSum, sums.data(), lowerCommon.data(),
-                  higherCommon.data(), commonAt.size());
+  kernels::reduce(table, type, spcclSum, sums.data(), lowerCommon.data(), higherCommon.data(),
+                  commonAt.size());
   for (size_t i = 0; i < commonAt.size(); ++i)
     std::memcpy(&out->values[commonAt[i] * valueBytes], &sums[i * valueBytes], valueBytes);
 }

@@ -68,7 +68,8 @@ void rankByBitmap(uint64_t* positions, unsigned char* values, size_t nnz, uint64
   for (size_t i = 0; i < nnz; ++i) {
     const uint64_t p = positions[i];
     const uint64_t lower = (uint64_t{1} << (p % 64)) - 1;
-    const size_t rank = setBefore[p / 64] + static_cast<size_t>(std::popcount(bits[p / 64] & lower));
+    const size_t rank =
+        setBefore[p / 64] + static_cast<size_t>(std::popcount(bits[p / 64] & lower));
     std::memcpy(&sortedValues[rank * B], values + i * B, B);
   }
   // The positions in order are the bitmap's set bits.
@@ -109,11 +110,16 @@ void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size
   if (std::is_sorted(positions, positions + nnz)) return;
   if (nnz < kSmall) return comparisonSort(positions, values, nnz, valueBytes);
   switch (valueBytes) {
-    case 1: return sortPairs<1>(positions, values, nnz);
-    case 2: return sortPairs<2>(positions, values, nnz);
-    case 4: return sortPairs<4>(positions, values, nnz);
-    case 8: return sortPairs<8>(positions, values, nnz);
-    default: return comparisonSort(positions, values, nnz, valueBytes);
+    case 1:
+      return sortPairs<1>(positions, values, nnz);
+    case 2:
+      return sortPairs<2>(positions, values, nnz);
+    case 4:
+      return sortPairs<4>(positions, values, nnz);
+    case 8:
+      return sortPairs<8>(positions, values, nnz);
+    default:
+      return comparisonSort(positions, values, nnz, valueBytes);
   }
 }
 

@@ -49,7 +49,7 @@ struct SparseRunOptions {
 constexpr int kMaxMergeStages = 16;
 
 struct SparseRunReport {
-  uint64_t bytesSent = 0;      // payload bytes this rank sent
+  uint64_t bytesSent = 0;  // payload bytes this rank sent
   uint64_t bytesReceived = 0;
   double pushImbalance = 1.0;  // Zen Def. 8 (BP only)
   double pullImbalance = 1.0;

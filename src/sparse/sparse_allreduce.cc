@@ -6,13 +6,13 @@
 #include <cstring>
 #include <memory>
 
-#include "coll/collective.h"
 #include "base/check.h"
 #include "base/knobs.h"
+#include "coll/collective.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/call_agreement.h"
-#include "sparse/cpu_calibration.h"
 #include "sparse/comm_state.h"
+#include "sparse/cpu_calibration.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_output.h"
@@ -78,11 +78,16 @@ spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
                            const SparseInput& in, const SparseRunOptions& options,
                            SparseSet* result, SparseRunReport* report) {
   switch (algorithm) {
-    case spcclSparseBalancedParallelism: return balancedParallelism(ctx, in, options, result, report);
-    case spcclSparseHierarchical: return hierarchicalCentralization(ctx, in, options, result, report);
-    case spcclSparseAllGather: return allGatherSparse(ctx, in, options, result, report);
-    case spcclSparseBlock: return blockSparse(ctx, in, options, result, report);
-    default: return SPCCL_FAIL(spcclInternalError, "no sparse schedule for algorithm %d", algorithm);
+    case spcclSparseBalancedParallelism:
+      return balancedParallelism(ctx, in, options, result, report);
+    case spcclSparseHierarchical:
+      return hierarchicalCentralization(ctx, in, options, result, report);
+    case spcclSparseAllGather:
+      return allGatherSparse(ctx, in, options, result, report);
+    case spcclSparseBlock:
+      return blockSparse(ctx, in, options, result, report);
+    default:
+      return SPCCL_FAIL(spcclInternalError, "no sparse schedule for algorithm %d", algorithm);
   }
 }
 
@@ -90,8 +95,8 @@ spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
 // input as it is, or from a COO input scattered into a zeroed buffer; into
 // the dense output, or for a COO output into a scratch tensor whose
 // non-zeros then become *result (*inOutput says which).
-spcclResult_t runDense(CollContext& ctx, SparseCall& call, SparseSet* result,
-                       bool* inOutput, SparseRunReport* report) {
+spcclResult_t runDense(CollContext& ctx, SparseCall& call, SparseSet* result, bool* inOutput,
+                       SparseRunReport* report) {
   const size_t valueBytes = spcclTypeSize(call.type);
   std::vector<unsigned char> scratch;
   void* out = call.denseOutput;
@@ -177,7 +182,8 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   // When the tag's last call went dense, only count them (a read of the
   // input, no pairs written) and extract after planning if the plan changed.
   const bool expectDense = !sketch && profile.stats.calls > 0 &&
-                           profile.stats.algorithm == spcclSparseDense && call.denseInput != nullptr;
+                           profile.stats.algorithm == spcclSparseDense &&
+                           call.denseInput != nullptr;
   if (call.inputValid && expectDense)
     call.nnz = kernels::countNonZeros(call.type, call.denseInput, call.count);
   else if (call.inputValid)
@@ -220,8 +226,10 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     double pairSeconds = 0;
     SPCCL_CHECK(agreePairSeconds(ctx, &pairSeconds));
     state.planner.setPairSeconds(pairSeconds);
-    SPCCL_INFO(kLogSparse, "rank %d: sparse planner's CPU term: %.2f ns per pair of merge work "
-               "(SPCCL_SPARSE_CPU_NS_PER_PAIR x ranks per core)", ctx.rank(), pairSeconds * 1e9);
+    SPCCL_INFO(kLogSparse,
+               "rank %d: sparse planner's CPU term: %.2f ns per pair of merge work "
+               "(SPCCL_SPARSE_CPU_NS_PER_PAIR x ranks per core)",
+               ctx.rank(), pairSeconds * 1e9);
   }
   costInput.pairSeconds = state.planner.pairSeconds();
   costInput.allowedEncodings = runOptions(call.options, 0).allowedEncodings;
@@ -233,9 +241,11 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   if (profile.learnedGamma > 0 && costInput.density > 0 &&
       (costInput.density > 2 * profile.learnedAtDensity ||
        2 * costInput.density < profile.learnedAtDensity)) {
-    SPCCL_INFO(kLogSparse, "sparse all-reduce tag %" PRIu64 ": density drifted from %.3g to %.3g; "
-               "gamma, HC's stage gammas and the measured times are re-learned", call.options.tag,
-               profile.learnedAtDensity, costInput.density);
+    SPCCL_INFO(kLogSparse,
+               "sparse all-reduce tag %" PRIu64
+               ": density drifted from %.3g to %.3g; "
+               "gamma, HC's stage gammas and the measured times are re-learned",
+               call.options.tag, profile.learnedAtDensity, costInput.density);
     forgetDensityDependent(&profile);
   }
   costInput.stageGamma = std::span<const double>(profile.learnedStageGamma,
@@ -293,7 +303,8 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
                 call.options.algorithm == spcclSparseAuto ? "auto" : "requested", why,
                 costInput.density, gamma.gamma, gamma.source);
   s.reason = reason;
-  for (int a = 0; a < spcclSparseNumAlgorithms; ++a) s.predictedSeconds[a] = decision.predictedSeconds[a];
+  for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+    s.predictedSeconds[a] = decision.predictedSeconds[a];
   s.density = costInput.density;
   s.gamma = gamma.gamma;
   s.pushImbalance = report.pushImbalance;
@@ -305,7 +316,8 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   recordLocalSeconds(&profile, decision.algorithm, s.measuredSeconds, s.calls == 1);
   state.planner.store(call.options.tag, call.count, profile);
-  SPCCL_INFO(kLogSparse, "sparse all-reduce #%" PRIu64 " tag %" PRIu64 " count %zu nnz %" PRIu64
+  SPCCL_INFO(kLogSparse,
+             "sparse all-reduce #%" PRIu64 " tag %" PRIu64 " count %zu nnz %" PRIu64
              " on %d ranks: %s, %s; predicted %s; measured %.1f us, sent %" PRIu64
              " bytes (predicted %" PRIu64 "), output nnz %zu, imbalance push %.2f pull %.2f",
              seq, call.options.tag, call.count, total, n, sparseAlgorithmName(decision.algorithm),

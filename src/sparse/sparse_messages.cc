@@ -1,8 +1,7 @@
 #include "sparse/sparse_messages.h"
 
-#include <cstdint>
-
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 
@@ -27,7 +26,8 @@ Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, ui
 // (Taking the largest would make every receive as big as the dense tensor.)
 size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, unsigned allowed) {
   const size_t nnz = static_cast<size_t>(std::min(maxNnz, universe));
-  if ((allowed & kAllEncodings) == 0) return encodedBytes(Encoding::Dense, nnz, universe, valueBytes);
+  if ((allowed & kAllEncodings) == 0)
+    return encodedBytes(Encoding::Dense, nnz, universe, valueBytes);
   size_t capacity = SIZE_MAX;
   for (Encoding e : {Encoding::Coo, Encoding::Bitmap, Encoding::Packed, Encoding::Dense})
     if (allowed & (1u << static_cast<unsigned>(e)))
@@ -37,8 +37,8 @@ size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, un
 
 spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,
                         size_t valueBytes, unsigned allowed, int peer, SparseSet* out) {
-  if (flags < static_cast<uint8_t>(Encoding::Coo) || flags > static_cast<uint8_t>(Encoding::Dense) ||
-      !(allowed & (1u << flags)))
+  if (flags < static_cast<uint8_t>(Encoding::Coo) ||
+      flags > static_cast<uint8_t>(Encoding::Dense) || !(allowed & (1u << flags)))
     return SPCCL_FAIL(spcclRemoteError,
                       "sparse message from rank %d names encoding %u, which this call does not "
                       "allow (mask 0x%x)",
@@ -64,8 +64,8 @@ spcclResult_t exchangeMessages(CollContext& ctx, std::span<const Outgoing> sends
                           &recvRequests[i]));
   }
   for (size_t i = 0; i < sends.size(); ++i) {
-    SPCCL_CHECK(ctx.isend(sends[i].peer, sends[i].data, sends[i].bytes, &sendRequests[i],
-                          sends[i].flags));
+    SPCCL_CHECK(
+        ctx.isend(sends[i].peer, sends[i].data, sends[i].bytes, &sendRequests[i], sends[i].flags));
     if (report) report->bytesSent += sends[i].bytes;
   }
   for (size_t i = 0; i < receives.size(); ++i) {

@@ -19,7 +19,6 @@
 
 namespace spccl::sparse {
 
-
 // Sorts pairs by position (bucketing leaves a bucket in any order, and the
 // encodings want ascending positions). Positions must be unique.
 void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size_t valueBytes);

@@ -32,7 +32,8 @@ spcclResult_t copyStatsOut(const SparseCallStats& from, spcclSparseStats_t* to) 
   full.calls = from.calls;
   full.algorithm = from.algorithm;
   std::snprintf(full.reason, sizeof(full.reason), "%s", from.reason.c_str());
-  for (int a = 0; a < spcclSparseNumAlgorithms; ++a) full.predictedSeconds[a] = from.predictedSeconds[a];
+  for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+    full.predictedSeconds[a] = from.predictedSeconds[a];
   full.density = from.density;
   full.gamma = from.gamma;
   full.pushImbalance = from.pushImbalance;

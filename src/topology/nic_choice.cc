@@ -49,8 +49,10 @@ NicChoice chooseNics(const Topology& topology, const NicRequest& request) {
     const PciDevice& nic = topology.nics[i];
     if (!isCandidate(nic, request)) continue;
     int distance = 1;
-    if (gpu != nullptr) distance = pciDistance(nic, *gpu);
-    else if (request.numaNode >= 0) distance = nic.numaNode == request.numaNode ? 1 : 2;
+    if (gpu != nullptr)
+      distance = pciDistance(nic, *gpu);
+    else if (request.numaNode >= 0)
+      distance = nic.numaNode == request.numaNode ? 1 : 2;
     scored.emplace_back(distance, static_cast<int>(i));
   }
   if (scored.empty()) {
@@ -65,8 +67,10 @@ NicChoice chooseNics(const Topology& topology, const NicRequest& request) {
               scored.begin() + static_cast<long>(tied));
   size_t rails = static_cast<size_t>(std::max(1, request.rails));
   for (size_t i = 0; i < scored.size() && i < rails; ++i) choice.nics.push_back(scored[i].second);
-  static const char* kDistance[] = {"behind the same PCIe switch as", "on the same host bridge or "
-                                    "NUMA node as", "across NUMA nodes from"};
+  static const char* kDistance[] = {"behind the same PCIe switch as",
+                                    "on the same host bridge or "
+                                    "NUMA node as",
+                                    "across NUMA nodes from"};
   const std::string& primary = topology.nics[static_cast<size_t>(choice.nics.front())].name();
   if (gpu != nullptr)
     choice.why = primary + " is " + kDistance[scored.front().first] + " GPU " + gpu->name();
@@ -75,8 +79,9 @@ NicChoice chooseNics(const Topology& topology, const NicRequest& request) {
                  " this rank's NUMA node " + std::to_string(request.numaNode);
   else
     choice.why = primary + ": no GPU or NUMA preference; spread by local rank";
-  if (tied > 1) choice.why += " (" + std::to_string(tied) + " equally close, local rank " +
-                              std::to_string(request.localRank) + ")";
+  if (tied > 1)
+    choice.why += " (" + std::to_string(tied) + " equally close, local rank " +
+                  std::to_string(request.localRank) + ")";
   return choice;
 }
 

@@ -108,8 +108,8 @@ void logTopology(const Topology& topology) {
   for (const auto* list : {&topology.nics, &topology.gpus})
     for (const PciDevice& d : *list)
       SPCCL_INFO(kLogInit, "  %s %s at %s, NUMA node %d, %zu bridge(s) above",
-                 d.kind == PciDevice::Kind::Nic ? "NIC" : "GPU", d.name().c_str(),
-                 d.busId.c_str(), d.numaNode, d.bridges.size());
+                 d.kind == PciDevice::Kind::Nic ? "NIC" : "GPU", d.name().c_str(), d.busId.c_str(),
+                 d.numaNode, d.bridges.size());
 }
 
 }  // namespace spccl::topo

@@ -25,7 +25,7 @@ struct PciDevice {
 };
 
 struct Topology {
-  std::string source;  // "this machine" or the XML path
+  std::string source;     // "this machine" or the XML path
   std::string machineId;  // hostname and DMI product UUID when hwloc knows them
   int numaNodes = 0;
   std::vector<PciDevice> nics;  // PCI class 02xx (Ethernet, InfiniBand, ...)

@@ -65,7 +65,8 @@ struct Mismatch {
 };
 
 spcclResult_t countMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
-  return spcclAllReduce(b.data(), b.data(), odd ? 999 : 1000, spcclFloat32, spcclSum, comm, nullptr);
+  return spcclAllReduce(b.data(), b.data(), odd ? 999 : 1000, spcclFloat32, spcclSum, comm,
+                        nullptr);
 }
 spcclResult_t typeMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
   return spcclAllReduce(b.data(), b.data(), 1000, odd ? spcclInt32 : spcclFloat32, spcclSum, comm,
@@ -76,15 +77,18 @@ spcclResult_t opMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
                         nullptr);
 }
 spcclResult_t collMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
-  if (odd) return spcclReduceScatter(b.data(), b.data(), 250, spcclFloat32, spcclSum, comm, nullptr);
+  if (odd)
+    return spcclReduceScatter(b.data(), b.data(), 250, spcclFloat32, spcclSum, comm, nullptr);
   return spcclAllReduce(b.data(), b.data(), 1000, spcclFloat32, spcclSum, comm, nullptr);
 }
 spcclResult_t rootMismatch(spcclComm_t comm, bool odd, std::vector<float>& b) {
   return spcclBroadcast(b.data(), b.data(), 1000, spcclFloat32, odd ? 2 : 0, comm, nullptr);
 }
 
-const Mismatch kMismatches[] = {{"count", countMismatch}, {"datatype", typeMismatch},
-                                {"op", opMismatch},       {"collective", collMismatch},
+const Mismatch kMismatches[] = {{"count", countMismatch},
+                                {"datatype", typeMismatch},
+                                {"op", opMismatch},
+                                {"collective", collMismatch},
                                 {"root", rootMismatch}};
 
 TEST_P(Faults, MismatchedCollectiveFailsOnEveryRank) {
@@ -126,7 +130,8 @@ TEST_P(Faults, MissingRankTimesOutWithPeerName) {
     spcclResult_t res = spcclAllReduce(&x, &x, 1, spcclFloat32, spcclSum, comm, nullptr);
     std::string message = spcclGetLastError(comm);
     std::fprintf(stderr, "rank 0: %s\n", message.c_str());
-    if (res != spcclTimeout || message.find("rank 1") == std::string::npos) return kChildWrongResult;
+    if (res != spcclTimeout || message.find("rank 1") == std::string::npos)
+      return kChildWrongResult;
     return secondsSince(start) < 3.5 ? kChildOk : kChildTooSlow;
   });
   EXPECT_EQ(outcomes[0].status, kChildOk);

@@ -49,8 +49,7 @@ int createAndExpectTheDifference(const Difference& d, int rank, const spcclUniqu
   auto start = std::chrono::steady_clock::now();
   spcclComm_t comm = nullptr;
   spcclResult_t res = spcclCommInitRankConfig(&comm, kRanks, id, rank, &config);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string message = spcclGetLastError(nullptr);
   std::fprintf(stderr, "[%s] rank %d after %.2f s: %s (%s)\n", d.knob, rank, seconds,
                spcclGetErrorString(res), message.c_str());

@@ -53,9 +53,9 @@ spcclResult_t badStraggler(spcclComm_t comm, bool bad, std::vector<float>& b) {
 }
 spcclResult_t badAsyncOp(spcclComm_t comm, bool bad, std::vector<float>& b) {
   spcclRequest_t request = nullptr;
-  spcclResult_t res = spcclIallReduce(b.data(), b.data(), kCount, spcclFloat32,
-                                      bad ? static_cast<spcclRedOp_t>(77) : spcclSum, comm,
-                                      &request);
+  spcclResult_t res =
+      spcclIallReduce(b.data(), b.data(), kCount, spcclFloat32,
+                      bad ? static_cast<spcclRedOp_t>(77) : spcclSum, comm, &request);
   return res == spcclSuccess ? spcclWait(request) : res;
 }
 spcclResult_t badSplitColor(spcclComm_t comm, bool bad, std::vector<float>&) {

@@ -87,7 +87,8 @@ TEST(CudaLogicOnHost, HashingDefaultSizingPlacesLikeTheCpu) {
           sparse::makePartition(sparse::PartitionKind::ZenHash, universe, parts, seed);
       const auto indices = distinctRandomIndices(universe, nnz, nnz + parts);
       std::vector<int> owners(nnz);
-      for (size_t i = 0; i < nnz; ++i) owners[i] = spccl::kernels::zenOwner(indices[i], seed, parts);
+      for (size_t i = 0; i < nnz; ++i)
+        owners[i] = spccl::kernels::zenOwner(indices[i], seed, parts);
       expectHashingLikeCpu(*partition, layoutFor(*partition, seed, nnz), indices, owners, {});
     }
   }

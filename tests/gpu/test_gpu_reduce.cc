@@ -48,8 +48,9 @@ TEST_P(GpuReduce, MatchesCpuBitForBit) {
     kernels::cpuKernels().reduce[type][op](expected.data(), a.data(), b.data(), count);
     for (const bool inPlace : {false, true}) {
       for (const size_t offset : {size_t{0}, size_t{1}}) {
-        SCOPED_TRACE(testing::Message() << typeName(type) << " " << spcclOpName(op) << " count " << count
-                                        << (inPlace ? " in place" : "") << " offset " << offset);
+        SCOPED_TRACE(testing::Message()
+                     << typeName(type) << " " << spcclOpName(op) << " count " << count
+                     << (inPlace ? " in place" : "") << " offset " << offset);
         std::vector<unsigned char> actual;
         runReduce(type, op, a, b, offset, inPlace, actual);
         ASSERT_EQ(firstDifference(expected, actual, bytes), "");

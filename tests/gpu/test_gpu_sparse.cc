@@ -126,8 +126,8 @@ TEST_P(GpuSparse, ScatterReduceMatchesCpu) {
     for (const spcclRedOp_t op : kAllOps) {
       const size_t nnz = count / 3 + 1;
       const auto values = randomElements(type, nnz, rng, 0.1);
-      SCOPED_TRACE(testing::Message()
-                   << typeName(type) << " " << spcclOpName(op) << " count " << count << " nnz " << nnz);
+      SCOPED_TRACE(testing::Message() << typeName(type) << " " << spcclOpName(op) << " count "
+                                      << count << " nnz " << nnz);
       using kernels::cuda::ScatterIndices;
       {
         SCOPED_TRACE("repeated indices");

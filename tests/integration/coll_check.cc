@@ -27,8 +27,8 @@ namespace {
 
 // ---- values ----
 
-const spcclDataType_t kAllTypes[] = {spcclInt8,   spcclUint8,  spcclInt32,   spcclUint32,
-                                     spcclInt64,  spcclUint64, spcclFloat16, spcclFloat32,
+const spcclDataType_t kAllTypes[] = {spcclInt8,    spcclUint8,   spcclInt32,   spcclUint32,
+                                     spcclInt64,   spcclUint64,  spcclFloat16, spcclFloat32,
                                      spcclFloat64, spcclBfloat16};
 const spcclDataType_t kQuickTypes[] = {spcclInt8, spcclUint32, spcclFloat16, spcclFloat32,
                                        spcclBfloat16};
@@ -49,8 +49,8 @@ uint16_t floatToHalf(float value) {
 double halfToDouble(uint16_t half) {
   int exponent = (half >> 10) & 0x1f;
   double mantissa = half & 0x3ff;
-  double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
-                                   : std::ldexp(1024 + mantissa, exponent - 25);
+  double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024 + mantissa, exponent - 25);
   return (half & 0x8000) ? -magnitude : magnitude;
 }
 
@@ -59,13 +59,39 @@ double halfToDouble(uint16_t half) {
 void store(spcclDataType_t type, void* base, size_t index, int64_t value) {
   char* at = static_cast<char*>(base) + index * spcclTypeSize(type);
   switch (type) {
-    case spcclInt8: { int8_t v = static_cast<int8_t>(value); std::memcpy(at, &v, 1); break; }
-    case spcclUint8: { uint8_t v = static_cast<uint8_t>(value); std::memcpy(at, &v, 1); break; }
-    case spcclInt32: { int32_t v = static_cast<int32_t>(value); std::memcpy(at, &v, 4); break; }
-    case spcclUint32: { uint32_t v = static_cast<uint32_t>(value); std::memcpy(at, &v, 4); break; }
-    case spcclInt64: std::memcpy(at, &value, 8); break;
-    case spcclUint64: { uint64_t v = static_cast<uint64_t>(value); std::memcpy(at, &v, 8); break; }
-    case spcclFloat16: { uint16_t v = floatToHalf(static_cast<float>(value)); std::memcpy(at, &v, 2); break; }
+    case spcclInt8: {
+      int8_t v = static_cast<int8_t>(value);
+      std::memcpy(at, &v, 1);
+      break;
+    }
+    case spcclUint8: {
+      uint8_t v = static_cast<uint8_t>(value);
+      std::memcpy(at, &v, 1);
+      break;
+    }
+    case spcclInt32: {
+      int32_t v = static_cast<int32_t>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case spcclUint32: {
+      uint32_t v = static_cast<uint32_t>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case spcclInt64:
+      std::memcpy(at, &value, 8);
+      break;
+    case spcclUint64: {
+      uint64_t v = static_cast<uint64_t>(value);
+      std::memcpy(at, &v, 8);
+      break;
+    }
+    case spcclFloat16: {
+      uint16_t v = floatToHalf(static_cast<float>(value));
+      std::memcpy(at, &v, 2);
+      break;
+    }
     case spcclBfloat16: {
       float f = static_cast<float>(value);
       uint32_t bits;
@@ -74,9 +100,18 @@ void store(spcclDataType_t type, void* base, size_t index, int64_t value) {
       std::memcpy(at, &v, 2);
       break;
     }
-    case spcclFloat32: { float v = static_cast<float>(value); std::memcpy(at, &v, 4); break; }
-    case spcclFloat64: { double v = static_cast<double>(value); std::memcpy(at, &v, 8); break; }
-    default: break;
+    case spcclFloat32: {
+      float v = static_cast<float>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case spcclFloat64: {
+      double v = static_cast<double>(value);
+      std::memcpy(at, &v, 8);
+      break;
+    }
+    default:
+      break;
   }
 }
 
@@ -84,13 +119,41 @@ void store(spcclDataType_t type, void* base, size_t index, int64_t value) {
 double load(spcclDataType_t type, const void* base, size_t index) {
   const char* at = static_cast<const char*>(base) + index * spcclTypeSize(type);
   switch (type) {
-    case spcclInt8: { int8_t v; std::memcpy(&v, at, 1); return v; }
-    case spcclUint8: { uint8_t v; std::memcpy(&v, at, 1); return v; }
-    case spcclInt32: { int32_t v; std::memcpy(&v, at, 4); return v; }
-    case spcclUint32: { uint32_t v; std::memcpy(&v, at, 4); return v; }
-    case spcclInt64: { int64_t v; std::memcpy(&v, at, 8); return static_cast<double>(v); }
-    case spcclUint64: { uint64_t v; std::memcpy(&v, at, 8); return static_cast<double>(v); }
-    case spcclFloat16: { uint16_t v; std::memcpy(&v, at, 2); return halfToDouble(v); }
+    case spcclInt8: {
+      int8_t v;
+      std::memcpy(&v, at, 1);
+      return v;
+    }
+    case spcclUint8: {
+      uint8_t v;
+      std::memcpy(&v, at, 1);
+      return v;
+    }
+    case spcclInt32: {
+      int32_t v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case spcclUint32: {
+      uint32_t v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case spcclInt64: {
+      int64_t v;
+      std::memcpy(&v, at, 8);
+      return static_cast<double>(v);
+    }
+    case spcclUint64: {
+      uint64_t v;
+      std::memcpy(&v, at, 8);
+      return static_cast<double>(v);
+    }
+    case spcclFloat16: {
+      uint16_t v;
+      std::memcpy(&v, at, 2);
+      return halfToDouble(v);
+    }
     case spcclBfloat16: {
       uint16_t v;
       std::memcpy(&v, at, 2);
@@ -99,9 +162,18 @@ double load(spcclDataType_t type, const void* base, size_t index) {
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    case spcclFloat32: { float v; std::memcpy(&v, at, 4); return v; }
-    case spcclFloat64: { double v; std::memcpy(&v, at, 8); return v; }
-    default: return 0;
+    case spcclFloat32: {
+      float v;
+      std::memcpy(&v, at, 4);
+      return v;
+    }
+    case spcclFloat64: {
+      double v;
+      std::memcpy(&v, at, 8);
+      return v;
+    }
+    default:
+      return 0;
   }
 }
 
@@ -114,18 +186,24 @@ bool isFloat(spcclDataType_t type) {
 // integer arithmetic produces).
 int64_t wrapped(spcclDataType_t type, int64_t value) {
   switch (type) {
-    case spcclInt8: return static_cast<int8_t>(value);
-    case spcclUint8: return static_cast<uint8_t>(value);
-    case spcclInt32: return static_cast<int32_t>(value);
-    case spcclUint32: return static_cast<uint32_t>(value);
-    default: return value;
+    case spcclInt8:
+      return static_cast<int8_t>(value);
+    case spcclUint8:
+      return static_cast<uint8_t>(value);
+    case spcclInt32:
+      return static_cast<int32_t>(value);
+    case spcclUint32:
+      return static_cast<uint32_t>(value);
+    default:
+      return value;
   }
 }
 
 // Input element `index` of `rank` for a reduction with `op`.
 int64_t reductionInput(spcclRedOp_t op, int rank, size_t index, int nranks) {
   switch (op) {
-    case spcclSum: return static_cast<int64_t>((rank * 7 + index * 3) % 7) - 3;
+    case spcclSum:
+      return static_cast<int64_t>((rank * 7 + index * 3) % 7) - 3;
     case spcclProd:
       if ((rank + index) % 7 == 0) return 2;
       return (rank + 2 * index) % 5 == 0 ? -1 : 1;
@@ -136,7 +214,8 @@ int64_t reductionInput(spcclRedOp_t op, int rank, size_t index, int nranks) {
       int64_t delta = (nranks % 2 == 1 && rank == nranks - 1) ? 0 : (rank % 2 == 0 ? 1 : -1);
       return base + delta;
     }
-    default: return static_cast<int64_t>((rank * 13 + index * 7) % 101);  // max, min
+    default:
+      return static_cast<int64_t>((rank * 13 + index * 7) % 101);  // max, min
   }
 }
 
@@ -145,10 +224,18 @@ int64_t reductionReference(spcclDataType_t type, spcclRedOp_t op, size_t index, 
   for (int r = 1; r < nranks; ++r) {
     int64_t v = reductionInput(op, r, index, nranks);
     switch (op) {
-      case spcclProd: acc *= v; break;
-      case spcclMax: acc = v > acc ? v : acc; break;
-      case spcclMin: acc = v < acc ? v : acc; break;
-      default: acc += v; break;
+      case spcclProd:
+        acc *= v;
+        break;
+      case spcclMax:
+        acc = v > acc ? v : acc;
+        break;
+      case spcclMin:
+        acc = v < acc ? v : acc;
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   if (op == spcclAvg) return isFloat(type) ? acc / nranks : wrapped(type, acc) / nranks;
@@ -184,10 +271,10 @@ class Checker {
   // A failed call leaves the communicator unusable: report and stop.
   void call(spcclResult_t result, const Form& form) {
     if (result == spcclSuccess) return;
-    std::fprintf(stderr, "coll_check: rank %d: %s(%s, %s, count=%zu, %s) failed: %s: %s\n",
-                 rank_, form.collective, spcclTypeName(form.type), spcclOpName(form.op),
-                 form.count, form.inPlace ? "in place" : "out of place",
-                 spcclGetErrorString(result), spcclGetLastError(comm_));
+    std::fprintf(stderr, "coll_check: rank %d: %s(%s, %s, count=%zu, %s) failed: %s: %s\n", rank_,
+                 form.collective, spcclTypeName(form.type), spcclOpName(form.op), form.count,
+                 form.inPlace ? "in place" : "out of place", spcclGetErrorString(result),
+                 spcclGetLastError(comm_));
     std::printf("coll_check: rank %d: %ld checks, %ld wrong (aborted)\n", rank_, checks_,
                 wrong_ + 1);
     std::fflush(stdout);
@@ -232,8 +319,7 @@ std::vector<char> buffer(spcclDataType_t type, size_t count) {
   return std::vector<char>((count == 0 ? 1 : count) * spcclTypeSize(type), '\x5a');
 }
 
-void checkAllReduce(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_t count,
-                    bool inPlace) {
+void checkAllReduce(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_t count, bool inPlace) {
   Form form{"AllReduce", type, op, count, inPlace, -1};
   std::vector<char> send = buffer(type, count), recv = buffer(type, count),
                     expected = buffer(type, count);
@@ -269,8 +355,7 @@ void checkReduceScatter(Checker& c, spcclDataType_t type, spcclRedOp_t op, size_
   for (size_t i = 0; i < total; ++i)
     store(type, send.data(), i, reductionInput(op, c.rank(), i, c.nranks()));
   for (size_t i = 0; i < count; ++i)
-    store(type, expected.data(), i,
-          reductionReference(type, op, c.rank() * count + i, c.nranks()));
+    store(type, expected.data(), i, reductionReference(type, op, c.rank() * count + i, c.nranks()));
   char* out = inPlace ? send.data() + c.rank() * count * spcclTypeSize(type) : recv.data();
   c.call(spcclReduceScatter(send.data(), out, count, type, op, c.comm(), nullptr), form);
   c.expectEqual(form, expected, out, count);
@@ -297,7 +382,8 @@ void checkAllGather(Checker& c, spcclDataType_t type, size_t count, bool inPlace
   char* in = inPlace ? recv.data() + c.rank() * count * spcclTypeSize(type) : send.data();
   for (size_t i = 0; i < count; ++i) store(type, in, i, tagValue(c.rank(), 0, i));
   for (int r = 0; r < c.nranks(); ++r)
-    for (size_t i = 0; i < count; ++i) store(type, expected.data(), r * count + i, tagValue(r, 0, i));
+    for (size_t i = 0; i < count; ++i)
+      store(type, expected.data(), r * count + i, tagValue(r, 0, i));
   c.call(spcclAllGather(in, recv.data(), count, type, c.comm(), nullptr), form);
   c.expectEqual(form, expected, recv.data(), total);
 }
@@ -347,8 +433,8 @@ void checkAllToAllv(Checker& c, spcclDataType_t type, size_t count) {
   }
   // The gaps must be left alone.
   for (int peer = 0; peer < n; ++peer)
-    std::memset(expected.data() + (rdispls[peer] + recvcounts[peer]) * spcclTypeSize(type),
-                '\x5a', spcclTypeSize(type));
+    std::memset(expected.data() + (rdispls[peer] + recvcounts[peer]) * spcclTypeSize(type), '\x5a',
+                spcclTypeSize(type));
   c.call(spcclAllToAllv(send.data(), sendcounts.data(), sdispls.data(), recv.data(),
                         recvcounts.data(), rdispls.data(), type, c.comm(), nullptr),
          form);
@@ -407,8 +493,10 @@ void checkBitwiseAgreement(Checker& c, size_t count) {
       uint16_t half = type == spcclFloat16 ? floatToHalf(f) : static_cast<uint16_t>(bits >> 16);
       if (type == spcclFloat16 || type == spcclBfloat16) std::memcpy(at, &half, 2);
     }
-    c.call(spcclAllReduce(send.data(), first.data(), count, type, spcclSum, c.comm(), nullptr), form);
-    c.call(spcclAllReduce(send.data(), second.data(), count, type, spcclSum, c.comm(), nullptr), form);
+    c.call(spcclAllReduce(send.data(), first.data(), count, type, spcclSum, c.comm(), nullptr),
+           form);
+    c.call(spcclAllReduce(send.data(), second.data(), count, type, spcclSum, c.comm(), nullptr),
+           form);
     c.expectEqual(form, first, second.data(), count, " second run");
     // Everyone's hash of the first result must equal rank 0's.
     uint64_t hash = fnv1a(first.data(), count * es);
@@ -417,7 +505,8 @@ void checkBitwiseAgreement(Checker& c, size_t count) {
     c.call(spcclAllGather(&hash, hashes.data(), 1, spcclUint64, c.comm(), nullptr), gather);
     std::vector<char> expected(hashes.size() * 8);
     for (size_t r = 0; r < hashes.size(); ++r) std::memcpy(expected.data() + r * 8, &hashes[0], 8);
-    c.expectEqual(gather, expected, hashes.data(), hashes.size(), " result hash differs between ranks");
+    c.expectEqual(gather, expected, hashes.data(), hashes.size(),
+                  " result hash differs between ranks");
   }
 }
 

@@ -38,24 +38,32 @@ double uniform(uint64_t a, uint64_t b) {
 enum class Overlap { Random, Full, None, Skew, EmptyRanks };
 const char* overlapName(Overlap o) {
   switch (o) {
-    case Overlap::Random: return "random";
-    case Overlap::Full: return "full-overlap";
-    case Overlap::None: return "no-overlap";
-    case Overlap::Skew: return "skewed";
-    default: return "empty-ranks";
+    case Overlap::Random:
+      return "random";
+    case Overlap::Full:
+      return "full-overlap";
+    case Overlap::None:
+      return "no-overlap";
+    case Overlap::Skew:
+      return "skewed";
+    default:
+      return "empty-ranks";
   }
 }
 
 bool isNonZero(Overlap overlap, double density, size_t i, int rank, int nranks, size_t count) {
   switch (overlap) {
-    case Overlap::Random: return uniform(i, static_cast<uint64_t>(rank) + 1) < density;
-    case Overlap::Full: return uniform(i, 0) < density;
+    case Overlap::Random:
+      return uniform(i, static_cast<uint64_t>(rank) + 1) < density;
+    case Overlap::Full:
+      return uniform(i, 0) < density;
     case Overlap::None:
       return static_cast<int>(i % static_cast<size_t>(nranks)) == rank &&
              uniform(i, 0) < density * nranks;
     case Overlap::Skew:  // everything in the first 5 % of the tensor
       return i < count / 20 && uniform(i, static_cast<uint64_t>(rank) + 1) < density * 20;
-    default: return rank % 2 == 0 && uniform(i, static_cast<uint64_t>(rank) + 1) < density;
+    default:
+      return rank % 2 == 0 && uniform(i, static_cast<uint64_t>(rank) + 1) < density;
   }
 }
 
@@ -68,10 +76,24 @@ int smallValue(size_t i, int rank) {
 void storeValue(spcclDataType_t type, void* base, size_t index, double value) {
   char* at = static_cast<char*>(base) + index * spcclTypeSize(type);
   switch (type) {
-    case spcclInt32: { int32_t v = static_cast<int32_t>(value); std::memcpy(at, &v, 4); break; }
-    case spcclInt64: { int64_t v = static_cast<int64_t>(value); std::memcpy(at, &v, 8); break; }
-    case spcclFloat32: { float v = static_cast<float>(value); std::memcpy(at, &v, 4); break; }
-    case spcclFloat64: std::memcpy(at, &value, 8); break;
+    case spcclInt32: {
+      int32_t v = static_cast<int32_t>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case spcclInt64: {
+      int64_t v = static_cast<int64_t>(value);
+      std::memcpy(at, &v, 8);
+      break;
+    }
+    case spcclFloat32: {
+      float v = static_cast<float>(value);
+      std::memcpy(at, &v, 4);
+      break;
+    }
+    case spcclFloat64:
+      std::memcpy(at, &value, 8);
+      break;
     case spcclFloat16: {  // exact for the small integers used here
       float f = static_cast<float>(value);
       uint32_t bits;
@@ -91,7 +113,8 @@ void storeValue(spcclDataType_t type, void* base, size_t index, double value) {
       std::memcpy(at, &v, 2);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -203,7 +226,8 @@ class Checker {
       wantValues.insert(wantValues.end(), &expected[i * es], &expected[i * es] + es);
     }
     const size_t ib = indexType == spcclIndexUint32 ? 4 : 8;
-    std::vector<unsigned char> outIndices((wantIndices.size() + 1) * ib), outValues((wantIndices.size() + 1) * es);
+    std::vector<unsigned char> outIndices((wantIndices.size() + 1) * ib),
+        outValues((wantIndices.size() + 1) * es);
     size_t outNnz = 0;
     if (ok(spcclSparseAllReduceCooToCoo(rawIndices.data(), indexType, rawValues.data(),
                                         indices.size(), c.count, c.type, c.op, outIndices.data(),
@@ -226,8 +250,9 @@ class Checker {
           rawIndices.data(), indexType, rawValues.data(), indices.size(), c.count, c.type, c.op,
           outIndices.data(), outValues.data(), wantIndices.size() - 1, &needed, &options, comm_,
           nullptr);
-      expect(res == spcclInvalidUsage && needed == wantIndices.size(), c,
-             "COO out with too small a capacity must fail with spcclInvalidUsage and report the size");
+      expect(
+          res == spcclInvalidUsage && needed == wantIndices.size(), c,
+          "COO out with too small a capacity must fail with spcclInvalidUsage and report the size");
     }
   }
 
@@ -246,11 +271,14 @@ class Checker {
     spcclSparseOptions_t options = optionsOf(c);
     std::vector<unsigned char> first(input.size()), second(input.size());
     if (!ok(spcclSparseAllReduceWithOptions(input.data(), first.data(), c.count, c.type, c.op,
-                                            &options, comm_, nullptr), c, "warm-up run") ||
+                                            &options, comm_, nullptr),
+            c, "warm-up run") ||
         !ok(spcclSparseAllReduceWithOptions(input.data(), first.data(), c.count, c.type, c.op,
-                                            &options, comm_, nullptr), c, "first run") ||
+                                            &options, comm_, nullptr),
+            c, "first run") ||
         !ok(spcclSparseAllReduceWithOptions(input.data(), second.data(), c.count, c.type, c.op,
-                                            &options, comm_, nullptr), c, "second run"))
+                                            &options, comm_, nullptr),
+            c, "second run"))
       return;
     expect(first == second, c, "two runs with the same input differ");
     sameEverywhere(first, c);
@@ -275,9 +303,11 @@ class Checker {
       expect(all[2 * r] == mine[0] && all[2 * r + 1] == mine[1], c,
              "ranks disagree on the planner's choice");
     if (rank_ == 0)
-      std::printf("tag %" PRIu64 ": %" PRIu64 " calls, last %d (%s), d %.3g gamma %.3g, push/pull "
-                  "imbalance %.2f/%.2f\n", tag, stats.calls, stats.algorithm, stats.reason,
-                  stats.density, stats.gamma, stats.pushImbalance, stats.pullImbalance);
+      std::printf("tag %" PRIu64 ": %" PRIu64
+                  " calls, last %d (%s), d %.3g gamma %.3g, push/pull "
+                  "imbalance %.2f/%.2f\n",
+                  tag, stats.calls, stats.algorithm, stats.reason, stats.density, stats.gamma,
+                  stats.pushImbalance, stats.pullImbalance);
   }
 
  private:
@@ -348,11 +378,12 @@ class Checker {
   int failures_ = 0, checks_ = 0;
 };
 
-const spcclSparseAlgorithm_t kAlgorithms[] = {spcclSparseAuto, spcclSparseBalancedParallelism,
-                                              spcclSparseHierarchical, spcclSparseAllGather,
-                                              spcclSparseBlock, spcclSparseDense};
-const spcclDataType_t kTypes[] = {spcclFloat32, spcclFloat64, spcclFloat16,
-                                  spcclBfloat16, spcclInt32, spcclInt64};
+const spcclSparseAlgorithm_t kAlgorithms[] = {
+    spcclSparseAuto,         spcclSparseBalancedParallelism,
+    spcclSparseHierarchical, spcclSparseAllGather,
+    spcclSparseBlock,        spcclSparseDense};
+const spcclDataType_t kTypes[] = {spcclFloat32,  spcclFloat64, spcclFloat16,
+                                  spcclBfloat16, spcclInt32,   spcclInt64};
 const Overlap kOverlaps[] = {Overlap::Random, Overlap::Full, Overlap::None, Overlap::Skew,
                              Overlap::EmptyRanks};
 

@@ -59,31 +59,36 @@ bool runCase(spcclComm_t comm, int rank, int nranks, const Case& c, uint64_t sal
   const void* send = inPlace ? out.bytes.data() : inputs[rank].bytes.data();
   if (spcclCompressedAllReduce(send, out.bytes.data(), c.count, c.type, c.op, &cfg, comm,
                                nullptr) != spcclSuccess) {
-    std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, describe(c).c_str(), spcclGetLastError(comm));
+    std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, describe(c).c_str(),
+                 spcclGetLastError(comm));
     return false;
   }
   const double h = halfStep(c.codec, c.bits);
-  const double outRounding = c.type == spcclFloat16 ? 1.0 / 2048 : c.type == spcclBfloat16 ? 1.0 / 256 : 0;
+  const double outRounding = c.type == spcclFloat16    ? 1.0 / 2048
+                             : c.type == spcclBfloat16 ? 1.0 / 256
+                                                       : 0;
   const double divisor = c.op == spcclAvg ? nranks : 1;
   for (size_t b = 0; b * c.block < c.count; ++b) {
     const size_t end = std::min(c.count, (b + 1) * c.block);
     double a = 0;  // A_b: sum over ranks of the block's max |x_r|
     for (int r = 0; r < nranks; ++r) {
       double m = 0;
-      for (size_t i = b * c.block; i < end; ++i) m = std::max(m, std::fabs(double(inputs[r].values[i])));
+      for (size_t i = b * c.block; i < end; ++i)
+        m = std::max(m, std::fabs(double(inputs[r].values[i])));
       a += m;
     }
-    const double quantization = c.schedule == spcclCompressTwoShot
-                                    ? h * a * (2 + h)
-                                    : a * (std::pow(1 + h, nranks) - 1);
+    const double quantization =
+        c.schedule == spcclCompressTwoShot ? h * a * (2 + h) : a * (std::pow(1 + h, nranks) - 1);
     for (size_t i = b * c.block; i < end; ++i) {
       double exact = 0;
       for (int r = 0; r < nranks; ++r) exact += inputs[r].values[i];
       exact /= divisor;
       const double got = out.get(i);
-      const double bound = quantization / divisor + 1e-5 * a * nranks + outRounding * std::fabs(got) + 1e-30;
+      const double bound =
+          quantization / divisor + 1e-5 * a * nranks + outRounding * std::fabs(got) + 1e-30;
       if (!(std::fabs(got - exact) <= bound)) {
-        std::fprintf(stderr, "rank %d: %s: element %zu is %.9g, exact %.9g, error %.3g > bound %.3g\n",
+        std::fprintf(stderr,
+                     "rank %d: %s: element %zu is %.9g, exact %.9g, error %.3g > bound %.3g\n",
                      rank, describe(c).c_str(), i, got, exact, std::fabs(got - exact), bound);
         return false;
       }
@@ -92,7 +97,8 @@ bool runCase(spcclComm_t comm, int rank, int nranks, const Case& c, uint64_t sal
   // Every rank holds the same bits.
   uint64_t mine = fnv(out.bytes.data(), out.bytes.size());
   std::vector<uint64_t> all(nranks);
-  if (spcclAllGather(&mine, all.data(), 1, spcclUint64, comm, nullptr) != spcclSuccess) return false;
+  if (spcclAllGather(&mine, all.data(), 1, spcclUint64, comm, nullptr) != spcclSuccess)
+    return false;
   for (int r = 0; r < nranks; ++r)
     if (all[r] != mine) {
       std::fprintf(stderr, "rank %d: %s: rank %d's output differs\n", rank, describe(c).c_str(), r);
@@ -102,23 +108,28 @@ bool runCase(spcclComm_t comm, int rank, int nranks, const Case& c, uint64_t sal
 }
 
 void runMatrix(int nranks, bool quick) {
-  expectAllExitedOk(forkRanks(nranks, [nranks, quick](int rank, const spcclUniqueId& id) {
-    spcclComm_t comm = initOrExit(nranks, id, rank, 30000);
-    uint64_t salt = 0;
-    const std::vector<int> widths = quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 3, 4, 5, 6, 7, 8};
-    for (spcclCompressSchedule_t schedule : {spcclCompressTwoShot, spcclCompressRing})
-      for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
-        for (int bits : widths)
-          for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
-            for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
-              const size_t block = std::vector<size_t>{1, 7, 256}[salt % 3];
-              const size_t count = std::vector<size_t>{0, 1, 5, 1000, 4099}[salt % 5];
-              if (!runCase(comm, rank, nranks, Case{codec, bits, block, schedule, type, op, count}, salt++))
-                return kChildWrongResult;
-            }
-    spcclCommDestroy(comm);
-    return kChildOk;
-  }, 240));
+  expectAllExitedOk(forkRanks(
+      nranks,
+      [nranks, quick](int rank, const spcclUniqueId& id) {
+        spcclComm_t comm = initOrExit(nranks, id, rank, 30000);
+        uint64_t salt = 0;
+        const std::vector<int> widths =
+            quick ? std::vector<int>{2, 4, 8} : std::vector<int>{2, 3, 4, 5, 6, 7, 8};
+        for (spcclCompressSchedule_t schedule : {spcclCompressTwoShot, spcclCompressRing})
+          for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
+            for (int bits : widths)
+              for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
+                for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+                  const size_t block = std::vector<size_t>{1, 7, 256}[salt % 3];
+                  const size_t count = std::vector<size_t>{0, 1, 5, 1000, 4099}[salt % 5];
+                  if (!runCase(comm, rank, nranks,
+                               Case{codec, bits, block, schedule, type, op, count}, salt++))
+                    return kChildWrongResult;
+                }
+        spcclCommDestroy(comm);
+        return kChildOk;
+      },
+      240));
 }
 
 TEST(CompressedAllReduce, ErrorBoundOneRank) { runMatrix(1, false); }
@@ -151,7 +162,8 @@ TEST(CompressedAllReduce, ErrorFeedbackTelescopes) {
         for (size_t i = 0; i < count; ++i) total[i] += out[i];
       }
       std::vector<float> residuals(count * n);
-      if (spcclAllGather(residual.data(), residuals.data(), count, spcclFloat32, comm, nullptr) != spcclSuccess)
+      if (spcclAllGather(residual.data(), residuals.data(), count, spcclFloat32, comm, nullptr) !=
+          spcclSuccess)
         return kChildWrongResult;
       double worstWithout = 0;
       for (size_t i = 0; i < count; ++i) {
@@ -163,7 +175,8 @@ TEST(CompressedAllReduce, ErrorFeedbackTelescopes) {
         const double drift = total[i] - calls * exact;
         worstWithout = std::max(worstWithout, std::fabs(drift));
         if (std::fabs(drift + left) > 1e-3 * calls) {
-          std::fprintf(stderr, "rank %d: element %zu: outputs sum to %.6g, T*S = %.6g, residuals %.6g\n",
+          std::fprintf(stderr,
+                       "rank %d: element %zu: outputs sum to %.6g, T*S = %.6g, residuals %.6g\n",
                        rank, i, total[i], calls * exact, left);
           return kChildWrongResult;
         }
@@ -233,17 +246,21 @@ TEST(CompressedAllReduce, BadArgumentsNameTheArgument) {
     cfg.magic = 0;
     ok = ok && failsNaming(call(&cfg), comm, "cfg->magic");
     cfg = SPCCL_COMPRESSION_INITIALIZER;
-    ok = ok && failsNaming(spcclCompressedAllReduce(nullptr, y, 4, spcclFloat32, spcclSum, &cfg, comm, nullptr),
+    ok = ok && failsNaming(spcclCompressedAllReduce(nullptr, y, 4, spcclFloat32, spcclSum, &cfg,
+                                                    comm, nullptr),
                            comm, "sendbuff");
-    ok = ok && failsNaming(spcclIcompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, comm, nullptr),
-                           comm, "request");
-    ok = ok && failsNaming(spcclCompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, nullptr, nullptr),
+    ok = ok && failsNaming(
+                   spcclIcompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, comm, nullptr),
+                   comm, "request");
+    ok = ok && failsNaming(spcclCompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, nullptr,
+                                                    nullptr),
                            nullptr, "comm is NULL");
     // An older, smaller struct: fields it does not reach keep their defaults.
     cfg.size = offsetof(spcclCompression, bits) + sizeof(int);
     cfg.bits = 8;
     cfg.blockSize = 1u << 30;  // beyond the caller's size: ignored
-    ok = ok && spcclCompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, comm, nullptr) == spcclSuccess;
+    ok = ok && spcclCompressedAllReduce(x, y, 4, spcclFloat32, spcclSum, &cfg, comm, nullptr) ==
+                   spcclSuccess;
     spcclCommDestroy(comm);
     return ok ? kChildOk : kChildWrongResult;
   }));
@@ -259,18 +276,21 @@ TEST(CompressedAllReduce, ConfigurationMismatchFailsEveryRank) {
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     if (rank == 1) cfg.bits = 5;
     const auto start = std::chrono::steady_clock::now();
-    spcclResult_t result =
-        spcclCompressedAllReduce(x.data(), y.data(), 100, spcclFloat32, spcclSum, &cfg, comm, nullptr);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    spcclResult_t result = spcclCompressedAllReduce(x.data(), y.data(), 100, spcclFloat32, spcclSum,
+                                                    &cfg, comm, nullptr);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (result == spcclSuccess) return kChildUnexpectedSuccess;
-    if (result != spcclInvalidUsage || std::string(spcclGetLastError(comm)).find("disagree") == std::string::npos) {
+    if (result != spcclInvalidUsage ||
+        std::string(spcclGetLastError(comm)).find("disagree") == std::string::npos) {
       std::fprintf(stderr, "rank %d: %d %s\n", rank, result, spcclGetLastError(comm));
       return kChildWrongResult;
     }
     if (seconds > 10) return kChildTooSlow;
     // The communicator still works afterwards.
     cfg.bits = 4;
-    if (spcclCompressedAllReduce(x.data(), y.data(), 100, spcclFloat32, spcclSum, &cfg, comm, nullptr) != spcclSuccess)
+    if (spcclCompressedAllReduce(x.data(), y.data(), 100, spcclFloat32, spcclSum, &cfg, comm,
+                                 nullptr) != spcclSuccess)
       return kChildWrongResult;
     spcclCommDestroy(comm);
     return kChildOk;

@@ -59,7 +59,8 @@ struct TypedBuffer {
   std::vector<unsigned char> bytes;
   std::vector<float> values;
 
-  TypedBuffer(spcclDataType_t t, size_t count) : type(t), bytes(count * spcclTypeSize(t)), values(count) {}
+  TypedBuffer(spcclDataType_t t, size_t count)
+      : type(t), bytes(count * spcclTypeSize(t)), values(count) {}
   void set(size_t i, float v) {
     if (type == spcclFloat32) {
       std::memcpy(bytes.data() + 4 * i, &v, 4);

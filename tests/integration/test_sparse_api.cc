@@ -30,7 +30,8 @@ spcclComm_t singleRankComm() {
   return comm;
 }
 
-void expectFailure(spcclResult_t result, spcclResult_t code, spcclComm_t comm, const char* mentions) {
+void expectFailure(spcclResult_t result, spcclResult_t code, spcclComm_t comm,
+                   const char* mentions) {
   EXPECT_EQ(result, code) << mentions;
   std::string message = spcclGetLastError(comm);
   EXPECT_NE(message.find(mentions), std::string::npos) << "message: " << message;
@@ -73,19 +74,19 @@ TEST(SparseApi, InvalidArgumentsNameTheArgument) {
                 spcclInvalidArgument, comm, "indices is NULL");
   spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
   options.magic = 7;
-  expectFailure(spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm,
-                                                nullptr),
-                spcclInvalidArgument, comm, "magic");
+  expectFailure(
+      spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm, nullptr),
+      spcclInvalidArgument, comm, "magic");
   options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
   options.algorithm = static_cast<spcclSparseAlgorithm_t>(99);
-  expectFailure(spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm,
-                                                nullptr),
-                spcclInvalidArgument, comm, "algorithm 99");
+  expectFailure(
+      spcclSparseAllReduceWithOptions(x, y, 8, spcclFloat32, spcclSum, &options, comm, nullptr),
+      spcclInvalidArgument, comm, "algorithm 99");
   size_t outNnz = 0;
-  expectFailure(spcclSparseAllReduceCooToCoo(goodIdx, spcclIndexUint64, vals, 3, 8, spcclFloat32,
-                                             spcclSum, nullptr, nullptr, 4, &outNnz, nullptr, comm,
-                                             nullptr),
-                spcclInvalidArgument, comm, "outIndices");
+  expectFailure(
+      spcclSparseAllReduceCooToCoo(goodIdx, spcclIndexUint64, vals, 3, 8, spcclFloat32, spcclSum,
+                                   nullptr, nullptr, 4, &outNnz, nullptr, comm, nullptr),
+      spcclInvalidArgument, comm, "outIndices");
   // A valid call still works after all of that.
   ASSERT_EQ(spcclSparseAllReduce(x, y, 8, spcclFloat32, spcclSum, comm, nullptr), spcclSuccess);
   EXPECT_EQ(0, std::memcmp(x, y, sizeof(x)));
@@ -132,7 +133,8 @@ TEST(SparseApi, BadIndexOnOneRankFailsEveryRankQuickly) {
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
     if (rank == 1 && (res != spcclInvalidArgument || !mentions(comm, "indices[1] = 64")))
       return kChildWrongResult;
-    if (rank != 1 && (res != spcclInvalidUsage || !mentions(comm, "rank 1"))) return kChildWrongResult;
+    if (rank != 1 && (res != spcclInvalidUsage || !mentions(comm, "rank 1")))
+      return kChildWrongResult;
     const uint64_t good[1] = {3};
     if (spcclSparseAllReduceCoo(good, spcclIndexUint64, values, 1, 16, spcclInt32, spcclSum, out,
                                 nullptr, comm, nullptr) != spcclSuccess ||
@@ -179,8 +181,8 @@ TEST(SparseApi, MismatchedCountFailsEveryRankQuickly) {
     x[5] = 1;
     const size_t count = rank == 0 ? 48 : 64;
     auto start = std::chrono::steady_clock::now();
-    spcclResult_t res = spcclSparseAllReduce(x.data(), y.data(), count, spcclFloat32, spcclSum,
-                                             comm, nullptr);
+    spcclResult_t res =
+        spcclSparseAllReduce(x.data(), y.data(), count, spcclFloat32, spcclSum, comm, nullptr);
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(5)) return kChildTooSlow;
     if (res == spcclSuccess) return kChildUnexpectedSuccess;
     if (res != spcclInvalidUsage && res != spcclRemoteError) return kChildWrongResult;

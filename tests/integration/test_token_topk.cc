@@ -42,9 +42,13 @@ struct TokenCase {
   std::string describe() const {
     char text[200];
     std::snprintf(text, sizeof(text), "%s %s %s, %s, tokens %zu hidden %zu keep %zu, %s",
-                  bits == 0 ? "dense" : codec == spcclCodecLinear ? "linear" : "piecewise",
-                  bits == 0 ? "" : (std::to_string(bits) + "-bit block " + std::to_string(block) +
-                                    (schedule == spcclCompressRing ? " ring" : " two-shot")).c_str(),
+                  bits == 0                   ? "dense"
+                  : codec == spcclCodecLinear ? "linear"
+                                              : "piecewise",
+                  bits == 0 ? ""
+                            : (std::to_string(bits) + "-bit block " + std::to_string(block) +
+                               (schedule == spcclCompressRing ? " ring" : " two-shot"))
+                                  .c_str(),
                   spcclTypeName(type), spcclOpName(op), tokens, hidden, keep,
                   policy == spcclPruneZero ? "prune zero" : "prune keep-local");
     return text;
@@ -109,7 +113,8 @@ bool checkRows(const TokenCase& c, int rank, int n, const std::vector<TypedBuffe
     double a = 0;  // A_b over the packed block
     for (int r = 0; r < n; ++r) {
       double m = 0;
-      for (size_t j = b * c.block; j < end; ++j) m = std::max(m, std::fabs(double(inputs[r].values[at(j)])));
+      for (size_t j = b * c.block; j < end; ++j)
+        m = std::max(m, std::fabs(double(inputs[r].values[at(j)])));
       a += m;
     }
     for (size_t j = b * c.block; j < end; ++j) {
@@ -122,10 +127,13 @@ bool checkRows(const TokenCase& c, int rank, int n, const std::vector<TypedBuffe
       const double got = out.get(at(j));
       double bound = typeEpsilon(c.type) * (n * magnitude + std::fabs(got)) + 1e-30;
       if (c.bits)
-        bound += (c.schedule == spcclCompressTwoShot ? h * a * (2 + h) : a * (std::pow(1 + h, n) - 1)) / divisor +
-                 1e-5 * a * n;
+        bound +=
+            (c.schedule == spcclCompressTwoShot ? h * a * (2 + h) : a * (std::pow(1 + h, n) - 1)) /
+                divisor +
+            1e-5 * a * n;
       if (!(std::fabs(got - exact) <= bound)) {
-        std::fprintf(stderr, "rank %d: %s: row %zu col %zu is %.9g, exact %.9g, error %.3g > %.3g\n", rank,
+        std::fprintf(stderr,
+                     "rank %d: %s: row %zu col %zu is %.9g, exact %.9g, error %.3g > %.3g\n", rank,
                      c.describe().c_str(), at(j) / c.hidden, at(j) % c.hidden, got, exact,
                      std::fabs(got - exact), bound);
         return false;
@@ -136,9 +144,11 @@ bool checkRows(const TokenCase& c, int rank, int n, const std::vector<TypedBuffe
   for (size_t t = 0; t < c.tokens; ++t) {
     if (mask[t]) continue;
     const unsigned char* row = out.bytes.data() + t * c.rowBytes();
-    const unsigned char* want = c.policy == spcclPruneZero ? zeros.data() : inputs[rank].bytes.data() + t * c.rowBytes();
+    const unsigned char* want =
+        c.policy == spcclPruneZero ? zeros.data() : inputs[rank].bytes.data() + t * c.rowBytes();
     if (std::memcmp(row, want, c.rowBytes()) != 0) {
-      std::fprintf(stderr, "rank %d: %s: pruned row %zu does not follow the policy\n", rank, c.describe().c_str(), t);
+      std::fprintf(stderr, "rank %d: %s: pruned row %zu does not follow the policy\n", rank,
+                   c.describe().c_str(), t);
       return false;
     }
   }
@@ -149,12 +159,15 @@ bool checkRows(const TokenCase& c, int rank, int n, const std::vector<TypedBuffe
 bool sameOnEveryRank(spcclComm_t comm, int rank, int n, const TokenCase& c, const TypedBuffer& out,
                      const std::vector<unsigned char>& mask) {
   uint64_t mine = fnv(mask.data(), mask.size());
-  for (size_t t : keptRows(mask)) mine ^= fnv(out.bytes.data() + t * c.rowBytes(), c.rowBytes()) * (t + 1);
+  for (size_t t : keptRows(mask))
+    mine ^= fnv(out.bytes.data() + t * c.rowBytes(), c.rowBytes()) * (t + 1);
   std::vector<uint64_t> all(n);
-  if (spcclAllGather(&mine, all.data(), 1, spcclUint64, comm, nullptr) != spcclSuccess) return false;
+  if (spcclAllGather(&mine, all.data(), 1, spcclUint64, comm, nullptr) != spcclSuccess)
+    return false;
   for (int r = 0; r < n; ++r)
     if (all[r] != mine) {
-      std::fprintf(stderr, "rank %d: %s: rank %d's mask or kept rows differ\n", rank, c.describe().c_str(), r);
+      std::fprintf(stderr, "rank %d: %s: rank %d's mask or kept rows differ\n", rank,
+                   c.describe().c_str(), r);
       return false;
     }
   return true;
@@ -167,48 +180,55 @@ bool runTopkCase(spcclComm_t comm, int rank, int n, const TokenCase& c, uint64_t
   const std::vector<float> scores = scoresOf(rank, c.tokens);
   std::vector<unsigned char> mask(c.tokens, 0xAA);
   const spcclCompression cfg = c.cfg();
-  if (spcclTokenTopkAllReduce(out.bytes.data(), scores.data(), c.tokens, c.hidden, c.type, c.op, c.keep,
-                              c.bits ? &cfg : nullptr, c.policy, mask.data(), comm, nullptr) != spcclSuccess) {
-    std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, c.describe().c_str(), spcclGetLastError(comm));
+  if (spcclTokenTopkAllReduce(out.bytes.data(), scores.data(), c.tokens, c.hidden, c.type, c.op,
+                              c.keep, c.bits ? &cfg : nullptr, c.policy, mask.data(), comm,
+                              nullptr) != spcclSuccess) {
+    std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, c.describe().c_str(),
+                 spcclGetLastError(comm));
     return false;
   }
   if (mask != referenceMask(n, c.tokens, c.keep)) {
-    std::fprintf(stderr, "rank %d: %s: the mask is not the reference top-k\n", rank, c.describe().c_str());
+    std::fprintf(stderr, "rank %d: %s: the mask is not the reference top-k\n", rank,
+                 c.describe().c_str());
     return false;
   }
   return checkRows(c, rank, n, inputs, out, mask) && sameOnEveryRank(comm, rank, n, c, out, mask);
 }
 
 void runTopkMatrix(int n) {
-  expectAllExitedOk(forkRanks(n, [n](int rank, const spcclUniqueId& id) {
-    spcclComm_t comm = initOrExit(n, id, rank, 30000);
-    std::vector<TokenCase> configs(5);
-    configs[1].bits = 4;  // piecewise two-shot, blocks across rows
-    configs[1].block = 7;
-    configs[2].bits = 4;
-    configs[2].schedule = spcclCompressRing;
-    configs[3].bits = 8;
-    configs[3].codec = spcclCodecLinear;
-    configs[3].block = 1;
-    configs[4].bits = 2;
-    uint64_t salt = 0;
-    for (const TokenCase& base : configs)
-      for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
-        for (spcclRedOp_t op : {spcclSum, spcclAvg})
-          for (int shape = 0; shape < 5; ++shape) {
-            TokenCase c = base;
-            c.type = type;
-            c.op = op;
-            c.policy = salt % 2 ? spcclPruneKeepLocal : spcclPruneZero;
-            c.tokens = shape == 4 ? (salt % 3 == 0 ? 0 : 1) : 37;
-            c.hidden = salt % 4 == 3 ? 1 : 19;
-            const size_t keeps[] = {0, 1, c.tokens / 2, c.tokens, c.tokens};  // keep = 0 and keep = all
-            c.keep = keeps[shape];
-            if (!runTopkCase(comm, rank, n, c, salt++)) return kChildWrongResult;
-          }
-    spcclCommDestroy(comm);
-    return kChildOk;
-  }, 240));
+  expectAllExitedOk(forkRanks(
+      n,
+      [n](int rank, const spcclUniqueId& id) {
+        spcclComm_t comm = initOrExit(n, id, rank, 30000);
+        std::vector<TokenCase> configs(5);
+        configs[1].bits = 4;  // piecewise two-shot, blocks across rows
+        configs[1].block = 7;
+        configs[2].bits = 4;
+        configs[2].schedule = spcclCompressRing;
+        configs[3].bits = 8;
+        configs[3].codec = spcclCodecLinear;
+        configs[3].block = 1;
+        configs[4].bits = 2;
+        uint64_t salt = 0;
+        for (const TokenCase& base : configs)
+          for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
+            for (spcclRedOp_t op : {spcclSum, spcclAvg})
+              for (int shape = 0; shape < 5; ++shape) {
+                TokenCase c = base;
+                c.type = type;
+                c.op = op;
+                c.policy = salt % 2 ? spcclPruneKeepLocal : spcclPruneZero;
+                c.tokens = shape == 4 ? (salt % 3 == 0 ? 0 : 1) : 37;
+                c.hidden = salt % 4 == 3 ? 1 : 19;
+                const size_t keeps[] = {0, 1, c.tokens / 2, c.tokens,
+                                        c.tokens};  // keep = 0 and keep = all
+                c.keep = keeps[shape];
+                if (!runTopkCase(comm, rank, n, c, salt++)) return kChildWrongResult;
+              }
+        spcclCommDestroy(comm);
+        return kChildOk;
+      },
+      240));
 }
 
 TEST(TokenTopk, MatchesReferenceOneRank) { runTopkMatrix(1); }
@@ -225,8 +245,9 @@ TEST(TokenTopk, TiesByLowerIndexAndNaNLast) {
     const size_t tokens = 20, hidden = 4;
     std::vector<float> buff(tokens * hidden, 1.0f), scores(tokens, 0.5f);
     std::vector<unsigned char> mask(tokens);
-    if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 7, nullptr,
-                                spcclPruneZero, mask.data(), comm, nullptr) != spcclSuccess)
+    if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum,
+                                7, nullptr, spcclPruneZero, mask.data(), comm,
+                                nullptr) != spcclSuccess)
       return kChildWrongResult;
     for (size_t t = 0; t < tokens; ++t)
       if (mask[t] != (t < 7)) return kChildWrongResult;
@@ -234,8 +255,9 @@ TEST(TokenTopk, TiesByLowerIndexAndNaNLast) {
     scores[5] = rank == 0 ? -0.0f : 0.0f;      // +0 and -0 are equal
     scores[9] = -0.0f;
     scores[15] = 0.2f;
-    if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 18, nullptr,
-                                spcclPruneZero, mask.data(), comm, nullptr) != spcclSuccess)
+    if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum,
+                                18, nullptr, spcclPruneZero, mask.data(), comm,
+                                nullptr) != spcclSuccess)
       return kChildWrongResult;
     // 16 tokens at 1.5, then 15 (0.6), then 5 and 9 (0 and -0, equal) by
     // index: 5 kept, 9 and the NaN token 2 pruned.
@@ -266,12 +288,14 @@ void runTrafficCheck(int n) {
     const TypedBuffer input = inputOf(rank, spcclFloat32, tokens * hidden, 3);
     const std::vector<float> scores = scoresOf(rank, tokens);
     const spcclCompression compressed = SPCCL_COMPRESSION_INITIALIZER;
-    for (const spcclCompression* cfg : {static_cast<const spcclCompression*>(nullptr), &compressed}) {
+    for (const spcclCompression* cfg :
+         {static_cast<const spcclCompression*>(nullptr), &compressed}) {
       const char* what = cfg ? "compressed" : "dense";
       std::vector<unsigned char> buff = input.bytes, mask(tokens);
       uint64_t before = bytesSent(comm);
-      if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, keep, cfg,
-                                  spcclPruneZero, mask.data(), comm, nullptr) != spcclSuccess)
+      if (spcclTokenTopkAllReduce(buff.data(), scores.data(), tokens, hidden, spcclFloat32,
+                                  spcclSum, keep, cfg, spcclPruneZero, mask.data(), comm,
+                                  nullptr) != spcclSuccess)
         return kChildWrongResult;
       const uint64_t topkBytes = bytesSent(comm) - before;
       const std::vector<size_t> rows = keptRows(mask);
@@ -279,42 +303,48 @@ void runTrafficCheck(int n) {
 
       buff = input.bytes;
       before = bytesSent(comm);
-      if (spcclTokenMaskAllReduce(buff.data(), mask.data(), tokens, hidden, spcclFloat32, spcclSum, cfg,
-                                  spcclPruneKeepLocal, comm, nullptr) != spcclSuccess)
+      if (spcclTokenMaskAllReduce(buff.data(), mask.data(), tokens, hidden, spcclFloat32, spcclSum,
+                                  cfg, spcclPruneKeepLocal, comm, nullptr) != spcclSuccess)
         return kChildWrongResult;
       const uint64_t maskBytes = bytesSent(comm) - before;
 
       std::vector<unsigned char> packed(keep * rowBytes);
       for (size_t i = 0; i < keep; ++i)
-        std::memcpy(packed.data() + i * rowBytes, input.bytes.data() + rows[i] * rowBytes, rowBytes);
+        std::memcpy(packed.data() + i * rowBytes, input.bytes.data() + rows[i] * rowBytes,
+                    rowBytes);
       before = bytesSent(comm);
       const spcclResult_t res =
-          cfg ? spcclCompressedAllReduce(packed.data(), packed.data(), keep * hidden, spcclFloat32, spcclSum, cfg,
-                                         comm, nullptr)
-              : spcclAllReduce(packed.data(), packed.data(), keep * hidden, spcclFloat32, spcclSum, comm, nullptr);
+          cfg ? spcclCompressedAllReduce(packed.data(), packed.data(), keep * hidden, spcclFloat32,
+                                         spcclSum, cfg, comm, nullptr)
+              : spcclAllReduce(packed.data(), packed.data(), keep * hidden, spcclFloat32, spcclSum,
+                               comm, nullptr);
       if (res != spcclSuccess) return kChildWrongResult;
       const uint64_t packedBytes = bytesSent(comm) - before;
 
       before = bytesSent(comm);
       std::vector<unsigned char> full = input.bytes;
-      if (spcclAllReduce(full.data(), full.data(), tokens * hidden, spcclFloat32, spcclSum, comm, nullptr) !=
-          spcclSuccess)
+      if (spcclAllReduce(full.data(), full.data(), tokens * hidden, spcclFloat32, spcclSum, comm,
+                         nullptr) != spcclSuccess)
         return kChildWrongResult;
       const uint64_t fullBytes = bytesSent(comm) - before;
 
       const uint64_t scoreBytes = static_cast<uint64_t>(n - 1) * tokens * 4;
-      std::fprintf(stderr, "rank %d %s: top-k %llu, mask %llu, packed rows %llu, full dense %llu bytes\n", rank,
-                   what, (unsigned long long)topkBytes, (unsigned long long)maskBytes,
+      std::fprintf(stderr,
+                   "rank %d %s: top-k %llu, mask %llu, packed rows %llu, full dense %llu bytes\n",
+                   rank, what, (unsigned long long)topkBytes, (unsigned long long)maskBytes,
                    (unsigned long long)packedBytes, (unsigned long long)fullBytes);
-      if (maskBytes < packedBytes || maskBytes > packedBytes + headerSlack) return kChildWrongResult;
+      if (maskBytes < packedBytes || maskBytes > packedBytes + headerSlack)
+        return kChildWrongResult;
       if (topkBytes < maskBytes + scoreBytes || topkBytes > maskBytes + scoreBytes + headerSlack)
         return kChildWrongResult;
       if (n > 1 && maskBytes * tokens > fullBytes * keep * 11 / 10) return kChildWrongResult;
       for (size_t t = 0, i = 0; t < tokens; ++t) {
         const unsigned char* row = buff.data() + t * rowBytes;
-        const unsigned char* want = mask[t] ? packed.data() + (i++) * rowBytes : input.bytes.data() + t * rowBytes;
+        const unsigned char* want =
+            mask[t] ? packed.data() + (i++) * rowBytes : input.bytes.data() + t * rowBytes;
         if (std::memcmp(row, want, rowBytes) != 0) {
-          std::fprintf(stderr, "rank %d %s: row %zu differs from the packed all-reduce\n", rank, what, t);
+          std::fprintf(stderr, "rank %d %s: row %zu differs from the packed all-reduce\n", rank,
+                       what, t);
           return kChildWrongResult;
         }
       }
@@ -348,15 +378,17 @@ TEST(TokenTopk, ErrorFeedbackOnKeptRows) {
     for (int t = 0; t < calls; ++t) {
       std::memcpy(out.data(), inputs[rank].bytes.data(), count * 4);
       const spcclResult_t res =
-          t == 0 ? spcclTokenTopkAllReduce(out.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 6,
-                                           &cfg, spcclPruneZero, mask.data(), comm, nullptr)
-                 : spcclTokenMaskAllReduce(out.data(), mask.data(), tokens, hidden, spcclFloat32, spcclSum, &cfg,
-                                           spcclPruneZero, comm, nullptr);
+          t == 0 ? spcclTokenTopkAllReduce(out.data(), scores.data(), tokens, hidden, spcclFloat32,
+                                           spcclSum, 6, &cfg, spcclPruneZero, mask.data(), comm,
+                                           nullptr)
+                 : spcclTokenMaskAllReduce(out.data(), mask.data(), tokens, hidden, spcclFloat32,
+                                           spcclSum, &cfg, spcclPruneZero, comm, nullptr);
       if (res != spcclSuccess) return kChildWrongResult;
       for (size_t i = 0; i < count; ++i) total[i] += out[i];
     }
     std::vector<float> residuals(count * n);
-    if (spcclAllGather(residual.data(), residuals.data(), count, spcclFloat32, comm, nullptr) != spcclSuccess)
+    if (spcclAllGather(residual.data(), residuals.data(), count, spcclFloat32, comm, nullptr) !=
+        spcclSuccess)
       return kChildWrongResult;
     for (size_t i = 0; i < count; ++i) {
       double exact = 0, left = 0;
@@ -369,8 +401,9 @@ TEST(TokenTopk, ErrorFeedbackOnKeptRows) {
         continue;
       }
       if (std::fabs(total[i] - calls * exact + left) > 1e-3 * calls) {
-        std::fprintf(stderr, "rank %d: element %zu: outputs sum to %.6g, T*S = %.6g, residuals %.6g\n", rank, i,
-                     total[i], calls * exact, left);
+        std::fprintf(stderr,
+                     "rank %d: element %zu: outputs sum to %.6g, T*S = %.6g, residuals %.6g\n",
+                     rank, i, total[i], calls * exact, left);
         return kChildWrongResult;
       }
     }
@@ -395,22 +428,26 @@ TEST(TokenTopk, NonBlockingEqualsBlocking) {
     const TypedBuffer input = inputOf(rank, spcclBfloat16, tokens * hidden, 4);
     const std::vector<float> scores = scoresOf(rank, tokens);
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
-    std::vector<unsigned char> blocking = input.bytes, async = input.bytes, maskA(tokens), maskB(tokens);
-    if (spcclTokenTopkAllReduce(blocking.data(), scores.data(), tokens, hidden, spcclBfloat16, spcclAvg, 13, &cfg,
-                                spcclPruneZero, maskA.data(), comm, nullptr) != spcclSuccess)
+    std::vector<unsigned char> blocking = input.bytes, async = input.bytes, maskA(tokens),
+                               maskB(tokens);
+    if (spcclTokenTopkAllReduce(blocking.data(), scores.data(), tokens, hidden, spcclBfloat16,
+                                spcclAvg, 13, &cfg, spcclPruneZero, maskA.data(), comm,
+                                nullptr) != spcclSuccess)
       return kChildWrongResult;
     spcclRequest_t topk = nullptr, masked = nullptr;
-    if (spcclItokenTopkAllReduce(async.data(), scores.data(), tokens, hidden, spcclBfloat16, spcclAvg, 13, &cfg,
-                                 spcclPruneZero, maskB.data(), comm, &topk) != spcclSuccess)
+    if (spcclItokenTopkAllReduce(async.data(), scores.data(), tokens, hidden, spcclBfloat16,
+                                 spcclAvg, 13, &cfg, spcclPruneZero, maskB.data(), comm,
+                                 &topk) != spcclSuccess)
       return kChildWrongResult;
     cfg.bits = 8;  // copied at submission
     if (!waitWithDeadline(topk) || maskA != maskB || blocking != async) return kChildWrongResult;
     std::vector<unsigned char> blockingMask = input.bytes, asyncMask = input.bytes;
-    if (spcclTokenMaskAllReduce(blockingMask.data(), maskA.data(), tokens, hidden, spcclBfloat16, spcclSum, &cfg,
-                                spcclPruneKeepLocal, comm, nullptr) != spcclSuccess)
+    if (spcclTokenMaskAllReduce(blockingMask.data(), maskA.data(), tokens, hidden, spcclBfloat16,
+                                spcclSum, &cfg, spcclPruneKeepLocal, comm, nullptr) != spcclSuccess)
       return kChildWrongResult;
-    if (spcclItokenMaskAllReduce(asyncMask.data(), maskA.data(), tokens, hidden, spcclBfloat16, spcclSum, &cfg,
-                                 spcclPruneKeepLocal, comm, &masked) != spcclSuccess ||
+    if (spcclItokenMaskAllReduce(asyncMask.data(), maskA.data(), tokens, hidden, spcclBfloat16,
+                                 spcclSum, &cfg, spcclPruneKeepLocal, comm,
+                                 &masked) != spcclSuccess ||
         spcclWait(masked) != spcclSuccess || blockingMask != asyncMask)
       return kChildWrongResult;
     spcclCommDestroy(comm);
@@ -426,50 +463,56 @@ TEST(TokenTopk, BadArgumentsNameTheArgument) {
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     auto topk = [&](size_t keep, const float* s = nullptr, spcclDataType_t type = spcclFloat32,
                     spcclRedOp_t op = spcclSum, const spcclCompression* c = nullptr,
-                    spcclPrunePolicy_t policy = spcclPruneZero, void* buff = nullptr, void* stream = nullptr) {
-      return spcclTokenTopkAllReduce(buff ? buff : x, s ? s : scores, 4, 3, type, op, keep, c, policy, nullptr,
-                                     comm, stream);
+                    spcclPrunePolicy_t policy = spcclPruneZero, void* buff = nullptr,
+                    void* stream = nullptr) {
+      return spcclTokenTopkAllReduce(buff ? buff : x, s ? s : scores, 4, 3, type, op, keep, c,
+                                     policy, nullptr, comm, stream);
     };
     bool ok = failsNaming(topk(5), comm, "keep 5 exceeds tokens 4");
-    ok = ok && failsNaming(spcclTokenTopkAllReduce(x, nullptr, 4, 3, spcclFloat32, spcclSum, 2, nullptr,
-                                                   spcclPruneZero, nullptr, comm, nullptr),
+    ok = ok && failsNaming(spcclTokenTopkAllReduce(x, nullptr, 4, 3, spcclFloat32, spcclSum, 2,
+                                                   nullptr, spcclPruneZero, nullptr, comm, nullptr),
                            comm, "scores is NULL");
     for (int bits : {0, 1, 9}) {
       cfg.bits = bits;
       ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclSum, &cfg), comm, "cfg->bits");
-      ok = ok && failsNaming(spcclTokenMaskAllReduce(x, mask, 4, 3, spcclFloat32, spcclSum, &cfg, spcclPruneZero,
-                                                     comm, nullptr),
+      ok = ok && failsNaming(spcclTokenMaskAllReduce(x, mask, 4, 3, spcclFloat32, spcclSum, &cfg,
+                                                     spcclPruneZero, comm, nullptr),
                              comm, "cfg->bits");
     }
     ok = ok && failsNaming(topk(2, nullptr, spcclInt32), comm, "datatype int32");
     ok = ok && failsNaming(topk(2, nullptr, spcclFloat64), comm, "datatype double");
     ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclMax), comm, "op max");
-    ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclSum, nullptr, static_cast<spcclPrunePolicy_t>(2)),
+    ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclSum, nullptr,
+                                static_cast<spcclPrunePolicy_t>(2)),
                            comm, "prunePolicy");
-    ok = ok && failsNaming(spcclTokenTopkAllReduce(nullptr, scores, 4, 3, spcclFloat32, spcclSum, 2, nullptr,
-                                                   spcclPruneZero, nullptr, comm, nullptr),
+    ok = ok && failsNaming(spcclTokenTopkAllReduce(nullptr, scores, 4, 3, spcclFloat32, spcclSum, 2,
+                                                   nullptr, spcclPruneZero, nullptr, comm, nullptr),
                            comm, "buff is NULL");
     int stream = 0;
-    ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclSum, nullptr, spcclPruneZero, nullptr, &stream),
+    ok = ok && failsNaming(topk(2, nullptr, spcclFloat32, spcclSum, nullptr, spcclPruneZero,
+                                nullptr, &stream),
                            comm, "stream");
-    ok = ok && failsNaming(spcclTokenMaskAllReduce(x, nullptr, 4, 3, spcclFloat32, spcclSum, nullptr,
-                                                   spcclPruneZero, comm, nullptr),
+    ok = ok && failsNaming(spcclTokenMaskAllReduce(x, nullptr, 4, 3, spcclFloat32, spcclSum,
+                                                   nullptr, spcclPruneZero, comm, nullptr),
                            comm, "mask is NULL");
-    ok = ok && failsNaming(spcclItokenTopkAllReduce(x, scores, 4, 3, spcclFloat32, spcclSum, 2, nullptr,
-                                                    spcclPruneZero, nullptr, comm, nullptr),
-                           comm, "request is NULL");
+    ok =
+        ok && failsNaming(spcclItokenTopkAllReduce(x, scores, 4, 3, spcclFloat32, spcclSum, 2,
+                                                   nullptr, spcclPruneZero, nullptr, comm, nullptr),
+                          comm, "request is NULL");
     ok = ok && failsNaming(spcclItokenMaskAllReduce(x, mask, 4, 3, spcclFloat32, spcclSum, nullptr,
                                                     spcclPruneZero, comm, nullptr),
                            comm, "request is NULL");
-    ok = ok && failsNaming(spcclTokenTopkAllReduce(x, scores, 4, 3, spcclFloat32, spcclSum, 2, nullptr,
-                                                   spcclPruneZero, nullptr, nullptr, nullptr),
-                           nullptr, "comm is NULL");
-    ok = ok && failsNaming(spcclTokenTopkAllReduce(x, scores, SIZE_MAX / 2, 3, spcclFloat32, spcclSum, 2,
-                                                   nullptr, spcclPruneZero, nullptr, comm, nullptr),
-                           comm, "overflows");
+    ok = ok &&
+         failsNaming(spcclTokenTopkAllReduce(x, scores, 4, 3, spcclFloat32, spcclSum, 2, nullptr,
+                                             spcclPruneZero, nullptr, nullptr, nullptr),
+                     nullptr, "comm is NULL");
+    ok = ok &&
+         failsNaming(spcclTokenTopkAllReduce(x, scores, SIZE_MAX / 2, 3, spcclFloat32, spcclSum, 2,
+                                             nullptr, spcclPruneZero, nullptr, comm, nullptr),
+                     comm, "overflows");
     // Zero tokens and no scores are fine.
-    ok = ok && spcclTokenTopkAllReduce(nullptr, nullptr, 0, 3, spcclFloat32, spcclSum, 0, nullptr, spcclPruneZero,
-                                       nullptr, comm, nullptr) == spcclSuccess;
+    ok = ok && spcclTokenTopkAllReduce(nullptr, nullptr, 0, 3, spcclFloat32, spcclSum, 0, nullptr,
+                                       spcclPruneZero, nullptr, comm, nullptr) == spcclSuccess;
     spcclCommDestroy(comm);
     return ok ? kChildOk : kChildWrongResult;
   }));
@@ -488,37 +531,43 @@ TEST(TokenTopk, DisagreementFailsEveryRank) {
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER, otherBits = SPCCL_COMPRESSION_INITIALIZER;
     otherBits.bits = 5;
     auto expectDisagreement = [&](spcclResult_t result, const char* what) {
-      if (result == spcclInvalidUsage && std::string(spcclGetLastError(comm)).find("disagree") != std::string::npos)
+      if (result == spcclInvalidUsage &&
+          std::string(spcclGetLastError(comm)).find("disagree") != std::string::npos)
         return true;
       std::fprintf(stderr, "rank %d: %s: %d %s\n", rank, what, result, spcclGetLastError(comm));
       return false;
     };
     const auto start = std::chrono::steady_clock::now();
-    bool ok = expectDisagreement(spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32,
-                                                         spcclSum, 4, rank == 1 ? &otherBits : &cfg,
-                                                         spcclPruneZero, nullptr, comm, nullptr),
-                                 "bits");
-    ok = ok && expectDisagreement(spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32,
-                                                          spcclSum, 4, rank == 0 ? nullptr : &cfg, spcclPruneZero,
-                                                          nullptr, comm, nullptr),
-                                  "cfg NULL");
-    ok = ok && expectDisagreement(spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32,
-                                                          spcclSum, rank == 2 ? 5 : 4, &cfg, spcclPruneZero,
-                                                          nullptr, comm, nullptr),
-                                  "keep");
+    bool ok = expectDisagreement(
+        spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 4,
+                                rank == 1 ? &otherBits : &cfg, spcclPruneZero, nullptr, comm,
+                                nullptr),
+        "bits");
+    ok = ok &&
+         expectDisagreement(spcclTokenTopkAllReduce(
+                                x.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 4,
+                                rank == 0 ? nullptr : &cfg, spcclPruneZero, nullptr, comm, nullptr),
+                            "cfg NULL");
+    ok = ok &&
+         expectDisagreement(spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden,
+                                                    spcclFloat32, spcclSum, rank == 2 ? 5 : 4, &cfg,
+                                                    spcclPruneZero, nullptr, comm, nullptr),
+                            "keep");
     if (rank == 1) mask[3] = 0;
-    ok = ok && expectDisagreement(spcclTokenMaskAllReduce(x.data(), mask.data(), tokens, hidden, spcclFloat32,
-                                                          spcclSum, &cfg, spcclPruneZero, comm, nullptr),
-                                  "mask");
+    ok = ok && expectDisagreement(
+                   spcclTokenMaskAllReduce(x.data(), mask.data(), tokens, hidden, spcclFloat32,
+                                           spcclSum, &cfg, spcclPruneZero, comm, nullptr),
+                   "mask");
     mask[3] = 1;
-    ok = ok && expectDisagreement(spcclTokenMaskAllReduce(x.data(), mask.data(), tokens, hidden, spcclFloat32,
-                                                          spcclSum, rank == 2 ? &otherBits : &cfg, spcclPruneZero,
-                                                          comm, nullptr),
+    ok = ok && expectDisagreement(spcclTokenMaskAllReduce(
+                                      x.data(), mask.data(), tokens, hidden, spcclFloat32, spcclSum,
+                                      rank == 2 ? &otherBits : &cfg, spcclPruneZero, comm, nullptr),
                                   "mask call bits");
     if (!ok) return kChildWrongResult;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 10) return kChildTooSlow;
-    if (spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 4, &cfg,
-                                spcclPruneZero, nullptr, comm, nullptr) != spcclSuccess)
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 10)
+      return kChildTooSlow;
+    if (spcclTokenTopkAllReduce(x.data(), scores.data(), tokens, hidden, spcclFloat32, spcclSum, 4,
+                                &cfg, spcclPruneZero, nullptr, comm, nullptr) != spcclSuccess)
       return kChildWrongResult;
     spcclCommDestroy(comm);
     return kChildOk;

@@ -39,33 +39,62 @@ static size_t kind_size(Kind k) {
 }
 static int kind_is_float(Kind k) { return k == K_F32 || k == K_F64; }
 static int kind_is_signed(Kind k) { return k == K_I8 || k == K_I16 || k == K_I32 || k == K_I64; }
-static double kind_epsilon(Kind k) { return k == K_F32 ? FLT_EPSILON : k == K_F64 ? DBL_EPSILON : 0; }
+static double kind_epsilon(Kind k) {
+  return k == K_F32 ? FLT_EPSILON : k == K_F64 ? DBL_EPSILON : 0;
+}
 
 static void set_elem(Kind k, void* buf, size_t i, double v) {
   switch (k) {
-    case K_F32: ((float*)buf)[i] = (float)v; break;
-    case K_F64: ((double*)buf)[i] = v; break;
-    case K_I8: ((int8_t*)buf)[i] = (int8_t)v; break;
-    case K_U8: ((uint8_t*)buf)[i] = (uint8_t)v; break;
-    case K_I16: ((int16_t*)buf)[i] = (int16_t)v; break;
-    case K_I32: ((int32_t*)buf)[i] = (int32_t)v; break;
-    case K_U32: ((uint32_t*)buf)[i] = (uint32_t)v; break;
-    case K_I64: ((int64_t*)buf)[i] = (int64_t)v; break;
-    case K_U64: ((uint64_t*)buf)[i] = (uint64_t)v; break;
+    case K_F32:
+      ((float*)buf)[i] = (float)v;
+      break;
+    case K_F64:
+      ((double*)buf)[i] = v;
+      break;
+    case K_I8:
+      ((int8_t*)buf)[i] = (int8_t)v;
+      break;
+    case K_U8:
+      ((uint8_t*)buf)[i] = (uint8_t)v;
+      break;
+    case K_I16:
+      ((int16_t*)buf)[i] = (int16_t)v;
+      break;
+    case K_I32:
+      ((int32_t*)buf)[i] = (int32_t)v;
+      break;
+    case K_U32:
+      ((uint32_t*)buf)[i] = (uint32_t)v;
+      break;
+    case K_I64:
+      ((int64_t*)buf)[i] = (int64_t)v;
+      break;
+    case K_U64:
+      ((uint64_t*)buf)[i] = (uint64_t)v;
+      break;
   }
 }
 
 static double get_elem(Kind k, const void* buf, size_t i) {
   switch (k) {
-    case K_F32: return ((const float*)buf)[i];
-    case K_F64: return ((const double*)buf)[i];
-    case K_I8: return ((const int8_t*)buf)[i];
-    case K_U8: return ((const uint8_t*)buf)[i];
-    case K_I16: return ((const int16_t*)buf)[i];
-    case K_I32: return ((const int32_t*)buf)[i];
-    case K_U32: return ((const uint32_t*)buf)[i];
-    case K_I64: return (double)((const int64_t*)buf)[i];
-    case K_U64: return (double)((const uint64_t*)buf)[i];
+    case K_F32:
+      return ((const float*)buf)[i];
+    case K_F64:
+      return ((const double*)buf)[i];
+    case K_I8:
+      return ((const int8_t*)buf)[i];
+    case K_U8:
+      return ((const uint8_t*)buf)[i];
+    case K_I16:
+      return ((const int16_t*)buf)[i];
+    case K_I32:
+      return ((const int32_t*)buf)[i];
+    case K_U32:
+      return ((const uint32_t*)buf)[i];
+    case K_I64:
+      return (double)((const int64_t*)buf)[i];
+    case K_U64:
+      return (double)((const uint64_t*)buf)[i];
   }
   return 0;
 }
@@ -118,7 +147,7 @@ static int compare_dumps(const char* path_a, const char* path_b) {
     if (ra == 0) break;
     if (strcmp(ha.name, hb.name) || ha.kind != hb.kind || ha.count != hb.count) {
       fprintf(stderr, "compare: result %d is %s in %s but %s in %s\n", records, ha.name, path_a,
-                      hb.name, path_b);
+              hb.name, path_b);
       return 1;
     }
     const Kind k = (Kind)ha.kind;
@@ -149,7 +178,7 @@ static int compare_dumps(const char* path_a, const char* path_b) {
 }
 
 /* ---- the cases ---- */
-static int g_wrong;  /* wrong elements on this rank */
+static int g_wrong; /* wrong elements on this rank */
 static int g_calls;
 
 static void user_sum_float(void* in, void* inout, int* len, MPI_Datatype* type) {
@@ -167,9 +196,9 @@ typedef struct {
   MPI_Comm comm;
   const char* comm_name;
   uint64_t seed;
-  MPI_Datatype type;  /* what MPI_Allreduce is given */
-  int count;          /* in units of type */
-  Kind kind;          /* the elements, elements_per_item per item of type */
+  MPI_Datatype type; /* what MPI_Allreduce is given */
+  int count;         /* in units of type */
+  Kind kind;         /* the elements, elements_per_item per item of type */
   int elements_per_item;
   MPI_Op op;
   int op_is_max;
@@ -191,8 +220,8 @@ static void run_case(const Case* c) {
   for (size_t i = 0; i < n; ++i)
     if (input_nonzero(c->seed, rank, i, c->density))
       set_elem(c->kind, mine, i, input_value(c->seed, rank, i, is_float, is_signed));
-  const int rc = MPI_Allreduce(c->in_place ? MPI_IN_PLACE : send, recv, c->count, c->type, c->op,
-                               c->comm);
+  const int rc =
+      MPI_Allreduce(c->in_place ? MPI_IN_PLACE : send, recv, c->count, c->type, c->op, c->comm);
   ++g_calls;
   char name[120];
   snprintf(name, sizeof(name), "%s/%s/n%d/d%g/%s", c->comm_name, c->label, c->count, c->density,
@@ -205,28 +234,37 @@ static void run_case(const Case* c) {
   for (size_t i = 0; i < n; ++i) {
     double want = c->op_is_max ? -INFINITY : 0;
     for (int r = 0; r < nranks; ++r) {
-      const double v = input_nonzero(c->seed, r, i, c->density) ? input_value(c->seed, r, i, is_float, is_signed) : 0;
+      const double v = input_nonzero(c->seed, r, i, c->density)
+                           ? input_value(c->seed, r, i, is_float, is_signed)
+                           : 0;
       want = c->op_is_max ? fmax(want, v) : want + v;
     }
     const double got = get_elem(c->kind, recv, i);
     if (!values_agree(c->kind, got, want, nranks, 1.0)) {
-      if (wrong < 3) fprintf(stderr, "rank %d: %s element %zu: got %.17g, want %.17g\n", rank, name, i, got, want);
+      if (wrong < 3)
+        fprintf(stderr, "rank %d: %s element %zu: got %.17g, want %.17g\n", rank, name, i, got,
+                want);
       ++wrong;
     }
   }
   g_wrong += wrong;
-  if (rank == 0) dump_result(name, c->kind, nranks, recv, n);  /* results are the same on every rank */
+  if (rank == 0)
+    dump_result(name, c->kind, nranks, recv, n); /* results are the same on every rank */
   free(send);
   free(recv);
 }
 
 static void routed_cases(MPI_Comm comm, const char* comm_name, uint64_t seed_base) {
   const TypeCase types[] = {
-      {"float", MPI_FLOAT, K_F32},        {"double", MPI_DOUBLE, K_F64},
-      {"int", MPI_INT, K_I32},            {"unsigned", MPI_UNSIGNED, K_U32},
+      {"float", MPI_FLOAT, K_F32},
+      {"double", MPI_DOUBLE, K_F64},
+      {"int", MPI_INT, K_I32},
+      {"unsigned", MPI_UNSIGNED, K_U32},
       {"long", MPI_LONG, sizeof(long) == 8 ? K_I64 : K_I32},
-      {"long_long", MPI_LONG_LONG, K_I64}, {"uint64", MPI_UINT64_T, K_U64},
-      {"int8", MPI_INT8_T, K_I8},         {"uint8", MPI_UINT8_T, K_U8},
+      {"long_long", MPI_LONG_LONG, K_I64},
+      {"uint64", MPI_UINT64_T, K_U64},
+      {"int8", MPI_INT8_T, K_I8},
+      {"uint8", MPI_UINT8_T, K_U8},
   };
   const int counts[] = {0, 1, 1000, 20000, 200000};
   const double densities[] = {0.0, 0.01, 1.0};
@@ -234,8 +272,18 @@ static void routed_cases(MPI_Comm comm, const char* comm_name, uint64_t seed_bas
   for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t)
     for (size_t s = 0; s < sizeof(counts) / sizeof(counts[0]); ++s)
       for (size_t d = 0; d < sizeof(densities) / sizeof(densities[0]); ++d, ++index) {
-        const Case c = {comm, comm_name, seed_base + (uint64_t)index, types[t].type, counts[s],
-                        types[t].kind, 1, MPI_SUM, 0, densities[d], index % 2, types[t].name};
+        const Case c = {comm,
+                        comm_name,
+                        seed_base + (uint64_t)index,
+                        types[t].type,
+                        counts[s],
+                        types[t].kind,
+                        1,
+                        MPI_SUM,
+                        0,
+                        densities[d],
+                        index % 2,
+                        types[t].name};
         run_case(&c);
       }
 }
@@ -244,7 +292,8 @@ static void routed_cases(MPI_Comm comm, const char* comm_name, uint64_t seed_bas
 static void pass_through_cases(MPI_Comm comm, const char* comm_name, uint64_t seed) {
   MPI_Op user_op;
   MPI_Op_create(user_sum_float, 1, &user_op);
-  const Case user = {comm, comm_name, seed, MPI_FLOAT, 100000, K_F32, 1, user_op, 0, 0.01, 0, "user-op-float"};
+  const Case user = {comm, comm_name, seed, MPI_FLOAT, 100000, K_F32,
+                     1,    user_op,   0,    0.01,      0,      "user-op-float"};
   run_case(&user);
   MPI_Op_free(&user_op);
 
@@ -253,14 +302,17 @@ static void pass_through_cases(MPI_Comm comm, const char* comm_name, uint64_t se
   MPI_Type_contiguous(2, MPI_INT, &pair);
   MPI_Type_commit(&pair);
   MPI_Op_create(user_sum_int_pairs, 1, &pair_sum);
-  const Case derived = {comm, comm_name, seed + 1, pair, 50000, K_I32, 2, pair_sum, 0, 0.01, 1, "derived-2int"};
+  const Case derived = {comm, comm_name, seed + 1, pair, 50000, K_I32,
+                        2,    pair_sum,  0,        0.01, 1,     "derived-2int"};
   run_case(&derived);
   MPI_Op_free(&pair_sum);
   MPI_Type_free(&pair);
 
-  const Case max = {comm, comm_name, seed + 2, MPI_FLOAT, 100000, K_F32, 1, MPI_MAX, 1, 0.01, 0, "max-float"};
+  const Case max = {comm, comm_name, seed + 2, MPI_FLOAT, 100000, K_F32,
+                    1,    MPI_MAX,   1,        0.01,      0,      "max-float"};
   run_case(&max);
-  const Case shorts = {comm, comm_name, seed + 3, MPI_SHORT, 100000, K_I16, 1, MPI_SUM, 0, 0.01, 1, "short"};
+  const Case shorts = {comm, comm_name, seed + 3, MPI_SHORT, 100000, K_I16,
+                       1,    MPI_SUM,   0,        0.01,      1,      "short"};
   run_case(&shorts);
 }
 
@@ -285,7 +337,7 @@ int main(int argc, char** argv) {
 
   routed_cases(MPI_COMM_WORLD, "world", 1000);
   pass_through_cases(MPI_COMM_WORLD, "world", 5000);
-  MPI_Comm half;  /* even and odd ranks */
+  MPI_Comm half; /* even and odd ranks */
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
   routed_cases(half, rank % 2 ? "odd" : "even", 2000 + (uint64_t)(rank % 2) * 500);
   pass_through_cases(half, rank % 2 ? "odd" : "even", 6000);

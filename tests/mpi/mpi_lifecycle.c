@@ -99,12 +99,17 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char* what = argc == 2 ? argv[1] : "";
   int wrong;
-  if (!strcmp(what, "never-allreduce")) wrong = never_allreduce(rank);
-  else if (!strcmp(what, "comm-free")) wrong = comm_free(rank);
-  else if (!strcmp(what, "finalize-cached")) wrong = finalize_cached(rank);
-  else if (!strcmp(what, "mismatch")) wrong = mismatch(rank);
+  if (!strcmp(what, "never-allreduce"))
+    wrong = never_allreduce(rank);
+  else if (!strcmp(what, "comm-free"))
+    wrong = comm_free(rank);
+  else if (!strcmp(what, "finalize-cached"))
+    wrong = finalize_cached(rank);
+  else if (!strcmp(what, "mismatch"))
+    wrong = mismatch(rank);
   else {
-    if (rank == 0) fprintf(stderr, "usage: mpi_lifecycle never-allreduce|comm-free|finalize-cached|mismatch\n");
+    if (rank == 0)
+      fprintf(stderr, "usage: mpi_lifecycle never-allreduce|comm-free|finalize-cached|mismatch\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
     return 2;
   }

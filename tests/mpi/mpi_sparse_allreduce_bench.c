@@ -40,10 +40,14 @@ int main(int argc, char** argv) {
       if (rank == 0) fprintf(stderr, "mpi_sparse_allreduce_bench: %s needs a value\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (!strcmp(argv[i], "--count")) count = atol(argv[i + 1]);
-    else if (!strcmp(argv[i], "--density")) density = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--count"))
+      count = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--density"))
+      density = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--warmup"))
+      warmup = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--iters"))
+      iters = atoi(argv[i + 1]);
     else {
       if (rank == 0) fprintf(stderr, "mpi_sparse_allreduce_bench: unknown option %s\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
@@ -51,15 +55,17 @@ int main(int argc, char** argv) {
   }
   if (count <= 0 || count > 2147483647L || density < 0 || density > 1 || iters < 1 || warmup < 0) {
     if (rank == 0)
-      fprintf(stderr, "mpi_sparse_allreduce_bench: need 0 < --count < 2^31, 0 <= --density <= 1, "
-                      "--iters >= 1, --warmup >= 0\n");
+      fprintf(stderr,
+              "mpi_sparse_allreduce_bench: need 0 < --count < 2^31, 0 <= --density <= 1, "
+              "--iters >= 1, --warmup >= 0\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   float* send = calloc((size_t)count, sizeof(float));
   float* recv = calloc((size_t)count, sizeof(float));
   double* times = calloc((size_t)iters, sizeof(double));
   if (!send || !recv || !times) {
-    fprintf(stderr, "mpi_sparse_allreduce_bench: rank %d cannot allocate %ld floats\n", rank, count);
+    fprintf(stderr, "mpi_sparse_allreduce_bench: rank %d cannot allocate %ld floats\n", rank,
+            count);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   long nonzeros = 0;
@@ -83,9 +89,11 @@ int main(int argc, char** argv) {
   for (long i = rank % kCheckStride; i < count; i += kCheckStride) {
     double want = 0;
     for (int r = 0; r < n; ++r)
-      if (input_nonzero(kSeed, r, (uint64_t)i, density)) want += input_value(kSeed, r, (uint64_t)i, 1, 0);
+      if (input_nonzero(kSeed, r, (uint64_t)i, density))
+        want += input_value(kSeed, r, (uint64_t)i, 1, 0);
     if (fabs(recv[i] - want) > 2.0 * n * FLT_EPSILON * want) {
-      if (wrong < 3) fprintf(stderr, "rank %d: element %ld is %g, want %g\n", rank, i, recv[i], want);
+      if (wrong < 3)
+        fprintf(stderr, "rank %d: element %ld is %g, want %g\n", rank, i, recv[i], want);
       ++wrong;
     }
   }
@@ -93,11 +101,13 @@ int main(int argc, char** argv) {
   MPI_Reduce(&wrong, &total_wrong, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     qsort(times, (size_t)iters, sizeof(double), compare_doubles);
-    const double median = iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
-    printf("{\"program\": \"mpi_sparse_allreduce_bench\", \"n\": %d, \"count\": %ld, "
-           "\"density\": %g, \"nonzeros_rank0\": %ld, \"iters\": %d, \"min_s\": %.6f, "
-           "\"median_s\": %.6f, \"max_s\": %.6f, \"wrong\": %ld}\n",
-           n, count, density, nonzeros, iters, times[0], median, times[iters - 1], total_wrong);
+    const double median =
+        iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+    printf(
+        "{\"program\": \"mpi_sparse_allreduce_bench\", \"n\": %d, \"count\": %ld, "
+        "\"density\": %g, \"nonzeros_rank0\": %ld, \"iters\": %d, \"min_s\": %.6f, "
+        "\"median_s\": %.6f, \"max_s\": %.6f, \"wrong\": %ld}\n",
+        n, count, density, nonzeros, iters, times[0], median, times[iters - 1], total_wrong);
     fflush(stdout);
   }
   free(send);

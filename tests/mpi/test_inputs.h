@@ -20,14 +20,16 @@ static inline uint64_t mix64(uint64_t x) {
 
 /* Uniform in [0, 1) from (seed, a, b). */
 static inline double unit_hash(uint64_t seed, uint64_t a, uint64_t b) {
-  return (double)(mix64(seed * 0x9e3779b97f4a7c15ULL ^ mix64(a * 0x632be59bd9b4e019ULL ^ b)) >> 11) /
+  return (double)(mix64(seed * 0x9e3779b97f4a7c15ULL ^ mix64(a * 0x632be59bd9b4e019ULL ^ b)) >>
+                  11) /
          9007199254740992.0;
 }
 
 /* Is element i of `rank`'s input non-zero? density d: d/2 shared + d/2 own. */
 static inline int input_nonzero(uint64_t seed, int rank, uint64_t i, double density) {
   if (density >= 1.0) return 1;
-  return unit_hash(seed, 0xffffffffu, i) < density / 2 || unit_hash(seed, (uint64_t)rank, i) < density / 2;
+  return unit_hash(seed, 0xffffffffu, i) < density / 2 ||
+         unit_hash(seed, (uint64_t)rank, i) < density / 2;
 }
 
 /* The value of a non-zero element: an integer in [1, 20] for unsigned

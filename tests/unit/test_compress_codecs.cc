@@ -46,7 +46,7 @@ std::vector<double> levels(Codec codec, int bits) {
   }
   const double u0 = 1.0 / (n * double(1 << (n - 1)));  // Eq. (12)
   out.push_back(0.0);
-  for (int k = 0; k < n; ++k) {                          // Eq. (7), (8)
+  for (int k = 0; k < n; ++k) {  // Eq. (7), (8)
     const double ck = double(k) / n, uk = u0 * (1 << k);
     for (int j = 1; j <= (1 << (n - 1 - k)); ++j) out.push_back(ck + j * uk);
   }
@@ -97,8 +97,8 @@ TEST(CompressCodecs, LinearHandWorkedBlock) {
 
 struct TypeCase {
   spcclDataType_t type;
-  double outputRounding;  // relative rounding of the decoded value on store
-  double outputSubnormal; // absolute rounding on store below the normal range
+  double outputRounding;   // relative rounding of the decoded value on store
+  double outputSubnormal;  // absolute rounding on store below the normal range
 };
 
 uint16_t narrow(spcclDataType_t type, float v) {
@@ -185,10 +185,9 @@ std::vector<float> gaussian(size_t count, uint64_t seed, double sigma = 1.0) {
   return v;
 }
 
-const TypeCase kTypes[] = {
-    {spcclFloat32, 0.0, 0.0},
-    {spcclFloat16, 1.0 / 2048, 0x1p-25},
-    {spcclBfloat16, 1.0 / 256, 0x1p-134}};
+const TypeCase kTypes[] = {{spcclFloat32, 0.0, 0.0},
+                           {spcclFloat16, 1.0 / 2048, 0x1p-25},
+                           {spcclBfloat16, 1.0 / 256, 0x1p-134}};
 
 TEST(CompressCodecs, RoundTripEveryWidthTypeAndBlockSize) {
   const std::vector<float> values = gaussian(1001, 7);
@@ -240,7 +239,8 @@ TEST(CompressCodecs, NonFiniteBlockDecodesToNaN) {
         EXPECT_TRUE(std::isnan(out[i])) << i;
         EXPECT_EQ(residual[i], 0.0f) << i;
       }
-      for (size_t i : {size_t{0}, size_t{7}, size_t{16}, size_t{23}}) EXPECT_TRUE(std::isfinite(out[i]));
+      for (size_t i : {size_t{0}, size_t{7}, size_t{16}, size_t{23}})
+        EXPECT_TRUE(std::isfinite(out[i]));
     }
   }
 }
@@ -259,7 +259,8 @@ TEST(CompressCodecs, SubnormalBlocks) {
   }
   // f16 subnormals (below 2^-14).
   std::vector<float> half = gaussian(64, 13, 1e-5);
-  for (Codec codec : {Codec::Piecewise, Codec::Linear}) checkRoundTrip(codec, 5, 16, kTypes[1], half);
+  for (Codec codec : {Codec::Piecewise, Codec::Linear})
+    checkRoundTrip(codec, 5, 16, kTypes[1], half);
 }
 
 TEST(CompressCodecs, BitPackingRoundTripsEveryWidth) {
@@ -297,7 +298,8 @@ TEST(CompressCodecs, ErrorFeedbackCarriesTheError) {
       }
     }
     double worst = 0;
-    for (size_t i = 0; i < count; ++i) worst = std::max(worst, std::fabs(sum[i] - calls * values[i]));
+    for (size_t i = 0; i < count; ++i)
+      worst = std::max(worst, std::fabs(sum[i] - calls * values[i]));
     // Without feedback the error would grow with the number of calls.
     EXPECT_LT(worst, 5.0) << int(codec);
     for (size_t i = 0; i < count; ++i)

@@ -52,7 +52,8 @@ TEST(TokenSelection, EqualScoresKeepTheFirstTokens) {
   EXPECT_EQ(mask, (std::vector<unsigned char>{1, 1, 0, 0, 0}));
   s = {std::nanf(""), -INFINITY, std::nanf("")};
   selectTopTokens(s.data(), 3, 2, mask.data());
-  EXPECT_EQ(std::vector<unsigned char>(mask.begin(), mask.begin() + 3), (std::vector<unsigned char>{1, 1, 0}));
+  EXPECT_EQ(std::vector<unsigned char>(mask.begin(), mask.begin() + 3),
+            (std::vector<unsigned char>{1, 1, 0}));
 }
 
 TEST(TokenSelection, SumsInRankOrder) {

@@ -56,8 +56,7 @@ TEST(CostModel, EveryCostGrowsWithSize) {
 }
 
 TEST(CostModel, OneRankCostsNothing) {
-  for (const auto& [name, cost] : allCosts())
-    EXPECT_EQ(cost(inputFor(1 << 20, 1)), 0.0) << name;
+  for (const auto& [name, cost] : allCosts()) EXPECT_EQ(cost(inputFor(1 << 20, 1)), 0.0) << name;
 }
 
 TEST(CostModel, RingFormulaMatchesTheSpec) {
@@ -66,8 +65,7 @@ TEST(CostModel, RingFormulaMatchesTheSpec) {
   EXPECT_NEAR(ringAllReduceCost(input), 14 * alpha + 2.0 * 7 / 8 * 8000000 * beta, 1e-12);
   EXPECT_NEAR(recursiveDoublingAllReduceCost(input), 3 * (alpha + 8000000 * beta), 1e-12);
   // Six ranks fold two extra ranks in and out around two rounds.
-  EXPECT_NEAR(recursiveDoublingAllReduceCost(inputFor(1000, 6)),
-              4 * (alpha + 1000 * beta), 1e-12);
+  EXPECT_NEAR(recursiveDoublingAllReduceCost(inputFor(1000, 6)), 4 * (alpha + 1000 * beta), 1e-12);
   EXPECT_NEAR(binomialTreeCost(inputFor(1000, 5)), 3 * (alpha + 1000 * beta), 1e-12);
   EXPECT_NEAR(disseminationCost(inputFor(0, 9)), 4 * alpha, 1e-15);
 }
@@ -85,8 +83,8 @@ TEST(CostModel, ChainSlicesRespectTheChunkAndTheOptimum) {
   EXPECT_GE(slices, size_t{64});  // no slice above chunkBytes
   // It is the best integer k at or above the chunk bound.
   auto chainCost = [&](size_t k) {
-    return (8 - 2.0 + k) * (input.link.alphaSeconds +
-                            double(input.bytes) / k * input.link.betaSecondsPerByte);
+    return (8 - 2.0 + k) *
+           (input.link.alphaSeconds + double(input.bytes) / k * input.link.betaSecondsPerByte);
   };
   for (size_t k = 64; k < 4096; ++k) EXPECT_LE(chainCost(slices), chainCost(k) + 1e-15) << k;
   EXPECT_NEAR(pipelinedChainCost(input), chainCost(slices), 1e-12);
@@ -102,8 +100,7 @@ TEST(CostModel, ChainSlicesRespectTheChunkAndTheOptimum) {
 
 TEST(CostModel, ChainBeatsBinomialBroadcastOnlyForLargeMessages) {
   EXPECT_LT(binomialTreeCost(inputFor(64, 16)), pipelinedChainCost(inputFor(64, 16)));
-  EXPECT_GT(binomialTreeCost(inputFor(256 << 20, 16)),
-            pipelinedChainCost(inputFor(256 << 20, 16)));
+  EXPECT_GT(binomialTreeCost(inputFor(256 << 20, 16)), pipelinedChainCost(inputFor(256 << 20, 16)));
 }
 
 bool isPowerOfTwo(double value) {
@@ -147,9 +144,9 @@ TEST(CostModel, CrossoverIgnoresMeasurementJitter) {
 
 TEST(CostModel, NoCrossoverWhenOneAlwaysWins) {
   // At two ranks recursive doubling (a + S b) always beats ring (2a + S b).
-  EXPECT_EQ(roundedCrossoverBytes(ringAllReduceCost, recursiveDoublingAllReduceCost,
-                                  inputFor(0, 2)),
-            0.0);
+  EXPECT_EQ(
+      roundedCrossoverBytes(ringAllReduceCost, recursiveDoublingAllReduceCost, inputFor(0, 2)),
+      0.0);
 }
 
 TEST(CostModel, OverrideListsAreCommaSeparatedNames) {

@@ -131,8 +131,7 @@ TEST(BinomialTree, ChildSubtreesAreConsecutiveRanges) {
 TEST(BinomialTree, RelativeRanksRoundTrip) {
   for (int n = 1; n <= 9; ++n)
     for (int root = 0; root < n; ++root)
-      for (int r = 0; r < n; ++r)
-        EXPECT_EQ(absoluteRank(relativeRank(r, root, n), root, n), r);
+      for (int r = 0; r < n; ++r) EXPECT_EQ(absoluteRank(relativeRank(r, root, n), root, n), r);
   EXPECT_EQ(relativeRank(2, 3, 5), 4);
 }
 
@@ -311,8 +310,8 @@ TEST(RingPlan, ReduceScatterLeavesBlockROnRankR) {
       staging[r].assign(kRelayStagingSlices * slice, 0);
       RingBuffers buffers;
       buffers.input = reinterpret_cast<const char*>(send[r].data());
-      buffers.ownBlockOutput = reinterpret_cast<char*>(
-          c.inPlace ? send[r].data() + r * c.count : recv[r].data());
+      buffers.ownBlockOutput =
+          reinterpret_cast<char*>(c.inPlace ? send[r].data() + r * c.count : recv[r].data());
       buffers.landing = reinterpret_cast<char*>(landing[r].data());
       buffers.staging = reinterpret_cast<char*>(staging[r].data());
       plans.push_back(std::make_unique<RingPlan>(r, n, total, slice, 8, true, false, buffers));
@@ -357,10 +356,9 @@ TEST(ChainPlans, BroadcastAndReduceFromEveryRoot) {
     for (int root = 0; root < n; ++root) {
       for (size_t count : {1, 6, 31}) {
         for (size_t slice : {1, 4, 100}) {
-          SCOPED_TRACE(testing::Message()
-                       << "n=" << n << " root=" << root << " count=" << count << " slice=" << slice);
-          std::vector<std::vector<uint64_t>> bcast(n), input(n), output(n), landing(n),
-              staging(n);
+          SCOPED_TRACE(testing::Message() << "n=" << n << " root=" << root << " count=" << count
+                                          << " slice=" << slice);
+          std::vector<std::vector<uint64_t>> bcast(n), input(n), output(n), landing(n), staging(n);
           std::vector<std::unique_ptr<RelayPlan>> plans;
           std::vector<SimulatedRank> broadcastRanks, reduceRanks;
           for (int r = 0; r < n; ++r) {

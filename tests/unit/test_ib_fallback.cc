@@ -35,7 +35,8 @@ bool rdmaDevicePresent() {
 
 TEST(IbPlugin, WithoutDeviceSaysSoAndFallsBackToTcp) {
   if (kPlugin == nullptr) GTEST_SKIP() << "libibverbs not found at configure time: no ib plugin";
-  if (rdmaDevicePresent()) GTEST_SKIP() << "an RDMA device exists here; the fall-back does not apply";
+  if (rdmaDevicePresent())
+    GTEST_SKIP() << "an RDMA device exists here; the fall-back does not apply";
   std::string log = ::testing::TempDir() + "spccl_ib_fallback_%p.log";
   // Set for the forked ranks only: later tests in this process (when the
   // whole binary runs in one process) must not inherit SPCCL_TRANSPORT=ib.
@@ -64,7 +65,8 @@ TEST(IbPlugin, WithoutDeviceSaysSoAndFallsBackToTcp) {
       if (v != 3.0f) return kChildWrongResult;
     spcclCommDestroy(comm);
     // The log file name carries the pid; tell the parent which one.
-    std::ofstream(::testing::TempDir() + "spccl_ib_fallback_rank" + std::to_string(rank)) << getpid();
+    std::ofstream(::testing::TempDir() + "spccl_ib_fallback_rank" + std::to_string(rank))
+        << getpid();
     return kChildOk;
   });
   unsetenv("SPCCL_DEBUG_FILE");

@@ -49,11 +49,20 @@ double reduceReference(int nranks, size_t i, spcclRedOp_t op) {
   for (int r = 1; r < nranks; ++r) {
     const double v = valueOf(r, i, op);
     switch (op) {
-      case spcclSum: acc += v; break;
-      case spcclProd: acc *= v; break;
-      case spcclMax: acc = std::max(acc, v); break;
-      case spcclMin: acc = std::min(acc, v); break;
-      default: break;
+      case spcclSum:
+        acc += v;
+        break;
+      case spcclProd:
+        acc *= v;
+        break;
+      case spcclMax:
+        acc = std::max(acc, v);
+        break;
+      case spcclMin:
+        acc = std::min(acc, v);
+        break;
+      default:
+        break;
     }
   }
   return acc;
@@ -69,10 +78,12 @@ TEST(MigrateCollectives, BroadcastFromEveryStragglerEveryType) {
         for (int straggler = 0; straggler < nranks; ++straggler) {
           // Large enough to be cut into several pipeline slices.
           const size_t count = 100003;
-          auto expected = typedBuffer(type, count, [&](size_t i) { return double((i + straggler) % 97); });
+          auto expected =
+              typedBuffer(type, count, [&](size_t i) { return double((i + straggler) % 97); });
           std::vector<unsigned char> buffer =
               rank == straggler ? expected : std::vector<unsigned char>(expected.size(), 0xAB);
-          spcclResult_t res = spcclMigrateBroadcast(buffer.data(), count, type, straggler, comm, nullptr);
+          spcclResult_t res =
+              spcclMigrateBroadcast(buffer.data(), count, type, straggler, comm, nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
           ok &= report(buffer == expected, rank,
                        std::string("broadcast mismatch, type ") + spcclTypeName(type));
@@ -92,17 +103,20 @@ TEST(MigrateCollectives, ReduceMatchesReferenceEveryTypeAndOp) {
         for (spcclRedOp_t op : kExactOps) {
           const int dest = (static_cast<int>(type) + static_cast<int>(op)) % nranks;
           auto send = typedBuffer(type, count, [&](size_t i) { return valueOf(rank, i, op); });
-          auto expected = typedBuffer(type, count, [&](size_t i) { return reduceReference(nranks, i, op); });
+          auto expected =
+              typedBuffer(type, count, [&](size_t i) { return reduceReference(nranks, i, op); });
           std::vector<unsigned char> recv(send.size(), 0);
           spcclResult_t res =
               spcclMigrateReduce(send.data(), recv.data(), count, type, op, dest, comm, nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
           if (rank == dest)
-            ok &= report(recv == expected, rank,
-                         std::string("reduce mismatch, ") + spcclTypeName(type) + " " + spcclOpName(op));
+            ok &= report(
+                recv == expected, rank,
+                std::string("reduce mismatch, ") + spcclTypeName(type) + " " + spcclOpName(op));
           // In place at the destination.
           std::vector<unsigned char> inPlace = send;
-          res = spcclMigrateReduce(inPlace.data(), inPlace.data(), count, type, op, dest, comm, nullptr);
+          res = spcclMigrateReduce(inPlace.data(), inPlace.data(), count, type, op, dest, comm,
+                                   nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
           if (rank == dest) ok &= report(inPlace == expected, rank, "in-place reduce mismatch");
         }
@@ -124,29 +138,33 @@ TEST(MigrateCollectives, MergedAllReduceEqualsReduceThenAllReduce) {
         for (spcclRedOp_t op : kExactOps) {
           const int straggler = static_cast<int>(type) % nranks;
           const size_t es = spcclTypeSize(type);
-          auto contribution = typedBuffer(type, count, [&](size_t i) { return valueOf(rank, i, op); });
+          auto contribution =
+              typedBuffer(type, count, [&](size_t i) { return valueOf(rank, i, op); });
           // A helper's partial result covers the whole window (as a
           // partial sum over its slice of columns does); the straggler has
           // none.
-          auto migrated = typedBuffer(type, window, [&](size_t i) { return valueOf(rank + 3, i, op); });
+          auto migrated =
+              typedBuffer(type, window, [&](size_t i) { return valueOf(rank + 3, i, op); });
           const size_t myCount = rank == straggler ? 0 : window;
 
           std::vector<unsigned char> merged(count * es);
-          spcclResult_t res = spcclMigrateAllReduce(contribution.data(), merged.data(), count,
-                                                    migrated.data(), myCount, offset, type, op,
-                                                    comm, nullptr);
+          spcclResult_t res =
+              spcclMigrateAllReduce(contribution.data(), merged.data(), count, migrated.data(),
+                                    myCount, offset, type, op, comm, nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
 
           // Two collectives: reduce onto the straggler's window, all-reduce.
           std::vector<unsigned char> part = migrated;
           if (rank == straggler)
-            part.assign(contribution.begin() + offset * es, contribution.begin() + (offset + window) * es);
+            part.assign(contribution.begin() + offset * es,
+                        contribution.begin() + (offset + window) * es);
           std::vector<unsigned char> collected(window * es);
-          res = spcclMigrateReduce(part.data(), collected.data(), window, type, op, straggler,
-                                   comm, nullptr);
+          res = spcclMigrateReduce(part.data(), collected.data(), window, type, op, straggler, comm,
+                                   nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
           std::vector<unsigned char> mine = contribution;
-          if (rank == straggler) std::copy(collected.begin(), collected.end(), mine.begin() + offset * es);
+          if (rank == straggler)
+            std::copy(collected.begin(), collected.end(), mine.begin() + offset * es);
           std::vector<unsigned char> twoStep(count * es);
           res = spcclAllReduce(mine.data(), twoStep.data(), count, type, op, comm, nullptr);
           ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
@@ -161,7 +179,8 @@ TEST(MigrateCollectives, MergedAllReduceEqualsReduceThenAllReduce) {
                 if (r != straggler) acc += valueOf(r + 3, i - offset, op);
             return acc;
           });
-          ok &= report(merged == expected, rank, std::string("merged sum != arithmetic, ") + spcclTypeName(type));
+          ok &= report(merged == expected, rank,
+                       std::string("merged sum != arithmetic, ") + spcclTypeName(type));
         }
       }
       return ok;
@@ -175,9 +194,9 @@ TEST(MigrateCollectives, MergedAllReduceInPlaceAndAverage) {
     const int straggler = 1;
     std::vector<double> buffer(10, static_cast<double>(rank + 1));  // 1, 2, 3
     std::vector<double> migrated(4, 3.0);
-    spcclResult_t res = spcclMigrateAllReduce(buffer.data(), buffer.data(), buffer.size(),
-                                              migrated.data(), rank == straggler ? 0 : 4, 6,
-                                              spcclFloat64, spcclAvg, comm, nullptr);
+    spcclResult_t res =
+        spcclMigrateAllReduce(buffer.data(), buffer.data(), buffer.size(), migrated.data(),
+                              rank == straggler ? 0 : 4, 6, spcclFloat64, spcclAvg, comm, nullptr);
     bool ok = report(res == spcclSuccess, rank, spcclGetLastError(comm));
     for (size_t i = 0; i < buffer.size(); ++i) {
       const double expected = i >= 6 ? (6.0 + 2 * 3.0) / 3 : 6.0 / 3;
@@ -233,7 +252,8 @@ TEST(MigrateCollectives, StragglerSendsEachByteOnce) {
     std::vector<float> data(count, static_cast<float>(rank));
     spcclCounters_t before{}, after{};
     spcclCommGetCounters(comm, &before);
-    spcclResult_t res = spcclMigrateBroadcast(data.data(), count, spcclFloat32, straggler, comm, nullptr);
+    spcclResult_t res =
+        spcclMigrateBroadcast(data.data(), count, spcclFloat32, straggler, comm, nullptr);
     spcclCommGetCounters(comm, &after);
     bool ok = report(res == spcclSuccess, rank, spcclGetLastError(comm));
     const uint64_t sent = after.bytesSent - before.bytesSent;
@@ -246,7 +266,8 @@ TEST(MigrateCollectives, StragglerSendsEachByteOnce) {
                    "helper received " + std::to_string(received));
     // Reduce back: the straggler receives each byte once.
     spcclCommGetCounters(comm, &before);
-    res = spcclMigrateReduce(data.data(), data.data(), count, spcclFloat32, spcclSum, straggler, comm, nullptr);
+    res = spcclMigrateReduce(data.data(), data.data(), count, spcclFloat32, spcclSum, straggler,
+                             comm, nullptr);
     spcclCommGetCounters(comm, &after);
     ok &= report(res == spcclSuccess, rank, spcclGetLastError(comm));
     if (rank == straggler)
@@ -268,21 +289,31 @@ TEST(MigrateCollectives, BadArgumentsNameTheArgument) {
     bool ok = true;
     float x[8] = {};
     size_t begin = 0, length = 0;
-    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, 2, comm, nullptr), comm, "straggler 2", &ok);
-    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, -1, comm, nullptr), comm, "straggler -1", &ok);
-    expectInvalid(spcclMigrateBroadcast(nullptr, 8, spcclFloat32, 0, comm, nullptr), comm, "buff", &ok);
-    expectInvalid(spcclMigrateBroadcast(x, 8, static_cast<spcclDataType_t>(17), 0, comm, nullptr), comm, "datatype 17", &ok);
-    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, 0, nullptr, nullptr), nullptr, "comm is NULL", &ok);
+    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, 2, comm, nullptr), comm, "straggler 2",
+                  &ok);
+    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, -1, comm, nullptr), comm,
+                  "straggler -1", &ok);
+    expectInvalid(spcclMigrateBroadcast(nullptr, 8, spcclFloat32, 0, comm, nullptr), comm, "buff",
+                  &ok);
+    expectInvalid(spcclMigrateBroadcast(x, 8, static_cast<spcclDataType_t>(17), 0, comm, nullptr),
+                  comm, "datatype 17", &ok);
+    expectInvalid(spcclMigrateBroadcast(x, 8, spcclFloat32, 0, nullptr, nullptr), nullptr,
+                  "comm is NULL", &ok);
     expectInvalid(spcclMigrateSlice(comm, 5, 10, &begin, &length), comm, "straggler 5", &ok);
     expectInvalid(spcclMigrateSlice(comm, 0, 10, nullptr, &length), comm, "begin", &ok);
-    expectInvalid(spcclMigrateReduce(x, x, 8, spcclFloat32, spcclSum, 9, comm, nullptr), comm, "dest 9", &ok);
-    expectInvalid(spcclMigrateReduce(x, x, 8, spcclFloat32, static_cast<spcclRedOp_t>(7), 0, comm, nullptr), comm, "op 7", &ok);
-    expectInvalid(spcclMigrateAllReduce(x, x, 8, x, 4, 5, spcclFloat32, spcclSum, comm, nullptr), comm,
-                  "migratedOffset 5 + migratedCount 4 exceeds count 8", &ok);
-    expectInvalid(spcclMigrateAllReduce(x, x, 8, nullptr, 4, 0, spcclFloat32, spcclSum, comm, nullptr), comm,
-                  "migrated is NULL", &ok);
+    expectInvalid(spcclMigrateReduce(x, x, 8, spcclFloat32, spcclSum, 9, comm, nullptr), comm,
+                  "dest 9", &ok);
+    expectInvalid(
+        spcclMigrateReduce(x, x, 8, spcclFloat32, static_cast<spcclRedOp_t>(7), 0, comm, nullptr),
+        comm, "op 7", &ok);
+    expectInvalid(spcclMigrateAllReduce(x, x, 8, x, 4, 5, spcclFloat32, spcclSum, comm, nullptr),
+                  comm, "migratedOffset 5 + migratedCount 4 exceeds count 8", &ok);
+    expectInvalid(
+        spcclMigrateAllReduce(x, x, 8, nullptr, 4, 0, spcclFloat32, spcclSum, comm, nullptr), comm,
+        "migrated is NULL", &ok);
     expectInvalid(spcclScatter(x, x, 4, spcclFloat32, 3, comm, nullptr), comm, "root 3", &ok);
-    expectInvalid(spcclGather(x, x, SIZE_MAX / 2, spcclFloat32, 0, comm, nullptr), comm, "overflows", &ok);
+    expectInvalid(spcclGather(x, x, SIZE_MAX / 2, spcclFloat32, 0, comm, nullptr), comm,
+                  "overflows", &ok);
     // Nothing was sent: the communicator still works.
     ok &= report(spcclMigrateBroadcast(x, 8, spcclFloat32, 1, comm, nullptr) == spcclSuccess, 0,
                  spcclGetLastError(comm));
@@ -297,7 +328,8 @@ TEST(MigrateCollectives, BadArgumentsNameTheArgument) {
 TEST(MigrateCollectives, MismatchedCallsFailWithInvalidUsage) {
   onRanks(3, [](spcclComm_t comm, int rank) {
     float x[64] = {};
-    spcclResult_t res = spcclMigrateBroadcast(x, 64, spcclFloat32, rank == 2 ? 1 : 0, comm, nullptr);
+    spcclResult_t res =
+        spcclMigrateBroadcast(x, 64, spcclFloat32, rank == 2 ? 1 : 0, comm, nullptr);
     const std::string error = spcclGetLastError(comm);
     return report(res == spcclInvalidUsage && error.find("straggler mismatch") != std::string::npos,
                   rank, "expected a straggler mismatch, got: " + error);
@@ -306,8 +338,9 @@ TEST(MigrateCollectives, MismatchedCallsFailWithInvalidUsage) {
     float x[64] = {};
     // Rank 0's reduce towards rank 1 sends what rank 1's broadcast from
     // rank 0 receives: the kinds differ.
-    spcclResult_t res = rank == 0 ? spcclMigrateReduce(x, x, 64, spcclFloat32, spcclSum, 1, comm, nullptr)
-                                  : spcclMigrateBroadcast(x, 64, spcclFloat32, 0, comm, nullptr);
+    spcclResult_t res = rank == 0
+                            ? spcclMigrateReduce(x, x, 64, spcclFloat32, spcclSum, 1, comm, nullptr)
+                            : spcclMigrateBroadcast(x, 64, spcclFloat32, 0, comm, nullptr);
     if (rank == 0) return true;
     // The message names both calls' kinds (broadcast 1, reduce 2) and op.
     const std::string error = spcclGetLastError(comm);

@@ -17,7 +17,8 @@
 namespace spccl::migrate {
 namespace {
 
-std::vector<RankTiming> timingsOf(std::vector<double> t, std::vector<double> m, size_t columns = 100) {
+std::vector<RankTiming> timingsOf(std::vector<double> t, std::vector<double> m,
+                                  size_t columns = 100) {
   std::vector<RankTiming> out;
   for (size_t i = 0; i < t.size(); ++i) out.push_back({t[i], m[i], columns});
   return out;
@@ -191,8 +192,10 @@ TEST(BalancePlanCollective, SamePlanOnEveryRank) {
                     rank, spcclGetLastError(comm));
     ok &= check(plan.nranks == 4 && plan.tMin == 1 && plan.stragglers == 3 && plan.migrators == 1,
                 rank, "plan summary");
-    ok &= check(ranks[0].action == spcclBalanceMigrate && ranks[0].migrateColumns == 80, rank, "rank 0");
-    ok &= check(ranks[2].action == spcclBalanceResize && ranks[2].resizeColumns == 50, rank, "rank 2");
+    ok &= check(ranks[0].action == spcclBalanceMigrate && ranks[0].migrateColumns == 80, rank,
+                "rank 0");
+    ok &= check(ranks[2].action == spcclBalanceResize && ranks[2].resizeColumns == 50, rank,
+                "rank 2");
     ok &= check(ranks[3].iterTime == 1.5 && ranks[3].columns == 100, rank, "gathered values");
     const size_t expectBegin[] = {0, 0, 27, 54}, expectLength[] = {0, 27, 27, 26};
     for (int r = 0; r < 4; ++r) {
@@ -205,7 +208,8 @@ TEST(BalancePlanCollective, SamePlanOnEveryRank) {
   });
 }
 
-bool failsNaming(spcclResult_t res, spcclResult_t expected, spcclComm_t comm, const std::string& text, int rank) {
+bool failsNaming(spcclResult_t res, spcclResult_t expected, spcclComm_t comm,
+                 const std::string& text, int rank) {
   const std::string message = spcclGetLastError(comm);
   return check(res == expected && message.find(text) != std::string::npos, rank,
                "expected '" + text + "', got: " + message);
@@ -233,12 +237,14 @@ TEST(BalancePlanCollective, BadInputFailsEveryRankNamingIt) {
     ok &= failsNaming(res, spcclInvalidArgument, comm, "columns of rank 1 is 0", rank);
     // A NULL plan on rank 2: rank 2 names the argument, the others name rank 2.
     res = spcclBalancePlan(comm, 1.0, 0.5, 10, nullptr, rank == 2 ? nullptr : &plan);
-    ok &= failsNaming(res, spcclInvalidArgument, comm, rank == 2 ? "plan is NULL" : "rank 2 passed invalid", rank);
+    ok &= failsNaming(res, spcclInvalidArgument, comm,
+                      rank == 2 ? "plan is NULL" : "rank 2 passed invalid", rank);
     // A negative cost on rank 0.
     spcclBalanceCostModel_t model = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
     if (rank == 0) model.phi1[1] = -1;
     res = spcclBalancePlan(comm, 1.0, 0.5, 10, &model, &plan);
-    ok &= failsNaming(res, spcclInvalidArgument, comm, rank == 0 ? "costModel->phi1[1]" : "rank 0 passed", rank);
+    ok &= failsNaming(res, spcclInvalidArgument, comm,
+                      rank == 0 ? "costModel->phi1[1]" : "rank 0 passed", rank);
     // Different models on different ranks.
     model = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
     model.omega1 = rank;

@@ -33,8 +33,8 @@ TEST(MigrationSlice, EveryColumnExactlyOnce) {
           }
         }
         for (size_t c = 0; c < total && e > 1; ++c) {
-          EXPECT_NE(computedBy[c], -1) << "column " << c << " of " << total << ", e=" << e
-                                       << ", straggler " << straggler;
+          EXPECT_NE(computedBy[c], -1)
+              << "column " << c << " of " << total << ", e=" << e << ", straggler " << straggler;
         }
       }
     }

@@ -49,7 +49,8 @@ bool contiguous(const std::vector<int>& stageOfLayer, int nStages) {
   return stageOfLayer.back() == nStages - 1;
 }
 
-std::vector<double> stageSums(const std::vector<double>& w, const std::vector<int>& of, int nStages) {
+std::vector<double> stageSums(const std::vector<double>& w, const std::vector<int>& of,
+                              int nStages) {
   std::vector<double> sums(nStages, 0.0);
   for (size_t i = 0; i < w.size(); ++i) sums[of[i]] += w[i];
   return sums;
@@ -92,8 +93,9 @@ TEST(StagePartition, ByTimeAndByParametersHandWorked) {
   const double costs[] = {4, 1, 1, 1, 1, 4}, mem[] = {1, 1, 1, 1, 1, 1};
   int layout[6];
   spcclStagePartitionInfo_t info{};
-  ASSERT_EQ(spcclStagePartition(costs, mem, 6, 3, INFINITY, spcclStagePartitionByTime, layout, &info),
-            spcclSuccess);
+  ASSERT_EQ(
+      spcclStagePartition(costs, mem, 6, 3, INFINITY, spcclStagePartitionByTime, layout, &info),
+      spcclSuccess);
   EXPECT_EQ(std::vector<int>(layout, layout + 6), (std::vector<int>{0, 1, 1, 1, 1, 2}));
   EXPECT_EQ(info.maxStageCost, 4);
   ASSERT_EQ(spcclStagePartition(costs, mem, 6, 3, INFINITY, spcclStagePartitionByParameters, layout,
@@ -207,17 +209,23 @@ TEST(StageBalancing, BadInputNamesTheProblem) {
   const double costs[] = {1, 2, 3}, mem[] = {1, 5, 1};
   int layout[3] = {0, 1, 1}, packed[3], newStages = 0;
   const double nan[] = {1, NAN, 3};
-  expectInvalid(spcclStagePartition(costs, mem, 3, 4, INFINITY, spcclStagePartitionByTime, layout, nullptr),
-                "nStages 4 exceeds nLayers 3");
-  expectInvalid(spcclStagePartition(nan, mem, 3, 2, INFINITY, spcclStagePartitionByTime, layout, nullptr),
-                "layerCosts[1] = nan");
-  expectInvalid(spcclStagePartition(costs, mem, 3, 2, NAN, spcclStagePartitionByTime, layout, nullptr),
-                "memCapacity nan");
-  expectInvalid(spcclStagePartition(costs, mem, 3, 2, 4.0, spcclStagePartitionByTime, layout, nullptr),
-                "memCapacity 4 is too small for any partition");
-  expectInvalid(spcclStagePartition(costs, nullptr, 3, 2, 4.0, spcclStagePartitionByParameters, layout, nullptr),
+  expectInvalid(
+      spcclStagePartition(costs, mem, 3, 4, INFINITY, spcclStagePartitionByTime, layout, nullptr),
+      "nStages 4 exceeds nLayers 3");
+  expectInvalid(
+      spcclStagePartition(nan, mem, 3, 2, INFINITY, spcclStagePartitionByTime, layout, nullptr),
+      "layerCosts[1] = nan");
+  expectInvalid(
+      spcclStagePartition(costs, mem, 3, 2, NAN, spcclStagePartitionByTime, layout, nullptr),
+      "memCapacity nan");
+  expectInvalid(
+      spcclStagePartition(costs, mem, 3, 2, 4.0, spcclStagePartitionByTime, layout, nullptr),
+      "memCapacity 4 is too small for any partition");
+  expectInvalid(spcclStagePartition(costs, nullptr, 3, 2, 4.0, spcclStagePartitionByParameters,
+                                    layout, nullptr),
                 "layerMem is NULL");
-  expectInvalid(spcclStagePartition(costs, mem, 3, 2, 9.0, static_cast<spcclStageMethod_t>(9), layout, nullptr),
+  expectInvalid(spcclStagePartition(costs, mem, 3, 2, 9.0, static_cast<spcclStageMethod_t>(9),
+                                    layout, nullptr),
                 "method 9");
   int broken[3] = {0, 2, 1};
   expectInvalid(spcclStagePartition(costs, mem, 3, 3, 9.0, spcclStageDiffusion, broken, nullptr),

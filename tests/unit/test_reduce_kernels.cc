@@ -321,7 +321,8 @@ TYPED_TEST(ReduceKernels, InPlaceMatchesOutOfPlace) {
     for (size_t i = 0; i < count; ++i) selfWant[i] = Case::reduce(op, a[i], a[i]);
     self = a;
     runReduce<Case>(op, self.data(), self.data(), self.data(), count);
-    EXPECT_TRUE(sameBits(self.data(), selfWant.data(), count)) << spcclOpName(op) << " dst == a == b";
+    EXPECT_TRUE(sameBits(self.data(), selfWant.data(), count))
+        << spcclOpName(op) << " dst == a == b";
   }
 }
 

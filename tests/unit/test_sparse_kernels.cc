@@ -130,9 +130,9 @@ void checkExtractCutShort(size_t count) {
   std::vector<uint64_t> indices(capacity), full(total);
   std::vector<S> values(capacity), fullValues(total);
   extractNonZeros(Type::kType, dense.data(), count, full.data(), fullValues.data(), total);
-  ASSERT_EQ(extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data(),
-                            capacity),
-            total);
+  ASSERT_EQ(
+      extractNonZeros(Type::kType, dense.data(), count, indices.data(), values.data(), capacity),
+      total);
   EXPECT_TRUE(std::equal(indices.begin(), indices.end(), full.begin()));
 }
 
@@ -232,11 +232,11 @@ void checkSpecialsInBlocks(spcclDataType_t type, S negativeZero, S nan, S tiny, 
 
 TEST(SparseKernels, SpecialValuesInFullBlocks) {
   constexpr float fnan = std::numeric_limits<float>::quiet_NaN();
-  checkSpecialsInBlocks<float>(spcclFloat32, -0.0f, fnan,
-                               std::numeric_limits<float>::denorm_min(), -fnan);
+  checkSpecialsInBlocks<float>(spcclFloat32, -0.0f, fnan, std::numeric_limits<float>::denorm_min(),
+                               -fnan);
   constexpr double dnan = std::numeric_limits<double>::quiet_NaN();
-  checkSpecialsInBlocks<double>(spcclFloat64, -0.0, dnan,
-                                std::numeric_limits<double>::denorm_min(), -dnan);
+  checkSpecialsInBlocks<double>(spcclFloat64, -0.0, dnan, std::numeric_limits<double>::denorm_min(),
+                                -dnan);
   checkSpecialsInBlocks<uint16_t>(spcclFloat16, 0x8000, 0x7e00, 0x0001, 0xfe00);
   checkSpecialsInBlocks<uint16_t>(spcclBfloat16, 0x8000, 0x7fc0, 0x0001, 0xffc0);
   // Integers: the top bit alone is a value (not a sign to ignore).
@@ -276,9 +276,9 @@ TEST(SparseKernels, DensifyWritesPairsAndZerosEverywhereElse) {
         } else {
           densify(valueBytes, indices.data(), values.data(), indices.size(), dense.data(), count);
         }
-        EXPECT_EQ(dense, expected) << (unordered ? "densifyUnordered" : "densify")
-                                   << ", valueBytes " << valueBytes << ", " << indices.size()
-                                   << " pairs";
+        EXPECT_EQ(dense, expected)
+            << (unordered ? "densifyUnordered" : "densify") << ", valueBytes " << valueBytes << ", "
+            << indices.size() << " pairs";
       }
     }
   }

@@ -109,7 +109,7 @@ TEST(SparsePlanner, MeasuredTimesOverrideAnOptimisticModel) {
   EXPECT_FALSE(modelOnly.measuredMatters);
   double measured[spcclSparseNumAlgorithms] = {};
   for (int a = 1; a < spcclSparseNumAlgorithms; ++a) measured[a] = 10.0;  // every sparse one slow
-  measured[spcclSparseDense] = 0;                                          // dense never run
+  measured[spcclSparseDense] = 0;                                         // dense never run
   in.measuredSeconds = measured;
   const SparseDecision withMeasured = decideSparseAlgorithm(in, spcclSparseAuto);
   EXPECT_EQ(withMeasured.algorithm, spcclSparseDense);
@@ -160,7 +160,8 @@ TEST(SparsePlanner, HierarchicalWinsWithNoOverlapAndTinyDensity) {
   SparseCostInput in = input(16, 10'000'000, 1e-6, 16);
   SparseDecision d = decideSparseAlgorithm(in, spcclSparseAuto);
   EXPECT_EQ(d.algorithm, spcclSparseHierarchical);
-  EXPECT_LT(d.predictedSeconds[spcclSparseHierarchical], d.predictedSeconds[spcclSparseBalancedParallelism]);
+  EXPECT_LT(d.predictedSeconds[spcclSparseHierarchical],
+            d.predictedSeconds[spcclSparseBalancedParallelism]);
 }
 
 // ... and with high overlap (small gamma) and a moderate density BP wins:
@@ -171,9 +172,11 @@ TEST(SparsePlanner, BalancedParallelismWinsWithHighOverlapAndModerateDensity) {
     SparseDecision d = decideSparseAlgorithm(in, spcclSparseAuto);
     EXPECT_EQ(d.algorithm, spcclSparseBalancedParallelism) << n;
     EXPECT_LT(d.predictedSeconds[spcclSparseBalancedParallelism],
-              d.predictedSeconds[spcclSparseAllGather]) << n;
+              d.predictedSeconds[spcclSparseAllGather])
+        << n;
     EXPECT_LT(d.predictedSeconds[spcclSparseBalancedParallelism],
-              d.predictedSeconds[spcclSparseDense]) << n;
+              d.predictedSeconds[spcclSparseDense])
+        << n;
   }
 }
 
@@ -195,7 +198,8 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
   EXPECT_EQ(linksOnly.algorithm, spcclSparseBalancedParallelism);
   EXPECT_LT(linksOnly.predictedSeconds[spcclSparseBalancedParallelism] * 3,
             linksOnly.predictedSeconds[spcclSparseDense]);
-  SparseDecision withCpu = decideSparseAlgorithm(onSharedCores(0.1, eightRanksOnTwoCores), spcclSparseAuto);
+  SparseDecision withCpu =
+      decideSparseAlgorithm(onSharedCores(0.1, eightRanksOnTwoCores), spcclSparseAuto);
   EXPECT_EQ(withCpu.algorithm, spcclSparseDense);
   SparseDecision sparseStillWins =
       decideSparseAlgorithm(onSharedCores(0.001, eightRanksOnTwoCores), spcclSparseAuto);
@@ -204,10 +208,12 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
             sparseStillWins.predictedSeconds[spcclSparseDense]);
   // Near a tie dense wins: at d = 5 % HC is predicted a few % faster than
   // dense, well inside the CPU fit's error (kSparseMargin).
-  SparseDecision nearTie = decideSparseAlgorithm(onSharedCores(0.05, eightRanksOnTwoCores), spcclSparseAuto);
+  SparseDecision nearTie =
+      decideSparseAlgorithm(onSharedCores(0.05, eightRanksOnTwoCores), spcclSparseAuto);
   EXPECT_EQ(nearTie.algorithm, spcclSparseDense);
   EXPECT_TRUE(nearTie.denseWithinMargin);
-  EXPECT_LT(nearTie.predictedSeconds[spcclSparseHierarchical], nearTie.predictedSeconds[spcclSparseDense]);
+  EXPECT_LT(nearTie.predictedSeconds[spcclSparseHierarchical],
+            nearTie.predictedSeconds[spcclSparseDense]);
   EXPECT_GT(nearTie.predictedSeconds[spcclSparseHierarchical],
             (1 - kSparseMargin) * nearTie.predictedSeconds[spcclSparseDense]);
   EXPECT_FALSE(sparseStillWins.denseWithinMargin);
@@ -259,9 +265,11 @@ TEST(SparsePlanner, RealEncodingsAreNeverWorseThanCoo) {
     SparseCostInput all = input(16, 10'000'000, d, 2);
     SparseCostInput coo = all;
     coo.allowedEncodings = kCooOnly;
-    EXPECT_LE(balancedParallelismCost(all).seconds, balancedParallelismCost(coo).seconds * 1.0001) << d;
+    EXPECT_LE(balancedParallelismCost(all).seconds, balancedParallelismCost(coo).seconds * 1.0001)
+        << d;
     EXPECT_LE(hierarchicalCentralizationCost(all).seconds,
-              hierarchicalCentralizationCost(coo).seconds * 1.0001) << d;
+              hierarchicalCentralizationCost(coo).seconds * 1.0001)
+        << d;
   }
 }
 
@@ -269,7 +277,8 @@ TEST(SparsePlanner, ForcedAlgorithmIsTakenButEveryCostIsReported) {
   SparseCostInput in = input(4, 100000, 0.01, 2);
   SparseDecision d = decideSparseAlgorithm(in, spcclSparseBlock);
   EXPECT_EQ(d.algorithm, spcclSparseBlock);
-  for (const SparseAlgorithmInfo& a : sparseAlgorithms()) EXPECT_GT(d.predictedSeconds[a.id], 0) << a.name;
+  for (const SparseAlgorithmInfo& a : sparseAlgorithms())
+    EXPECT_GT(d.predictedSeconds[a.id], 0) << a.name;
   EXPECT_LT(d.predictedSeconds[spcclSparseAuto], 0);
   EXPECT_STREQ(sparseAlgorithmName(spcclSparseHierarchical), "hc");
 }
@@ -303,7 +312,7 @@ TEST(SparsePlanner, OverlapSketchEstimatesTheUnion) {
   std::vector<uint64_t> counts;
   for (uint64_t r = 0; r < 4; ++r) {
     std::vector<uint64_t> set;
-    for (uint64_t i = 0; i < 10000; ++i) set.push_back(i);                      // shared
+    for (uint64_t i = 0; i < 10000; ++i) set.push_back(i);                        // shared
     for (uint64_t i = 0; i < 10000; ++i) set.push_back(1'000'000 * (r + 1) + i);  // own
     sketches.push_back(sketchIndices(set.data(), set.size(), 99));
     counts.push_back(set.size());

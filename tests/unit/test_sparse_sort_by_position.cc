@@ -15,8 +15,8 @@ namespace spccl::sparse {
 namespace {
 
 void checkSort(size_t nnz, size_t valueBytes, uint64_t universe, uint64_t seed) {
-  SCOPED_TRACE(testing::Message() << "nnz " << nnz << " valueBytes " << valueBytes
-                                  << " universe " << universe);
+  SCOPED_TRACE(testing::Message() << "nnz " << nnz << " valueBytes " << valueBytes << " universe "
+                                  << universe);
   std::mt19937_64 rng(seed);
   // Unique positions (the sets' invariant), shuffled.
   std::vector<uint64_t> positions(nnz);
@@ -38,7 +38,8 @@ void checkSort(size_t nnz, size_t valueBytes, uint64_t universe, uint64_t seed) 
   ASSERT_EQ(positions, expected);
   for (size_t i = 0; i < n; ++i)
     for (size_t b = 0; b < valueBytes; ++b)
-      ASSERT_EQ(values[i * valueBytes + b], static_cast<unsigned char>(positions[i] >> (8 * (b % 8))))
+      ASSERT_EQ(values[i * valueBytes + b],
+                static_cast<unsigned char>(positions[i] >> (8 * (b % 8))))
           << "value of entry " << i;
 }
 

@@ -184,12 +184,12 @@ int waitChild(pid_t pid, int64_t timeoutMs) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-#define CHILD_CHECK(cond)                                                    \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
+#define CHILD_CHECK(cond)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "child check failed at line %d: %s\n", __LINE__, #cond); \
-      return 1;                                                              \
-    }                                                                        \
+      return 1;                                                                \
+    }                                                                          \
   } while (0)
 
 // ---- the fixture ----
@@ -266,46 +266,46 @@ class TransportLoopback : public ::testing::TestWithParam<TransportCase> {
   // The parent side of the echo scenario: sends every message of kSizes
   // (kWindow outstanding) and verifies the echoes.
   void echoParent(void* sendComm, void* recvComm) {
-        Pump pump(net_);
-        std::vector<std::vector<unsigned char>> outgoing(kSizes.size()), incoming(kSizes.size());
-        size_t nextSend = 0, nextRecv = 0, verified = 0;
-        std::function<void()> postSend = [&] {
-          size_t i = nextSend++;
-          outgoing[i] = patterned(i, kSizes[i]);
-          void* request = nullptr;
-          ASSERT_EQ(net_->isend(sendComm, outgoing[i].data(), kSizes[i], nullptr, &request),
-                    spcclSuccess)
-              << threadLastError();
-          pump.add(sendComm, request, [&, i](spcclResult_t res, size_t size) {
-            EXPECT_EQ(res, spcclSuccess) << threadLastError();
-            EXPECT_EQ(size, kSizes[i]);
-            std::vector<unsigned char>().swap(outgoing[i]);
-            if (nextSend < kSizes.size()) postSend();
-          });
-        };
-        std::function<void()> postRecv = [&] {
-          size_t i = nextRecv++;
-          incoming[i].assign(kSizes[i] + 16, 0);  // spare capacity: the sender's size counts
-          void* request = nullptr;
-          ASSERT_EQ(net_->irecv(recvComm, incoming[i].data(), incoming[i].size(), nullptr, &request),
-                    spcclSuccess)
-              << threadLastError();
-          pump.add(recvComm, request, [&, i](spcclResult_t res, size_t size) {
-            EXPECT_EQ(res, spcclSuccess) << threadLastError();
-            EXPECT_EQ(size, kSizes[i]) << "message " << i;
-            EXPECT_TRUE(hasPattern(incoming[i].data(), i, kSizes[i])) << "message " << i;
-            std::vector<unsigned char>().swap(incoming[i]);
-            ++verified;
-            if (nextRecv < kSizes.size()) postRecv();
-          });
-        };
-        for (size_t i = 0; i < kWindow; ++i) {
-          postRecv();
-          postSend();
-        }
-        ASSERT_EQ(pump.runUntilIdle(Deadline(kScenarioTimeoutMs)), spcclSuccess);
-        EXPECT_EQ(verified, kSizes.size());
-      }
+    Pump pump(net_);
+    std::vector<std::vector<unsigned char>> outgoing(kSizes.size()), incoming(kSizes.size());
+    size_t nextSend = 0, nextRecv = 0, verified = 0;
+    std::function<void()> postSend = [&] {
+      size_t i = nextSend++;
+      outgoing[i] = patterned(i, kSizes[i]);
+      void* request = nullptr;
+      ASSERT_EQ(net_->isend(sendComm, outgoing[i].data(), kSizes[i], nullptr, &request),
+                spcclSuccess)
+          << threadLastError();
+      pump.add(sendComm, request, [&, i](spcclResult_t res, size_t size) {
+        EXPECT_EQ(res, spcclSuccess) << threadLastError();
+        EXPECT_EQ(size, kSizes[i]);
+        std::vector<unsigned char>().swap(outgoing[i]);
+        if (nextSend < kSizes.size()) postSend();
+      });
+    };
+    std::function<void()> postRecv = [&] {
+      size_t i = nextRecv++;
+      incoming[i].assign(kSizes[i] + 16, 0);  // spare capacity: the sender's size counts
+      void* request = nullptr;
+      ASSERT_EQ(net_->irecv(recvComm, incoming[i].data(), incoming[i].size(), nullptr, &request),
+                spcclSuccess)
+          << threadLastError();
+      pump.add(recvComm, request, [&, i](spcclResult_t res, size_t size) {
+        EXPECT_EQ(res, spcclSuccess) << threadLastError();
+        EXPECT_EQ(size, kSizes[i]) << "message " << i;
+        EXPECT_TRUE(hasPattern(incoming[i].data(), i, kSizes[i])) << "message " << i;
+        std::vector<unsigned char>().swap(incoming[i]);
+        ++verified;
+        if (nextRecv < kSizes.size()) postRecv();
+      });
+    };
+    for (size_t i = 0; i < kWindow; ++i) {
+      postRecv();
+      postSend();
+    }
+    ASSERT_EQ(pump.runUntilIdle(Deadline(kScenarioTimeoutMs)), spcclSuccess);
+    EXPECT_EQ(verified, kSizes.size());
+  }
 
   // Parent and child each listen and connect to the other, then run
   // parentBody / childBody with (sendComm, recvComm).
@@ -359,9 +359,8 @@ class TransportLoopback : public ::testing::TestWithParam<TransportCase> {
 
 TEST_P(TransportLoopback, EchoesEverySizeWithSeveralRequestsOutstanding) {
   ShmReceiveStats before = shmReceiveStats();
-  runPair(
-      [&](void* sendComm, void* recvComm, int) { echoParent(sendComm, recvComm); },
-      [&](void* sendComm, void* recvComm, int) { return echoChild(sendComm, recvComm); });
+  runPair([&](void* sendComm, void* recvComm, int) { echoParent(sendComm, recvComm); },
+          [&](void* sendComm, void* recvComm, int) { return echoChild(sendComm, recvComm); });
   EXPECT_EQ(childStatus_, 0);
 
   if (std::string(GetParam().name) == "shm") {

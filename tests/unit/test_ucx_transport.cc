@@ -58,12 +58,12 @@ spcclResult_t waitFor(const spcclNet_v2_t* net, void* comm, void* request, size_
   return spcclTimeout;
 }
 
-#define CHILD_EXPECT(cond)                                                  \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
+#define CHILD_EXPECT(cond)                                                    \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
       std::fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-      return kChildWrongResult;                                             \
-    }                                                                       \
+      return kChildWrongResult;                                               \
+    }                                                                         \
   } while (0)
 
 // One process, a comm to itself: three messages arrive in order with their
@@ -96,8 +96,8 @@ int orderSizesAndOversize() {
   }
   CHILD_EXPECT(recvComm != nullptr);
 
-  std::vector<std::vector<char>> messages = {std::vector<char>(100, 'a'), {},
-                                             std::vector<char>(3 << 20, 'c')};
+  std::vector<std::vector<char>> messages = {
+      std::vector<char>(100, 'a'), {}, std::vector<char>(3 << 20, 'c')};
   std::vector<void*> sends;
   for (auto& m : messages) {
     void* request = nullptr;
@@ -122,8 +122,7 @@ int orderSizesAndOversize() {
   std::vector<char> big(1000, 'x');
   void* sendRequest = nullptr;
   void* recvRequest = nullptr;
-  CHILD_EXPECT(net->isend(sendComm, big.data(), big.size(), nullptr, &sendRequest) ==
-               spcclSuccess);
+  CHILD_EXPECT(net->isend(sendComm, big.data(), big.size(), nullptr, &sendRequest) == spcclSuccess);
   CHILD_EXPECT(net->irecv(recvComm, inbox.data(), 10, nullptr, &recvRequest) == spcclSuccess);
   size_t size = 0;
   CHILD_EXPECT(waitFor(net, recvComm, recvRequest, &size) == spcclRemoteError);
@@ -146,31 +145,34 @@ TEST_P(UcxTransport, MessagesInOrderWithSizesAndOversizeFails) {
 // spcclRemoteError long before the 20 s deadline, saying what ucx saw.
 TEST_P(UcxTransport, KilledRankMakesOthersFailFast) {
   const int n = 3;
-  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
-    if (!preloadPlugin()) return kChildInitFailed;
-    spcclComm_t comm = initOrExit(n, id, rank, 20000);
-    std::vector<float> data(4 << 20, 1.0f);
-    if (rank == 1) {
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        kill(getpid(), SIGKILL);
-      }).detach();
-    }
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10000; ++i) {
-      spcclResult_t res = spcclAllReduce(data.data(), data.data(), data.size(), spcclFloat32,
-                                         spcclMax, comm, nullptr);
-      if (res != spcclSuccess) {
-        std::fprintf(stderr, "rank %d: failed as expected after %.2f s: %s\n", rank,
-                     secondsSince(start), spcclGetLastError(comm));
-        if (res != spcclRemoteError) return kChildWrongResult;
-        // The plugin's own words reach the message (transport_registry_error_text.h).
-        if (std::strstr(spcclGetLastError(comm), "ucx: ") == nullptr) return kChildWrongResult;
-        return secondsSince(start) < 10.0 ? kChildOk : kChildTooSlow;
-      }
-    }
-    return kChildUnexpectedSuccess;
-  }, 60);
+  auto outcomes = forkRanks(
+      n,
+      [](int rank, const spcclUniqueId& id) {
+        if (!preloadPlugin()) return kChildInitFailed;
+        spcclComm_t comm = initOrExit(n, id, rank, 20000);
+        std::vector<float> data(4 << 20, 1.0f);
+        if (rank == 1) {
+          std::thread([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            kill(getpid(), SIGKILL);
+          }).detach();
+        }
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < 10000; ++i) {
+          spcclResult_t res = spcclAllReduce(data.data(), data.data(), data.size(), spcclFloat32,
+                                             spcclMax, comm, nullptr);
+          if (res != spcclSuccess) {
+            std::fprintf(stderr, "rank %d: failed as expected after %.2f s: %s\n", rank,
+                         secondsSince(start), spcclGetLastError(comm));
+            if (res != spcclRemoteError) return kChildWrongResult;
+            // The plugin's own words reach the message (transport_registry_error_text.h).
+            if (std::strstr(spcclGetLastError(comm), "ucx: ") == nullptr) return kChildWrongResult;
+            return secondsSince(start) < 10.0 ? kChildOk : kChildTooSlow;
+          }
+        }
+        return kChildUnexpectedSuccess;
+      },
+      60);
   for (int r = 0; r < n; ++r) {
     if (r == 1) {
       EXPECT_FALSE(outcomes[r].exited);

@@ -31,8 +31,7 @@ spcclResult_t SideChannel::connect(const net::SockAddr& addr, int64_t deadlineMs
     return SPCCL_FAIL(spcclSystemError, "side channel to %s: socket: %s", peerName_.c_str(),
                       strerror(errno));
   if (::connect(fd_, &addr.sa, net::sockAddrLen(addr)) != 0 && errno != EINPROGRESS)
-    return SPCCL_FAIL(spcclRemoteError, "connecting to %s: %s", peerName_.c_str(),
-                      strerror(errno));
+    return SPCCL_FAIL(spcclRemoteError, "connecting to %s: %s", peerName_.c_str(), strerror(errno));
   return spcclSuccess;
 }
 

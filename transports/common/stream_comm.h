@@ -4,12 +4,12 @@
 // come from include/spccl_net.h.
 #pragma once
 
+#include <unistd.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-
-#include <unistd.h>
 
 #include "base/check.h"
 #include "spccl_net.h"

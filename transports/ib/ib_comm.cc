@@ -134,9 +134,10 @@ spcclResult_t IbComm::post(bool isSend, void* data, size_t size, Registration* r
                       isSend ? "isend" : "irecv", peerName.c_str(), registration->length,
                       reinterpret_cast<void*>(registration->base), size, data);
   if (size > kMaxMessageBytes)
-    return SPCCL_FAIL(spcclInvalidArgument, "ib: a message of %zu bytes to %s is over the %zu-byte "
-                      "limit of one RDMA write with immediate", size, peerName.c_str(),
-                      kMaxMessageBytes);
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "ib: a message of %zu bytes to %s is over the %zu-byte "
+                      "limit of one RDMA write with immediate",
+                      size, peerName.c_str(), kMaxMessageBytes);
   IbRequest* slot = nullptr;
   for (IbRequest& r : slots)
     if (!r.used) {
@@ -226,9 +227,10 @@ spcclResult_t IbComm::writeMessage(IbRequest* r, const Cts& cts) {
                       strerror(errno));
   r->started = true;
   if (oversize)
-    return SPCCL_FAIL(spcclRemoteError, "ib: a message of %zu bytes to %s is larger than the "
-                      "%llu bytes it posted (oversize)", r->size, peerName.c_str(),
-                      static_cast<unsigned long long>(cts.capacity));
+    return SPCCL_FAIL(spcclRemoteError,
+                      "ib: a message of %zu bytes to %s is larger than the "
+                      "%llu bytes it posted (oversize)",
+                      r->size, peerName.c_str(), static_cast<unsigned long long>(cts.capacity));
   return spcclSuccess;
 }
 
@@ -279,8 +281,10 @@ void IbComm::pollCompletions() {
           fail(SPCCL_FAIL(spcclRemoteError, "ib: %s wrote a message nobody asked for",
                           peerName.c_str()));
         } else if (size == kOversizeImm) {
-          fail(SPCCL_FAIL(spcclRemoteError, "ib: a message from %s is larger than the %zu bytes "
-                          "posted (oversize)", peerName.c_str(), r->size));
+          fail(SPCCL_FAIL(spcclRemoteError,
+                          "ib: a message from %s is larger than the %zu bytes "
+                          "posted (oversize)",
+                          peerName.c_str(), r->size));
         } else {
           r->result = size;
           r->done = true;
@@ -312,8 +316,10 @@ void IbComm::progress() {
   if (peerGoneAtMs < 0 && side.peerGone()) peerGoneAtMs = monotonicMs();
   if (peerGoneAtMs >= 0 && monotonicMs() - peerGoneAtMs > kPeerGoneGraceMs &&
       oldestUnfinished(true) != nullptr)
-    fail(SPCCL_FAIL(spcclRemoteError, "ib: %s closed its connection with requests pending "
-                    "(process died?)", peerName.c_str()));
+    fail(SPCCL_FAIL(spcclRemoteError,
+                    "ib: %s closed its connection with requests pending "
+                    "(process died?)",
+                    peerName.c_str()));
 }
 
 spcclResult_t IbComm::test(IbRequest* r, int* done, size_t* size) {

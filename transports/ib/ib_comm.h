@@ -20,10 +20,10 @@
 #include <string>
 
 #include "spccl_net.h"
+#include "transports/common/side_channel.h"
 #include "transports/ib/ib_device.h"
 #include "transports/ib/ib_mr_cache.h"
 #include "transports/ib/ib_qp_setup.h"
-#include "transports/common/side_channel.h"
 
 namespace spccl::ib {
 

@@ -9,7 +9,9 @@ bool covers(const Registration& registration, const void* data, size_t size) {
 }
 
 MrCache::MrCache(RegisterFn reg, DeregisterFn dereg, size_t capacity, size_t pageSize)
-    : register_(std::move(reg)), deregister_(std::move(dereg)), capacity_(capacity),
+    : register_(std::move(reg)),
+      deregister_(std::move(dereg)),
+      capacity_(capacity),
       pageSize_(pageSize) {}
 
 MrCache::~MrCache() {

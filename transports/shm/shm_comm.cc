@@ -1,5 +1,7 @@
 // Comm-wide pieces of the shm transport: failure, dispatch, and the
 // non-blocking connection setup of the send side.
+#include "transports/shm/shm_comm.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -8,7 +10,6 @@
 
 #include "base/clock.h"
 #include "base/socket.h"
-#include "transports/shm/shm_comm.h"
 
 namespace spccl::transport {
 
@@ -29,8 +30,8 @@ spcclResult_t ShmComm::progress() {
 spcclResult_t ShmComm::startConnect() {
   fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return fail(SPCCL_FAIL(spcclSystemError, "shm socket for %s: %s", peerName.c_str(),
-                           strerror(errno)));
+    return fail(
+        SPCCL_FAIL(spcclSystemError, "shm socket for %s: %s", peerName.c_str(), strerror(errno)));
   if (connect(fd, reinterpret_cast<sockaddr*>(&remote), remoteLen) == 0) {
     connected = true;
     hello = {shm::kHelloMagic, static_cast<int32_t>(getpid())};

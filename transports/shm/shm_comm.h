@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "transports/shm/shm_protocol.h"
 #include "transports/common/stream_comm.h"
+#include "transports/shm/shm_protocol.h"
 
 namespace spccl::transport {
 

@@ -78,15 +78,14 @@ spcclResult_t shmDevices(int* ndev) {
 
 spcclResult_t checkDevice(const char* op, int dev) {
   if (dev != 0)
-    return SPCCL_FAIL(spcclInvalidArgument, "shm %s: dev %d does not exist (shm has device 0)",
-                      op, dev);
+    return SPCCL_FAIL(spcclInvalidArgument, "shm %s: dev %d does not exist (shm has device 0)", op,
+                      dev);
   return spcclSuccess;
 }
 
 spcclResult_t shmGetProperties(int dev, spcclNetProperties_v2_t* props) {
   SPCCL_CHECK(checkDevice("getProperties", dev));
-  if (props == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "shm getProperties: props is NULL");
+  if (props == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "shm getProperties: props is NULL");
   *props = spcclNetProperties_v2_t{};
   std::snprintf(props->name, sizeof(props->name), "shm");
   props->ptrSupport = SPCCL_PTR_HOST;
@@ -238,12 +237,25 @@ spcclResult_t shmDescribe(void* comm, char* buf, size_t len) {
   return spcclSuccess;
 }
 
-const spcclNet_v2_t kShmNet = {
-    "shm",           SPCCL_NET_ABI_VERSION, shmInit,           shmDevices,
-    shmGetProperties, shmListen,           shmConnect,        shmAccept,
-    regMrNotNeeded,  nullptr,              deregMrNotNeeded,     shmIsend,          shmIrecv,
-    shmTest,         shmPollFd,            shmDescribe,       closeComm<ShmComm>,
-    closeComm<ShmComm>, closeComm<CommBase>};
+const spcclNet_v2_t kShmNet = {"shm",
+                               SPCCL_NET_ABI_VERSION,
+                               shmInit,
+                               shmDevices,
+                               shmGetProperties,
+                               shmListen,
+                               shmConnect,
+                               shmAccept,
+                               regMrNotNeeded,
+                               nullptr,
+                               deregMrNotNeeded,
+                               shmIsend,
+                               shmIrecv,
+                               shmTest,
+                               shmPollFd,
+                               shmDescribe,
+                               closeComm<ShmComm>,
+                               closeComm<ShmComm>,
+                               closeComm<CommBase>};
 
 }  // namespace
 }  // namespace spccl::transport

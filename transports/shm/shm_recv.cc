@@ -36,8 +36,8 @@ void shmRefuseRemoteReadsForTesting(bool refuse) { gRefuseRemoteReads = refuse; 
 spcclResult_t ShmComm::readInto(void* data, size_t size, size_t* done, bool* complete) {
   while (*done < size) {
     size_t moved = 0;
-    spcclResult_t res = net::recvNow(fd, static_cast<char*>(data) + *done, size - *done, &moved,
-                                     peerName);
+    spcclResult_t res =
+        net::recvNow(fd, static_cast<char*>(data) + *done, size - *done, &moved, peerName);
     if (res != spcclSuccess) return fail(res);
     if (moved == 0) break;
     *done += moved;
@@ -95,8 +95,8 @@ spcclResult_t ShmComm::copyFromPeer(ShmRequest& request, bool* refused) {
       return spcclSuccess;
     }
     if (err == ESRCH)
-      return fail(SPCCL_FAIL(spcclRemoteError, "shm: %s exited during a transfer",
-                             peerName.c_str()));
+      return fail(
+          SPCCL_FAIL(spcclRemoteError, "shm: %s exited during a transfer", peerName.c_str()));
     return fail(SPCCL_FAIL(err == EFAULT ? spcclRemoteError : spcclSystemError,
                            "shm: reading %zu bytes at 0x%llx from %s failed: %s", request.size,
                            static_cast<unsigned long long>(address), peerName.c_str(),
@@ -124,10 +124,9 @@ spcclResult_t ShmComm::progressRecv() {
         return fail(SPCCL_FAIL(spcclRemoteError, "shm: bad message mode %d from %s",
                                static_cast<int>(request.mode), peerName.c_str()));
       if (length > request.capacity)
-        return fail(SPCCL_FAIL(spcclRemoteError,
-                               "oversize message from %s: %llu bytes > capacity %zu",
-                               peerName.c_str(), static_cast<unsigned long long>(length),
-                               request.capacity));
+        return fail(SPCCL_FAIL(
+            spcclRemoteError, "oversize message from %s: %llu bytes > capacity %zu",
+            peerName.c_str(), static_cast<unsigned long long>(length), request.capacity));
       request.size = length;
       request.stage =
           request.mode == shm::Mode::Inline ? ShmStage::ReadPayload : ShmStage::ReadAddress;

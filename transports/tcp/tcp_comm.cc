@@ -31,7 +31,8 @@ spcclResult_t TcpComm::progress() {
 spcclResult_t TcpComm::startConnect() {
   fd = socket(remote.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    return fail(SPCCL_FAIL(spcclSystemError, "socket for %s: %s", peerName.c_str(), strerror(errno)));
+    return fail(
+        SPCCL_FAIL(spcclSystemError, "socket for %s: %s", peerName.c_str(), strerror(errno)));
   net::setNoDelay(fd);
   net::setBufferSizes(fd, bufferBytes);  // before connect, so the window scale matches
   if (connect(fd, &remote.sa, net::sockAddrLen(remote)) == 0) {
@@ -120,15 +121,15 @@ spcclResult_t TcpComm::progressRecv() {
     }
     uint64_t length = le64toh(request.wireLength);
     if (length > request.capacity)
-      return fail(SPCCL_FAIL(spcclRemoteError, "oversize message from %s: %llu bytes > capacity %zu",
-                             peerName.c_str(), static_cast<unsigned long long>(length),
-                             request.capacity));
+      return fail(
+          SPCCL_FAIL(spcclRemoteError, "oversize message from %s: %llu bytes > capacity %zu",
+                     peerName.c_str(), static_cast<unsigned long long>(length), request.capacity));
     request.size = length;
     while (request.moved < kPrefixBytes + request.size) {
       size_t payloadDone = request.moved - kPrefixBytes;
       size_t moved = 0;
-      spcclResult_t res =
-          net::recvNow(fd, request.data + payloadDone, request.size - payloadDone, &moved, peerName);
+      spcclResult_t res = net::recvNow(fd, request.data + payloadDone, request.size - payloadDone,
+                                       &moved, peerName);
       if (res != spcclSuccess) return fail(res);
       if (moved == 0) return spcclSuccess;
       request.moved += moved;

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -79,8 +79,8 @@ spcclResult_t tcpInit(const spcclNetInitArgs_v2_t* args) {
   std::string familyText = knobString("SPCCL_SOCKET_FAMILY");
   int family = net::parseSocketFamily(familyText);
   if (family < 0)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "SPCCL_SOCKET_FAMILY=%s: expected AF_INET or AF_INET6", familyText.c_str());
+    return SPCCL_FAIL(spcclInvalidArgument, "SPCCL_SOCKET_FAMILY=%s: expected AF_INET or AF_INET6",
+                      familyText.c_str());
   int64_t rails = knobInt("SPCCL_TOPO_RAILS");
   if (rails < 1 || rails > SPCCL_NET_MAX_DEVICES)
     return SPCCL_FAIL(spcclInvalidArgument, "SPCCL_TOPO_RAILS=%lld: expected 1..%d",
@@ -94,17 +94,19 @@ spcclResult_t tcpInit(const spcclNetInitArgs_v2_t* args) {
   }
   state.devices = firstInterfaces(found, static_cast<int>(rails));
   state.bufferBytes = static_cast<int>(knobInt("SPCCL_SOCKET_BUFFER_BYTES"));
-  state.timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs
-                                                           : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
+  state.timeoutMs = args != nullptr && args->timeoutMs > 0
+                        ? args->timeoutMs
+                        : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
   state.initialized = true;
   gTcp = state;
   for (size_t d = 0; d < gTcp.devices.size(); ++d)
     SPCCL_INFO(kLogNet, "tcp device %zu: %s %s", d, gTcp.devices[d].name.c_str(),
                net::toString(gTcp.devices[d].addr).c_str());
   if (static_cast<int64_t>(gTcp.devices.size()) < rails)
-    SPCCL_INFO(kLogNet, "tcp: SPCCL_TOPO_RAILS=%lld but only %zu interface(s) match "
-               "SPCCL_SOCKET_IFNAME='%s'", static_cast<long long>(rails), gTcp.devices.size(),
-               ifname.c_str());
+    SPCCL_INFO(kLogNet,
+               "tcp: SPCCL_TOPO_RAILS=%lld but only %zu interface(s) match "
+               "SPCCL_SOCKET_IFNAME='%s'",
+               static_cast<long long>(rails), gTcp.devices.size(), ifname.c_str());
   return spcclSuccess;
 }
 
@@ -116,8 +118,8 @@ spcclResult_t requireInit(const char* op) {
 spcclResult_t requireDevice(const char* op, int dev) {
   SPCCL_CHECK(requireInit(op));
   if (dev < 0 || dev >= static_cast<int>(gTcp.devices.size()))
-    return SPCCL_FAIL(spcclInvalidArgument, "tcp %s: dev %d is not one of the %zu devices", op,
-                      dev, gTcp.devices.size());
+    return SPCCL_FAIL(spcclInvalidArgument, "tcp %s: dev %d is not one of the %zu devices", op, dev,
+                      gTcp.devices.size());
   return spcclSuccess;
 }
 
@@ -130,8 +132,7 @@ spcclResult_t tcpDevices(int* ndev) {
 
 spcclResult_t tcpGetProperties(int dev, spcclNetProperties_v2_t* props) {
   SPCCL_CHECK(requireDevice("getProperties", dev));
-  if (props == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "tcp getProperties: props is NULL");
+  if (props == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "tcp getProperties: props is NULL");
   *props = spcclNetProperties_v2_t{};
   const std::string& name = gTcp.devices[dev].name;
   std::snprintf(props->name, sizeof(props->name), "%s", name.c_str());
@@ -257,12 +258,25 @@ spcclResult_t tcpDescribe(void* comm, char* buf, size_t len) {
   return spcclSuccess;
 }
 
-const spcclNet_v2_t kTcpNet = {
-    "tcp",           SPCCL_NET_ABI_VERSION, tcpInit,           tcpDevices,
-    tcpGetProperties, tcpListen,           tcpConnect,        tcpAccept,
-    regMrNotNeeded,  nullptr,              deregMrNotNeeded,     tcpIsend,          tcpIrecv,
-    tcpTest,         tcpPollFd,            tcpDescribe,       closeComm<TcpComm>,
-    closeComm<TcpComm>, closeComm<CommBase>};
+const spcclNet_v2_t kTcpNet = {"tcp",
+                               SPCCL_NET_ABI_VERSION,
+                               tcpInit,
+                               tcpDevices,
+                               tcpGetProperties,
+                               tcpListen,
+                               tcpConnect,
+                               tcpAccept,
+                               regMrNotNeeded,
+                               nullptr,
+                               deregMrNotNeeded,
+                               tcpIsend,
+                               tcpIrecv,
+                               tcpTest,
+                               tcpPollFd,
+                               tcpDescribe,
+                               closeComm<TcpComm>,
+                               closeComm<TcpComm>,
+                               closeComm<CommBase>};
 
 }  // namespace
 }  // namespace spccl::transport

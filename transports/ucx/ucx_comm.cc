@@ -93,8 +93,10 @@ spcclResult_t UcxComm::post(bool isSend, void* data, size_t size, UcxRequest** o
   slot->order = nextOrder++;
   slot->data = data;
   slot->size = size;
-  if (!isSend) startRecv(slot);
-  else if (ep != nullptr) startQueuedSends();  // this one and any queued before it, in order
+  if (!isSend)
+    startRecv(slot);
+  else if (ep != nullptr)
+    startQueuedSends();  // this one and any queued before it, in order
   *out = slot;
   return spcclSuccess;
 }
@@ -112,8 +114,8 @@ void UcxComm::startRecv(UcxRequest* r) {
   // UCX 1.13 leaves recv_info.tag_info unset when a receive completes
   // immediately (an eager message already there), so the length always
   // comes through the callback.
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = recvDone;
   param.user_data = r;
   adopt(r, ucp_tag_recv_nbx(worker()->worker, r->data, r->size, tag, ~uint64_t{0}, &param));
@@ -218,9 +220,11 @@ void UcxComm::createEndpoint(const AddressHeader& header, const unsigned char* a
   ucs_status_t status = ucp_ep_create(worker()->worker, &params, &ep);
   if (status == UCS_ERR_UNREACHABLE && gPeerErrorHandling) {
     gPeerErrorHandling = false;
-    SPCCL_INFO(kLogNet, "ucx: no transport in UCX_TLS reaches %s with peer failure handling "
+    SPCCL_INFO(kLogNet,
+               "ucx: no transport in UCX_TLS reaches %s with peer failure handling "
                "(UCX's shared-memory transports have none); using endpoints without it, dead "
-               "peers are detected through the side channel", peerName.c_str());
+               "peers are detected through the side channel",
+               peerName.c_str());
     params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
     status = ucp_ep_create(worker()->worker, &params, &ep);
   }

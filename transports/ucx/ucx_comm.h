@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "base/socket.h"
-#include "transports/common/side_channel.h"
 #include "spccl_net.h"
+#include "transports/common/side_channel.h"
 
 namespace spccl::ucx {
 

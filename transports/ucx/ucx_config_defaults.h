@@ -18,9 +18,9 @@
 namespace spccl::ucx {
 
 struct ConfigChange {
-  std::string name;   // as ucp_config_modify takes it: without "UCX_"
+  std::string name;  // as ucp_config_modify takes it: without "UCX_"
   std::string value;
-  std::string why;    // for the INFO line
+  std::string why;  // for the INFO line
 };
 
 // True when `tls` (UCX_TLS) lists tcp and otherwise only self: no "^"

@@ -49,8 +49,9 @@ spcclResult_t ucxInit(const spcclNetInitArgs_v1_t* args) {
   int family = net::parseSocketFamily(knobString("SPCCL_SOCKET_FAMILY"));
   if (family < 0) family = AF_UNSPEC;
   SPCCL_CHECK(net::pickInterface(ifname, family, &gInterface));
-  int timeoutMs = args != nullptr && args->timeoutMs > 0 ? args->timeoutMs
-                                                         : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
+  int timeoutMs = args != nullptr && args->timeoutMs > 0
+                      ? args->timeoutMs
+                      : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
   SPCCL_CHECK(workerInit(timeoutMs));
   SPCCL_INFO(kLogNet, "ucx transport: side channels on %s %s", gInterface.name.c_str(),
              net::toString(gInterface.addr).c_str());
@@ -202,23 +203,23 @@ spcclResult_t ucxClose(void* comm) {
 
 // The symbol the registry looks up (SPCCL_NET_PLUGIN_SYMBOL_V1): this plugin
 // is a version-1 table, run by the registry as a transport with one device.
-extern "C" __attribute__((visibility("default"))) const spcclNet_v1_t spcclNetPlugin_v1 = {
-    "ucx",
-    1,
-    spccl::ucx::ucxInit,
-    spccl::ucx::ucxListen,
-    spccl::ucx::ucxConnect,
-    spccl::ucx::ucxAccept,
-    spccl::ucx::ucxRegMr,
-    spccl::ucx::ucxDeregMr,
-    spccl::ucx::ucxIsend,
-    spccl::ucx::ucxIrecv,
-    spccl::ucx::ucxTest,
-    spccl::ucx::ucxPollFd,
-    spccl::ucx::ucxDescribe,
-    spccl::ucx::ucxClose,
-    spccl::ucx::ucxClose,
-    spccl::ucx::ucxClose};
+extern "C" __attribute__((visibility("default")))
+const spcclNet_v1_t spcclNetPlugin_v1 = {"ucx",
+                                         1,
+                                         spccl::ucx::ucxInit,
+                                         spccl::ucx::ucxListen,
+                                         spccl::ucx::ucxConnect,
+                                         spccl::ucx::ucxAccept,
+                                         spccl::ucx::ucxRegMr,
+                                         spccl::ucx::ucxDeregMr,
+                                         spccl::ucx::ucxIsend,
+                                         spccl::ucx::ucxIrecv,
+                                         spccl::ucx::ucxTest,
+                                         spccl::ucx::ucxPollFd,
+                                         spccl::ucx::ucxDescribe,
+                                         spccl::ucx::ucxClose,
+                                         spccl::ucx::ucxClose,
+                                         spccl::ucx::ucxClose};
 
 // Error text for the registry (src/core/transport_registry_error_text.h):
 // the messages of this plugin's failures, per thread.

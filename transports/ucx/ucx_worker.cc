@@ -7,9 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "base/clock.h"
-
 #include "base/check.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "transports/ucx/ucx_config_defaults.h"
 
@@ -31,9 +30,8 @@ spcclResult_t createContextAndWorker(Worker* w) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);  // UCX_* as usual
   if (status != UCS_OK) return ucxFail("ucp_config_read", status);
-  for (const ConfigChange& change : configChanges([](const char* name) -> const char* {
-         return std::getenv(name);
-       })) {
+  for (const ConfigChange& change :
+       configChanges([](const char* name) -> const char* { return std::getenv(name); })) {
     status = ucp_config_modify(config, change.name.c_str(), change.value.c_str());
     if (status != UCS_OK) {
       ucp_config_release(config);
@@ -76,8 +74,8 @@ spcclResult_t workerInit(int timeoutMs) {
   ucp_context_query(w.context, &attr);
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
-  SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, worker address %zu bytes, UCX_TLS=%s",
-             major, minor, release, w.addressLength,
+  SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, worker address %zu bytes, UCX_TLS=%s", major,
+             minor, release, w.addressLength,
              getenv("UCX_TLS") != nullptr ? getenv("UCX_TLS") : "(default)");
   gReady = true;
   return spcclSuccess;

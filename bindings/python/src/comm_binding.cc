@@ -1,11 +1,11 @@
 // Communicator lifecycle: unique ids, init (explicit and from the launcher's
 // environment), split, close/abort, rank/size, counters.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include <array>
 #include <optional>
 #include <string>
-
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include "comm_handle.h"
 #include "errors.h"
@@ -121,7 +121,8 @@ void bindComm(py::module_& m) {
     raiseOnError(result, nullptr);
   });
   m.def("type_size", [](int dtype) { return spcclTypeSize(static_cast<spcclDataType_t>(dtype)); });
-  m.def("error_string", [](int result) { return spcclGetErrorString(static_cast<spcclResult_t>(result)); });
+  m.def("error_string",
+        [](int result) { return spcclGetErrorString(static_cast<spcclResult_t>(result)); });
   m.attr("UNIQUE_ID_BYTES") = SPCCL_UNIQUE_ID_BYTES;
 
   py::class_<CommHandle> comm(m, "CommHandle");
@@ -161,21 +162,24 @@ void bindComm(py::module_& m) {
              if (child == nullptr) return nullptr;
              return std::make_unique<CommHandle>(child);
            })
-      .def("rank", [](const CommHandle& self) {
-        int rank = 0;
-        raiseOnError(spcclCommUserRank(self.get(), &rank), self.get());
-        return rank;
-      })
-      .def("size", [](const CommHandle& self) {
-        int size = 0;
-        raiseOnError(spcclCommCount(self.get(), &size), self.get());
-        return size;
-      })
-      .def("counters", [](const CommHandle& self) {
-        spcclCounters_t counters{};
-        runReleased(self, [&](spcclComm_t c) { return spcclCommGetCounters(c, &counters); });
-        return countersDict(counters);
-      })
+      .def("rank",
+           [](const CommHandle& self) {
+             int rank = 0;
+             raiseOnError(spcclCommUserRank(self.get(), &rank), self.get());
+             return rank;
+           })
+      .def("size",
+           [](const CommHandle& self) {
+             int size = 0;
+             raiseOnError(spcclCommCount(self.get(), &size), self.get());
+             return size;
+           })
+      .def("counters",
+           [](const CommHandle& self) {
+             spcclCounters_t counters{};
+             runReleased(self, [&](spcclComm_t c) { return spcclCommGetCounters(c, &counters); });
+             return countersDict(counters);
+           })
       .def("close", &CommHandle::close)
       .def("abort", &CommHandle::abort)
       .def_property_readonly("closed", &CommHandle::closed);

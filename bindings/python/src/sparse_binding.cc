@@ -2,10 +2,10 @@
 // in/COO out, and the planner's statistics per tag. Addresses as in
 // dense_binding.cc; options arrive as the four fields of
 // spcclSparseOptions_t.
-#include <cstdint>
-
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <cstdint>
 
 #include "comm_handle.h"
 
@@ -56,37 +56,35 @@ void bindSparse(py::class_<CommHandle>& comm) {
           static_cast<spcclDataType_t>(dtype), static_cast<spcclRedOp_t>(op), &options, c, nullptr);
     });
   });
-  comm.def("sparse_all_reduce_coo",
-           [](const CommHandle& self, uintptr_t indices, int indexType, uintptr_t values,
-              size_t nnz, size_t count, int dtype, int op, uintptr_t recv, int algorithm,
-              uint64_t tag, int encoding, int partitioner) {
-             const spcclSparseOptions_t options = makeOptions(algorithm, tag, encoding, partitioner);
-             runReleased(self, [&](spcclComm_t c) {
-               return spcclSparseAllReduceCoo(
-                   reinterpret_cast<const void*>(indices), static_cast<spcclIndexType_t>(indexType),
-                   reinterpret_cast<const void*>(values), nnz, count,
-                   static_cast<spcclDataType_t>(dtype), static_cast<spcclRedOp_t>(op),
-                   reinterpret_cast<void*>(recv), &options, c, nullptr);
-             });
-           });
+  comm.def("sparse_all_reduce_coo", [](const CommHandle& self, uintptr_t indices, int indexType,
+                                       uintptr_t values, size_t nnz, size_t count, int dtype,
+                                       int op, uintptr_t recv, int algorithm, uint64_t tag,
+                                       int encoding, int partitioner) {
+    const spcclSparseOptions_t options = makeOptions(algorithm, tag, encoding, partitioner);
+    runReleased(self, [&](spcclComm_t c) {
+      return spcclSparseAllReduceCoo(
+          reinterpret_cast<const void*>(indices), static_cast<spcclIndexType_t>(indexType),
+          reinterpret_cast<const void*>(values), nnz, count, static_cast<spcclDataType_t>(dtype),
+          static_cast<spcclRedOp_t>(op), reinterpret_cast<void*>(recv), &options, c, nullptr);
+    });
+  });
   // Returns the result's nnz (the Python layer gives room for count).
-  comm.def("sparse_all_reduce_coo_to_coo",
-           [](const CommHandle& self, uintptr_t indices, int indexType, uintptr_t values,
-              size_t nnz, size_t count, int dtype, int op, uintptr_t outIndices,
-              uintptr_t outValues, size_t capacity, int algorithm, uint64_t tag, int encoding,
-              int partitioner) {
-             const spcclSparseOptions_t options = makeOptions(algorithm, tag, encoding, partitioner);
-             size_t outNnz = 0;
-             runReleased(self, [&](spcclComm_t c) {
-               return spcclSparseAllReduceCooToCoo(
-                   reinterpret_cast<const void*>(indices), static_cast<spcclIndexType_t>(indexType),
-                   reinterpret_cast<const void*>(values), nnz, count,
-                   static_cast<spcclDataType_t>(dtype), static_cast<spcclRedOp_t>(op),
-                   reinterpret_cast<void*>(outIndices), reinterpret_cast<void*>(outValues),
-                   capacity, &outNnz, &options, c, nullptr);
-             });
-             return outNnz;
-           });
+  comm.def("sparse_all_reduce_coo_to_coo", [](const CommHandle& self, uintptr_t indices,
+                                              int indexType, uintptr_t values, size_t nnz,
+                                              size_t count, int dtype, int op, uintptr_t outIndices,
+                                              uintptr_t outValues, size_t capacity, int algorithm,
+                                              uint64_t tag, int encoding, int partitioner) {
+    const spcclSparseOptions_t options = makeOptions(algorithm, tag, encoding, partitioner);
+    size_t outNnz = 0;
+    runReleased(self, [&](spcclComm_t c) {
+      return spcclSparseAllReduceCooToCoo(
+          reinterpret_cast<const void*>(indices), static_cast<spcclIndexType_t>(indexType),
+          reinterpret_cast<const void*>(values), nnz, count, static_cast<spcclDataType_t>(dtype),
+          static_cast<spcclRedOp_t>(op), reinterpret_cast<void*>(outIndices),
+          reinterpret_cast<void*>(outValues), capacity, &outNnz, &options, c, nullptr);
+    });
+    return outNnz;
+  });
   comm.def("sparse_stats", [](const CommHandle& self, uint64_t tag) {
     spcclSparseStats_t stats{};
     stats.size = sizeof(stats);

@@ -36,7 +36,8 @@ struct PiecewiseMagnitude {
     const float t = x * clustersPerUnit;
     const int k = std::min(static_cast<int>(t), n - 1);
     const float within = (t - static_cast<float>(k)) * intervalsPerCluster[k];
-    return static_cast<uint32_t>(clusterBase[k] + static_cast<float>(static_cast<int>(within + 0.5f)));
+    return static_cast<uint32_t>(clusterBase[k] +
+                                 static_cast<float>(static_cast<int>(within + 0.5f)));
   }
   // The level of code c as a fraction of m: C_k/m + (c - base[k]) U_k/m.
   double level(uint32_t c) const {

@@ -25,7 +25,8 @@ constexpr size_t kMaskBlock = 64;
 template <typename Format>
 constexpr uint64_t valueBitsOf() {
   using Storage = typename Format::Storage;
-  constexpr uint64_t all = sizeof(Storage) == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * sizeof(Storage))) - 1;
+  constexpr uint64_t all =
+      sizeof(Storage) == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * sizeof(Storage))) - 1;
   if constexpr (std::is_same_v<Format, NativeFormat<float>> ||
                 std::is_same_v<Format, NativeFormat<double>> ||
                 std::is_same_v<Format, HalfFormat> || std::is_same_v<Format, Bfloat16Format>) {
@@ -73,10 +74,11 @@ uint64_t nonZeroMask64(const typename Format::Storage* block) {
   using Storage = typename Format::Storage;
   constexpr size_t kBytes = sizeof(Storage);
   constexpr size_t kPerVector = 16 / kBytes;
-  const __m128i valueBits = kBytes == 8 ? _mm_set1_epi64x(static_cast<long long>(valueBitsOf<Format>()))
-                                        : kBytes == 4 ? _mm_set1_epi32(static_cast<int>(valueBitsOf<Format>()))
-                                        : kBytes == 2 ? _mm_set1_epi16(static_cast<short>(valueBitsOf<Format>()))
-                                                      : _mm_set1_epi8(static_cast<char>(valueBitsOf<Format>()));
+  const __m128i valueBits =
+      kBytes == 8   ? _mm_set1_epi64x(static_cast<long long>(valueBitsOf<Format>()))
+      : kBytes == 4 ? _mm_set1_epi32(static_cast<int>(valueBitsOf<Format>()))
+      : kBytes == 2 ? _mm_set1_epi16(static_cast<short>(valueBitsOf<Format>()))
+                    : _mm_set1_epi8(static_cast<char>(valueBitsOf<Format>()));
   uint64_t zeros = 0;
   for (size_t i = 0; i < kMaskBlock; i += kPerVector) {
     __m128i v;

@@ -76,10 +76,14 @@ void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* va
   auto* out = static_cast<unsigned char*>(dense);
   std::memset(out, 0, count * valueBytes);
   switch (valueBytes) {
-    case 1: return scatterCopies<1>(indices, in, nnz, out);
-    case 2: return scatterCopies<2>(indices, in, nnz, out);
-    case 4: return scatterCopies<4>(indices, in, nnz, out);
-    default: return scatterCopies<8>(indices, in, nnz, out);
+    case 1:
+      return scatterCopies<1>(indices, in, nnz, out);
+    case 2:
+      return scatterCopies<2>(indices, in, nnz, out);
+    case 4:
+      return scatterCopies<4>(indices, in, nnz, out);
+    default:
+      return scatterCopies<8>(indices, in, nnz, out);
   }
 }
 
@@ -88,10 +92,14 @@ void densify(size_t valueBytes, const uint64_t* indices, const void* values, siz
   const auto* in = static_cast<const unsigned char*>(values);
   auto* out = static_cast<unsigned char*>(dense);
   switch (valueBytes) {
-    case 1: return densifyElements<1>(indices, in, nnz, out, count);
-    case 2: return densifyElements<2>(indices, in, nnz, out, count);
-    case 4: return densifyElements<4>(indices, in, nnz, out, count);
-    default: return densifyElements<8>(indices, in, nnz, out, count);
+    case 1:
+      return densifyElements<1>(indices, in, nnz, out, count);
+    case 2:
+      return densifyElements<2>(indices, in, nnz, out, count);
+    case 4:
+      return densifyElements<4>(indices, in, nnz, out, count);
+    default:
+      return densifyElements<8>(indices, in, nnz, out, count);
   }
 }
 

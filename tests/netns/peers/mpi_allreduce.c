@@ -99,9 +99,10 @@ int main(int argc, char** argv) {
   }
 
   if (rank == 0) {
-    printf("{\"peer\": \"openmpi\", \"mode\": \"dense\", \"n\": %d, \"bytes\": %lld, "
-           "\"elements\": %zu, \"density\": 1.0, \"iters\": %d, \"times_s\": [",
-           n, opt.bytes, elements, opt.iters);
+    printf(
+        "{\"peer\": \"openmpi\", \"mode\": \"dense\", \"n\": %d, \"bytes\": %lld, "
+        "\"elements\": %zu, \"density\": 1.0, \"iters\": %d, \"times_s\": [",
+        n, opt.bytes, elements, opt.iters);
     for (int i = 0; i < opt.iters; ++i) printf("%s%.6f", i ? ", " : "", times[i]);
     printf("], \"median_s\": %.6f}\n", median(times, opt.iters));
     fflush(stdout);
