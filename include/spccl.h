@@ -583,6 +583,16 @@ spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int n
 size_t spcclTypeSize(spcclDataType_t datatype);
 const char* spcclTypeName(spcclDataType_t datatype);
 const char* spcclOpName(spcclRedOp_t op);
+/* The library's short name of an enumerator, as its logs, the perf
+ * binaries' flags and reports, and the MPI interposer's report spell it
+ * (e.g. "bp" for spcclSparseBalancedParallelism, "two-shot" for
+ * spcclCompressTwoShot; "auto" for the Auto values). Any other value gives
+ * "unknown". Never NULL; the strings are static. */
+const char* spcclSparseAlgorithmName(spcclSparseAlgorithm_t algorithm);
+const char* spcclSparseEncodingName(spcclSparseEncoding_t encoding);
+const char* spcclSparsePartitionerName(spcclSparsePartitioner_t partitioner);
+const char* spcclCodecName(spcclCodec_t codec);
+const char* spcclCompressScheduleName(spcclCompressSchedule_t schedule);
 
 #ifdef __cplusplus
 } /* extern "C" */

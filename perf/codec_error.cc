@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/codec_table.h"
 #include "kernels/kernels.h"
 
 namespace {
@@ -166,8 +167,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-const char* codecName(Codec c) { return c == Codec::Linear ? "linear" : "piecewise"; }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -212,8 +211,8 @@ int main(int argc, char** argv) {
           summary[s][codec == Codec::Linear].push_back(r.mse / var);
           std::printf("| %s | %s | %d | %.4g | %.4g | %.2f | %.4g | %.5f | %zu |\n",
                       s == 0 ? ("block " + std::to_string(options.block)).c_str() : "tensor",
-                      codecName(codec), bits, r.mse, r.mse / var, 10 * std::log10(var / r.mse),
-                      r.maxAbs, r.maxOverBound, r.over);
+                      spccl::compress::codecName(codec), bits, r.mse, r.mse / var,
+                      10 * std::log10(var / r.mse), r.maxAbs, r.maxOverBound, r.over);
         }
       }
     }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "compress/codec_table.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/cpu/half_float.h"
 
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned char> output(input.size());
     const double bytes = static_cast<double>(input.size());
     for (Codec codec : {Codec::Piecewise, Codec::Linear}) {
-      const char* codecName = codec == Codec::Linear ? "linear" : "piecewise";
+      const char* codecName = spccl::compress::codecName(codec);
       if (!options.codec.empty() && options.codec != codecName) continue;
       for (int bits : options.bits) {
         const QuantizerSpec spec{codec, bits, options.block};

@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
   if (printing) {
     printPreamble(program, options, n, rankDescriptions);
     std::printf("# compression: %s %d-bit, block %zu, %s; bound: docs/compressed.md\n",
-                flags.codec == spcclCodecLinear ? "linear" : "piecewise", flags.bits, flags.block,
-                flags.schedule == spcclCompressRing ? "ring" : "two-shot");
+                spcclCodecName(flags.codec), flags.bits, flags.block,
+                spcclCompressScheduleName(flags.schedule));
     if (flags.topk())
       std::printf(
           "# token top-k: keep %.3g of the tokens, hidden %zu, pruned rows zeroed; errors over the "

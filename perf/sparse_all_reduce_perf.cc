@@ -37,8 +37,8 @@ void printWorkload(const SparseOptions& options) {
   }
   std::printf(
       "# sparse options: algorithm %s, encoding %s, partitioner %s, tag %s, interface %s\n#\n",
-      sparseAlgorithmName(options.algorithm), sparseEncodingName(options.encoding),
-      sparsePartitionerName(options.partitioner),
+      spcclSparseAlgorithmName(options.algorithm), spcclSparseEncodingName(options.encoding),
+      spcclSparsePartitionerName(options.partitioner),
       options.tag ? std::to_string(options.tag).c_str() : "per row",
       options.cooInterface ? "coo-to-coo (--coo)" : "dense");
 }

@@ -1,9 +1,51 @@
 #include "routing.h"
 
+#include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 
 namespace spccl::mpi {
+
+namespace {
+
+// The rows of the sparse all-reduce's schedules on sets, labelled with the
+// library's own names (spcclSparseAlgorithmName) and a gloss for readers
+// of the report. Dense has no row here: SparsePlannerDense.
+struct SparseRow {
+  Path path;
+  spcclSparseAlgorithm_t algorithm;
+  const char* gloss;  // after the name, for readers of the report
+};
+constexpr SparseRow kSparseRows[] = {
+    {Path::SparseBalancedParallelism, spcclSparseBalancedParallelism, " (balanced parallelism)"},
+    {Path::SparseHierarchical, spcclSparseHierarchical, " (hierarchical)"},
+    {Path::SparseAllGather, spcclSparseAllGather, " (all-gather of COO)"},
+    {Path::SparseBlock, spcclSparseBlock, ""},
+};
+
+// "spccl sparse: hc (hierarchical)", built once so that pathName can hand
+// out the pointers; plain chars, as the report may print while the
+// process exits.
+const char* sparseRowLabel(Path path) {
+  struct Labels {
+    char text[std::size(kSparseRows)][64];
+  };
+  static const Labels labels = [] {
+    Labels all{};
+    for (size_t i = 0; i < std::size(kSparseRows); ++i) {
+      const SparseRow& row = kSparseRows[i];
+      std::snprintf(all.text[i], sizeof(all.text[i]), "spccl sparse: %s%s",
+                    spcclSparseAlgorithmName(row.algorithm), row.gloss);
+    }
+    return all;
+  }();
+  for (size_t i = 0; i < std::size(kSparseRows); ++i)
+    if (kSparseRows[i].path == path) return labels.text[i];
+  return "?";
+}
+
+}  // namespace
 
 bool parsePolicy(const char* text, Policy* policy) {
   static const struct {
@@ -39,13 +81,10 @@ const char* policyName(Policy policy) {
 const char* pathName(Path path) {
   switch (path) {
     case Path::SparseBalancedParallelism:
-      return "spccl sparse: bp (balanced parallelism)";
     case Path::SparseHierarchical:
-      return "spccl sparse: hc (hierarchical)";
     case Path::SparseAllGather:
-      return "spccl sparse: ag (all-gather of COO)";
     case Path::SparseBlock:
-      return "spccl sparse: block";
+      return sparseRowLabel(path);
     case Path::SparsePlannerDense:
       return "spccl sparse call, planner chose dense ring";
     case Path::SpcclDense:
@@ -77,18 +116,9 @@ const char* pathName(Path path) {
 bool isSpcclPath(Path path) { return path <= Path::SpcclDense; }
 
 Path sparsePath(spcclSparseAlgorithm_t chosen) {
-  switch (chosen) {
-    case spcclSparseBalancedParallelism:
-      return Path::SparseBalancedParallelism;
-    case spcclSparseHierarchical:
-      return Path::SparseHierarchical;
-    case spcclSparseAllGather:
-      return Path::SparseAllGather;
-    case spcclSparseBlock:
-      return Path::SparseBlock;
-    default:
-      return Path::SparsePlannerDense;
-  }
+  for (const SparseRow& row : kSparseRows)
+    if (row.algorithm == chosen) return row.path;
+  return Path::SparsePlannerDense;
 }
 
 namespace {

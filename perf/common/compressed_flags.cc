@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/enum_names.h"
+
 namespace spccl::perf {
 
 spcclCompression CompressedFlags::cfg() const {
@@ -23,18 +25,17 @@ OptionExtension compressedExtension(CompressedFlags* flags) {
       {"codec", required_argument, nullptr, 'm'}, {"bits", required_argument, nullptr, 'q'},
       {"block", required_argument, nullptr, 'B'}, {"schedule", required_argument, nullptr, 'S'},
       {"topk", required_argument, nullptr, 'k'},  {"hidden", required_argument, nullptr, 'H'}};
-  e.usage =
-      "\t[-m,--codec <piecewise|linear>]\n\t[-q,--bits <2..8, sign included>]\n"
-      "\t[-B,--block <elements per scale>]\n\t[-S,--schedule <two-shot|ring>]\n"
-      "\t[-k,--topk <fraction of tokens kept, 0..1: token top-k mode>]\n"
-      "\t[-H,--hidden <elements per token row, top-k mode; default 1024>]\n";
+  e.usage = usageLine("-m,--codec", spcclCodecName, spcclNumCodecs, "|") +
+            "\t[-q,--bits <2..8, sign included>]\n"
+            "\t[-B,--block <elements per scale>]\n" +
+            usageLine("-S,--schedule", spcclCompressScheduleName, spcclNumCompressSchedules, "|") +
+            "\t[-k,--topk <fraction of tokens kept, 0..1: token top-k mode>]\n"
+            "\t[-H,--hidden <elements per token row, top-k mode; default 1024>]\n";
   e.apply = [flags](int flag, const char* value) {
-    const std::string v = value;
     char* end = nullptr;
     switch (flag) {
       case 'm':
-        if (v != "piecewise" && v != "linear") break;
-        flags->codec = v == "linear" ? spcclCodecLinear : spcclCodecPiecewise;
+        if (!parseEnumName(spcclCodecName, spcclNumCodecs, value, &flags->codec)) break;
         return true;
       case 'q':
         flags->bits = std::atoi(value);
@@ -44,8 +45,9 @@ OptionExtension compressedExtension(CompressedFlags* flags) {
         if (!parseByteSize(value, &flags->block) || flags->block == 0) break;
         return true;
       case 'S':
-        if (v != "two-shot" && v != "ring") break;
-        flags->schedule = v == "ring" ? spcclCompressRing : spcclCompressTwoShot;
+        if (!parseEnumName(spcclCompressScheduleName, spcclNumCompressSchedules, value,
+                           &flags->schedule))
+          break;
         return true;
       case 'k':
         flags->topkFraction = std::strtod(value, &end);

@@ -131,7 +131,7 @@ void SparseBenchmark::readStats(uint64_t tag, SparseSizeResult* row) const {
                              stats.pullImbalance};
   session_.maxOverRanks(&maxima);
   const bool agreed = maxima[0] == -maxima[1];
-  row->algorithm = agreed ? sparseAlgorithmName(stats.algorithm) : "mixed";
+  row->algorithm = agreed ? spcclSparseAlgorithmName(stats.algorithm) : "mixed";
   row->reason.assign(stats.reason, strnlen(stats.reason, sizeof(stats.reason)));
   for (int a = 0; a < spcclSparseNumAlgorithms; ++a) {
     row->predictedSeconds[static_cast<size_t>(a)] = stats.predictedSeconds[a];

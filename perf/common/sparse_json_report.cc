@@ -13,9 +13,9 @@ void writeSparseOptionFields(JsonWriter& json, const SparseOptions& options) {
   json.key("zipf").value(workload.zipfExponent);
   json.key("row_width").value(uint64_t{workload.rowWidth});
   json.key("seed").value(workload.seed);
-  json.key("algorithm").value(sparseAlgorithmName(options.algorithm));
-  json.key("encoding").value(sparseEncodingName(options.encoding));
-  json.key("partitioner").value(sparsePartitionerName(options.partitioner));
+  json.key("algorithm").value(spcclSparseAlgorithmName(options.algorithm));
+  json.key("encoding").value(spcclSparseEncodingName(options.encoding));
+  json.key("partitioner").value(spcclSparsePartitionerName(options.partitioner));
   json.key("interface").value(options.cooInterface ? "coo-to-coo" : "dense");
   json.key("tag").value(options.tag);
   json.key("input");
@@ -49,7 +49,7 @@ void writeRow(JsonWriter& json, int nranks, const SparseSizeResult& row) {
   for (int a = 0; a < spcclSparseNumAlgorithms; ++a) {
     const double seconds = row.predictedSeconds[static_cast<size_t>(a)];
     if (seconds >= 0.0) {
-      json.key(sparseAlgorithmName(static_cast<spcclSparseAlgorithm_t>(a))).value(seconds);
+      json.key(spcclSparseAlgorithmName(static_cast<spcclSparseAlgorithm_t>(a))).value(seconds);
     }
   }
   json.endObject();

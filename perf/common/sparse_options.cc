@@ -5,40 +5,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
+#include <string>
+
+#include "common/enum_names.h"
 
 namespace spccl::perf {
 
 namespace {
 
-// Indexed by the enum values of spccl.h.
-constexpr const char* kAlgorithmNames[] = {"auto", "bp", "hc", "agsparse", "block", "dense"};
-constexpr const char* kEncodingNames[] = {"auto", "coo", "bitmap", "packed", "dense"};
-constexpr const char* kPartitionerNames[] = {"auto", "zen-hash", "permutation", "two-pass"};
-static_assert(std::size(kAlgorithmNames) == spcclSparseNumAlgorithms);
-static_assert(std::size(kEncodingNames) == spcclNumEncodings);
-static_assert(std::size(kPartitionerNames) == spcclNumPartitioners);
-
 // Long-only options.
 constexpr int kInputFlag = 256;
 constexpr int kSeedFlag = 257;
 constexpr int kCooFlag = 258;
-
-template <size_t N>
-const char* nameOf(const char* const (&names)[N], int value) {
-  return value >= 0 && static_cast<size_t>(value) < N ? names[value] : "?";
-}
-
-template <typename Enum, size_t N>
-bool parseName(const char* const (&names)[N], const char* text, Enum* value) {
-  for (size_t i = 0; i < N; ++i) {
-    if (std::strcmp(text, names[i]) == 0) {
-      *value = static_cast<Enum>(i);
-      return true;
-    }
-  }
-  return false;
-}
 
 bool parseFraction(const char* text, double low, bool lowOpen, double* value) {
   char* end = nullptr;
@@ -65,6 +43,15 @@ bool badValue(const char* option, const char* text, const char* expected) {
   return false;
 }
 
+// One of the library's names for an enum (enum_names.h), or a complaint
+// that lists them.
+template <typename Enum>
+bool parseChoice(const char* option, const char* (*nameOf)(Enum), int count, const char* text,
+                 Enum* value) {
+  return parseEnumName(nameOf, count, text, value) ||
+         badValue(option, text, enumNames(nameOf, count, "|").c_str());
+}
+
 bool applySparseOption(SparseOptions* options, int flag, const char* value) {
   SparseWorkloadSpec& workload = options->workload;
   uint64_t number = 0;
@@ -89,14 +76,14 @@ bool applySparseOption(SparseOptions* options, int flag, const char* value) {
       workload.rowWidth = number;
       return true;
     case 'a':
-      return parseName(kAlgorithmNames, value, &options->algorithm) ||
-             badValue("algorithm", value, "auto|bp|hc|agsparse|block|dense");
+      return parseChoice("algorithm", spcclSparseAlgorithmName, spcclSparseNumAlgorithms, value,
+                         &options->algorithm);
     case 'E':
-      return parseName(kEncodingNames, value, &options->encoding) ||
-             badValue("encoding", value, "auto|coo|bitmap|packed|dense");
+      return parseChoice("encoding", spcclSparseEncodingName, spcclNumEncodings, value,
+                         &options->encoding);
     case 'P':
-      return parseName(kPartitionerNames, value, &options->partitioner) ||
-             badValue("partitioner", value, "auto|zen-hash|permutation|two-pass");
+      return parseChoice("partitioner", spcclSparsePartitionerName, spcclNumPartitioners, value,
+                         &options->partitioner);
     case 't':
       return parseUnsigned(value, 0, &options->tag) ||
              badValue("tag", value, "an unsigned integer");
@@ -143,15 +130,16 @@ OptionExtension sparseOptionExtension(SparseOptions* options) {
       {"coo", no_argument, nullptr, kCooFlag},
   };
   extension.usage =
-      "\t(sparse: -o takes sum or avg)\n"
-      "\t[-D,--density <fraction of non-zero elements per rank, default 0.01>]\n"
-      "\t[-O,--overlap <fraction of each rank's non-zeros from a pool shared by all ranks, "
-      "default 0.5>]\n"
-      "\t[-Z,--zipf <exponent: rows drawn Zipf-distributed, default 0 = uniform>]\n"
-      "\t[-H,--row-width <elements per row, whole rows non-zero, default 1>]\n"
-      "\t[-a,--algorithm <auto/bp/hc/agsparse/block/dense>]\n"
-      "\t[-E,--encoding <auto/coo/bitmap/packed/dense>]\n"
-      "\t[-P,--partitioner <auto/zen-hash/permutation/two-pass>]\n"
+      std::string(
+          "\t(sparse: -o takes sum or avg)\n"
+          "\t[-D,--density <fraction of non-zero elements per rank, default 0.01>]\n"
+          "\t[-O,--overlap <fraction of each rank's non-zeros from a pool shared by all ranks, "
+          "default 0.5>]\n"
+          "\t[-Z,--zipf <exponent: rows drawn Zipf-distributed, default 0 = uniform>]\n"
+          "\t[-H,--row-width <elements per row, whole rows non-zero, default 1>]\n") +
+      usageLine("-a,--algorithm", spcclSparseAlgorithmName, spcclSparseNumAlgorithms, "/") +
+      usageLine("-E,--encoding", spcclSparseEncodingName, spcclNumEncodings, "/") +
+      usageLine("-P,--partitioner", spcclSparsePartitionerName, spcclNumPartitioners, "/") +
       "\t[-t,--tag <profiling tag, default: one per row>]\n"
       "\t[--input <DIR: replay DIR/rank<R>.npy, or rank<R>_indices.npy + rank<R>_values.npy;\n"
       "\t          sizes and type come from the files>]\n"
@@ -178,16 +166,6 @@ uint64_t sparseTagFor(const SparseOptions& options, size_t count, spcclDataType_
     }
   }
   return hash | (1ull << 63);
-}
-
-const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm) {
-  return nameOf(kAlgorithmNames, algorithm);
-}
-const char* sparseEncodingName(spcclSparseEncoding_t encoding) {
-  return nameOf(kEncodingNames, encoding);
-}
-const char* sparsePartitionerName(spcclSparsePartitioner_t partitioner) {
-  return nameOf(kPartitionerNames, partitioner);
 }
 
 }  // namespace spccl::perf

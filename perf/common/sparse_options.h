@@ -1,5 +1,6 @@
 // The sparse benchmark's own flags, on top of the shared nccl-tests ones
-// (perf_options.h), and the names it prints for the library's enums.
+// (perf_options.h). The names of the library's enums it accepts and prints
+// are the library's own (spcclSparseAlgorithmName, ...).
 #pragma once
 
 #include <cstdint>
@@ -35,11 +36,5 @@ OptionExtension sparseOptionExtension(SparseOptions* options);
 // row (nonzero), so every row's profile and stats are its own.
 uint64_t sparseTagFor(const SparseOptions& options, size_t count, spcclDataType_t type,
                       spcclRedOp_t op);
-
-// Command-line names: "auto" "bp" "hc" "agsparse" "block" "dense"; "?" when
-// out of range.
-const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm);
-const char* sparseEncodingName(spcclSparseEncoding_t encoding);
-const char* sparsePartitionerName(spcclSparsePartitioner_t partitioner);
 
 }  // namespace spccl::perf

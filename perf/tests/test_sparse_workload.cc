@@ -299,7 +299,7 @@ TEST(SparseOptions, ParsesTheSparseFlagsBesideNcclTestsOnes) {
   SparseOptions shortDensity;
   ASSERT_EQ(parse({"-D", "0.5", "-a", "hc"}, &options, &shortDensity), ParseOutcome::kRun);
   EXPECT_DOUBLE_EQ(shortDensity.workload.density, 0.5);
-  EXPECT_STREQ(sparseAlgorithmName(shortDensity.algorithm), "hc");
+  EXPECT_STREQ(spcclSparseAlgorithmName(shortDensity.algorithm), "hc");
 }
 
 TEST(SparseOptions, RejectsBadValuesAndOpsTheSparsePathLacks) {

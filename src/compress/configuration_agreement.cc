@@ -4,6 +4,8 @@
 
 #include "base/check.h"
 #include "coll/small_allgather.h"
+#include "compress/codec_table.h"
+#include "compress/schedule_table.h"
 
 namespace spccl::compress {
 
@@ -17,11 +19,9 @@ ConfigurationHeader ConfigurationHeader::of(const CompressedCall& call) {
 }
 
 std::string ConfigurationHeader::describe() const {
-  const char* codecName =
-      codec == static_cast<int32_t>(kernels::Codec::Linear) ? "linear" : "piecewise";
-  const char* scheduleName = schedule == spcclCompressRing ? "ring" : "two-shot";
-  return std::string("codec ") + codecName + ", bits " + std::to_string(bits) + ", blockSize " +
-         std::to_string(blockSize) + ", schedule " + scheduleName;
+  return std::string("codec ") + codecName(static_cast<kernels::Codec>(codec)) + ", bits " +
+         std::to_string(bits) + ", blockSize " + std::to_string(blockSize) + ", schedule " +
+         compressScheduleName(static_cast<spcclCompressSchedule_t>(schedule));
 }
 
 spcclResult_t agreeOnConfiguration(CollContext& ctx, const CompressedCall& call) {

@@ -10,9 +10,9 @@
 #include "coll/collective.h"
 #include "coll/schedule_support.h"
 #include "coll/small_allgather.h"
-#include "compress/compressed_schedules.h"
 #include "compress/configuration_agreement.h"
 #include "compress/schedule_parts.h"
+#include "compress/schedule_table.h"
 #include "compress/token_agreement.h"
 #include "compress/token_rows.h"
 #include "compress/token_selection.h"
@@ -48,8 +48,7 @@ spcclResult_t reducePackedRows(CollContext& ctx, const TokenCall& call, void* pa
     rows.recvbuff = packed;
     rows.count = count;
     rows.residual = packedResidual;
-    return rows.schedule == spcclCompressRing ? ringCompressedAllReduce(ctx, rows)
-                                              : twoShotCompressedAllReduce(ctx, rows);
+    return runCompressSchedule(ctx, rows);
   }
   CollArgs args;
   args.type = CollType::AllReduce;

@@ -51,6 +51,17 @@ const char* encodingName(Encoding encoding) {
   return "unknown";
 }
 
+static_assert(static_cast<int>(Encoding::Coo) == spcclEncodingCoo &&
+              static_cast<int>(Encoding::Bitmap) == spcclEncodingBitmap &&
+              static_cast<int>(Encoding::Packed) == spcclEncodingPacked &&
+              static_cast<int>(Encoding::Dense) == spcclEncodingDense && spcclNumEncodings == 5);
+
+const char* sparseEncodingName(spcclSparseEncoding_t encoding) {
+  if (encoding == spcclEncodingAuto) return "auto";
+  if (encoding < spcclEncodingCoo || encoding >= spcclNumEncodings) return "unknown";
+  return encodingName(static_cast<Encoding>(encoding));
+}
+
 size_t encodedBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueBytes,
                     const uint64_t* sortedPositions) {
   return kMessageHeaderBytes + bodyBytes(encoding, nnz, universe, valueBytes, sortedPositions);

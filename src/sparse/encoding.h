@@ -20,8 +20,13 @@
 
 namespace spccl::sparse {
 
+// The values of spcclSparseEncoding_t's (Auto, 0, lets each message pick).
 enum class Encoding : uint8_t { Coo = 1, Bitmap = 2, Packed = 3, Dense = 4 };
+// "coo", "bitmap", "packed", "dense"; "unknown" for anything else.
 const char* encodingName(Encoding encoding);
+// The same for the public enum, and "auto" for spcclEncodingAuto
+// (spcclSparseEncodingName, the perf binaries' -E flag).
+const char* sparseEncodingName(spcclSparseEncoding_t encoding);
 
 // Exact encoded size in bytes for Coo, Bitmap and Dense; for Packed the
 // size needs the positions: pass them (else an upper bound is returned).

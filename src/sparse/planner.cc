@@ -78,20 +78,6 @@ int largestPowerOfTwoAtMost(int n) {
 
 constexpr double kBlockElements = 256;  // as block_sparse.cc (OmniReduce)
 
-const SparseAlgorithmInfo kAlgorithms[] = {
-    {spcclSparseBalancedParallelism, "bp",
-     "Zen Balanced Parallelism: push to balanced owners, aggregate, pull (Def. 6, Eq. 1)",
-     balancedParallelismCost},
-    {spcclSparseHierarchical, "hc",
-     "Zen Hierarchical Centralization: recursive doubling with merging (Def. 7, Eq. 2)",
-     hierarchicalCentralizationCost},
-    {spcclSparseAllGather, "agsparse", "AGsparse baseline: all-gather of every set, one-shot sum",
-     allGatherSparseCost},
-    {spcclSparseBlock, "block", "OmniReduce-style 256-element blocks over even owners",
-     blockSparseCost},
-    {spcclSparseDense, "dense", "dense all-reduce of the whole tensor", denseAllReduceCost},
-};
-
 }  // namespace
 
 double densificationAt(const SparseCostInput& in, double k) {
@@ -226,19 +212,10 @@ LinkModel stableLinkModel(const LinkModel& measured) {
   return stable;
 }
 
-std::span<const SparseAlgorithmInfo> sparseAlgorithms() { return kAlgorithms; }
-
-const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm) {
-  if (algorithm == spcclSparseAuto) return "auto";
-  for (const SparseAlgorithmInfo& a : kAlgorithms)
-    if (a.id == algorithm) return a.name;
-  return "?";
-}
-
 SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced) {
   SparseDecision decision;
   double best = -1, denseSeconds = -1, denseBytes = 0;
-  for (const SparseAlgorithmInfo& a : kAlgorithms) {
+  for (const SparseAlgorithmInfo& a : sparseAlgorithms()) {
     SparseCost cost = a.cost(input);
     decision.predictedSeconds[a.id] = cost.seconds;
     double seconds = cost.seconds;

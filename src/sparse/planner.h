@@ -15,6 +15,7 @@
 
 #include "runtime/coll_context.h"
 #include "sparse/encoding.h"
+#include "sparse/sparse_algorithm_table.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_stats.h"
 #include "spccl.h"
@@ -88,18 +89,6 @@ SparseCost blockSparseCost(const SparseCostInput& input);
 // overlap its transfers (pipelined), so it costs the larger of the two.
 SparseCost denseAllReduceCost(const SparseCostInput& input);
 
-// Every sparse all-reduce algorithm, registered once: name (logs, stats,
-// perf binaries), description and cost model.
-struct SparseAlgorithmInfo {
-  spcclSparseAlgorithm_t id;
-  const char* name;
-  const char* description;
-  SparseCost (*cost)(const SparseCostInput& input);
-};
-std::span<const SparseAlgorithmInfo> sparseAlgorithms();
-// "bp", "hc", ...; "auto" for spcclSparseAuto; "?" when out of range.
-const char* sparseAlgorithmName(spcclSparseAlgorithm_t algorithm);
-
 struct SparseDecision {
   spcclSparseAlgorithm_t algorithm = spcclSparseDense;
   double predictedSeconds[spcclSparseNumAlgorithms] = {-1, -1, -1, -1, -1, -1};
@@ -112,8 +101,8 @@ struct SparseDecision {
 // fit 0.75-1.25, docs/perf/sparse.md "The CPU term"). Near a tie dense is
 // the safer bet: its time is the links', steady from call to call.
 constexpr double kSparseMargin = 0.2;
-// Prices every candidate; `forced` (not Auto) is taken as is, else the
-// cheapest wins (ties go to the earlier table entry; dense within
+// Prices every row of sparseAlgorithms(); `forced` (not Auto) is taken as
+// is, else the cheapest wins (ties go to the earlier row; dense within
 // kSparseMargin of a sparse schedule, when input.pairSeconds > 0).
 SparseDecision decideSparseAlgorithm(const SparseCostInput& input, spcclSparseAlgorithm_t forced);
 

@@ -60,6 +60,12 @@ struct SparseRunReport {
   uint64_t stageSetNnz[kMaxMergeStages] = {};
 };
 
+// The schedules' common signature: sparse_algorithm_table.h registers each
+// under its spcclSparseAlgorithm_t.
+using SparseSchedule = spcclResult_t (*)(CollContext& ctx, const SparseInput& in,
+                                         const SparseRunOptions& options, SparseSet* result,
+                                         SparseRunReport* report);
+
 spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
                                   const SparseRunOptions& options, SparseSet* result,
                                   SparseRunReport* report);

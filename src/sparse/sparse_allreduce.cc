@@ -13,7 +13,9 @@
 #include "sparse/call_agreement.h"
 #include "sparse/comm_state.h"
 #include "sparse/cpu_calibration.h"
+#include "sparse/partitioner_table.h"
 #include "sparse/planner.h"
+#include "sparse/sparse_algorithm_table.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_output.h"
 #include "sparse/sparse_workspace.h"
@@ -27,20 +29,9 @@ SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed) {
   run.seed = seed;
   run.allowedEncodings =
       o.encoding == spcclEncodingAuto ? kAllEncodings : 1u << static_cast<unsigned>(o.encoding);
-  switch (o.partitioner) {
-    case spcclPartitionZenHash:  // Zen as published: h0 + Algorithm 1
-      run.partition = PartitionKind::ZenHash;
-      run.bucketing = BucketMethod::HierarchicalHash;
-      break;
-    case spcclPartitionTwoPass:  // h0 ownership, exact bucketing (SPEC "beyond" 3)
-      run.partition = PartitionKind::ZenHash;
-      run.bucketing = BucketMethod::TwoPass;
-      break;
-    default:  // Auto and Permutation: SPEC "beyond" 1 + 3
-      run.partition = PartitionKind::Permutation;
-      run.bucketing = BucketMethod::TwoPass;
-      break;
-  }
+  const SparsePartitionerInfo& partitioner = sparsePartitioner(o.partitioner);
+  run.partition = partitioner.partition;
+  run.bucketing = partitioner.bucketing;
   return run;
 }
 
@@ -71,23 +62,6 @@ void extractInput(SparseCall& call, SparseWorkspace& workspace) {
     call.nonZeroIndices = call.indices.data();
     call.nonZeroValues = call.values.data();
     call.nnz = call.indices.size();
-  }
-}
-
-spcclResult_t runAlgorithm(spcclSparseAlgorithm_t algorithm, CollContext& ctx,
-                           const SparseInput& in, const SparseRunOptions& options,
-                           SparseSet* result, SparseRunReport* report) {
-  switch (algorithm) {
-    case spcclSparseBalancedParallelism:
-      return balancedParallelism(ctx, in, options, result, report);
-    case spcclSparseHierarchical:
-      return hierarchicalCentralization(ctx, in, options, result, report);
-    case spcclSparseAllGather:
-      return allGatherSparse(ctx, in, options, result, report);
-    case spcclSparseBlock:
-      return blockSparse(ctx, in, options, result, report);
-    default:
-      return SPCCL_FAIL(spcclInternalError, "no sparse schedule for algorithm %d", algorithm);
   }
 }
 
@@ -264,7 +238,12 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   bool inOutput = false;  // the dense schedule reduced straight into the output
   if (call.count == 0) {
     // Nothing to reduce (every rank agreed on the count).
-  } else if (decision.algorithm == spcclSparseDense) {
+  } else if (const SparseAlgorithmInfo* chosen = findSparseAlgorithm(decision.algorithm);
+             chosen == nullptr) {
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the planner chose algorithm %d, which sparseAlgorithms() lacks",
+                      call.name, decision.algorithm);
+  } else if (chosen->run == nullptr) {  // dense: no schedule on sets
     SPCCL_CHECK(runDense(ctx, call, &result, &inOutput, &report));
   } else {
     extractInput(call, state.workspace);
@@ -277,8 +256,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.rankNnz = rankNnz.data();
     in.workspace = &state.workspace;
     in.sortedResult = call.cooOutput;
-    SPCCL_CHECK(runAlgorithm(decision.algorithm, ctx, in, runOptions(call.options, state.seed),
-                             &result, &report));
+    SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed), &result, &report));
   }
   size_t outputNnz = 0;
   spcclResult_t outcome = spcclSuccess;

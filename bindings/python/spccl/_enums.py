@@ -1,13 +1,27 @@
-"""The C API's enumerations, with the same values as ``include/spccl.h``."""
+"""The C API's enumerations, with the same values as ``include/spccl.h``
+(tests/python/test_enums.py holds them to it). The library's short names
+of the values ("bp", "two-shot", ...), as its logs and the perf binaries
+print them, come from the library: ``member.library_name``."""
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, Callable, Dict
 
+from . import _spccl
 from ._errors import InvalidArgumentError
 
 
-class ReduceOp(enum.IntEnum):
+class _LibraryNamed(enum.IntEnum):
+    """An enumeration whose values the library names (``spccl*Name`` in spccl.h)."""
+
+    @property
+    def library_name(self) -> str:
+        """The library's name of this value, e.g. ``"bp"`` for
+        ``SparseAlgorithm.BALANCED_PARALLELISM``."""
+        return _LIBRARY_NAMES[type(self)](int(self))
+
+
+class ReduceOp(_LibraryNamed):
     """``spcclRedOp_t``. AVG is the sum divided by the number of ranks."""
 
     SUM = 0
@@ -17,7 +31,7 @@ class ReduceOp(enum.IntEnum):
     AVG = 4
 
 
-class SparseAlgorithm(enum.IntEnum):
+class SparseAlgorithm(_LibraryNamed):
     """``spcclSparseAlgorithm_t``: how the sparse all-reduce moves data."""
 
     AUTO = 0
@@ -28,7 +42,7 @@ class SparseAlgorithm(enum.IntEnum):
     DENSE = 5
 
 
-class SparseEncoding(enum.IntEnum):
+class SparseEncoding(_LibraryNamed):
     """``spcclSparseEncoding_t``: how non-zeros travel."""
 
     AUTO = 0
@@ -38,7 +52,7 @@ class SparseEncoding(enum.IntEnum):
     DENSE = 4
 
 
-class SparsePartitioner(enum.IntEnum):
+class SparsePartitioner(_LibraryNamed):
     """``spcclSparsePartitioner_t``: which rank owns which index."""
 
     AUTO = 0
@@ -47,14 +61,14 @@ class SparsePartitioner(enum.IntEnum):
     TWO_PASS = 3
 
 
-class Codec(enum.IntEnum):
+class Codec(_LibraryNamed):
     """``spcclCodec_t``: how the compressed all-reduce quantizes (docs/compressed.md)."""
 
     PIECEWISE = 0  # AccTFM Eq. (6)-(12): finer steps near zero
     LINEAR = 1     # AccTFM Eq. (4)-(5): equal steps
 
 
-class CompressSchedule(enum.IntEnum):
+class CompressSchedule(_LibraryNamed):
     """``spcclCompressSchedule_t``: where the compressed all-reduce quantizes."""
 
     TWO_SHOT = 0  # each input and the output quantized once
@@ -66,6 +80,17 @@ class PrunePolicy(enum.IntEnum):
 
     ZERO = 0        # pruned rows are set to 0
     KEEP_LOCAL = 1  # pruned rows keep this rank's partial sum
+
+
+# The C function that names each _LibraryNamed kind's values.
+_LIBRARY_NAMES: Dict[type, Callable[[int], str]] = {
+    ReduceOp: _spccl.op_name,
+    SparseAlgorithm: _spccl.sparse_algorithm_name,
+    SparseEncoding: _spccl.sparse_encoding_name,
+    SparsePartitioner: _spccl.sparse_partitioner_name,
+    Codec: _spccl.codec_name,
+    CompressSchedule: _spccl.compress_schedule_name,
+}
 
 
 def enum_value(kind: type[enum.IntEnum], value: enum.IntEnum | str | int, name: str) -> Any:

@@ -49,5 +49,6 @@ void bindTokenTopk(pybind11::class_<CommHandle>& comm);
 void bindMigrate(pybind11::class_<CommHandle>& comm);
 void bindPlanners(pybind11::module_& m);
 void bindBalancePlan(pybind11::class_<CommHandle>& comm);
+void bindNames(pybind11::module_& m);
 
 }  // namespace spccl_python

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_spccl, m) {
   m.doc() = "spccl C API binding (private; use the spccl package)";
   spccl_python::bindComm(m);
   spccl_python::bindPlanners(m);
+  spccl_python::bindNames(m);
 }
