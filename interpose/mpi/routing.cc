@@ -74,8 +74,6 @@ const char* pathName(Path path) {
   return "?";
 }
 
-bool isSpcclPath(Path path) { return path <= Path::SpcclDense; }
-
 Path sparsePath(spcclSparseAlgorithm_t chosen) {
   switch (chosen) {
     case spcclSparseBalancedParallelism:
