@@ -113,8 +113,6 @@ const char* pathName(Path path) {
   return "?";
 }
 
-bool isSpcclPath(Path path) { return path <= Path::SpcclDense; }
-
 Path sparsePath(spcclSparseAlgorithm_t chosen) {
   for (const SparseRow& row : kSparseRows)
     if (row.algorithm == chosen) return row.path;

@@ -46,7 +46,6 @@ enum class Path {
 };
 constexpr int kNumPaths = static_cast<int>(Path::Count);
 const char* pathName(Path path);
-bool isSpcclPath(Path path);
 // The report row of a sparse call, from the algorithm the planner ran.
 Path sparsePath(spcclSparseAlgorithm_t chosen);
 

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <vector>
 
+#include "api/arguments.h"
 #include "api/migration_call.h"
 #include "base/check.h"
+#include "base/versioned_struct.h"
 #include "coll/collective.h"
 #include "core/comm.h"
 #include "migrate/balance_planner.h"
@@ -34,26 +36,28 @@ static_assert(sizeof(PlanInput) == 96);
 
 bool finiteNonNegative(double v) { return std::isfinite(v) && v >= 0; }
 
+// In PlanInput::model's order.
+void encodeModel(const spcclBalanceCostModel_t& m, double out[8]) {
+  const double values[8] = {m.stragglerTolerance,
+                            m.omega1,
+                            m.omega2[0],
+                            m.omega2[1],
+                            m.phi1[0],
+                            m.phi1[1],
+                            m.phi2[0],
+                            m.phi2[1]};
+  std::memcpy(out, values, sizeof(values));
+}
+
 spcclResult_t checkCostModel(const spcclBalanceCostModel_t* m, const char* call) {
-  const size_t needed = sizeof(spcclBalanceCostModel_t);
-  if (m->size < needed)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: costModel->size %zu is too small (%zu); initialise it with "
-                      "SPCCL_BALANCE_COST_MODEL_INITIALIZER",
-                      call, m->size, needed);
-  if (m->magic != SPCCL_BALANCE_COST_MODEL_MAGIC)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: costModel magic 0x%08x is wrong; initialise it with "
-                      "SPCCL_BALANCE_COST_MODEL_INITIALIZER",
-                      call, m->magic);
-  const double values[8] = {m->stragglerTolerance,
-                            m->omega1,
-                            m->omega2[0],
-                            m->omega2[1],
-                            m->phi1[0],
-                            m->phi1[1],
-                            m->phi2[0],
-                            m->phi2[1]};
+  // Read whole, not field by field: ranks exchange and compare the model as
+  // all of its values.
+  const VersionedStruct<spcclBalanceCostModel_t> in(
+      *m,
+      {call, "costModel->size", "costModel magic", "it", "SPCCL_BALANCE_COST_MODEL_INITIALIZER"});
+  SPCCL_CHECK(in.checkWhole(SPCCL_BALANCE_COST_MODEL_MAGIC));
+  double values[8];
+  encodeModel(*m, values);
   const char* names[8] = {"stragglerTolerance",
                           "omega1",
                           "omega2[0]",
@@ -71,12 +75,11 @@ spcclResult_t checkCostModel(const spcclBalanceCostModel_t* m, const char* call)
 
 spcclResult_t checkLocalArguments(spcclComm_t comm, const spcclBalanceCostModel_t* model,
                                   const spcclBalancePlan_t* plan, const char* call) {
-  if (plan == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: plan is NULL", call);
+  SPCCL_CHECK(checkNotNull(call, "plan", plan));
   if (plan->size < sizeof(spcclBalancePlan_t))
     return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->size %zu is too small (%zu)", call,
                       plan->size, sizeof(spcclBalancePlan_t));
-  if (plan->ranks == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->ranks is NULL", call);
+  SPCCL_CHECK(checkNotNull(call, "plan->ranks", plan->ranks));
   if (plan->capacity < comm->nranks)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: plan->capacity %d is below the %d ranks", call,
                       plan->capacity, comm->nranks);
@@ -105,18 +108,6 @@ spcclResult_t checkGathered(const std::vector<PlanInput>& all, const char* call)
                         call, r);
   }
   return spcclSuccess;
-}
-
-void encodeModel(const spcclBalanceCostModel_t& m, double out[8]) {
-  const double values[8] = {m.stragglerTolerance,
-                            m.omega1,
-                            m.omega2[0],
-                            m.omega2[1],
-                            m.phi1[0],
-                            m.phi1[1],
-                            m.phi2[0],
-                            m.phi2[1]};
-  std::memcpy(out, values, sizeof(values));
 }
 
 BalanceCostModel decodeModel(const double m[8]) {
@@ -171,7 +162,7 @@ spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulT
                                const spcclBalanceCostModel_t* costModel, spcclBalancePlan_t* plan) {
   const char* call = "spcclBalancePlan";
   clearThreadLastError();
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
+  SPCCL_CHECK(checkNotNull(call, "comm", comm));
   const spcclResult_t local = checkLocalArguments(comm, costModel, plan, call);
   const std::string localError = local == spcclSuccess ? "" : threadLastError();
 
@@ -211,12 +202,8 @@ spcclResult_t spcclBalanceSlice(const spcclBalancePlan_t* plan, int migrator, in
     return SPCCL_FAIL(spcclInvalidArgument, "%s: plan (or plan->ranks) is NULL", call);
   if (begin == nullptr || length == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: begin or length is NULL", call);
-  if (migrator < 0 || migrator >= plan->nranks)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: migrator %d is out of range for %d ranks", call,
-                      migrator, plan->nranks);
-  if (rank < 0 || rank >= plan->nranks)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: rank %d is out of range for %d ranks", call, rank,
-                      plan->nranks);
+  SPCCL_CHECK(checkRank(call, "migrator", migrator, plan->nranks));
+  SPCCL_CHECK(checkRank(call, "rank", rank, plan->nranks));
   std::vector<int> helpers;
   for (int r = 0; r < plan->nranks; ++r)
     if (!migrates(plan->ranks[r].action)) helpers.push_back(r);

@@ -1,9 +1,9 @@
 // API: collectives, point to point, groups and non-blocking requests.
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
-#include <limits>
 #include <vector>
 
+#include "api/arguments.h"
 #include "base/check.h"
 #include "coll/collective.h"
 #include "coll/root_agreement.h"
@@ -36,112 +36,65 @@ struct GroupState {
 };
 thread_local GroupState tlsGroup;
 
-bool multiplyOverflows(size_t a, size_t b, size_t* product) {
-  return __builtin_mul_overflow(a, b, product);
-}
-
-spcclResult_t checkCommon(spcclComm_t comm, spcclDataType_t datatype, const void* stream,
-                          const char* call) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
-  if (stream != nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
-                      call);
-  if (static_cast<int>(datatype) < 0 || datatype >= spcclNumTypes)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: datatype %d is not a valid spcclDataType_t", call,
-                      static_cast<int>(datatype));
-  return spcclSuccess;
-}
-
-spcclResult_t checkOp(spcclRedOp_t op, const char* call) {
-  if (static_cast<int>(op) < 0 || op >= spcclNumOps)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: op %d is not a valid spcclRedOp_t", call,
-                      static_cast<int>(op));
-  return spcclSuccess;
-}
-
-spcclResult_t checkRoot(spcclComm_t comm, int root, const char* call) {
-  if (root < 0 || root >= comm->nranks)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: root %d is out of range for %d ranks", call, root,
-                      comm->nranks);
-  return spcclSuccess;
-}
-
-// bytes = count * typeSize * factor, failing on overflow.
-spcclResult_t checkSize(size_t count, spcclDataType_t datatype, size_t factor, const char* what,
-                        const char* call, size_t* bytes) {
-  size_t elements = 0;
-  if (multiplyOverflows(count, factor, &elements) ||
-      multiplyOverflows(elements, spcclTypeSize(datatype), bytes) ||
-      *bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call, what,
-                      count);
-  return spcclSuccess;
-}
-
-spcclResult_t checkBuffer(const void* buffer, size_t bytes, const char* name, const char* call) {
-  if (buffer == nullptr && bytes > 0)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", call, name);
+// Per peer: displacement + count must not overflow, and the buffers must
+// reach that far.
+spcclResult_t validateAllToAllv(const CollArgs& a, size_t n, const char* name) {
+  SPCCL_CHECK(checkNotNull(name, "sendcounts", a.sendcounts));
+  SPCCL_CHECK(checkNotNull(name, "sdispls", a.sdispls));
+  SPCCL_CHECK(checkNotNull(name, "recvcounts", a.recvcounts));
+  SPCCL_CHECK(checkNotNull(name, "rdispls", a.rdispls));
+  const size_t typeSize = spcclTypeSize(a.datatype);
+  for (size_t peer = 0; peer < n; ++peer) {
+    size_t end = 0;
+    if (__builtin_add_overflow(a.sdispls[peer], a.sendcounts[peer], &end) ||
+        __builtin_add_overflow(a.rdispls[peer], a.recvcounts[peer], &end))
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: displacement + count for rank %zu overflows",
+                        name, peer);
+    SPCCL_CHECK(checkSize(name, "sendcounts", a.sdispls[peer] + a.sendcounts[peer], typeSize));
+    SPCCL_CHECK(checkBuffer(name, "sendbuff", a.sendbuff, a.sendcounts[peer]));
+    SPCCL_CHECK(checkSize(name, "recvcounts", a.rdispls[peer] + a.recvcounts[peer], typeSize));
+    SPCCL_CHECK(checkBuffer(name, "recvbuff", a.recvbuff, a.recvcounts[peer]));
+  }
   return spcclSuccess;
 }
 
 spcclResult_t validate(spcclComm_t comm, const Call& call, const void* stream, const char* name) {
   const CollArgs& a = call.args;
-  SPCCL_CHECK(checkCommon(comm, a.datatype, stream, name));
+  SPCCL_CHECK(checkCommon(name, comm, stream, a.datatype));
   const size_t n = static_cast<size_t>(comm->nranks);
+  const size_t typeSize = spcclTypeSize(a.datatype);
   size_t bytes = 0, allBytes = 0;
   switch (a.type) {
     case CollType::AllReduce:
-      SPCCL_CHECK(checkOp(a.op, name));
-      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
-      SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
-      return checkBuffer(a.recvbuff, bytes, "recvbuff", name);
+      SPCCL_CHECK(checkOp(name, a.op));
+      SPCCL_CHECK(checkSize(name, "count", a.count, typeSize, &bytes));
+      return checkSendAndRecv(name, a.sendbuff, a.recvbuff, bytes);
     case CollType::Broadcast:
-      SPCCL_CHECK(checkRoot(comm, a.root, name));
-      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
-      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
-      return checkBuffer(a.recvbuff, bytes, "recvbuff", name);
+      SPCCL_CHECK(checkRank(name, "root", a.root, comm->nranks));
+      SPCCL_CHECK(checkSize(name, "count", a.count, typeSize, &bytes));
+      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(name, "sendbuff", a.sendbuff, bytes));
+      return checkBuffer(name, "recvbuff", a.recvbuff, bytes);
     case CollType::Reduce:
-      SPCCL_CHECK(checkOp(a.op, name));
-      SPCCL_CHECK(checkRoot(comm, a.root, name));
-      SPCCL_CHECK(checkSize(a.count, a.datatype, 1, "count", name, &bytes));
-      SPCCL_CHECK(checkBuffer(a.sendbuff, bytes, "sendbuff", name));
-      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(a.recvbuff, bytes, "recvbuff", name));
+      SPCCL_CHECK(checkOp(name, a.op));
+      SPCCL_CHECK(checkRank(name, "root", a.root, comm->nranks));
+      SPCCL_CHECK(checkSize(name, "count", a.count, typeSize, &bytes));
+      SPCCL_CHECK(checkBuffer(name, "sendbuff", a.sendbuff, bytes));
+      if (comm->rank == a.root) SPCCL_CHECK(checkBuffer(name, "recvbuff", a.recvbuff, bytes));
       return spcclSuccess;
     case CollType::AllGather:
-      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "sendcount", name, &allBytes));
-      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes / n, "sendbuff", name));
-      return checkBuffer(a.recvbuff, allBytes, "recvbuff", name);
+      SPCCL_CHECK(checkSize(name, "sendcount", a.count, n * typeSize, &allBytes));
+      SPCCL_CHECK(checkBuffer(name, "sendbuff", a.sendbuff, allBytes / n));
+      return checkBuffer(name, "recvbuff", a.recvbuff, allBytes);
     case CollType::ReduceScatter:
-      SPCCL_CHECK(checkOp(a.op, name));
-      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "recvcount", name, &allBytes));
-      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes, "sendbuff", name));
-      return checkBuffer(a.recvbuff, allBytes / n, "recvbuff", name);
+      SPCCL_CHECK(checkOp(name, a.op));
+      SPCCL_CHECK(checkSize(name, "recvcount", a.count, n * typeSize, &allBytes));
+      SPCCL_CHECK(checkBuffer(name, "sendbuff", a.sendbuff, allBytes));
+      return checkBuffer(name, "recvbuff", a.recvbuff, allBytes / n);
     case CollType::AllToAll:
-      SPCCL_CHECK(checkSize(a.count, a.datatype, n, "count", name, &allBytes));
-      SPCCL_CHECK(checkBuffer(a.sendbuff, allBytes, "sendbuff", name));
-      return checkBuffer(a.recvbuff, allBytes, "recvbuff", name);
-    case CollType::AllToAllv: {
-      const size_t* arrays[4] = {a.sendcounts, a.sdispls, a.recvcounts, a.rdispls};
-      const char* names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
-      for (int i = 0; i < 4; ++i)
-        if (arrays[i] == nullptr)
-          return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", name, names[i]);
-      for (size_t peer = 0; peer < n; ++peer) {
-        size_t end = 0;
-        if (__builtin_add_overflow(a.sdispls[peer], a.sendcounts[peer], &end) ||
-            __builtin_add_overflow(a.rdispls[peer], a.recvcounts[peer], &end))
-          return SPCCL_FAIL(spcclInvalidArgument, "%s: displacement + count for rank %zu overflows",
-                            name, peer);
-        SPCCL_CHECK(checkSize(a.sdispls[peer] + a.sendcounts[peer], a.datatype, 1, "sendcounts",
-                              name, &bytes));
-        SPCCL_CHECK(checkBuffer(a.sendbuff, a.sendcounts[peer], "sendbuff", name));
-        SPCCL_CHECK(checkSize(a.rdispls[peer] + a.recvcounts[peer], a.datatype, 1, "recvcounts",
-                              name, &bytes));
-        SPCCL_CHECK(checkBuffer(a.recvbuff, a.recvcounts[peer], "recvbuff", name));
-      }
-      return spcclSuccess;
-    }
+      SPCCL_CHECK(checkSize(name, "count", a.count, n * typeSize, &allBytes));
+      return checkSendAndRecv(name, a.sendbuff, a.recvbuff, allBytes);
+    case CollType::AllToAllv:
+      return validateAllToAllv(a, n, name);
     case CollType::Barrier:
       return spcclSuccess;
     default:
@@ -209,9 +162,8 @@ spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char
 spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, const char* name) {
   clearThreadLastError();
   call.name = name;
-  spcclResult_t res = request == nullptr
-                          ? SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", name)
-                          : validate(comm, call, nullptr, name);
+  spcclResult_t res = checkNotNull(name, "request", request);
+  if (res == spcclSuccess) res = validate(comm, call, nullptr, name);
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   if (res != spcclSuccess) return reject(comm, res);
@@ -223,13 +175,11 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
                         spcclComm_t comm, void* stream) {
   const char* name = isSend ? "spcclSend" : "spcclRecv";
   clearThreadLastError();
-  spcclResult_t res = checkCommon(comm, datatype, stream, name);
+  spcclResult_t res = checkCommon(name, comm, stream, datatype);
   size_t bytes = 0;
-  if (res == spcclSuccess) res = checkSize(count, datatype, 1, "count", name, &bytes);
-  if (res == spcclSuccess) res = checkBuffer(buffer, bytes, isSend ? "sendbuff" : "recvbuff", name);
-  if (res == spcclSuccess && (peer < 0 || peer >= comm->nranks))
-    res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is out of range for %d ranks", name, peer,
-                     comm->nranks);
+  if (res == spcclSuccess) res = checkSize(name, "count", count, spcclTypeSize(datatype), &bytes);
+  if (res == spcclSuccess) res = checkBuffer(name, isSend ? "sendbuff" : "recvbuff", buffer, bytes);
+  if (res == spcclSuccess) res = checkRank(name, "peer", peer, comm->nranks);
   if (res == spcclSuccess && peer == comm->rank)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name,
                      peer);
@@ -428,13 +378,13 @@ spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request) {
 }
 
 spcclResult_t spcclTest(spcclRequest_t request, int* done) {
-  if (request == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclTest: request is NULL");
-  if (done == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclTest: done is NULL");
+  SPCCL_CHECK(checkNotNull("spcclTest", "request", request));
+  SPCCL_CHECK(checkNotNull("spcclTest", "done", done));
   return waitRequest(request, false, done);
 }
 
 spcclResult_t spcclWait(spcclRequest_t request) {
-  if (request == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclWait: request is NULL");
+  SPCCL_CHECK(checkNotNull("spcclWait", "request", request));
   int done = 0;
   return waitRequest(request, true, &done);
 }

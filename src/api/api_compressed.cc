@@ -1,6 +1,7 @@
 // API: compressed all-reduce (SPEC.md section 3), blocking and
 // non-blocking. Arguments and the versioned cfg are validated here, with
 // messages that name the argument; the schedules receive only valid calls.
+#include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
 #include "compress/compressed_allreduce.h"
@@ -15,11 +16,7 @@ namespace {
 spcclResult_t checkCall(spcclComm_t comm, const CompressedCall& call) {
   SPCCL_CHECK(compress::checkCommAndCount(call.name, comm, call.count));
   SPCCL_CHECK(compress::checkCompressibleTypeAndOp(call.name, call.type, call.op));
-  if (call.count > 0 && call.sendbuff == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: sendbuff is NULL", call.name);
-  if (call.count > 0 && call.recvbuff == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: recvbuff is NULL", call.name);
-  return spcclSuccess;
+  return checkSendAndRecv(call.name, call.sendbuff, call.recvbuff, call.count);
 }
 
 spcclResult_t prepare(const char* name, const void* sendbuff, void* recvbuff, size_t count,
@@ -47,10 +44,7 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
   CompressedCall call;
   spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                               cfg, comm, &call);
-  if (res == spcclSuccess && stream != nullptr)
-    res = SPCCL_FAIL(spcclInvalidArgument,
-                     "%s: stream must be NULL (host buffers); device memory is not supported yet",
-                     call.name);
+  if (res == spcclSuccess) res = checkNoStream(call.name, stream);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
     return compress::runCompressedAllReduce(ctx, call);
@@ -64,8 +58,7 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
   CompressedCall call;
   spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                               cfg, comm, &call);
-  if (res == spcclSuccess && request == nullptr)
-    res = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
+  if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runCollectiveAsync(
       comm, compress::signatureOf(call),

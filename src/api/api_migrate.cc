@@ -1,8 +1,7 @@
 // API: the migration collectives (SPEC section 4). Arguments are checked
 // here, with messages that name the argument; the schedules in
 // migration_schedules.h receive only valid calls.
-#include <limits>
-
+#include "api/arguments.h"
 #include "api/migration_call.h"
 #include "base/check.h"
 #include "core/comm.h"
@@ -15,62 +14,11 @@ using namespace spccl::migrate;
 
 namespace {
 
-spcclResult_t checkComm(spcclComm_t comm, const void* stream, const char* call) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
-  if (stream != nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
-                      call);
-  return spcclSuccess;
-}
-
-spcclResult_t checkType(spcclDataType_t datatype, const char* call) {
-  if (static_cast<int>(datatype) < 0 || datatype >= spcclNumTypes)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: datatype %d is not a valid spcclDataType_t", call,
-                      static_cast<int>(datatype));
-  return spcclSuccess;
-}
-
-spcclResult_t checkOp(spcclRedOp_t op, const char* call) {
-  if (static_cast<int>(op) < 0 || op >= spcclNumOps)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: op %d is not a valid spcclRedOp_t", call,
-                      static_cast<int>(op));
-  return spcclSuccess;
-}
-
-// `what` names the argument: "straggler", "dest", "root".
-spcclResult_t checkRank(spcclComm_t comm, int rank, const char* what, const char* call) {
-  if (rank < 0 || rank >= comm->nranks)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %d is out of range for %d ranks", call, what,
-                      rank, comm->nranks);
-  return spcclSuccess;
-}
-
-// count * factor elements of datatype, in bytes, failing on overflow.
-spcclResult_t checkSize(size_t count, size_t factor, spcclDataType_t datatype, const char* what,
-                        const char* call, size_t* bytes) {
-  size_t elements = 0;
-  if (__builtin_mul_overflow(count, factor, &elements) ||
-      __builtin_mul_overflow(elements, spcclTypeSize(datatype), bytes) ||
-      *bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call, what,
-                      count);
-  return spcclSuccess;
-}
-
-spcclResult_t checkBuffer(const void* buffer, size_t bytes, const char* name, const char* call) {
-  if (buffer == nullptr && bytes > 0)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", call, name);
-  return spcclSuccess;
-}
-
-// The checks every data-moving call shares; *bytes = count * factor elements.
-spcclResult_t checkCommon(spcclComm_t comm, const void* stream, spcclDataType_t datatype,
-                          size_t count, size_t factor, const char* countName, const char* call,
-                          size_t* bytes) {
-  SPCCL_CHECK(checkComm(comm, stream, call));
-  SPCCL_CHECK(checkType(datatype, call));
-  return checkSize(count, factor, datatype, countName, call, bytes);
+// The checks every data-moving call shares; *bytes = count elements.
+spcclResult_t checkCommonAndSize(const char* call, spcclComm_t comm, const void* stream,
+                                 spcclDataType_t datatype, size_t count, size_t* bytes) {
+  SPCCL_CHECK(checkCommon(call, comm, stream, datatype));
+  return checkSize(call, "count", count, spcclTypeSize(datatype), bytes);
 }
 
 spcclResult_t checkMigratedPart(size_t count, const void* migrated, size_t migratedCount,
@@ -80,7 +28,39 @@ spcclResult_t checkMigratedPart(size_t count, const void* migrated, size_t migra
     return SPCCL_FAIL(spcclInvalidArgument,
                       "%s: migratedOffset %zu + migratedCount %zu exceeds count %zu", call,
                       migratedOffset, migratedCount, count);
-  return checkBuffer(migrated, migratedCount * spcclTypeSize(datatype), "migrated", call);
+  return checkBuffer(call, "migrated", migrated, migratedCount * spcclTypeSize(datatype));
+}
+
+// Scatter (the root sends) and gather (the root receives): the root's side
+// holds nranks * count elements, every rank's own side count.
+spcclResult_t checkRootedExchange(const char* call, bool rootSends, const void* sendbuff,
+                                  const void* recvbuff, size_t count, spcclDataType_t datatype,
+                                  int root, spcclComm_t comm, const void* stream) {
+  SPCCL_CHECK(checkCommon(call, comm, stream, datatype));
+  size_t allBytes = 0;
+  SPCCL_CHECK(checkSize(call, rootSends ? "recvcount" : "sendcount", count,
+                        comm->nranks * spcclTypeSize(datatype), &allBytes));
+  SPCCL_CHECK(checkRank(call, "root", root, comm->nranks));
+  const size_t ownBytes = allBytes / comm->nranks;
+  const size_t rootBytes = comm->rank == root ? allBytes : 0;  // 0: not read here
+  SPCCL_CHECK(checkBuffer(call, "sendbuff", sendbuff, rootSends ? rootBytes : ownBytes));
+  return checkBuffer(call, "recvbuff", recvbuff, rootSends ? ownBytes : rootBytes);
+}
+
+spcclResult_t rootedExchange(const char* call, bool rootSends, const void* sendbuff, void* recvbuff,
+                             size_t count, spcclDataType_t datatype, int root, spcclComm_t comm,
+                             const void* stream) {
+  clearThreadLastError();
+  const spcclResult_t res =
+      checkRootedExchange(call, rootSends, sendbuff, recvbuff, count, datatype, root, comm, stream);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  const MigrationKind kind = rootSends ? MigrationKind::Scatter : MigrationKind::Gather;
+  return runMigrationCall(
+      comm, {call, "root"}, migrationSignature(kind, datatype, spcclSum, root, count),
+      [&](CollContext& ctx) {
+        return rootSends ? linearScatter(ctx, sendbuff, recvbuff, count, datatype, root)
+                         : linearGather(ctx, sendbuff, recvbuff, count, datatype, root);
+      });
 }
 
 }  // namespace
@@ -92,9 +72,9 @@ spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t da
   const char* call = "spcclMigrateBroadcast";
   clearThreadLastError();
   size_t bytes = 0;
-  spcclResult_t res = checkCommon(comm, stream, datatype, count, 1, "count", call, &bytes);
-  if (res == spcclSuccess) res = checkRank(comm, straggler, "straggler", call);
-  if (res == spcclSuccess) res = checkBuffer(buff, bytes, "buff", call);
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
+  if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "straggler"},
@@ -106,12 +86,10 @@ spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, s
                                 size_t* length) {
   const char* call = "spcclMigrateSlice";
   clearThreadLastError();
-  spcclResult_t res = checkComm(comm, nullptr, call);
-  if (res == spcclSuccess) res = checkRank(comm, straggler, "straggler", call);
-  if (res == spcclSuccess && begin == nullptr)
-    res = SPCCL_FAIL(spcclInvalidArgument, "%s: begin is NULL", call);
-  if (res == spcclSuccess && length == nullptr)
-    res = SPCCL_FAIL(spcclInvalidArgument, "%s: length is NULL", call);
+  spcclResult_t res = checkNotNull(call, "comm", comm);
+  if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
+  if (res == spcclSuccess) res = checkNotNull(call, "begin", begin);
+  if (res == spcclSuccess) res = checkNotNull(call, "length", length);
   if (res != spcclSuccess) return finishCall(comm, res);
   const ElementRange slice = migrationSlice(comm->rank, straggler, comm->nranks, total);
   *begin = slice.offset;
@@ -125,12 +103,12 @@ spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t co
   const char* call = "spcclMigrateReduce";
   clearThreadLastError();
   size_t bytes = 0;
-  spcclResult_t res = checkCommon(comm, stream, datatype, count, 1, "count", call, &bytes);
-  if (res == spcclSuccess) res = checkOp(op, call);
-  if (res == spcclSuccess) res = checkRank(comm, dest, "dest", call);
-  if (res == spcclSuccess) res = checkBuffer(sendbuff, bytes, "sendbuff", call);
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkOp(call, op);
+  if (res == spcclSuccess) res = checkRank(call, "dest", dest, comm->nranks);
+  if (res == spcclSuccess) res = checkBuffer(call, "sendbuff", sendbuff, bytes);
   if (res == spcclSuccess && comm->rank == dest)
-    res = checkBuffer(recvbuff, bytes, "recvbuff", call);
+    res = checkBuffer(call, "recvbuff", recvbuff, bytes);
   if (res != spcclSuccess) return rejectCall(comm, res);
   return runMigrationCall(
       comm, {call, "dest"}, migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
@@ -146,10 +124,9 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
   const char* call = "spcclMigrateAllReduce";
   clearThreadLastError();
   size_t bytes = 0;
-  spcclResult_t res = checkCommon(comm, stream, datatype, count, 1, "count", call, &bytes);
-  if (res == spcclSuccess) res = checkOp(op, call);
-  if (res == spcclSuccess) res = checkBuffer(sendbuff, bytes, "sendbuff", call);
-  if (res == spcclSuccess) res = checkBuffer(recvbuff, bytes, "recvbuff", call);
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkOp(call, op);
+  if (res == spcclSuccess) res = checkSendAndRecv(call, sendbuff, recvbuff, bytes);
   if (res == spcclSuccess)
     res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
   if (res != spcclSuccess) return rejectCall(comm, res);
@@ -165,44 +142,14 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
 
 spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                            spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  const char* call = "spcclScatter";
-  clearThreadLastError();
-  size_t allBytes = 0;
-  spcclResult_t res = checkCommon(comm, stream, datatype, recvcount,
-                                  comm != nullptr ? static_cast<size_t>(comm->nranks) : 1,
-                                  "recvcount", call, &allBytes);
-  if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
-  if (res == spcclSuccess && comm->rank == root)
-    res = checkBuffer(sendbuff, allBytes, "sendbuff", call);
-  if (res == spcclSuccess) res = checkBuffer(recvbuff, allBytes / comm->nranks, "recvbuff", call);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  return runMigrationCall(
-      comm, {call, "root"},
-      migrationSignature(MigrationKind::Scatter, datatype, spcclSum, root, recvcount),
-      [&](CollContext& ctx) {
-        return linearScatter(ctx, sendbuff, recvbuff, recvcount, datatype, root);
-      });
+  return rootedExchange("spcclScatter", true, sendbuff, recvbuff, recvcount, datatype, root, comm,
+                        stream);
 }
 
 spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                           spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  const char* call = "spcclGather";
-  clearThreadLastError();
-  size_t allBytes = 0;
-  spcclResult_t res = checkCommon(comm, stream, datatype, sendcount,
-                                  comm != nullptr ? static_cast<size_t>(comm->nranks) : 1,
-                                  "sendcount", call, &allBytes);
-  if (res == spcclSuccess) res = checkRank(comm, root, "root", call);
-  if (res == spcclSuccess) res = checkBuffer(sendbuff, allBytes / comm->nranks, "sendbuff", call);
-  if (res == spcclSuccess && comm->rank == root)
-    res = checkBuffer(recvbuff, allBytes, "recvbuff", call);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  return runMigrationCall(
-      comm, {call, "root"},
-      migrationSignature(MigrationKind::Gather, datatype, spcclSum, root, sendcount),
-      [&](CollContext& ctx) {
-        return linearGather(ctx, sendbuff, recvbuff, sendcount, datatype, root);
-      });
+  return rootedExchange("spcclGather", false, sendbuff, recvbuff, sendcount, datatype, root, comm,
+                        stream);
 }
 
 }  // extern "C"

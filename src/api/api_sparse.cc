@@ -4,13 +4,12 @@
 // spcclInvalidArgument and, through the call's agreement round, every other
 // rank with spcclInvalidUsage, so no peer waits for it.
 #include <algorithm>
-#include <cstddef>
-#include <cstring>
-#include <limits>
 #include <numeric>
+#include <vector>
 
+#include "api/arguments.h"
 #include "base/check.h"
-#include "base/enum_args.h"
+#include "base/versioned_struct.h"
 #include "core/comm.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/comm_state.h"
@@ -23,90 +22,43 @@ using spccl::sparse::SparseOptions;
 
 namespace {
 
-// Fields past the caller's size keep their defaults (an older, smaller
-// struct); a struct larger than ours is read up to our size.
 spcclResult_t resolveOptions(const spcclSparseOptions_t* o, const char* call, SparseOptions* out) {
   *out = SparseOptions{};
   if (o == nullptr) return spcclSuccess;
-  const size_t header = offsetof(spcclSparseOptions_t, version) + sizeof(o->version);
-  if (o->size < header)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: options->size %zu is too small; initialise the options with "
-                      "SPCCL_SPARSE_OPTIONS_INITIALIZER",
-                      call, o->size);
-  if (o->magic != SPCCL_SPARSE_OPTIONS_MAGIC)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: options magic 0x%08x is wrong; initialise the options with "
-                      "SPCCL_SPARSE_OPTIONS_INITIALIZER",
-                      call, o->magic);
-  auto has = [o](size_t offset, size_t bytes) { return offset + bytes <= o->size; };
-  if (has(offsetof(spcclSparseOptions_t, algorithm), sizeof(o->algorithm))) {
-    if (!validEnum(o->algorithm, spcclSparseNumAlgorithms))
-      return SPCCL_FAIL(spcclInvalidArgument,
-                        "%s: options->algorithm %d is not a valid "
-                        "spcclSparseAlgorithm_t",
-                        call, rawEnumValue(o->algorithm));
+  const VersionedStruct<spcclSparseOptions_t> in(
+      *o,
+      {call, "options->size", "options magic", "the options", "SPCCL_SPARSE_OPTIONS_INITIALIZER"});
+  SPCCL_CHECK(in.checkHeader(SPCCL_SPARSE_OPTIONS_MAGIC));
+  if (in.has(&spcclSparseOptions_t::algorithm)) {
+    SPCCL_CHECK(checkEnum(call, "options->algorithm", o->algorithm, spcclSparseNumAlgorithms,
+                          "spcclSparseAlgorithm_t"));
     out->algorithm = o->algorithm;
   }
-  if (has(offsetof(spcclSparseOptions_t, tag), sizeof(o->tag))) out->tag = o->tag;
-  if (has(offsetof(spcclSparseOptions_t, encoding), sizeof(o->encoding))) {
-    if (!validEnum(o->encoding, spcclNumEncodings))
-      return SPCCL_FAIL(spcclInvalidArgument,
-                        "%s: options->encoding %d is not a valid "
-                        "spcclSparseEncoding_t",
-                        call, rawEnumValue(o->encoding));
+  if (in.has(&spcclSparseOptions_t::tag)) out->tag = o->tag;
+  if (in.has(&spcclSparseOptions_t::encoding)) {
+    SPCCL_CHECK(checkEnum(call, "options->encoding", o->encoding, spcclNumEncodings,
+                          "spcclSparseEncoding_t"));
     out->encoding = o->encoding;
   }
-  if (has(offsetof(spcclSparseOptions_t, partitioner), sizeof(o->partitioner))) {
-    if (!validEnum(o->partitioner, spcclNumPartitioners))
-      return SPCCL_FAIL(spcclInvalidArgument,
-                        "%s: options->partitioner %d is not a valid "
-                        "spcclSparsePartitioner_t",
-                        call, rawEnumValue(o->partitioner));
+  if (in.has(&spcclSparseOptions_t::partitioner)) {
+    SPCCL_CHECK(checkEnum(call, "options->partitioner", o->partitioner, spcclNumPartitioners,
+                          "spcclSparsePartitioner_t"));
     out->partitioner = o->partitioner;
   }
   return spcclSuccess;
 }
 
-spcclResult_t checkBytes(size_t count, size_t elementBytes, const char* what, const char* call) {
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(count, elementBytes, &bytes) ||
-      bytes > static_cast<size_t>(std::numeric_limits<ssize_t>::max()))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: %s %zu overflows the addressable size", call, what,
-                      count);
-  return spcclSuccess;
-}
-
-spcclResult_t checkCommon(spcclComm_t comm, size_t count, spcclDataType_t type, spcclRedOp_t op,
-                          const void* stream, const char* call) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: comm is NULL", call);
-  if (stream != nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
-                      call);
-  if (!validEnum(type, spcclNumTypes))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: datatype %d is not a valid spcclDataType_t", call,
-                      static_cast<int>(type));
-  if (!validEnum(op, spcclNumOps))
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: op %d is not a valid spcclRedOp_t", call,
-                      static_cast<int>(op));
-  if (op != spcclSum && op != spcclAvg)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: op %s is not supported: sparse all-reduce skips zeros, which is "
-                      "lossless only for sum and avg",
-                      call, spcclOpName(op));
-  return checkBytes(count, spcclTypeSize(type), "count", call);
-}
-
-spcclResult_t checkPointer(const void* p, bool needed, const char* name, const char* call) {
-  if (p == nullptr && needed) return SPCCL_FAIL(spcclInvalidArgument, "%s: %s is NULL", call, name);
-  return spcclSuccess;
+spcclResult_t checkCommonAndOp(const char* call, spcclComm_t comm, size_t count,
+                               spcclDataType_t type, spcclRedOp_t op, const void* stream) {
+  SPCCL_CHECK(checkCommon(call, comm, stream, type));
+  SPCCL_CHECK(checkSumOrAvg(
+      call, op, "sparse all-reduce skips zeros, which is lossless only for sum and avg"));
+  return checkSize(call, "count", count, spcclTypeSize(type));
 }
 
 spcclResult_t checkIndexType(spcclIndexType_t type, size_t count, const char* call) {
-  if (type != spcclIndexUint32 && type != spcclIndexUint64)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: indexType %d is not a valid spcclIndexType_t",
-                      call, static_cast<int>(type));
+  constexpr int kNumIndexTypes = 2;  // spcclIndexUint32, spcclIndexUint64
+  SPCCL_CHECK(checkEnum(call, "indexType", type, kNumIndexTypes, "spcclIndexType_t"));
   if (type == spcclIndexUint32 && count > (uint64_t{1} << 32))
     return SPCCL_FAIL(spcclInvalidArgument,
                       "%s: count %zu exceeds what spcclIndexUint32 indices can address", call,
@@ -160,9 +112,9 @@ spcclResult_t canonicalCoo(const void* indices, spcclIndexType_t indexType, cons
 spcclResult_t prepareCooInput(const void* indices, spcclIndexType_t indexType, const void* values,
                               size_t nnz, SparseCall* call) {
   SPCCL_CHECK(checkIndexType(indexType, call->count, call->name));
-  SPCCL_CHECK(checkBytes(nnz, sizeof(uint64_t), "nnz", call->name));
-  SPCCL_CHECK(checkPointer(indices, nnz > 0, "indices", call->name));
-  SPCCL_CHECK(checkPointer(values, nnz > 0, "values", call->name));
+  SPCCL_CHECK(checkSize(call->name, "nnz", nnz, sizeof(uint64_t)));
+  SPCCL_CHECK(checkBuffer(call->name, "indices", indices, nnz));
+  SPCCL_CHECK(checkBuffer(call->name, "values", values, nnz));
   if (canonicalCoo(indices, indexType, values, nnz, call) != spcclSuccess) call->inputValid = false;
   return spcclSuccess;
 }
@@ -183,7 +135,7 @@ spcclResult_t beginCall(const char* name, spcclComm_t comm, size_t count, spcclD
   call->count = count;
   call->type = datatype;
   call->op = op;
-  SPCCL_CHECK(checkCommon(comm, count, datatype, op, stream, name));
+  SPCCL_CHECK(checkCommonAndOp(name, comm, count, datatype, op, stream));
   return resolveOptions(options, name, &call->options);
 }
 
@@ -198,8 +150,7 @@ spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbu
   SparseCall call;
   spcclResult_t res =
       beginCall("spcclSparseAllReduce", comm, count, datatype, op, stream, options, &call);
-  if (res == spcclSuccess) res = checkPointer(sendbuff, count > 0, "sendbuff", call.name);
-  if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
+  if (res == spcclSuccess) res = checkSendAndRecv(call.name, sendbuff, recvbuff, count);
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseInput = sendbuff;
   call.denseOutput = recvbuff;
@@ -221,7 +172,7 @@ spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t inde
   SparseCall call;
   spcclResult_t res =
       beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
-  if (res == spcclSuccess) res = checkPointer(recvbuff, count > 0, "recvbuff", call.name);
+  if (res == spcclSuccess) res = checkBuffer(call.name, "recvbuff", recvbuff, count);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseOutput = recvbuff;
@@ -237,9 +188,9 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
   SparseCall call;
   spcclResult_t res =
       beginCall("spcclSparseAllReduceCooToCoo", comm, count, datatype, op, stream, options, &call);
-  if (res == spcclSuccess) res = checkPointer(outNnz, true, "outNnz", call.name);
-  if (res == spcclSuccess) res = checkPointer(outIndices, outCapacity > 0, "outIndices", call.name);
-  if (res == spcclSuccess) res = checkPointer(outValues, outCapacity > 0, "outValues", call.name);
+  if (res == spcclSuccess) res = checkNotNull(call.name, "outNnz", outNnz);
+  if (res == spcclSuccess) res = checkBuffer(call.name, "outIndices", outIndices, outCapacity);
+  if (res == spcclSuccess) res = checkBuffer(call.name, "outValues", outValues, outCapacity);
   if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.cooOutput = true;
@@ -253,9 +204,10 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
 
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats) {
   clearThreadLastError();
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: comm is NULL");
-  if (stats == nullptr)
-    return finishCall(comm, SPCCL_FAIL(spcclInvalidArgument, "spcclSparseGetStats: stats is NULL"));
+  const char* call = "spcclSparseGetStats";
+  SPCCL_CHECK(checkNotNull(call, "comm", comm));
+  const spcclResult_t checked = checkNotNull(call, "stats", stats);
+  if (checked != spcclSuccess) return finishCall(comm, checked);
   sparse::SparseCallStats record;
   if (comm->sparse) comm->sparse->planner.statsFor(tag, &record);
   return finishCall(comm, sparse::copyStatsOut(record, stats));

@@ -1,6 +1,7 @@
 // API: token top-k and token mask all-reduces (AccTFM section 4.3.1; SPEC.md
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
+#include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
 #include "compress/token_allreduce.h"
@@ -27,7 +28,7 @@ TokenCall shapedCall(const char* name, void* buff, size_t tokens, size_t hidden,
 
 // What both calls share: shape, type, op, buff, policy and cfg (NULL means
 // the kept rows are all-reduced exactly).
-spcclResult_t checkCommon(spcclComm_t comm, const spcclCompression* cfg, TokenCall* call) {
+spcclResult_t checkTokenCall(spcclComm_t comm, const spcclCompression* cfg, TokenCall* call) {
   const char* name = call->name;
   size_t count = 0;
   if (__builtin_mul_overflow(call->tokens, call->hidden, &count))
@@ -35,11 +36,9 @@ spcclResult_t checkCommon(spcclComm_t comm, const spcclCompression* cfg, TokenCa
                       call->tokens, call->hidden);
   SPCCL_CHECK(compress::checkCommAndCount(name, comm, count));
   SPCCL_CHECK(compress::checkCompressibleTypeAndOp(name, call->type, call->op));
-  if (count > 0 && call->buff == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: buff is NULL", name);
-  if (call->prunePolicy < 0 || call->prunePolicy >= spcclNumPrunePolicies)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: prunePolicy %d is not a valid spcclPrunePolicy_t",
-                      name, static_cast<int>(call->prunePolicy));
+  SPCCL_CHECK(checkBuffer(name, "buff", call->buff, count));
+  SPCCL_CHECK(checkEnum(name, "prunePolicy", call->prunePolicy, spcclNumPrunePolicies,
+                        "spcclPrunePolicy_t"));
   call->compressed = cfg != nullptr;
   if (!call->compressed) return spcclSuccess;
   call->compression.name = name;
@@ -57,12 +56,10 @@ spcclResult_t prepareTopk(const char* name, void* buff, const float* scores, siz
   call->scores = scores;
   call->keep = keep;
   call->maskOut = maskOut;
-  SPCCL_CHECK(checkCommon(comm, cfg, call));
+  SPCCL_CHECK(checkTokenCall(comm, cfg, call));
   if (keep > tokens)
     return SPCCL_FAIL(spcclInvalidArgument, "%s: keep %zu exceeds tokens %zu", name, keep, tokens);
-  if (tokens > 0 && scores == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: scores is NULL", name);
-  return spcclSuccess;
+  return checkBuffer(name, "scores", scores, tokens);
 }
 
 spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mask, size_t tokens,
@@ -71,9 +68,8 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
                           spcclComm_t comm, TokenCall* call) {
   clearThreadLastError();
   *call = shapedCall(name, buff, tokens, hidden, datatype, op, prunePolicy);
-  SPCCL_CHECK(checkCommon(comm, cfg, call));
-  if (tokens > 0 && mask == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: mask is NULL", name);
+  SPCCL_CHECK(checkTokenCall(comm, cfg, call));
+  SPCCL_CHECK(checkBuffer(name, "mask", mask, tokens));
   // A non-null pointer marks the mask call even with zero tokens.
   static const unsigned char kNoTokens = 0;
   call->mask = mask != nullptr ? mask : &kNoTokens;
@@ -82,11 +78,7 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
 
 spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                                  void* stream) {
-  if (prepared == spcclSuccess && stream != nullptr)
-    prepared = SPCCL_FAIL(spcclInvalidArgument,
-                          "%s: stream must be NULL (host buffers); device memory is not supported "
-                          "yet",
-                          call.name);
+  if (prepared == spcclSuccess) prepared = checkNoStream(call.name, stream);
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
     return compress::runTokenAllReduce(ctx, call);
@@ -95,8 +87,7 @@ spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const
 
 spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                               spcclRequest_t* request) {
-  if (prepared == spcclSuccess && request == nullptr)
-    prepared = SPCCL_FAIL(spcclInvalidArgument, "%s: request is NULL", call.name);
+  if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   return runCollectiveAsync(
       comm, compress::signatureOf(call),

@@ -131,11 +131,6 @@ int64_t knobInt(const char* name) {
   return value;
 }
 
-bool knobIsSet(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && value[0] != '\0';
-}
-
 void knobsEchoOnce() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -21,7 +21,6 @@ const std::vector<KnobSpec>& allKnobs();
 // undeclared knob is a programming error (aborts in debug, WARN otherwise).
 std::string knobString(const char* name);
 int64_t knobInt(const char* name);
-bool knobIsSet(const char* name);
 
 // Logs every SPCCL_* variable that is set ("X set by environment to Y")
 // once per process at INFO, and warns about unknown SPCCL_* names.

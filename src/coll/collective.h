@@ -49,12 +49,6 @@ struct DenseAlgorithm {
 
 std::span<const DenseAlgorithm> denseAlgorithms();
 
-// The cheapest algorithm for args (or the one SPCCL_ALGO names, if it
-// implements this collective). The choice depends only on values all
-// ranks share, so every rank picks the same one.
-const DenseAlgorithm& selectDenseAlgorithm(const CollArgs& args, int nranks, const LinkModel& link,
-                                           const std::string& override);
-
 // Selects, runs and finishes (Avg's division) one dense collective.
 spcclResult_t runDenseCollective(CollContext& ctx, const CollArgs& args,
                                  const std::string& algorithmOverride);

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "base/check.h"
-#include "base/knobs.h"
 #include "coll/cost_model.h"
 #include "coll/schedule_support.h"
 
@@ -58,16 +57,6 @@ void finishAverage(const CollContext& ctx, const CollArgs& args) {
 }
 
 }  // namespace
-
-const DenseAlgorithm& selectDenseAlgorithm(const CollArgs& args, int nranks, const LinkModel& link,
-                                           const std::string& override) {
-  CostInput input;
-  input.bytes = denseCostBytes(args, nranks);
-  input.nranks = nranks;
-  input.link = link;
-  input.chunkBytes = static_cast<size_t>(knobInt("SPCCL_CHUNK_BYTES"));
-  return selectFor(args, input, override);
-}
 
 spcclResult_t runDenseCollective(CollContext& ctx, const CollArgs& args,
                                  const std::string& algorithmOverride) {

@@ -9,6 +9,7 @@
 
 #include "base/check.h"
 #include "base/knobs.h"
+#include "base/versioned_struct.h"
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
 #include "sparse/comm_state.h"
@@ -293,23 +294,18 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
   out->profileLinks = knobInt("SPCCL_PROFILE_LINKS") != 0;
   out->algorithmOverride = knobString("SPCCL_ALGO");
   if (config != nullptr) {
-    if (config->magic != SPCCL_CONFIG_MAGIC)
-      return SPCCL_FAIL(spcclInvalidArgument,
-                        "config: magic 0x%08x is wrong; initialise it with "
-                        "SPCCL_CONFIG_INITIALIZER",
-                        config->magic);
-    size_t size = config->size;
-    auto has = [size](size_t offset, size_t bytes) { return offset + bytes <= size; };
-    if (has(offsetof(spcclConfig_t, timeoutMs), sizeof(int)) &&
-        config->timeoutMs != SPCCL_CONFIG_UNDEF_INT)
+    // The size is not checked: a config shorter than its header reads as
+    // one that sets nothing.
+    const VersionedStruct<spcclConfig_t> in(
+        *config, {"config", "size", "magic", "it", "SPCCL_CONFIG_INITIALIZER"});
+    SPCCL_CHECK(in.checkMagic(SPCCL_CONFIG_MAGIC));
+    if (in.has(&spcclConfig_t::timeoutMs) && config->timeoutMs != SPCCL_CONFIG_UNDEF_INT)
       out->timeoutMs = config->timeoutMs;
-    if (has(offsetof(spcclConfig_t, transport), sizeof(char*)) && config->transport != nullptr)
+    if (in.has(&spcclConfig_t::transport) && config->transport != nullptr)
       out->transport = config->transport;
-    if (has(offsetof(spcclConfig_t, socketIfname), sizeof(char*)) &&
-        config->socketIfname != nullptr)
+    if (in.has(&spcclConfig_t::socketIfname) && config->socketIfname != nullptr)
       out->socketIfname = config->socketIfname;
-    if (has(offsetof(spcclConfig_t, profileLinks), sizeof(int)) &&
-        config->profileLinks != SPCCL_CONFIG_UNDEF_INT)
+    if (in.has(&spcclConfig_t::profileLinks) && config->profileLinks != SPCCL_CONFIG_UNDEF_INT)
       out->profileLinks = config->profileLinks != 0;
   }
   if (out->timeoutMs <= 0)

@@ -12,7 +12,7 @@
 
 namespace spccl::kernels {
 
-// n <= 8 codes into the low n*bits bits of a word, and back. Host byte
+// n <= 8 codes into the low n*bits bits of a word. Host byte
 // order is little-endian on every platform spccl builds for (frame.h
 // assumes same-architecture peers), and so is a GPU's: the word's low bytes
 // are the stream's first.
@@ -20,11 +20,6 @@ SPCCL_HOST_DEVICE inline uint64_t packGroup(const uint8_t* codes, size_t n, int 
   uint64_t word = 0;
   for (size_t j = 0; j < n; ++j) word |= static_cast<uint64_t>(codes[j]) << (j * bits);
   return word;
-}
-
-SPCCL_HOST_DEVICE inline void unpackGroup(uint64_t word, size_t n, int bits, uint8_t* codes) {
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  for (size_t j = 0; j < n; ++j) codes[j] = static_cast<uint8_t>((word >> (j * bits)) & mask);
 }
 
 // out gets packedCodeBytes(bits, count) bytes, and nothing past them.
