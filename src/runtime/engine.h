@@ -102,7 +102,6 @@ class Engine {
   // Puts the engine in the error state and tells every peer (best effort).
   void abort(spcclResult_t code, const std::string& why);
   bool broken() const { return brokenCode_ != spcclSuccess; }
-  const std::string& brokenReason() const { return brokenReason_; }
 
   const spcclCounters_t& counters() const { return counters_; }
   const std::string& peerName(int peer) const { return peers_[peer].conn.name; }
