@@ -1,4 +1,4 @@
-/* Pipeline stage rebalancing (DynPipe, SPEC.md section 5) on spccl's public
+/* Pipeline stage rebalancing (DynPipe, docs/algorithms.md 5) on spccl's public
  * API. Each rank is one pipeline stage holding a contiguous run of "layers"
  * (a buffer of parameters and a compute cost). Pruning makes the stages
  * unbalanced; every rank measures its layers, the times are shared with an

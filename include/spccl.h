@@ -209,7 +209,7 @@ spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request);
 spcclResult_t spcclTest(spcclRequest_t request, int* done);
 spcclResult_t spcclWait(spcclRequest_t request);
 
-/* ---- sparse all-reduce (Zen; SPEC.md section 2) ----
+/* ---- sparse all-reduce (Zen; docs/algorithms.md 2) ----
  * Lossless: the result equals the dense AllReduce (exactly for integers, up
  * to reassociation for floats; -0.0 counts as zero) and is bitwise
  * identical on every rank. Ops: spcclSum and spcclAvg. */
@@ -236,9 +236,10 @@ typedef enum {
 
 typedef enum {
   spcclPartitionAuto = 0,
-  spcclPartitionZenHash = 1,     /* h0 ownership, hierarchical hashing (Zen Algorithm 1) */
-  spcclPartitionPermutation = 2, /* keyed permutation, contiguous ranges (SPEC "beyond" 1) */
-  spcclPartitionTwoPass = 3,     /* h0 ownership, exact count / prefix-sum / scatter */
+  spcclPartitionZenHash = 1, /* h0 ownership, hierarchical hashing (Zen Algorithm 1) */
+  spcclPartitionPermutation =
+      2,                     /* keyed permutation, contiguous ranges (docs/algorithms.md 2.6 (1)) */
+  spcclPartitionTwoPass = 3, /* h0 ownership, exact count / prefix-sum / scatter */
   spcclNumPartitioners = 4,
   spcclPartition_MaxEnum = 0x7fffffff
 } spcclSparsePartitioner_t;
@@ -310,7 +311,7 @@ typedef struct {
 } spcclSparseStats_t;
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats);
 
-/* ---- compressed all-reduce (AccTFM; SPEC.md section 3; docs/compressed.md) ----
+/* ---- compressed all-reduce (AccTFM; docs/algorithms.md 3; docs/compressed.md) ----
  * Lossy and opt-in: floats only (f32, f16, bf16), ops sum and avg. Every
  * rank gets the same bits; the error bound per element is stated in
  * docs/compressed.md. */
@@ -421,8 +422,8 @@ typedef struct {
 spcclResult_t spcclPlanPartitions(const spcclLayerCost* layers, int nLayers, double alpha,
                                   double beta, int backward, int* outSizes, double* outSeconds);
 
-/* ---- load-balancing collectives (SPEC.md sections 4 and 5) ----
- * SEMI-migration (paper 000, section IV): a straggler of a tensor-parallel
+/* ---- load-balancing collectives (docs/algorithms.md 4 and 5) ----
+ * SEMI-migration (section IV): a straggler of a tensor-parallel
  * group sheds some of its columns to the other ranks (the helpers). The
  * straggler broadcasts the shed data along a pipelined tree in which
  * receivers relay, so it sends each byte once; helper r computes the slice
@@ -473,7 +474,7 @@ spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcoun
 spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                           spcclDataType_t datatype, int root, spcclComm_t comm, void* stream);
 
-/* The planner (paper 000: Eq. (1), (2), (3), Algorithm 2). Cost functions
+/* The planner (SEMI-migration: Eq. (1), (2), (3), Algorithm 2). Cost functions
  * are lines a + b*c seconds for c columns, fitted from the caller's (or a
  * pre-test's) measurements with spcclFitLinearCost. */
 #define SPCCL_BALANCE_COST_MODEL_MAGIC 0x42414c43u /* "BALC" */
@@ -542,7 +543,7 @@ spcclResult_t spcclBalanceSlice(const spcclBalancePlan_t* plan, int migrator, in
  * a + b*x (n == 1 or all x equal: b = 0, a = mean y). */
 spcclResult_t spcclFitLinearCost(const double* x, const double* y, int n, double coefficients[2]);
 
-/* Stage rebalancing (DynPipe, paper 002, sections 3.4-3.5): contiguous
+/* Stage rebalancing (DynPipe, sections 3.4-3.5): contiguous
  * layers onto pipeline stages. Local computations; the layer moves they
  * imply are spcclSend/spcclRecv of the layers' buffers. */
 typedef enum {

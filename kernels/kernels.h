@@ -27,7 +27,7 @@ using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count)
 // buf[i] = buf[i] / divisor; integers truncate toward zero.
 using DivideFn = void (*)(void* buf, size_t count, int divisor);
 
-// ---- Lossy compression codecs (AccTFM section 4.3.2; SPEC.md section 3) ----
+// ---- Lossy compression codecs (AccTFM section 4.3.2; docs/algorithms.md 3) ----
 // A tensor of `count` elements is cut into blocks of blockSize elements
 // (the last may be shorter); each block carries its scale m = max|v| as an
 // f32, and each element a code of `bits` bits: a sign bit above N = bits-1

@@ -1,6 +1,6 @@
 // compressed_all_reduce_perf: spcclCompressedAllReduce beside spcclAllReduce
-// on the same Gaussian inputs, in nccl-tests' style (SPEC.md section 3,
-// BENCHMARKS.md). Per size: both times and the speed-up, the compression
+// on the same Gaussian inputs, in nccl-tests' style (docs/algorithms.md 3,
+// docs/benchmarking.md). Per size: both times and the speed-up, the compression
 // ratio, bytes on the wire per rank against the schedule's formula, and
 // (-c 1) the error against the exact sum: max |error|, RMSE, relative
 // error and #wrong = elements beyond the documented bound

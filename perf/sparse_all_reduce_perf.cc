@@ -1,6 +1,6 @@
 // sparse_all_reduce_perf: spcclSparseAllReduceWithOptions against
-// spcclAllReduce on the same inputs, in nccl-tests' style (SPEC.md
-// section 2, BENCHMARKS.md). Inputs are generated per rank from --seed
+// spcclAllReduce on the same inputs, in nccl-tests' style (docs/algorithms.md
+// section 2, docs/benchmarking.md). Inputs are generated per rank from --seed
 // (common/sparse_workload.h) or replayed from .npy files (--input).
 #include <libgen.h>
 

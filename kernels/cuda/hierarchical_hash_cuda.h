@@ -1,4 +1,4 @@
-// Zen's hierarchical hashing (Algorithm 1, section 3.2; SPEC.md section 2)
+// Zen's hierarchical hashing (Algorithm 1, section 3.2; docs/algorithms.md 2)
 // on the GPU: the bucketing of a rank's non-zero indices by owner that
 // src/sparse/hierarchical_hashing.cc does on the CPU, with real atomics.
 //

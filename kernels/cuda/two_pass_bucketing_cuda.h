@@ -1,4 +1,4 @@
-// Exact two-pass bucketing (SPEC.md section 2, "beyond" 3) on the GPU: the
+// Exact two-pass bucketing (docs/algorithms.md 2.6 (3)) on the GPU: the
 // entries of a rank's non-zeros grouped by owner, each bucket in input
 // order, exactly as sparse::twoPassBucketing orders them on the CPU (count
 // per owner, prefix sum, stable scatter). Here the count, prefix sum and

@@ -1,6 +1,6 @@
 // Times and checks the sparse all-reduce at one size against the dense
 // all-reduce of the same inputs: -w+1 untimed calls of each (the planner
-// profiles density on its first calls for a tag, SPEC.md section 2), -n
+// profiles density on its first calls for a tag, docs/algorithms.md 2), -n
 // timed calls of each, then (-c 1) one more of each on the same inputs,
 // compared element by element, and a hash of the result compared across
 // ranks.

@@ -1,5 +1,5 @@
 // How the sparse benchmark judges a result against the dense all-reduce of
-// the same inputs (SPEC.md section 2: equal exactly for integers, up to
+// the same inputs (docs/algorithms.md 2: equal exactly for integers, up to
 // floating-point reassociation for floats, bitwise identical on all ranks).
 #pragma once
 

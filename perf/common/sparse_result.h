@@ -21,7 +21,7 @@ struct SparseInput {
   size_t nonZeros;  // this rank's
   // Whether every sum is exact in the type (generated small integers, or
   // integer types): the check then demands bitwise equality with the dense
-  // all-reduce, else equality up to reassociation (SPEC.md section 2).
+  // all-reduce, else equality up to reassociation (docs/algorithms.md 2).
   bool exact;
   double overlap;  // requested -O; < 0 when not known (replayed input)
 };
@@ -33,7 +33,7 @@ struct SparseSizeResult {
   const char* opName = "";
   double density = 0.0;  // mean over ranks of the local non-zero fraction
   double overlap = -1.0;
-  double gamma = 0.0;  // result non-zeros / mean local non-zeros (SPEC.md's γ)
+  double gamma = 0.0;  // result non-zeros / mean local non-zeros (docs/algorithms.md, Notation)
   uint64_t tag = 0;
 
   // From spcclSparseGetStats after the timed loop.

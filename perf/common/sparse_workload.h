@@ -3,7 +3,7 @@
 //
 // The unit of sparsity is a row of `rowWidth` consecutive elements (1: single
 // elements, as in a gradient; > 1: embedding rows, whole rows non-zero).
-// Each rank's rows come in two parts (BENCHMARKS.md, "half from a pool
+// Each rank's rows come in two parts (docs/benchmarking.md, "Side by side": "half from a pool
 // shared by all ranks and half private"; the Gloo peer,
 // tests/netns/peers/gloo_allreduce.py, draws the same way):
 //  - shared: `overlap` of the rank's rows, a random subset of a pool of

@@ -1,6 +1,6 @@
 // The timed loop every perf binary runs: -n calls, each timed, then one
 // max-reduction so that every figure is the slowest rank's (nccl-tests'
-// convention; BENCHMARKS.md: "slowest rank per iteration").
+// convention; docs/benchmarking.md: "slowest rank per iteration").
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// API: compressed all-reduce (SPEC.md section 3), blocking and
+// API: compressed all-reduce (docs/algorithms.md 3), blocking and
 // non-blocking. Arguments and the versioned cfg are validated here, with
 // messages that name the argument; the schedules receive only valid calls.
 #include "api/arguments.h"

@@ -1,4 +1,4 @@
-// API: the migration collectives (SPEC section 4). Arguments are checked
+// API: the migration collectives (docs/algorithms.md 4). Arguments are checked
 // here, with messages that name the argument; the schedules in
 // migration_schedules.h receive only valid calls.
 #include "api/arguments.h"

@@ -1,4 +1,4 @@
-// API: sparse all-reduce (SPEC section 2) and its statistics. Arguments are
+// API: sparse all-reduce (docs/algorithms.md 2) and its statistics. Arguments are
 // validated here with messages that name the argument; a COO input whose
 // content is wrong (an index out of range) fails this rank with
 // spcclInvalidArgument and, through the call's agreement round, every other

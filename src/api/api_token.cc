@@ -1,4 +1,4 @@
-// API: token top-k and token mask all-reduces (AccTFM section 4.3.1; SPEC.md
+// API: token top-k and token mask all-reduces (AccTFM section 4.3.1; docs/algorithms.md
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
 #include "api/arguments.h"

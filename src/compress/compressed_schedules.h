@@ -1,4 +1,4 @@
-// The two compressed all-reduce schedules (SPEC.md section 3, "Allreducing
+// The two compressed all-reduce schedules (docs/algorithms.md 3, "Allreducing
 // quantized data"). Both cut the tensor as chunk_layout.h says and leave
 // every rank with the decoding of the same codes, so results are bitwise
 // identical on all ranks.

@@ -1,4 +1,4 @@
-// SEMI-migration's planner (paper 000): who sheds how many columns, by
+// SEMI-migration's planner: who sheds how many columns, by
 // migration or by resizing. A pure function of values every rank agrees
 // on (api_balance.cc all-gathers them first), so every rank computes the
 // same plan.

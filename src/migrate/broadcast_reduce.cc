@@ -1,4 +1,4 @@
-// Broadcast-reduce migration and its merged form (paper 000, section IV-A).
+// Broadcast-reduce migration and its merged form (SEMI-migration, section IV-A).
 #include <cstring>
 
 #include "base/check.h"

@@ -1,4 +1,4 @@
-// The cost functions of SEMI-migration's planner (paper 000: Omega_1,
+// The cost functions of SEMI-migration's planner (Omega_1,
 // Omega_2, Phi_1, Phi_2 of Eq. (2) and (3)). The paper fits them from "a
 // few sampling points" of a pre-test and of history; a least-squares line
 // in the number of columns is that fit.

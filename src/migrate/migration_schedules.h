@@ -2,7 +2,7 @@
 // the dense schedules of src/coll: the pipelined chain is the pipelined
 // tree whose every node, the root included, has a single child, which is
 // exactly what makes the straggler send (or receive) each byte once while
-// the helpers relay (paper 000, section IV-A, Fig. 4). Arguments are
+// the helpers relay (SEMI-migration, section IV-A, Fig. 4). Arguments are
 // validated by the API layer.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Which migrated columns each helper computes (paper 000, section IV-B):
+// Which migrated columns each helper computes (SEMI-migration, section IV-B):
 // helpers are renumbered from the straggler, r' = (r + e - r_k) mod e, and
 // helper r' takes columns [m(r' - 1), m r' - 1] with m = L_mig / (e - 1).
 // The paper leaves the remainder of that division out; here the first

@@ -1,4 +1,4 @@
-// Scatter-gather migration, the baseline of paper 000 section IV-A: the
+// Scatter-gather migration, the baseline of SEMI-migration section IV-A: the
 // root talks to every other rank itself, so it sends (receives) each
 // helper's share over its own link, and no helper relays.
 #include <cstring>

@@ -1,4 +1,4 @@
-// DynPipe's stage rebalancing (paper 002, sections 3.4-3.5): contiguous
+// DynPipe's stage rebalancing (sections 3.4-3.5): contiguous
 // runs of layers onto pipeline stages. Pure functions of per-layer costs
 // and memory, so every rank of a pipeline computes the same layout; the
 // layer moves a new layout implies are point-to-point transfers.

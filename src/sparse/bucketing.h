@@ -9,7 +9,7 @@
 //    indices are placed again: an index is never dropped. Slot emptiness is
 //    a separate occupancy mark, never index 0 (a public reproduction used 0
 //    as the empty marker and doubled index 0).
-//  - TwoPass: count per owner, prefix sum, scatter (exact; SPEC "beyond" 3).
+//  - TwoPass: count per owner, prefix sum, scatter (exact; docs/algorithms.md 2.6 (3)).
 #pragma once
 
 #include <cstddef>

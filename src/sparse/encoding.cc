@@ -1,5 +1,5 @@
-// Message header, exact sizes, the per-message choice of encoding (SPEC
-// section 2, "beyond" 2) and dispatch to the codecs of encoding_codecs.h.
+// Message header, exact sizes, the per-message choice of encoding (docs/algorithms.md
+// 2.6 (2)) and dispatch to the codecs of encoding_codecs.h.
 #include "sparse/encoding.h"
 
 #include <cstring>

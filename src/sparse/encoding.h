@@ -1,6 +1,6 @@
 // Wire encodings of a set of (position, value) pairs over a universe of U
 // positions (a partition's |I_p|, or M). Chosen per message from its own
-// count (SPEC "beyond" 2) and named in the frame header's flags, so no
+// count (docs/algorithms.md 2.6 (2)) and named in the frame header's flags, so no
 // message is ever larger than its dense form.
 //   Coo:    nnz x (position as u32 when U <= 2^32, else u64) + values
 //   Bitmap: ceil(U/8) bytes, bit i = position i present, + values in

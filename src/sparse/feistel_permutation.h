@@ -1,4 +1,4 @@
-// A keyed pseudo-random permutation pi of [0, M) (SPEC section 2, "beyond"
+// A keyed pseudo-random permutation pi of [0, M) (docs/algorithms.md 2.6,
 // 1): a balanced Feistel network on the smallest even bit width 2h with
 // 2^(2h) >= M, restricted to [0, M) by cycle-walking (Black and Rogaway,
 // "Ciphers with arbitrary finite domains", 2002): apply the network until

@@ -9,7 +9,7 @@
 //    it offline, section 3.3). The position of idx is found by counting, so
 //    push encode and pull decode use the very same function (a public
 //    reproduction of Zen used two different moduli and lost 5 % of indices).
-//  - Permutation (SPEC "beyond" 1): a keyed Feistel permutation pi of [0, M)
+//  - Permutation (docs/algorithms.md 2.6 (1)): a keyed Feistel permutation pi of [0, M)
 //    with cycle-walking; p owns the contiguous range [p*M/n, (p+1)*M/n) of
 //    pi-space; position = pi(idx) - start(p); inverse computed, no table.
 //  - Contiguous: p owns [p*M/n, (p+1)*M/n) of index space (block sparse,

@@ -14,10 +14,10 @@ const SparsePartitionerInfo kPartitioners[] = {
      "Zen as published: h0 ownership, hierarchical hashing (Algorithm 1)", PartitionKind::ZenHash,
      BucketMethod::HierarchicalHash},
     {spcclPartitionPermutation, "permutation",
-     "keyed permutation, contiguous ranges (SPEC \"beyond\" 1), exact bucketing (\"beyond\" 3)",
+     "keyed permutation, contiguous ranges (docs/algorithms.md 2.6 (1)), exact bucketing (2.6 (3))",
      PartitionKind::Permutation, BucketMethod::TwoPass},
     {spcclPartitionTwoPass, "two-pass",
-     "h0 ownership, exact count / prefix-sum / scatter bucketing (SPEC \"beyond\" 3)",
+     "h0 ownership, exact count / prefix-sum / scatter bucketing (docs/algorithms.md 2.6 (3))",
      PartitionKind::ZenHash, BucketMethod::TwoPass},
 };
 static_assert(std::size(kPartitioners) == spcclNumPartitioners);

@@ -1,4 +1,4 @@
-// Bijective hash partition (SPEC section 2, "beyond" 1): part p owns the
+// Bijective hash partition (docs/algorithms.md 2.6 (1)): part p owns the
 // range [p*M/n, (p+1)*M/n) of pi-space for a keyed permutation pi, so
 // I_p[t] = pi^-1(p*M/n + t) is computed rather than stored. An index's
 // owner is as pseudo-random as under h0 (same balance), yet no O(M) table

@@ -1,4 +1,4 @@
-// The sparse all-reduce planner (SPEC section 2 "Selection", Zen section 3
+// The sparse all-reduce planner (docs/algorithms.md 2.7, Zen section 3
 // first paragraph): price every candidate with the measured alpha and beta
 // of the links and the real encoded size of every message it would send,
 // from the agreed density d and densification gamma, and run the cheapest.

@@ -1,4 +1,4 @@
-// The sparse all-reduce algorithms (SPEC.md section 2), as schedules on
+// The sparse all-reduce algorithms (docs/algorithms.md 2), as schedules on
 // CollContext. Each takes one rank's deduplicated non-zeros and delivers
 // the global sum as a SparseSet of global indices (ascending unless the
 // caller said order does not matter; a value may be zero where x + -x

@@ -24,7 +24,7 @@ namespace spccl::sparse {
 void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size_t valueBytes);
 
 // The cheapest allowed encoding of the set, chosen from its own count
-// (SPEC "beyond" 2), appended to *out. Returns the encoding, which the
+// (docs/algorithms.md 2.6 (2)), appended to *out. Returns the encoding, which the
 // sender puts in the frame flags.
 Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
                    size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out);

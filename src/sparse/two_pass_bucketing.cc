@@ -1,4 +1,4 @@
-// Exact two-pass bucketing (SPEC section 2, "beyond" 3): count per owner,
+// Exact two-pass bucketing (docs/algorithms.md 2.6 (3)): count per owner,
 // prefix sum, scatter. Stable: a bucket keeps the input order.
 #include <vector>
 

@@ -1,6 +1,6 @@
 // sparse_check: the sparse all-reduce against the dense spcclAllReduce of
 // the same data, for every algorithm, encoding, partitioner, data type,
-// density and overlap pattern (SPEC section 2: lossless, bitwise identical
+// density and overlap pattern (docs/algorithms.md 2: lossless, bitwise identical
 // on every rank, reproducible).
 //
 // Launch one per rank: spcclrun -n N -- sparse_check [--quick].

@@ -99,7 +99,7 @@ def test_migrate_reduce_in_place_and_out(comm, kind):
 
 @pytest.mark.parametrize("kind", ["numpy", "torch"])
 def test_semi_migration_of_a_matmul(comm, kind):
-    """The whole pattern of paper 000 section IV: the straggler's inputs and
+    """The whole pattern of SEMI-migration section IV: the straggler's inputs and
     its weight columns go to the helpers, each computes its slice of the
     columns, the results come back by a reduce and equal the straggler's
     own product."""
@@ -396,7 +396,7 @@ def test_bad_planner_arguments():
         spccl.repack(mem, [0, 1], 6.0)
 
 
-# ---- the balance plan (collective; paper 000 Eq. (1)-(3)) ----
+# ---- the balance plan (collective; SEMI-migration Eq. (1)-(3)) ----
 
 def test_fit_linear_cost():
     columns = [10, 20, 40, 80]

@@ -1,4 +1,4 @@
-// SEMI-migration's planner (paper 000, Eq. (1)-(3), Algorithm 2) on
+// SEMI-migration's planner (Eq. (1)-(3), Algorithm 2) on
 // examples worked by hand, written out next to each test; then the
 // collective spcclBalancePlan on real ranks: the same plan everywhere, and
 // bad input failing every rank with an error naming the culprit.

@@ -1,4 +1,4 @@
-// The helpers' slices of the migrated columns (paper 000 section IV-B
+// The helpers' slices of the migrated columns (SEMI-migration section IV-B
 // renumbering): every column computed exactly once, for every rank count
 // up to 16, every straggler and column counts below, at and above the
 // number of helpers.

@@ -1,4 +1,4 @@
-// DynPipe stage rebalancing (paper 002, sections 3.4-3.5): the exact
+// DynPipe stage rebalancing (DynPipe, sections 3.4-3.5): the exact
 // partition against brute force on small cases, diffusion's convergence
 // within Lemma 2's bound, first-fit re-packing within memory, bad input.
 #include <gtest/gtest.h>

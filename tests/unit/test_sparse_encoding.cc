@@ -162,7 +162,7 @@ TEST(SparseEncoding, CheapestIsTheSmallestActualEncoding) {
   EXPECT_EQ(cheapestEncoding(1000, 1000, 4, nullptr, 1u << static_cast<int>(Encoding::Coo)),
             Encoding::Coo);
   EXPECT_EQ(cheapestEncoding(1, 1000, 4, nullptr, 0), Encoding::Dense);
-  // The regimes the SPEC expects: very sparse -> a position list (varints
+  // The regimes docs/algorithms.md 2.6 (2) expects: very sparse -> a position list (varints
   // of at most 3 bytes beat u32s here), middling -> bitmap, full -> dense.
   const unsigned noPacked = kAllEncodings & ~(1u << static_cast<int>(Encoding::Packed));
   EXPECT_EQ(cheapestEncoding(1, 1 << 20, 4, nullptr, kAllEncodings), Encoding::Packed);

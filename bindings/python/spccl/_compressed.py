@@ -1,4 +1,4 @@
-"""Compressed all-reduce (AccTFM; SPEC section 3; docs/compressed.md) for
+"""Compressed all-reduce (AccTFM; docs/algorithms.md 3; docs/compressed.md) for
 :class:`spccl.Comm`.
 
 Lossy and opt-in: float32, float16 and bfloat16; ops SUM and AVG. Every

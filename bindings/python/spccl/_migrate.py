@@ -1,7 +1,7 @@
-"""The load-balancing collectives (SPEC section 4; docs/migration.md) of
+"""The load-balancing collectives (docs/algorithms.md 4; docs/migration.md) of
 :class:`spccl.Comm`.
 
-SEMI-migration (paper 000, section IV): a straggler of a tensor-parallel
+SEMI-migration (section IV): a straggler of a tensor-parallel
 group sheds some of its columns to the other ranks (the helpers)::
 
     x = comm.migrate_broadcast(x, straggler)        # the shed inputs, to every helper
@@ -131,7 +131,7 @@ class MigrationCollectives:
 
     def balance_plan(self, iter_time: float, matmul_time: float, columns: int,
                      cost_model: Optional[BalanceCostModel] = None) -> BalancePlan:
-        """Collective: SEMI-migration's planner (paper 000, Eq. (1)-(3),
+        """Collective: SEMI-migration's planner (Eq. (1)-(3),
         Algorithm 2; docs/migration.md). Every rank passes its iteration
         time T_i, the matmul part of it M_i and its column count L_i; all
         are gathered and every rank returns the same :class:`spccl.BalancePlan`

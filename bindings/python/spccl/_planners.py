@@ -3,9 +3,9 @@
 - :func:`plan_partitions`: AccTFM's micro-batch planner (section 4.2.2,
   Algorithm 1; docs/compressed.md).
 - :func:`stage_partition`, :func:`repack`: DynPipe's stage rebalancing
-  (paper 002, sections 3.4-3.5; docs/migration.md).
+  (DynPipe, sections 3.4-3.5; docs/migration.md).
 - :class:`BalancePlan` (from :meth:`spccl.Comm.balance_plan`, collective):
-  SEMI-migration's plan (paper 000, Eq. (1)-(3)); :func:`fit_linear_cost`
+  SEMI-migration's plan (Eq. (1)-(3)); :func:`fit_linear_cost`
   for its cost lines.
 
 All but the balance plan are local computations: no communicator, no

@@ -1,4 +1,4 @@
-"""Sparse all-reduce (Zen; SPEC section 2) for :class:`spccl.Comm`.
+"""Sparse all-reduce (Zen; docs/algorithms.md 2) for :class:`spccl.Comm`.
 
 Lossless: the result equals the dense all-reduce (exactly for integers, up
 to reassociation for floats) and is bitwise identical on every rank; only

@@ -1,4 +1,4 @@
-// Compressed all-reduce (SPEC section 3, docs/compressed.md). Addresses as
+// Compressed all-reduce (docs/algorithms.md 3, docs/compressed.md). Addresses as
 // in dense_binding.cc; spccl/_compressed.py has checked the buffers and the
 // configuration, which arrives as the fields of spcclCompression
 // (compression_config.h).

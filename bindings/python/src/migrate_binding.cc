@@ -1,4 +1,4 @@
-// The load-balancing collectives (SPEC section 4, docs/migration.md):
+// The load-balancing collectives (docs/algorithms.md 4, docs/migration.md):
 // SEMI-migration's broadcast, slice, reduce and merged all-reduce, and
 // the scatter/gather alternative. Addresses as in dense_binding.cc;
 // spccl/_migrate.py has checked the buffers. A non-root rank's unused

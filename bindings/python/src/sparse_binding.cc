@@ -1,4 +1,4 @@
-// Sparse all-reduce (SPEC section 2): dense in/out, COO in/dense out, COO
+// Sparse all-reduce (docs/algorithms.md 2): dense in/out, COO in/dense out, COO
 // in/COO out, and the planner's statistics per tag. Addresses as in
 // dense_binding.cc; options arrive as the four fields of
 // spcclSparseOptions_t.

@@ -7,7 +7,7 @@ Rendezvous comes from the env that `netlab run` sets: MASTER_ADDR,
 MASTER_PORT, RANK, WORLD_SIZE; GLOO_SOCKET_IFNAME pins Gloo to the
 namespace's interface.
 
-Modes (BENCHMARKS.md, "The peers to beat"):
+Modes (docs/benchmarking.md, "Side by side"):
   dense   all_reduce of a float32 tensor of --bytes bytes (Gloo's ring).
   sparse  all_reduce of a torch sparse COO float32 tensor with --bytes/4
           elements at --density; half of each rank's non-zeros come from a
@@ -43,7 +43,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for any one collective")
     args = p.parse_args()
     if args.iters < 5:
-        p.error("--iters must be >= 5 (BENCHMARKS.md: median over at least 5 timed iterations)")
+        p.error("--iters must be >= 5 (docs/benchmarking.md: median over at least 5 timed iterations)")
     if args.bytes % 4 or args.bytes <= 0:
         p.error("--bytes must be a positive multiple of 4 (float32)")
     if not 0.0 < args.density <= 1.0:

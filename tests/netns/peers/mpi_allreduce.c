@@ -4,7 +4,7 @@
  *
  * Launched across the netlab hosts by tests/netns/peers/mpi_run.sh. Per
  * iteration the slowest rank's time counts (MPI_Allreduce MAX of local
- * times), median over >= 5 timed iterations (BENCHMARKS.md). Rank 0 prints
+ * times), median over >= 5 timed iterations (docs/benchmarking.md). Rank 0 prints
  * one JSON line shaped like gloo_allreduce.py's. The algorithm is Open MPI's
  * choice unless the caller forces one via OMPI_MCA_coll_tuned_* (mpi_run.sh
  * passes --algorithm through).

@@ -41,7 +41,7 @@ for ((i = 1; i <= n; i++)); do hosts+="${hosts:+,}${PREFIX}-h$i:1"; done
 tuning=()
 case $algorithm in
   default) ;;
-  # coll/tuned's allreduce algorithm 4 is the ring (BENCHMARKS.md "ring (forced)").
+  # coll/tuned's allreduce algorithm 4 is the ring (docs/benchmarking.md, "Side by side").
   ring) tuning=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4) ;;
   *) echo "mpi_run.sh: --algorithm must be default or ring" >&2; exit 2 ;;
 esac
