@@ -18,9 +18,6 @@ namespace {
 
 bool forwarding() { return settings().mode == Mode::Forward; }
 
-#define SPCCL_PASS_BACK(name, ...) \
-  if (insideRealNccl()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__)
-
 // The communicator behind comm; otherwise, forward mode hands the call to
 // the real NCCL (a real communicator, or NULL: its answer), and replace
 // mode fails it.
@@ -33,7 +30,7 @@ bool forwarding() { return settings().mode == Mode::Forward; }
   }
 
 // In forward mode the real communicator's answer, else ours.
-#define SPCCL_REAL_OR(mine, name, ...) \
+#define SPCCL_REAL_OR(name, ...) \
   if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__)
 
 // A new registration's handle (replace mode).
@@ -113,7 +110,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   SPCCL_FIND_COMM(mine, comm, "ncclCommFinalize", CommFinalize, comm);
   if (mine->revoked.load())
     return fail(mine, ncclInvalidUsage, "ncclCommFinalize: the communicator was revoked");
-  SPCCL_REAL_OR(mine, CommFinalize, mine->real);
+  SPCCL_REAL_OR(CommFinalize, mine->real);
   return ncclSuccess;
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommFinalize)
@@ -142,7 +139,7 @@ ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   if (revokeFlags != NCCL_REVOKE_DEFAULT)
     return fail(mine, ncclInvalidArgument, "ncclCommRevoke: revokeFlags %d must be 0", revokeFlags);
   mine->revoked.store(true);
-  SPCCL_REAL_OR(mine, CommRevoke, mine->real, revokeFlags);
+  SPCCL_REAL_OR(CommRevoke, mine->real, revokeFlags);
   return ncclSuccess;
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommRevoke)
@@ -186,7 +183,7 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommUserRank)
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
   SPCCL_PASS_BACK(CommCuDevice, comm, device);
   SPCCL_FIND_COMM(mine, comm, "ncclCommCuDevice", CommCuDevice, comm, device);
-  SPCCL_REAL_OR(mine, CommCuDevice, mine->real, device);
+  SPCCL_REAL_OR(CommCuDevice, mine->real, device);
   if (device == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommCuDevice: device is NULL");
   *device = mine->cudaDevice;
   return ncclSuccess;
@@ -196,7 +193,7 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommCuDevice)
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   SPCCL_PASS_BACK(CommRegister, comm, buff, size, handle);
   SPCCL_FIND_COMM(mine, comm, "ncclCommRegister", CommRegister, comm, buff, size, handle);
-  SPCCL_REAL_OR(mine, CommRegister, mine->real, buff, size, handle);
+  SPCCL_REAL_OR(CommRegister, mine->real, buff, size, handle);
   if (handle == nullptr || (buff == nullptr && size > 0))
     return fail(mine, ncclInvalidArgument, "ncclCommRegister: buff %p, size %zu, handle %p", buff,
                 size, static_cast<void*>(handle));
@@ -208,7 +205,7 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommRegister)
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   SPCCL_PASS_BACK(CommDeregister, comm, handle);
   SPCCL_FIND_COMM(mine, comm, "ncclCommDeregister", CommDeregister, comm, handle);
-  SPCCL_REAL_OR(mine, CommDeregister, mine->real, handle);
+  SPCCL_REAL_OR(CommDeregister, mine->real, handle);
   if (dropRegistration(mine, handle)) return ncclSuccess;
   return fail(mine, ncclInvalidArgument,
               "ncclCommDeregister: handle %p was not registered on this communicator", handle);
@@ -220,7 +217,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
   SPCCL_PASS_BACK(CommWindowRegister, comm, buff, size, win, winFlags);
   SPCCL_FIND_COMM(mine, comm, "ncclCommWindowRegister", CommWindowRegister, comm, buff, size, win,
                   winFlags);
-  SPCCL_REAL_OR(mine, CommWindowRegister, mine->real, buff, size, win, winFlags);
+  SPCCL_REAL_OR(CommWindowRegister, mine->real, buff, size, win, winFlags);
   if (win == nullptr || (buff == nullptr && size > 0))
     return fail(mine, ncclInvalidArgument, "ncclCommWindowRegister: buff %p, size %zu, win %p",
                 buff, size, static_cast<void*>(win));
@@ -232,7 +229,7 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommWindowRegister)
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   SPCCL_PASS_BACK(CommWindowDeregister, comm, win);
   SPCCL_FIND_COMM(mine, comm, "ncclCommWindowDeregister", CommWindowDeregister, comm, win);
-  SPCCL_REAL_OR(mine, CommWindowDeregister, mine->real, win);
+  SPCCL_REAL_OR(CommWindowDeregister, mine->real, win);
   void* handle = reinterpret_cast<void*>(win);
   if (dropRegistration(mine, handle)) return ncclSuccess;
   return fail(mine, ncclInvalidArgument,

@@ -10,7 +10,6 @@
 #include "base/log.h"
 #include "errors.h"
 #include "interposed_comm.h"
-#include "memory_kind.h"
 #include "premul_sum.h"
 #include "profiling_alias.h"
 #include "real_nccl.h"
@@ -23,10 +22,6 @@ using namespace spccl::nccl;
 namespace {
 
 bool forwarding() { return settings().mode == Mode::Forward; }
-
-// Inside the real NCCL every call goes straight back to it.
-#define SPCCL_PASS_BACK(name, ...) \
-  if (insideRealNccl()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__)
 
 // ncclMemAlloc in replace mode: page-aligned host memory, remembered so
 // that ncclMemFree can tell its own pointers from others.

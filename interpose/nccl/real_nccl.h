@@ -107,4 +107,10 @@ auto callReal(Fn fn, Args... args) {
                            : ::spccl::nccl::missingReal("nccl" #name))
 ncclResult_t missingReal(const char* function);
 
+// First line of an entry point: inside the real NCCL, the call goes
+// straight back to it, arguments unchanged.
+#define SPCCL_PASS_BACK(name, ...)     \
+  if (::spccl::nccl::insideRealNccl()) \
+  return SPCCL_FORWARD(::spccl::nccl::realNccl(), name, __VA_ARGS__)
+
 }  // namespace spccl::nccl

@@ -397,10 +397,21 @@ static void checkShrink(ncclComm_t world) {
 }
 
 /* A clique of two ranks in this process, driven by this thread: with
- * ncclCommInitAll, then with ncclCommInitRank twice inside a group. */
+ * ncclCommInitAll (then split in one group), then with ncclCommInitRank
+ * twice inside a group. */
 static void checkOneProcessClique(void) {
   ncclComm_t comms[2] = {NULL, NULL};
   NCCLCHECK(ncclCommInitAll(comms, 2, NULL));
+  ncclComm_t halves[2] = {NULL, NULL};
+  NCCLCHECK(ncclGroupStart());
+  for (int k = 0; k < 2; ++k) NCCLCHECK(ncclCommSplit(comms[k], 0, 1 - k, &halves[k], NULL));
+  NCCLCHECK(ncclGroupEnd());
+  for (int k = 0; k < 2; ++k) {
+    int rank = -1;
+    NCCLCHECK(ncclCommUserRank(halves[k], &rank));
+    CHECK(rank == 1 - k, "clique split: rank %d of slot %d", rank, k);
+    NCCLCHECK(ncclCommDestroy(halves[k]));
+  }
   for (int round = 0; round < 2; ++round) {
     float a[300], b[300];
     for (int i = 0; i < 300; ++i) {
