@@ -92,9 +92,27 @@ static const std::vector<KnobSpec> kKnobs = {
      "dense all-reduce), sparse (spccl's sparse all-reduce, any size) or auto (sparse from "
      "SPCCL_INTERPOSE_MIN_BYTES on)"},
     {"SPCCL_INTERPOSE_MIN_BYTES", "65536",
-     "auto: MPI_Allreduce calls smaller than this stay on MPI"},
+     "auto: MPI_Allreduce calls smaller than this stay on MPI; NCCL interposer: ncclAllReduce "
+     "calls smaller than this take neither the sparse nor the compressed path"},
     {"SPCCL_INTERPOSE_REPORT", "0",
-     "1: at MPI_Finalize, rank 0 prints the interposer's calls, bytes and time per path"},
+     "1: at MPI_Finalize, rank 0 prints the interposer's calls, bytes and time per path; NCCL "
+     "interposer: every rank prints its communicator's calls, bytes, paths and time at "
+     "ncclCommDestroy"},
+    // NCCL interposer (interpose/nccl, docs/nccl-interposer.md)
+    {"SPCCL_NCCL_MODE", "forward",
+     "libspccl_nccl.so: forward (every NCCL communicator is also one of the real NCCL, which gets "
+     "every call spccl does not take) or replace (spccl serves every call, host buffers)"},
+    {"SPCCL_NCCL_LIB", "",
+     "forward mode: the real NCCL to load (a path or a library name); empty: libnccl.so.2 from "
+     "the library search path, skipping libspccl_nccl.so itself"},
+    {"SPCCL_NCCL_SPARSE", "1",
+     "1: ncclAllReduce of a float type with sum or avg, from SPCCL_INTERPOSE_MIN_BYTES on, goes "
+     "to spccl's sparse all-reduce (lossless; its planner runs the dense ring when the data is "
+     "not sparse); 0: such calls stay dense (spccl's in replace mode, NCCL's in forward mode)"},
+    {"SPCCL_NCCL_COMPRESS", "off",
+     "Lossy, opt-in: CODEC:BITS[:SCHEDULE[:BLOCK]] (e.g. piecewise:4, linear:8:ring) sends "
+     "ncclAllReduce of f32, f16 or bf16 with sum or avg, from SPCCL_INTERPOSE_MIN_BYTES on, to "
+     "spcclCompressedAllReduce; off: never. Set it the same on every rank"},
 };
 
 const std::vector<KnobSpec>& allKnobs() { return kKnobs; }

@@ -1,0 +1,241 @@
+// Entry points of communicators: creation, queries, life cycle, buffer
+// registration.
+#include <nccl.h>
+
+#include <memory>
+#include <mutex>
+
+#include "comm_lifecycle.h"
+#include "errors.h"
+#include "interposed_comm.h"
+#include "profiling_alias.h"
+#include "real_nccl.h"
+#include "settings.h"
+
+using namespace spccl::nccl;
+
+namespace {
+
+bool forwarding() { return settings().mode == Mode::Forward; }
+
+// The communicator behind comm; otherwise, forward mode hands the call to
+// the real NCCL (a real communicator, or NULL: its answer), and replace
+// mode fails it.
+#define SPCCL_FIND_COMM(mine, comm, call, name, ...)                                               \
+  InterposedComm* mine = findComm(comm);                                                           \
+  if (mine == nullptr) {                                                                           \
+    if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__);                         \
+    return fail(nullptr, ncclInvalidArgument, "%s: comm %p is %s", call, static_cast<void*>(comm), \
+                comm == nullptr ? "NULL" : "not a communicator of libspccl_nccl.so");              \
+  }
+
+// In forward mode the real communicator's answer, else ours.
+#define SPCCL_REAL_OR(name, ...) \
+  if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__)
+
+// A new registration's handle (replace mode).
+void* addRegistration(InterposedComm* comm, void* buff, size_t size) {
+  auto registration = std::make_unique<Registration>(Registration{buff, size});
+  void* handle = registration.get();
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  comm->registrations[handle] = std::move(registration);
+  return handle;
+}
+
+bool dropRegistration(InterposedComm* comm, const void* handle) {
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  return comm->registrations.erase(handle) == 1;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t* config) {
+  SPCCL_PASS_BACK(CommInitRankConfig, comm, nranks, commId, rank, config);
+  settings();
+  return initRank(comm, nranks, commId, rank, config, "ncclCommInitRankConfig");
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommInitRankConfig)
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  SPCCL_PASS_BACK(CommInitRank, comm, nranks, commId, rank);
+  settings();
+  return initRank(comm, nranks, commId, rank, nullptr, "ncclCommInitRank");
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommInitRank)
+
+// Every id names a rendezvous; spccl needs one, so the first serves (the
+// others' rendezvous roots give up after 5 * SPCCL_TIMEOUT_MS).
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId* commIds, ncclConfig_t* config) {
+  SPCCL_PASS_BACK(CommInitRankScalable, newcomm, nranks, myrank, nId, commIds, config);
+  settings();
+  if (nId < 1 || commIds == nullptr)
+    return fail(nullptr, ncclInvalidArgument, "ncclCommInitRankScalable: nId %d, commIds %p", nId,
+                static_cast<void*>(commIds));
+  return initRank(newcomm, nranks, commIds[0], myrank, config, "ncclCommInitRankScalable");
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommInitRankScalable)
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  SPCCL_PASS_BACK(CommInitAll, comm, ndev, devlist);
+  settings();
+  return initAll(comm, ndev, devlist);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommInitAll)
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config) {
+  SPCCL_PASS_BACK(CommSplit, comm, color, key, newcomm, config);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommSplit", CommSplit, comm, color, key, newcomm, config);
+  return split(mine, color, key, newcomm, config);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommSplit)
+
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  SPCCL_PASS_BACK(CommShrink, comm, excludeRanksList, excludeRanksCount, newcomm, config,
+                  shrinkFlags);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommShrink", CommShrink, comm, excludeRanksList,
+                  excludeRanksCount, newcomm, config, shrinkFlags);
+  return shrink(mine, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommShrink)
+
+// spccl's calls complete before they return: nothing is in flight.
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  SPCCL_PASS_BACK(CommFinalize, comm);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommFinalize", CommFinalize, comm);
+  if (mine->revoked.load())
+    return fail(mine, ncclInvalidUsage, "ncclCommFinalize: the communicator was revoked");
+  SPCCL_REAL_OR(CommFinalize, mine->real);
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommFinalize)
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  SPCCL_PASS_BACK(CommDestroy, comm);
+  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
+  SPCCL_FIND_COMM(mine, comm, "ncclCommDestroy", CommDestroy, comm);
+  return destroy(mine, false);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommDestroy)
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  SPCCL_PASS_BACK(CommAbort, comm);
+  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
+  SPCCL_FIND_COMM(mine, comm, "ncclCommAbort", CommAbort, comm);
+  return destroy(mine, true);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommAbort)
+
+// Nothing of spccl's is in flight when a call has returned: revoking marks
+// the communicator, whose later calls fail; destroy, split and shrink work.
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  SPCCL_PASS_BACK(CommRevoke, comm, revokeFlags);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommRevoke", CommRevoke, comm, revokeFlags);
+  if (revokeFlags != NCCL_REVOKE_DEFAULT)
+    return fail(mine, ncclInvalidArgument, "ncclCommRevoke: revokeFlags %d must be 0", revokeFlags);
+  mine->revoked.store(true);
+  SPCCL_REAL_OR(CommRevoke, mine->real, revokeFlags);
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommRevoke)
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  SPCCL_PASS_BACK(CommGetAsyncError, comm, asyncError);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommGetAsyncError", CommGetAsyncError, comm, asyncError);
+  if (asyncError == nullptr)
+    return fail(mine, ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
+  const auto ours = static_cast<ncclResult_t>(mine->asyncError.load());
+  if (forwarding()) {
+    const ncclResult_t r = SPCCL_FORWARD(realNccl(), CommGetAsyncError, mine->real, asyncError);
+    if (r == ncclSuccess && *asyncError == ncclSuccess) *asyncError = ours;
+    return r;
+  }
+  *asyncError = ours;
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommGetAsyncError)
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  SPCCL_PASS_BACK(CommCount, comm, count);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommCount", CommCount, comm, count);
+  if (count == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommCount: count is NULL");
+  *count = mine->nranks;
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommCount)
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  SPCCL_PASS_BACK(CommUserRank, comm, rank);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommUserRank", CommUserRank, comm, rank);
+  if (rank == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommUserRank: rank is NULL");
+  *rank = mine->rank;
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommUserRank)
+
+// Replace mode: the CUDA device current when the communicator was made
+// (ncclCommInitAll: the device of its slot); -1 where there is no CUDA.
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  SPCCL_PASS_BACK(CommCuDevice, comm, device);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommCuDevice", CommCuDevice, comm, device);
+  SPCCL_REAL_OR(CommCuDevice, mine->real, device);
+  if (device == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommCuDevice: device is NULL");
+  *device = mine->cudaDevice;
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommCuDevice)
+
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  SPCCL_PASS_BACK(CommRegister, comm, buff, size, handle);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommRegister", CommRegister, comm, buff, size, handle);
+  SPCCL_REAL_OR(CommRegister, mine->real, buff, size, handle);
+  if (handle == nullptr || (buff == nullptr && size > 0))
+    return fail(mine, ncclInvalidArgument, "ncclCommRegister: buff %p, size %zu, handle %p", buff,
+                size, static_cast<void*>(handle));
+  *handle = addRegistration(mine, buff, size);
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommRegister)
+
+ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  SPCCL_PASS_BACK(CommDeregister, comm, handle);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommDeregister", CommDeregister, comm, handle);
+  SPCCL_REAL_OR(CommDeregister, mine->real, handle);
+  if (dropRegistration(mine, handle)) return ncclSuccess;
+  return fail(mine, ncclInvalidArgument,
+              "ncclCommDeregister: handle %p was not registered on this communicator", handle);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommDeregister)
+
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                    int winFlags) {
+  SPCCL_PASS_BACK(CommWindowRegister, comm, buff, size, win, winFlags);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommWindowRegister", CommWindowRegister, comm, buff, size, win,
+                  winFlags);
+  SPCCL_REAL_OR(CommWindowRegister, mine->real, buff, size, win, winFlags);
+  if (win == nullptr || (buff == nullptr && size > 0))
+    return fail(mine, ncclInvalidArgument, "ncclCommWindowRegister: buff %p, size %zu, win %p",
+                buff, size, static_cast<void*>(win));
+  *win = reinterpret_cast<ncclWindow_t>(addRegistration(mine, buff, size));
+  return ncclSuccess;
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommWindowRegister)
+
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  SPCCL_PASS_BACK(CommWindowDeregister, comm, win);
+  SPCCL_FIND_COMM(mine, comm, "ncclCommWindowDeregister", CommWindowDeregister, comm, win);
+  SPCCL_REAL_OR(CommWindowDeregister, mine->real, win);
+  void* handle = reinterpret_cast<void*>(win);
+  if (dropRegistration(mine, handle)) return ncclSuccess;
+  return fail(mine, ncclInvalidArgument,
+              "ncclCommWindowDeregister: window %p was not registered on this communicator",
+              handle);
+}
+SPCCL_NCCL_PROFILING_ALIAS(ncclCommWindowDeregister)
+
+}  // extern "C"

@@ -1,0 +1,203 @@
+#include "group.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "interposed_comm.h"
+#include "real_nccl.h"
+#include "settings.h"
+
+namespace spccl::nccl {
+
+namespace {
+
+struct SelfTransfer {
+  InterposedComm* comm;
+  bool isSend;
+  void* buffer;
+  size_t bytes;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Creation> creations;
+  std::vector<SelfTransfer> selfTransfers;
+  std::vector<Operation> operations;
+};
+thread_local GroupState tGroup;
+
+bool forwarding() { return settings().mode == Mode::Forward; }
+
+ncclResult_t firstFailure(ncclResult_t a, ncclResult_t b) { return a != ncclSuccess ? a : b; }
+
+// Runs task(i) for i < n: inline when n is 1, else on n threads.
+template <typename Task>
+void runEach(size_t n, Task task) {
+  if (n == 1) {
+    task(0);
+    return;
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (size_t i = 0; i < n; ++i) threads.emplace_back(task, i);
+  for (std::thread& t : threads) t.join();
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One communicator's deferred calls, in issue order.
+ncclResult_t replay(InterposedComm* comm, const std::vector<Operation*>& ops) {
+  ncclResult_t result = ncclSuccess;
+  bool open = false;
+  auto start = std::chrono::steady_clock::now();
+  auto close = [&] {
+    const ncclResult_t r = finishSpccl(comm, spcclGroupEnd());
+    comm->report.record("ncclGroupEnd", "spccl group end: completes the grouped calls", 0,
+                        secondsSince(start));
+    open = false;
+    return r;
+  };
+  for (Operation* op : ops) {
+    if (op->spcclGroupable && !open) {
+      spcclGroupStart();
+      open = true;
+      start = std::chrono::steady_clock::now();
+    } else if (!op->spcclGroupable && open) {
+      result = firstFailure(result, close());
+    }
+    result = firstFailure(result, op->run());
+  }
+  if (open) result = firstFailure(result, close());
+  return result;
+}
+
+ncclResult_t runCreations(std::vector<Creation>& creations, bool endRealGroup,
+                          ncclSimInfo_t* simInfo) {
+  const size_t n = creations.size();
+  std::vector<ncclResult_t> results(n, ncclSuccess);
+  runEach(n, [&](size_t i) { results[i] = creations[i].spcclPart(); });
+  for (size_t i = 0; i < n; ++i)
+    if (results[i] == ncclSuccess && creations[i].realPart) results[i] = creations[i].realPart();
+  ncclResult_t groupResult = ncclSuccess;
+  if (endRealGroup) {
+    const RealNccl* real = realNccl();
+    groupResult = simInfo != nullptr ? SPCCL_FORWARD(real, GroupSimulateEnd, simInfo)
+                                     : SPCCL_FORWARD(real, GroupEnd);
+    if (groupResult != ncclSuccess && groupResult != ncclInProgress) noteRealFailure();
+  }
+  ncclResult_t result = groupResult;
+  for (size_t i = 0; i < n; ++i)
+    result = firstFailure(result, creations[i].complete(firstFailure(results[i], groupResult)));
+  return result;
+}
+
+ncclResult_t runSelfTransfers(const std::vector<SelfTransfer>& transfers) {
+  ncclResult_t result = ncclSuccess;
+  std::vector<InterposedComm*> done;
+  for (const SelfTransfer& first : transfers) {
+    InterposedComm* comm = first.comm;
+    if (std::find(done.begin(), done.end(), comm) != done.end()) continue;
+    done.push_back(comm);
+    std::vector<const SelfTransfer*> sends, recvs;
+    for (const SelfTransfer& t : transfers)
+      if (t.comm == comm) (t.isSend ? sends : recvs).push_back(&t);
+    if (sends.size() != recvs.size()) {
+      result = firstFailure(result, fail(comm, ncclInvalidUsage,
+                                         "ncclGroupEnd: %zu sends to this rank (%d) but %zu "
+                                         "receives from it in the group",
+                                         sends.size(), comm->rank, recvs.size()));
+      continue;
+    }
+    for (size_t k = 0; k < sends.size(); ++k) {
+      if (sends[k]->bytes != recvs[k]->bytes) {
+        result = firstFailure(
+            result, fail(comm, ncclInvalidArgument,
+                         "ncclGroupEnd: send %zu to this rank has %zu bytes, its receive %zu", k,
+                         sends[k]->bytes, recvs[k]->bytes));
+        continue;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      if (sends[k]->bytes > 0) std::memmove(recvs[k]->buffer, sends[k]->buffer, sends[k]->bytes);
+      comm->report.record("ncclSend+ncclRecv", "local copy (peer is this rank)", sends[k]->bytes,
+                          secondsSince(start));
+    }
+  }
+  return result;
+}
+
+ncclResult_t runOperations(std::vector<Operation>& operations) {
+  std::vector<InterposedComm*> comms;
+  std::vector<std::vector<Operation*>> perComm;
+  for (Operation& op : operations) {
+    size_t k = 0;
+    while (k < comms.size() && comms[k] != op.comm) ++k;
+    if (k == comms.size()) {
+      comms.push_back(op.comm);
+      perComm.emplace_back();
+    }
+    perComm[k].push_back(&op);
+  }
+  std::vector<ncclResult_t> results(comms.size(), ncclSuccess);
+  runEach(comms.size(), [&](size_t k) { results[k] = replay(comms[k], perComm[k]); });
+  ncclResult_t result = ncclSuccess;
+  for (ncclResult_t r : results) result = firstFailure(result, r);
+  return result;
+}
+
+}  // namespace
+
+bool inGroup() { return tGroup.depth > 0; }
+
+void groupStart() { ++tGroup.depth; }
+
+ncclResult_t runOrDefer(Creation c) {
+  if (inGroup()) {
+    tGroup.creations.push_back(std::move(c));
+    return ncclSuccess;
+  }
+  ncclResult_t result = c.spcclPart();
+  if (result == ncclSuccess && c.realPart) result = c.realPart();
+  return c.complete(result);
+}
+
+void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes) {
+  tGroup.selfTransfers.push_back(SelfTransfer{comm, isSend, buffer, bytes});
+}
+
+void defer(Operation op) { tGroup.operations.push_back(std::move(op)); }
+
+uint64_t deferredCollectives(const InterposedComm* comm) {
+  uint64_t n = 0;
+  for (const Operation& op : tGroup.operations) n += op.comm == comm && op.collective ? 1 : 0;
+  return n;
+}
+
+ncclResult_t groupEnd(ncclSimInfo_t* simInfo) {
+  if (tGroup.depth == 0)
+    return fail(nullptr, ncclInvalidUsage, "ncclGroupEnd without a matching ncclGroupStart");
+  const bool forward = forwarding();
+  if (--tGroup.depth > 0) {
+    if (!forward) return ncclSuccess;
+    const RealNccl* real = realNccl();
+    return simInfo != nullptr ? SPCCL_FORWARD(real, GroupSimulateEnd, simInfo)
+                              : SPCCL_FORWARD(real, GroupEnd);
+  }
+  GroupState group = std::move(tGroup);
+  tGroup = GroupState{};
+  ncclResult_t result = runCreations(group.creations, forward, simInfo);
+  // A simulated group's calls do not run.
+  if (simInfo == nullptr) {
+    result = firstFailure(result, runSelfTransfers(group.selfTransfers));
+    result = firstFailure(result, runOperations(group.operations));
+  }
+  return result;
+}
+
+}  // namespace spccl::nccl
