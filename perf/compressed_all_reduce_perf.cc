@@ -35,6 +35,7 @@
 #include "common/perf_options.h"
 #include "common/perf_session.h"
 #include "common/perf_table.h"
+#include "common/sweep_progress.h"
 #include "common/timed_loop.h"
 
 namespace {
@@ -107,6 +108,11 @@ int main(int argc, char** argv) {
   const spcclCompression cfg = flags.cfg();
   int failed = 0;
   std::vector<unsigned char> input, output;
+  std::vector<size_t> steps;
+  for (size_t t = 0; t < options.types.size(); ++t)
+    for (const size_t size : messageSizes(options))
+      steps.insert(steps.end(), options.ops.size(), size);
+  SweepProgress progress(std::move(steps), printing && progressWanted(options));
   for (spcclDataType_t type : options.types) {
     for (size_t requested : messageSizes(options)) {
       size_t count = requested / spcclTypeSize(type);
@@ -196,6 +202,8 @@ int main(int argc, char** argv) {
           if (flags.topk()) std::printf(" | %8zu %8zu", tokens, keep);
           std::printf("\n");
         }
+        progress.stepDone(std::to_string(size) + " bytes " + spcclTypeName(type) + " " +
+                          spcclOpName(op));
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "common/sparse_replay.h"
 #include "common/sparse_table.h"
 #include "common/sparse_workload.h"
+#include "common/sweep_progress.h"
 
 namespace {
 
@@ -105,8 +106,19 @@ int main(int argc, char** argv) {
   SparseBenchmark benchmark(options, sparseOptions, session);
   std::vector<SparseSizeResult> rows;
   RunTotals totals;
+  std::vector<size_t> steps;  // replayed inputs: one step per op, sized unknown (0)
+  if (sparseOptions.inputDir.empty()) {
+    for (size_t t = 0; t < options.types.size(); ++t)
+      for (const size_t size : messageSizes(options))
+        steps.insert(steps.end(), options.ops.size(), size);
+  } else {
+    steps.assign(options.ops.size(), 0);
+  }
+  SweepProgress progress(std::move(steps), printing && progressWanted(options));
   const auto record = [&](SparseSizeResult row) {
     if (printing) printSparseRow(row);
+    progress.stepDone(std::to_string(row.bytes) + " bytes " + spcclTypeName(row.type) + " " +
+                      row.opName);
     totals.add(row);
     rows.push_back(std::move(row));
   };

@@ -1,7 +1,8 @@
 // spccl_info: what this build of spccl is (version, optional features) and
 // every registered algorithm, and every SPCCL_* knob with its default, its
 // value here and its help text.
-// `spccl_info --markdown` prints the knob table of the README.
+// `spccl_info --markdown` prints the knob table of the README;
+// `spccl_info --topo` the host as spccl sees it (topo_report.h).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "sparse/cpu_calibration.h"
 #include "spccl.h"
+#include "topo_report.h"
 
 #ifndef SPCCL_CUDA_KERNELS_BUILT
 #define SPCCL_CUDA_KERNELS_BUILT 0
@@ -87,11 +89,14 @@ int main(int argc, char** argv) {
       printMarkdown();
       return 0;
     }
+    if (std::strcmp(argv[i], "--topo") == 0) return spccl::info::printTopoReport();
     bool help = std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0;
     std::fprintf(help ? stdout : stderr,
-                 "usage: spccl_info [--markdown]\n"
+                 "usage: spccl_info [--markdown | --topo]\n"
                  "  prints the version, the optional features built in and every SPCCL_*\n"
-                 "  variable; --markdown prints the variables as a Markdown table\n");
+                 "  variable; --markdown prints the variables as a Markdown table; --topo\n"
+                 "  the host's topology (hwloc), the NICs and rails spccl would use here\n"
+                 "  and the CUDA devices\n");
     return help ? 0 : 2;
   }
   printReport();

@@ -13,6 +13,7 @@
 #include "common/perf_options.h"
 #include "common/perf_session.h"
 #include "common/perf_table.h"
+#include "common/sweep_progress.h"
 
 namespace spccl::perf {
 
@@ -71,6 +72,10 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
 
   CollectiveBenchmark benchmark(spec, options, session);
   const std::vector<size_t> sizes = messageSizes(options);
+  std::vector<size_t> steps;
+  for (size_t repeat = options.types.size() * opsToRun(spec, options).size(); repeat > 0; --repeat)
+    steps.insert(steps.end(), sizes.begin(), sizes.end());
+  SweepProgress progress(std::move(steps), printing && progressWanted(options));
   std::vector<SizeResult> rows;
   RunTotals totals;
   for (const spcclDataType_t type : options.types) {
@@ -80,6 +85,8 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
       for (const size_t size : sizes) {
         SizeResult row = benchmark.measure(size, type, op);
         if (printing) printRow(row);
+        progress.stepDone(std::to_string(size) + " bytes " + spcclTypeName(type) +
+                          (spec.reduces ? std::string(" ") + spcclOpName(op) : ""));
         totals.add(row.outOfPlace);
         totals.add(row.inPlace);
         rows.push_back(std::move(row));

@@ -31,6 +31,8 @@ void printUsage(const char* program, const OptionExtension* extension) {
       "\t[-r,--root <root rank, default 0>]\n"
       "\t[-z,--blocking <0/1> (accepted; host calls always block)]\n"
       "\t[-J,--json <file> write every result as JSON (rank 0)]\n"
+      "\t[-p,--progress <0/1> a line per size with an ETA on stderr (rank 0);\n"
+      "\t  default 1 when stderr is a terminal, else 0]\n"
       "%s"
       "\t[-h,--help]\n"
       "Launch with spcclrun -n N (or any launcher spcclCommInitFromEnv reads).\n"
@@ -119,6 +121,10 @@ bool applyOption(int flag, const char* value, PerfOptions* options) {
     case 'J':
       options->jsonPath = value;
       return true;
+    case 'p':
+      if (!parseInt(value, 0, &number) || number > 1) return badValue("progress", value);
+      options->progress = static_cast<int>(number);
+      return true;
     default:
       return false;
   }
@@ -195,9 +201,10 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
       {"root", required_argument, nullptr, 'r'},
       {"blocking", required_argument, nullptr, 'z'},
       {"json", required_argument, nullptr, 'J'},
+      {"progress", required_argument, nullptr, 'p'},
       {"help", no_argument, nullptr, 'h'},
   };
-  std::string shortOptions = "b:e:i:f:n:w:c:o:d:r:z:J:h";
+  std::string shortOptions = "b:e:i:f:n:w:c:o:d:r:z:J:p:h";
   if (extension != nullptr) {
     longOptions.insert(longOptions.end(), extension->longOptions.begin(),
                        extension->longOptions.end());
@@ -214,7 +221,7 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
       return ParseOutcome::kExitSuccess;
     }
     // strchr would also find a long-only flag's low byte, or '\0'.
-    const bool shared = flag > 0 && flag < 128 && std::strchr("beifnwcodrzJ", flag) != nullptr;
+    const bool shared = flag > 0 && flag < 128 && std::strchr("beifnwcodrzJp", flag) != nullptr;
     const bool applied =
         flag != '?' && (shared ? applyOption(flag, optarg, options)
                                : extension != nullptr && extension->apply(flag, optarg));

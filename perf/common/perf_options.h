@@ -28,6 +28,9 @@ struct PerfOptions {
   // always blocking, so it changes nothing.
   int blocking = 0;
   std::string jsonPath;  // -J: write results here (rank 0), empty: none
+  // -p: a progress line per size on stderr (rank 0): 1 on, 0 off, -1 (the
+  // default) on when stderr is a terminal (common/sweep_progress.h).
+  int progress = -1;
 };
 
 enum class ParseOutcome { kRun, kExitSuccess, kExitFailure };

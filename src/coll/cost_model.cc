@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "coll/partition.h"
@@ -180,6 +181,37 @@ const DenseAlgorithm* chooseDenseAlgorithm(std::span<const DenseAlgorithm> table
     best = best == nullptr ? &candidate : cheaper(best, &candidate, input);
   }
   return best;
+}
+
+namespace {
+
+std::string formatCost(double seconds) {
+  char text[32];
+  if (seconds < 1e-3)
+    std::snprintf(text, sizeof(text), "%.1f us", seconds * 1e6);
+  else if (seconds < 1.0)
+    std::snprintf(text, sizeof(text), "%.2f ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof(text), "%.2f s", seconds);
+  return text;
+}
+
+}  // namespace
+
+std::string explainDenseChoice(std::span<const DenseAlgorithm> table, const DenseAlgorithm& chosen,
+                               const CostInput& input, const std::string& override,
+                               bool overridden) {
+  if (overridden) return "forced by SPCCL_ALGO=" + override;
+  std::string text =
+      "cost model: " + std::string(chosen.name) + " " + formatCost(chosen.cost(input));
+  int others = 0;
+  for (const DenseAlgorithm& candidate : table) {
+    if (candidate.type != chosen.type || &candidate == &chosen) continue;
+    text += (others++ == 0 ? " vs " : ", ") + std::string(candidate.name) + " " +
+            formatCost(candidate.cost(input));
+  }
+  if (others == 0) return std::string("the only algorithm for ") + collTypeName(chosen.type);
+  return text;
 }
 
 }  // namespace spccl

@@ -54,4 +54,12 @@ const DenseAlgorithm* chooseDenseAlgorithm(std::span<const DenseAlgorithm> table
                                            const CostInput& input, const std::string& override,
                                            bool* overridden = nullptr);
 
+// Why chooseDenseAlgorithm returned `chosen`, for the COLL log line:
+// "forced by SPCCL_ALGO=ring,binomial", else its modelled cost first and
+// the other candidates' after it ("cost model: ring 1.21 ms vs
+// recursive_doubling 3.05 ms"), or "the only algorithm for AllGather".
+std::string explainDenseChoice(std::span<const DenseAlgorithm> table, const DenseAlgorithm& chosen,
+                               const CostInput& input, const std::string& override,
+                               bool overridden);
+
 }  // namespace spccl

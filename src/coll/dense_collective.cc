@@ -10,8 +10,9 @@ namespace spccl {
 
 namespace {
 
+// why: nullptr, or where the reason goes (the call's COLL line is on).
 const DenseAlgorithm& selectFor(const CollArgs& args, const CostInput& input,
-                                const std::string& override) {
+                                const std::string& override, std::string* why = nullptr) {
   bool overridden = false;
   const DenseAlgorithm* chosen =
       chooseDenseAlgorithm(denseAlgorithms(), args.type, input, override, &overridden);
@@ -24,6 +25,8 @@ const DenseAlgorithm& selectFor(const CollArgs& args, const CostInput& input,
   SPCCL_TRACE(kLogTune, "%s of %zu bytes on %d ranks: %s (%s, model %.1f us)",
               collTypeName(args.type), input.bytes, input.nranks, chosen->name,
               overridden ? "SPCCL_ALGO" : "alpha-beta", chosen->cost(input) * 1e6);
+  if (why != nullptr)
+    *why = explainDenseChoice(denseAlgorithms(), *chosen, input, override, overridden);
   return *chosen;
 }
 
@@ -60,8 +63,12 @@ void finishAverage(const CollContext& ctx, const CollArgs& args) {
 
 spcclResult_t runDenseCollective(CollContext& ctx, const CollArgs& args,
                                  const std::string& algorithmOverride) {
-  if (hasNothingToMove(args)) return spcclSuccess;  // every rank sees the same count
+  if (hasNothingToMove(args)) {  // every rank sees the same count
+    ctx.noteChoice("none", "count 0: nothing to move");
+    return spcclSuccess;
+  }
   if (ctx.nranks() == 1) {
+    ctx.noteChoice("local_copy", "one rank");
     runSingleRank(args);
     return spcclSuccess;
   }
@@ -70,7 +77,10 @@ spcclResult_t runDenseCollective(CollContext& ctx, const CollArgs& args,
   input.nranks = ctx.nranks();
   input.link = ctx.linkModel();
   input.chunkBytes = ctx.chunkBytes();
-  const DenseAlgorithm& algorithm = selectFor(args, input, algorithmOverride);
+  std::string why;
+  const DenseAlgorithm& algorithm =
+      selectFor(args, input, algorithmOverride, ctx.explainsChoice() ? &why : nullptr);
+  ctx.noteChoice(algorithm.name, why);
 
   CollArgs runArgs = args;
   if (runArgs.op == spcclAvg) runArgs.op = spcclSum;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -19,8 +20,18 @@ CollSignature signatureOf(const CompressedCall& call) {
 spcclResult_t runCompressedAllReduce(CollContext& ctx, const CompressedCall& call) {
   const auto start = std::chrono::steady_clock::now();
   SPCCL_CHECK(agreeOnConfiguration(ctx, call));
-  if (call.count == 0) return spcclSuccess;
+  if (call.count == 0) {
+    ctx.noteChoice("none", "count 0: nothing to move");
+    return spcclSuccess;
+  }
   const uint64_t sentBefore = ctx.counters().bytesSent;
+  if (ctx.explainsChoice()) {
+    char reason[128];
+    std::snprintf(reason, sizeof(reason), "%s %d-bit, block %zu%s; agreed by every rank",
+                  codecName(call.spec.codec), call.spec.bits, call.spec.blockSize,
+                  call.residual ? ", error feedback" : "");
+    ctx.noteChoice(compressScheduleName(call.schedule), reason);
+  }
   SPCCL_CHECK(runCompressSchedule(ctx, call));
   SPCCL_INFO(kLogCompress,
              "compressed all-reduce #%" PRIu64

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -111,6 +112,13 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     }
   }
   applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
+  if (ctx.explainsChoice()) {
+    char reason[160];
+    std::snprintf(
+        reason, sizeof(reason), "%zu of %zu tokens kept; rows through %s", rows.size(), call.tokens,
+        call.compressed ? compressScheduleName(call.compression.schedule) : "the dense all-reduce");
+    ctx.noteChoice(call.isTopk() ? "token_topk" : "token_mask", reason);
+  }
 
   SPCCL_INFO(
       kLogCompress,

@@ -47,6 +47,10 @@ struct RankInfo {
   int32_t connsPerRail = 1;
   unsigned char netHandles[SPCCL_NET_MAX_DEVICES][SPCCL_NET_HANDLE_MAXSIZE] = {};
   unsigned char shmHandle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  // Not spcclSuccess when this rank could not open its transport (then
+  // setupError says why): every rank fails creation with that reason.
+  int32_t setupResult = spcclSuccess;
+  char setupError[300] = {};
 };
 
 // Starts the rendezvous root in a background thread on an already

@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include "base/check.h"
 #include "base/knobs.h"
 #include "base/versioned_struct.h"
+#include "core/comm_report.h"
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
 #include "sparse/comm_state.h"
@@ -70,7 +71,8 @@ spcclResult_t openListener(const std::string& name, int dev, unsigned char* hand
 // The network transport (tcp or a plugin) listens on each of its devices:
 // they are this rank's rails.
 spcclResult_t openNetworkListeners(const std::string& name, RankInfo* mine,
-                                   std::vector<Listener>* listeners) {
+                                   std::vector<Listener>* listeners,
+                                   std::vector<std::string>* deviceNames) {
   const spcclNet_v2_t* net = nullptr;
   SPCCL_CHECK(getTransport(name, &net));
   int devices = 0;
@@ -84,6 +86,7 @@ spcclResult_t openNetworkListeners(const std::string& name, RankInfo* mine,
     if (net->getProperties(dev, &props) == spcclSuccess)
       SPCCL_INFO(kLogNet, "rank %d: %s rail %d on %s (%d Mbit/s%s%s)", mine->rank, name.c_str(),
                  dev, props.name, props.speedMbps, props.pciPath[0] ? ", " : "", props.pciPath);
+    deviceNames->push_back(props.name[0] ? props.name : "device " + std::to_string(dev));
   }
   mine->netDevices = devices;
   return spcclSuccess;
@@ -125,6 +128,46 @@ spcclResult_t routeTo(const spcclComm& comm, int peer, Route* route) {
     return SPCCL_FAIL(spcclInternalError, "rank %d published %d rails and %d connections per rail",
                       route->rails < 1 ? peer : comm.rank, route->rails, route->connsPerRail);
   for (int r = 0; r < route->rails; ++r) route->handles[r] = them.netHandles[r];
+  return spcclSuccess;
+}
+
+// How this rank reaches its peers, for its Init COMPLETE line.
+PeerLinks summarizeLinks(const spcclComm& comm, std::vector<std::string> devices) {
+  PeerLinks links;
+  links.devices = std::move(devices);
+  for (int peer = 0; peer < comm.nranks; ++peer) {
+    Route route;
+    if (peer == comm.rank || routeTo(comm, peer, &route) != spcclSuccess) continue;
+    if (route.transport == "shm") {
+      ++links.shmPeers;
+      continue;
+    }
+    links.network = route.transport;
+    links.fewestRails =
+        links.networkPeers == 0 ? route.rails : std::min(links.fewestRails, route.rails);
+    links.mostRails = std::max(links.mostRails, route.rails);
+    links.connsPerRail = links.networkPeers == 0 ? route.connsPerRail
+                                                 : std::min(links.connsPerRail, route.connsPerRail);
+    ++links.networkPeers;
+  }
+  return links;
+}
+
+// A rank that could not open its transport still takes part in the
+// rendezvous, with the reason, so that every rank fails at once naming it
+// instead of waiting for it until the deadline.
+void publishSetupFailure(spcclResult_t failure, RankInfo* mine) {
+  mine->setupResult = failure;
+  std::snprintf(mine->setupError, sizeof(mine->setupError), "%s", threadLastError().c_str());
+}
+
+spcclResult_t checkEveryRankSetUp(const std::vector<RankInfo>& ranks, int me) {
+  for (const RankInfo& info : ranks) {
+    if (info.rank == me || info.setupResult == spcclSuccess) continue;
+    return SPCCL_FAIL(static_cast<spcclResult_t>(info.setupResult),
+                      "rank %d (host %s) could not set up its transport: %s", info.rank,
+                      info.hostname, info.setupError);
+  }
   return spcclSuccess;
 }
 
@@ -301,8 +344,10 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
     SPCCL_CHECK(in.checkMagic(SPCCL_CONFIG_MAGIC));
     if (in.has(&spcclConfig_t::timeoutMs) && config->timeoutMs != SPCCL_CONFIG_UNDEF_INT)
       out->timeoutMs = config->timeoutMs;
-    if (in.has(&spcclConfig_t::transport) && config->transport != nullptr)
+    if (in.has(&spcclConfig_t::transport) && config->transport != nullptr) {
       out->transport = config->transport;
+      out->transportOrigin = "spcclConfig_t.transport";
+    }
     if (in.has(&spcclConfig_t::socketIfname) && config->socketIfname != nullptr)
       out->socketIfname = config->socketIfname;
     if (in.has(&spcclConfig_t::profileLinks) && config->profileLinks != SPCCL_CONFIG_UNDEF_INT)
@@ -339,6 +384,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
     listeners.clear();
   };
   spcclResult_t res = spcclSuccess;
+  std::vector<std::string> deviceNames;
   if (nranks > 1) {
     // "auto" listens on tcp and shm; a named network transport (tcp or a
     // plugin) listens on its devices; "shm" on shm alone.
@@ -347,12 +393,25 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
       res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
                        mine.connsPerRail, kMaxConnsPerRail);
     std::string network = options.transport == "auto" ? "tcp" : options.transport;
-    if (res == spcclSuccess && network != "shm")
-      res = openNetworkListeners(network, &mine, &listeners);
+    if (res == spcclSuccess && network != "shm") {
+      res = openNetworkListeners(network, &mine, &listeners, &deviceNames);
+      // A transport the user named never silently becomes another one.
+      if (res != spcclSuccess && options.transport != "auto")
+        setThreadLastError(options.transportOrigin + "=" + options.transport + ": " +
+                           threadLastError());
+    }
     if (res == spcclSuccess && wantsTransport(options.transport, "shm"))
       res = openListener("shm", 0, mine.shmHandle, &listeners);
+    if (res != spcclSuccess) publishSetupFailure(res, &mine);
   }
-  if (res == spcclSuccess) res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
+  const spcclResult_t setup = res;
+  const std::string setupError = threadLastError();
+  res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
+  if (setup != spcclSuccess) {
+    res = setup;  // this rank's own reason, not what the rendezvous said after it
+    setThreadLastError(setupError);
+  }
+  if (res == spcclSuccess) res = checkEveryRankSetUp(comm->ranks, rank);
   if (res == spcclSuccess) res = checkJobSettingsAgree(comm->ranks, rank);
   std::vector<PeerConnection> peers;
   if (res == spcclSuccess && nranks > 1) res = connectMesh(*comm, listeners, &peers);
@@ -374,14 +433,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
-  SPCCL_INFO(kLogInit,
-             "rank %d/%d ready: comm %016" PRIx64
-             ", transport %s, alpha %.1f us, "
-             "bandwidth %.3f GB/s%s",
-             rank, nranks, comm->commId, options.transport.c_str(),
-             comm->engine->linkModel().alphaSeconds * 1e6,
-             1e-9 / comm->engine->linkModel().betaSecondsPerByte,
-             comm->engine->linkModel().measured ? " (measured)" : " (defaults)");
+  logCommReady(*comm, summarizeLinks(*comm, std::move(deviceNames)));
   *out = comm.release();
   return spcclSuccess;
 }

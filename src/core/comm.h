@@ -24,6 +24,9 @@ struct CommState;
 struct CommOptions {
   int timeoutMs = 60000;
   std::string transport = "auto";
+  // Where `transport` came from, for errors: "SPCCL_TRANSPORT" or
+  // "spcclConfig_t.transport".
+  std::string transportOrigin = "SPCCL_TRANSPORT";
   std::string socketIfname;
   bool profileLinks = true;
   std::string algorithmOverride;

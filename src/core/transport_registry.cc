@@ -109,18 +109,17 @@ spcclResult_t getTransport(const std::string& name, const spcclNet_v2_t** out) {
   std::string ifname = knobString("SPCCL_SOCKET_IFNAME");
   spcclNetInitArgs_v2_t args{pluginLogger, ifname.c_str(),
                              static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"))};
+  // A transport that cannot start (ib on a host with no RDMA device) is an
+  // error, not a silent change of transport: whoever named it expects its
+  // performance. The plugin's reason comes through its error text.
+  clearThreadLastError();
   spcclResult_t res = table->init(&args);
-  if (res != spcclSuccess && name != "tcp" && name != "shm") {
-    // A plugin without its hardware (ib on a host with no RDMA device) said
-    // why at INFO; the job goes on over the next transport, tcp. Every
-    // rank's handle then is a tcp handle, and a rank whose plugin did come
-    // up gets a clear "not a tcp handle" error instead of a hang.
-    SPCCL_INFO(kLogNet, "transport %s is unavailable on this host; falling back to tcp",
-               name.c_str());
-    table = spcclNetTcp();
-    res = table->init(&args);
+  if (res != spcclSuccess) {
+    const std::string why = threadLastError().empty()
+                                ? std::string("its init returned ") + spcclGetErrorString(res)
+                                : threadLastError();
+    return SPCCL_FAIL(res, "transport %s cannot start on this host: %s", name.c_str(), why.c_str());
   }
-  SPCCL_CHECK(res);
   ready[name] = table;
   *out = table;
   return spcclSuccess;

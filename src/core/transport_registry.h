@@ -1,8 +1,9 @@
 // Finds transports by name: tcp and shm are built in, anything else is a
 // plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v2 (or _v1,
 // adapted to one device: core/net_v1_adapter.h). Each is
-// initialised once per process. A plugin whose init fails (no device) is
-// replaced by tcp, with an INFO line.
+// initialised once per process. A transport whose init fails (a plugin
+// without its device) is an error that carries the plugin's reason; it is
+// never replaced by another transport.
 #pragma once
 
 #include <string>

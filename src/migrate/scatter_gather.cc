@@ -28,6 +28,7 @@ spcclResult_t linearScatter(CollContext& ctx, const void* sendbuff, void* recvbu
                             size_t blockCount, spcclDataType_t datatype, int root) {
   const Blocks blocks{blockCount * spcclTypeSize(datatype)};
   const int n = ctx.nranks(), me = ctx.rank();
+  ctx.noteChoice("linear", "the root sends every rank its block");
   if (blocks.bytes == 0) return spcclSuccess;
   if (me != root) {
     size_t received = 0;
@@ -49,6 +50,7 @@ spcclResult_t linearGather(CollContext& ctx, const void* sendbuff, void* recvbuf
                            size_t blockCount, spcclDataType_t datatype, int root) {
   const Blocks blocks{blockCount * spcclTypeSize(datatype)};
   const int n = ctx.nranks(), me = ctx.rank();
+  ctx.noteChoice("linear", "every rank sends the root its block");
   if (blocks.bytes == 0) return spcclSuccess;
   if (me != root) return ctx.send(root, sendbuff, blocks.bytes);
   std::vector<PeerRequest> receives(static_cast<size_t>(n));

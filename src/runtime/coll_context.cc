@@ -4,14 +4,17 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/clock.h"
+#include "runtime/call_log.h"
 #include "runtime/engine.h"
 
 namespace spccl {
 
-CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_t seq)
-    : engine_(engine), signature_(signature), seq_(seq) {}
+CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_t seq,
+                         CallChoice* choice)
+    : engine_(engine), signature_(signature), seq_(seq), choice_(choice) {}
 CollContext::CollContext(const CollContext& call, const CollSignature& signature)
-    : engine_(call.engine_), signature_(signature), seq_(call.seq_) {}
+    : engine_(call.engine_), signature_(signature), seq_(call.seq_), choice_(call.choice_) {}
 CollContext::~CollContext() = default;
 
 int CollContext::rank() const { return engine_.rank(); }
@@ -24,12 +27,32 @@ bool CollContext::checksRoots() const { return engine_.settings().checkRoots; }
 const std::string& CollContext::denseAlgorithm() const { return engine_.settings().denseAlgorithm; }
 const spcclCounters_t& CollContext::counters() const { return engine_.counters(); }
 
+void CollContext::noteChoice(const char* algorithm, std::string_view reason) {
+  if (choice_ == nullptr) return;
+  choice_->algorithm = algorithm;
+  choice_->reason.assign(reason);
+}
+
 spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
                             const std::function<spcclResult_t(CollContext&)>& body) {
   uint64_t seq = 0;
   SPCCL_CHECK(engine.beginCollective(signature, &seq));
-  CollContext ctx(engine, signature, seq);
-  return body(ctx);
+  if (!callLogEnabled(signature)) {
+    CollContext ctx(engine, signature, seq);
+    return body(ctx);
+  }
+  CallChoice choice;
+  const uint64_t sentBefore = engine.counters().bytesSent;
+  const double start = monotonicSeconds();
+  CollContext ctx(engine, signature, seq, &choice);
+  const spcclResult_t result = body(ctx);
+  CallRecord record;
+  record.seq = seq;
+  record.seconds = monotonicSeconds() - start;
+  record.bytesSent = engine.counters().bytesSent - sentBefore;
+  record.result = result;
+  logCall(engine, signature, choice, record);
+  return result;
 }
 
 spcclResult_t CollContext::isend(int peer, const void* data, size_t bytes, PeerRequest* request,

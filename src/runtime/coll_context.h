@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "kernels/kernels.h"
 #include "runtime/frame.h"
@@ -25,6 +26,14 @@ struct LinkModel {
   bool measured = false;
 };
 
+// What one call chose, for its COLL line at INFO (runCollective): the
+// algorithm, a name from a table (static storage), and why. Exists only
+// while that line is on, so a call whose line is off formats nothing.
+struct CallChoice {
+  const char* algorithm = nullptr;
+  std::string reason;
+};
+
 struct PeerRequest {
   int slot = -1;
   bool valid() const { return slot >= 0; }
@@ -32,7 +41,10 @@ struct PeerRequest {
 
 class CollContext {
  public:
-  CollContext(Engine& engine, const CollSignature& signature, uint64_t seq);
+  // choice: where the call's algorithm and reason go; nullptr when its
+  // COLL line is off.
+  CollContext(Engine& engine, const CollSignature& signature, uint64_t seq,
+              CallChoice* choice = nullptr);
   // The same call (sequence number, per-peer message order) with frames
   // that carry `signature` instead: for a step that checks a field of the
   // signature itself rather than leave it to the engine
@@ -84,15 +96,26 @@ class CollContext {
   // The communicator's traffic so far (spcclCommGetCounters).
   const spcclCounters_t& counters() const;
 
+  // Whether the call's COLL line is on (SPCCL_DEBUG=INFO and
+  // SPCCL_DEBUG_SUBSYS with COLL): build a reason for noteChoice only then.
+  bool explainsChoice() const { return choice_ != nullptr; }
+  // The algorithm this call runs (a table's name) and why, for that line;
+  // nothing when it is off. A later note replaces an earlier one.
+  void noteChoice(const char* algorithm, std::string_view reason = {});
+
  private:
   Engine& engine_;
   CollSignature signature_;
   uint64_t seq_;
+  CallChoice* choice_ = nullptr;
 };
 
 // Begins a collective call with `signature` on the engine (its sequence
 // number, the per-peer message order) and runs body on its context. The
-// caller holds the engine (core/comm.h, runBlocking or runAsync).
+// caller holds the engine (core/comm.h, runBlocking or runAsync). With
+// SPCCL_DEBUG=INFO and the COLL subsystem, logs one line per call
+// (runtime/call_log.h); the library's own exchanges (CollType::Internal)
+// are not logged.
 spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
                             const std::function<spcclResult_t(CollContext&)>& body);
 

@@ -281,6 +281,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
                 call.options.algorithm == spcclSparseAuto ? "auto" : "requested", why,
                 costInput.density, gamma.gamma, gamma.source);
   s.reason = reason;
+  ctx.noteChoice(sparseAlgorithmName(decision.algorithm), reason);
   for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
     s.predictedSeconds[a] = decision.predictedSeconds[a];
   s.density = costInput.density;

@@ -72,7 +72,10 @@ spcclResult_t discoverTopology(const std::string& xmlPath, Topology* out) {
   t.machineId = info(root, "HostName");
   std::string uuid = info(root, "DMIProductUUID");
   if (!uuid.empty()) t.machineId += "/" + uuid;
+  t.packages = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PACKAGE);
   t.numaNodes = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
+  t.cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+  t.pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
   for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topology, pci)) != nullptr;) {
     unsigned base = pci->attr->pcidev.class_id >> 8;
     if (base == kClassNetwork) {

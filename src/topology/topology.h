@@ -27,7 +27,10 @@ struct PciDevice {
 struct Topology {
   std::string source;     // "this machine" or the XML path
   std::string machineId;  // hostname and DMI product UUID when hwloc knows them
+  int packages = 0;       // sockets
   int numaNodes = 0;
+  int cores = 0;
+  int pus = 0;                  // hardware threads
   std::vector<PciDevice> nics;  // PCI class 02xx (Ethernet, InfiniBand, ...)
   std::vector<PciDevice> gpus;  // PCI class 03xx (display, 3D: GPUs)
   std::vector<int> numaOfPu;    // by PU OS index; -1 unknown

@@ -2,7 +2,8 @@
 // with SPCCL_TRANSPORT=ib. Its devices are ports (ib_device_list.h): the
 // active ports SPCCL_IB_HCA selects, closest first, as many as
 // SPCCL_TOPO_RAILS asks. Without an RDMA device with an active port, init
-// says so at INFO and fails; the registry then falls back to tcp. GPU
+// says so at INFO and fails with that reason as its error text, which the
+// registry makes the error of communicator creation. GPU
 // memory: regMr of SPCCL_PTR_CUDA where a peer-memory module is loaded,
 // regMrDmaBuf where the HCA accepts dma-bufs (ib_gdr_support.h). Knobs:
 // SPCCL_IB_HCA, SPCCL_IB_GID_INDEX, SPCCL_IB_MR_CACHE, SPCCL_IB_GDR,
@@ -73,8 +74,10 @@ spcclResult_t ibInit(const spcclNetInitArgs_v2_t* args) {
   if (chosen.empty()) {
     std::string why = seen.empty() ? "no RDMA device found (ibv_get_device_list listed none)"
                                    : "no active port selected by SPCCL_IB_HCA among: " + seen;
-    SPCCL_INFO(kLogNet, "ib: %s%s%s; the ib transport is unavailable", why.c_str(),
-               hca.empty() ? "" : ", SPCCL_IB_HCA=", hca.c_str());
+    why = "ib: " + why + (hca.empty() ? "" : ", SPCCL_IB_HCA=" + hca);
+    SPCCL_INFO(kLogNet, "%s; the ib transport is unavailable", why.c_str());
+    // The registry makes it the error of communicator creation.
+    setThreadLastError(why);
     return spcclSystemError;
   }
   std::vector<IbPort> chosenPorts;
