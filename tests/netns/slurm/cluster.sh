@@ -38,10 +38,19 @@ slurm_cluster_log() { echo "slurm_cluster: $*"; }
 
 slurm_host_ns() { echo "${NETLAB_PREFIX:?}-h$1"; }
 
-# in_host K CMD...: CMD in host K's netns and a UTS namespace named after it.
-slurm_in_host() {
-  local ns; ns=$(slurm_host_ns "$1"); shift
-  ip netns exec "$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$ns" "$@"
+# slurm_in_host_argv K: sets SLURM_IN_HOST to the argv prefix that runs a
+# command in host K's netns and a UTS namespace named after it. An argv, not
+# a function, so that `"${SLURM_IN_HOST[@]}" daemon &` forks one process
+# that execs down the chain (ip, unshare, sh) to the daemon: $! is then the
+# daemon itself, not a subshell that a signal would leave it behind.
+slurm_in_host_argv() {
+  local ns; ns=$(slurm_host_ns "$1")
+  SLURM_IN_HOST=(ip netns exec "$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$ns")
+}
+
+slurm_in_host() {  # slurm_in_host K CMD...: CMD there, in the foreground
+  slurm_in_host_argv "$1"; shift
+  "${SLURM_IN_HOST[@]}" "$@"
 }
 
 slurm_client() { slurm_in_host 1 env SLURM_CONF="$SLURM_CONF" "$@"; }
@@ -154,12 +163,14 @@ slurm_cluster_up() {
   for ((i = 1; i <= n; i++)); do mkdir -p "$dir/spool/$(slurm_host_ns "$i")"; done
   # -i: no state from an earlier cluster. The exec chain (ip netns exec,
   # unshare, sh) ends in the daemon, so $! is its pid.
-  slurm_in_host 1 slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+  slurm_in_host_argv 1
+  "${SLURM_IN_HOST[@]}" slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
   SLURM_CLUSTER_PIDS+=($!)
   slurm_wait_for 30 "slurmctld to answer" slurm_client timeout 15 scontrol ping || return 1
   for ((i = 1; i <= n; i++)); do
     ns=$(slurm_host_ns "$i")
-    slurm_in_host "$i" slurmd -D -N "$ns" -f "$SLURM_CONF" >"$dir/log/slurmd-$ns.out" 2>&1 &
+    slurm_in_host_argv "$i"
+    "${SLURM_IN_HOST[@]}" slurmd -D -N "$ns" -f "$SLURM_CONF" >"$dir/log/slurmd-$ns.out" 2>&1 &
     SLURM_CLUSTER_PIDS+=($!)
   done
   slurm_wait_for 60 "$n idle nodes" slurm_nodes_idle || { slurm_client timeout 15 sinfo -N; return 1; }
