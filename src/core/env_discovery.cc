@@ -66,6 +66,13 @@ std::optional<int64_t> toInteger(const std::string& text) {
   return value;
 }
 
+// Decimal digits only, at most 19 of them (no overflow of uint64_t).
+std::optional<uint64_t> toUnsigned(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
 // 1 to 16 hex digits after an optional 0x.
 std::optional<uint64_t> toSecret(const std::string& text) {
   size_t start = text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') ? 2 : 0;
@@ -160,6 +167,92 @@ spcclResult_t readRanks(const EnvLookup& lookup, const LauncherSource& source,
   return spcclSuccess;
 }
 
+// The first host of a Slurm hostlist such as "node[07-12,20],gpu3" or
+// "rack[1-2]-n[01-04]": the text before the first top-level comma, with
+// each bracket group replaced by the low end of its first range (Slurm
+// keeps the zero padding of that bound: "n[01-04]" starts at "n01").
+std::optional<std::string> firstSlurmHost(const std::string& hostlist) {
+  std::string host;
+  for (size_t i = 0; i < hostlist.size(); ++i) {
+    char c = hostlist[i];
+    if (c == ',') break;
+    if (c != '[') {
+      if (c == ']') return std::nullopt;
+      host += c;
+      continue;
+    }
+    size_t close = hostlist.find(']', i);
+    if (close == std::string::npos) return std::nullopt;
+    std::string ranges = hostlist.substr(i + 1, close - i - 1);
+    std::string low = ranges.substr(0, ranges.find_first_of(",-"));
+    if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    host += low;
+    i = close;
+  }
+  if (host.empty()) return std::nullopt;
+  return host;
+}
+
+// srun gives no rendezvous address, but enough to agree on one without a
+// side channel (the way PyTorch Lightning finds MASTER_ADDR under Slurm):
+// - host: task 0 runs on the first node of SLURM_STEP_NODELIST under every
+//   distribution but "arbitrary" (block, cyclic and plane all put task 0 on
+//   the step's node 0); rank 0 checks that against SLURMD_NODENAME;
+// - port: the step's first reserved port (SLURM_STEP_RESV_PORTS, srun
+//   --resv-ports with MpiParams=ports=...), else one derived from the job
+//   and step ids below the usual ephemeral range, so that the steps of one
+//   job and jobs started one after the other get different ports.
+spcclResult_t readSlurmRendezvous(const EnvLookup& lookup, LaunchEnv* out) {
+  std::optional<Variable> nodes = firstSet(lookup, {"SLURM_STEP_NODELIST"});
+  if (!nodes)
+    return SPCCL_FAIL(spcclInvalidUsage,
+                      "slurm launch without SLURM_STEP_NODELIST (not a task of srun?) gives no "
+                      "rendezvous address: set %s=host:port (rank 0 listens there), or "
+                      "MASTER_ADDR and MASTER_PORT",
+                      kEnvCommId);
+  std::optional<std::string> host = firstSlurmHost(nodes->value);
+  if (!host)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not a Slurm hostlist (or set %s=host:port)",
+                      nodes->name, nodes->value.c_str(), kEnvCommId);
+  if (out->rank == 0) {
+    std::optional<Variable> self = firstSet(lookup, {"SLURMD_NODENAME"});
+    if (self && self->value != *host)
+      return SPCCL_FAIL(spcclInvalidUsage,
+                        "rank 0 runs on %s=%s, not on %s, the first node of %s=%s (srun "
+                        "--distribution=arbitrary?): set %s=host:port",
+                        self->name, self->value.c_str(), host->c_str(), nodes->name,
+                        nodes->value.c_str(), kEnvCommId);
+  }
+  out->rootHost = *host;
+  if (std::optional<Variable> reserved = firstSet(lookup, {"SLURM_STEP_RESV_PORTS"})) {
+    // "12000-12003" or "12000,12005": the first port.
+    std::optional<int64_t> first =
+        toInteger(reserved->value.substr(0, reserved->value.find_first_of(",-")));
+    if (!first || *first < 1 || *first > 65535)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s does not start with a port", reserved->name,
+                        reserved->value.c_str());
+    out->rootPort = static_cast<int>(*first);
+    return spcclSuccess;
+  }
+  std::optional<Variable> job = firstSet(lookup, {"SLURM_JOB_ID", "SLURM_JOBID"});
+  if (!job)
+    return SPCCL_FAIL(spcclInvalidUsage,
+                      "slurm launch without SLURM_JOB_ID: no rendezvous port to derive; set "
+                      "%s=host:port",
+                      kEnvCommId);
+  std::optional<uint64_t> jobId = toUnsigned(job->value);
+  if (!jobId)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not a job id", job->name, job->value.c_str());
+  uint64_t stepId = 0;  // an unreadable step id only costs the steps their own ports
+  if (std::optional<Variable> step = firstSet(lookup, {"SLURM_STEP_ID", "SLURM_STEPID"}))
+    stepId = toUnsigned(step->value).value_or(0);
+  const uint64_t slot =
+      (*jobId * kSlurmPortStepsPerJob + stepId % kSlurmPortStepsPerJob) % kSlurmPortSpan;
+  out->rootPort = kSlurmPortBase + static_cast<int>(slot);
+  return spcclSuccess;
+}
+
 spcclResult_t readRendezvous(const EnvLookup& lookup, const LauncherSource& source,
                              LaunchEnv* out) {
   if (std::optional<Variable> commId = firstSet(lookup, {kEnvCommId}))
@@ -178,6 +271,7 @@ spcclResult_t readRendezvous(const EnvLookup& lookup, const LauncherSource& sour
                       given.name, given.value.c_str(), addr ? "MASTER_PORT" : "MASTER_ADDR",
                       kEnvCommId);
   }
+  if (std::string(source.name) == "slurm") return readSlurmRendezvous(lookup, out);
   return SPCCL_FAIL(spcclInvalidUsage,
                     "%s launch gives no rendezvous address: set %s=host:port (rank 0 listens "
                     "there), or MASTER_ADDR and MASTER_PORT",

@@ -15,7 +15,12 @@
 // Rendezvous root: SPCCL_COMM_ID=host:port ([v6]:port) if set, else
 // MASTER_ADDR with MASTER_PORT + 1 — MASTER_PORT itself is already bound by
 // torch's TCPStore (torchrun's agent, or init_process_group on rank 0), so
-// rank 0 of spccl could not listen there.
+// rank 0 of spccl could not listen there. Under srun with neither, the
+// root is derived from the step (readSlurmRendezvous in the .cc): the first
+// node of SLURM_STEP_NODELIST (where task 0 runs unless the distribution is
+// "arbitrary"; rank 0 checks SLURMD_NODENAME), port SLURM_STEP_RESV_PORTS'
+// first (srun --resv-ports) or kSlurmPortBase + (SLURM_JOB_ID * 16 +
+// SLURM_STEP_ID % 16) % kSlurmPortSpan.
 //
 // Job secret: SPCCL_JOB_SECRET (hex) if set. Otherwise it is derived from
 // what every rank of the job sees alike — the rendezvous address, nranks and
@@ -45,6 +50,13 @@ inline constexpr const char* kEnvJobSecret = "SPCCL_JOB_SECRET";
 // Added to MASTER_PORT when the root comes from MASTER_ADDR/MASTER_PORT
 // (see above): that port belongs to torch's rendezvous store.
 inline constexpr int kMasterPortOffset = 1;
+
+// Ports derived for srun steps without SPCCL_COMM_ID: 20000..29999, below
+// Linux's default ephemeral range (32768..60999), 16 steps per job before
+// the next job's ports.
+inline constexpr int kSlurmPortBase = 20000;
+inline constexpr uint64_t kSlurmPortSpan = 10000;
+inline constexpr uint64_t kSlurmPortStepsPerJob = 16;
 
 struct LaunchEnv {
   int rank = -1;

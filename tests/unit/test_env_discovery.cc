@@ -126,6 +126,83 @@ TEST(EnvDiscovery, ReadsSlurm) {
   EXPECT_EQ(discover(merged(oldSlurm, kCommId)).nranks, 2);
 }
 
+// What srun gives every task of `srun -N 2 -n 4` in job 4242, step 2.
+const EnvMap kSrunStep = merged(
+    kSlurm,
+    {{"SLURM_STEP_NODELIST", "spl-h[3-4]"}, {"SLURM_STEP_ID", "2"}, {"SLURMD_NODENAME", "spl-h4"}});
+
+TEST(EnvDiscovery, SrunStepRootIsTheFirstNodeOnAPortFromJobAndStep) {
+  LaunchEnv env = discover(kSrunStep);
+  EXPECT_EQ(env.source, "slurm");
+  EXPECT_EQ(env.rootHost, "spl-h3");
+  EXPECT_EQ(env.rootPort, kSlurmPortBase + (4242 * 16 + 2) % 10000);
+  EXPECT_FALSE(env.secretFromEnv);
+  // Other steps of the job, and the next job, rendezvous elsewhere.
+  EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_STEP_ID", "3"}})).rootPort, env.rootPort);
+  EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_JOB_ID", "4243"}})).rootPort, env.rootPort);
+  EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_STEP_ID", "3"}})).secret, env.secret);
+  for (const char* job : {"0", "4294967295", "99999999999"}) {
+    int port = discover(merged(kSrunStep, {{"SLURM_JOB_ID", job}})).rootPort;
+    EXPECT_GE(port, kSlurmPortBase) << job;
+    EXPECT_LT(port, kSlurmPortBase + static_cast<int>(kSlurmPortSpan)) << job;
+  }
+  // The batch step's id (4294967294) and an unset one are not errors.
+  discover(merged(kSrunStep, {{"SLURM_STEP_ID", "4294967294"}}));
+  discover(without(kSrunStep, "SLURM_STEP_ID"));
+}
+
+TEST(EnvDiscovery, SrunStepReadsTheFirstHostOfAHostlist) {
+  struct Case {
+    const char* hostlist;
+    const char* first;
+  };
+  for (Case c : {Case{"node07", "node07"}, Case{"n[01-04]", "n01"}, Case{"n[5,7-9]x", "n5x"},
+                 Case{"rack[2-3]-n[05-06]", "rack2-n05"}, Case{"gpu1,cpu[1-9]", "gpu1"},
+                 Case{"cpu[3-4],gpu1", "cpu3"}}) {
+    EnvMap env = merged(kSrunStep, {{"SLURM_STEP_NODELIST", c.hostlist}});
+    EXPECT_EQ(discover(env).rootHost, c.first) << c.hostlist;
+  }
+  for (const char* bad : {"n[01-04", "n]", "n[a-b]", "n[]", ",n1"}) {
+    std::string message = failureOf(merged(kSrunStep, {{"SLURM_STEP_NODELIST", bad}}));
+    std::string expected = std::string("SLURM_STEP_NODELIST=") + bad;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+}
+
+TEST(EnvDiscovery, SrunStepTakesTheFirstReservedPort) {
+  EXPECT_EQ(discover(merged(kSrunStep, {{"SLURM_STEP_RESV_PORTS", "12000-12003"}})).rootPort,
+            12000);
+  EXPECT_EQ(discover(merged(kSrunStep, {{"SLURM_STEP_RESV_PORTS", "12005,12010"}})).rootPort,
+            12005);
+  EXPECT_EQ(discover(merged(kSrunStep, {{"SLURM_STEP_RESV_PORTS", "12007"}})).rootPort, 12007);
+  for (const char* bad : {"x-12000", "0-3", "70000"}) {
+    std::string message = failureOf(merged(kSrunStep, {{"SLURM_STEP_RESV_PORTS", bad}}));
+    std::string expected = std::string("SLURM_STEP_RESV_PORTS=") + bad;
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+  }
+}
+
+TEST(EnvDiscovery, SrunStepRootMustRunOnTheFirstNode) {
+  EnvMap rank0 = merged(kSrunStep, {{"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"}});
+  std::string message = failureOf(rank0);  // SLURMD_NODENAME=spl-h4, first node spl-h3
+  EXPECT_NE(message.find("SLURMD_NODENAME=spl-h4"), std::string::npos) << message;
+  EXPECT_NE(message.find("set SPCCL_COMM_ID"), std::string::npos) << message;
+  EXPECT_EQ(discover(merged(rank0, {{"SLURMD_NODENAME", "spl-h3"}})).rootHost, "spl-h3");
+  EXPECT_EQ(discover(without(rank0, "SLURMD_NODENAME")).rootHost, "spl-h3");
+  EXPECT_EQ(discover(merged(rank0, kCommId)).rootHost, "head") << "SPCCL_COMM_ID still wins";
+}
+
+TEST(EnvDiscovery, SrunStepNeedsAJobIdToDeriveAPort) {
+  std::string message = failureOf(without(kSrunStep, "SLURM_JOB_ID"));
+  EXPECT_NE(message.find("SLURM_JOB_ID"), std::string::npos) << message;
+  message = failureOf(merged(kSrunStep, {{"SLURM_JOB_ID", "12x"}}));
+  EXPECT_NE(message.find("SLURM_JOB_ID=12x"), std::string::npos) << message;
+  EXPECT_EQ(
+      discover(merged(without(kSrunStep, "SLURM_JOB_ID"), {{"SLURM_STEP_RESV_PORTS", "12000"}}))
+          .rootPort,
+      12000);
+}
+
 TEST(EnvDiscovery, PriorityIsSpcclTorchrunOpenMpiPmiSlurm) {
   EnvMap env = merged(merged(merged(merged(kSpccl, kTorchrun), kOpenMpi), kPmi), kSlurm);
   EXPECT_EQ(discover(env).source, "spccl");
