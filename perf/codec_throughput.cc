@@ -154,7 +154,10 @@ int main(int argc, char** argv) {
       for (int bits : options.bits) {
         const QuantizerSpec spec{codec, bits, options.block};
         std::vector<unsigned char> encoded(spccl::kernels::quantizedBytes(spec, n));
-        for (const auto& [name, table] : tables) {
+        for (const auto& entry : tables) {
+          // Not a structured binding: clang 14 (clang-tidy) cannot capture one in a lambda.
+          const char* name = entry.first;
+          const KernelTable& table = entry.second;
           if (!options.variant.empty() && options.variant != name) continue;
           const double quant = medianSecondsPerCall(options, [&] {
             table.quantize[type](spec, input.data(), n, encoded.data(), nullptr);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds spccl and runs the whole test suite (ctest).
+# Builds spccl, runs the whole test suite (ctest) and ends with a summary:
+# passed, failed, skipped, and why each skipped test skipped.
 #   run-tests.sh             Release build in build/
 #   run-tests.sh --sanitize  ASan+UBSan build in build-asan/
 set -euo pipefail
@@ -15,4 +16,11 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
-ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600
+# The JUnit file says which tests ctest skipped and what they printed:
+# test-summary.py ends the log with the counts and every skip's reason.
+junit=$PWD/$dir/Testing/ctest-junit.xml
+rm -f "$junit"
+status=0
+ctest --test-dir "$dir" --output-on-failure -j2 --timeout 600 --output-junit "$junit" || status=$?
+python3 scripts/test-summary.py "$junit" "$dir" || true
+exit "$status"

@@ -194,7 +194,8 @@ std::vector<std::string> environmentWith(const std::map<std::string, std::string
     std::string text = *entry;
     if (!overrides.count(text.substr(0, text.find('=')))) env.push_back(text);
   }
-  for (const auto& [name, value] : overrides) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : overrides)
+    env.push_back(std::string(name).append("=").append(value));
   return env;
 }
 
@@ -216,6 +217,7 @@ class Job {
       vars[spccl::kEnvLocalRank] = std::to_string(rank);  // all ranks are on this host
       std::vector<std::string> env = environmentWith(vars);
       std::vector<char*> envp;
+      envp.reserve(env.size() + 1);
       for (std::string& entry : env) envp.push_back(entry.data());
       envp.push_back(nullptr);
       pid_t pid = fork();

@@ -28,7 +28,7 @@ using SameSizeBits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
 
 template <typename F>
 SPCCL_HOST_DEVICE inline F canonicaliseNaN(F v) {
-  return v != v ? canonicalNaN<F>() : v;
+  return v != v ? canonicalNaN<F>() : v;  // NOLINT(misc-redundant-expression): the NaN test
 }
 
 struct SumOp {
@@ -78,6 +78,7 @@ struct MaxOp {
       return a > b ? a : b;
     } else {
       const T result = bitsAnd(a > b ? a : b, b > a ? b : a);
+      // NOLINTNEXTLINE(misc-redundant-expression): x != x is the NaN test, on host and device
       return a != a || b != b ? canonicalNaN<T>() : result;
     }
   }
@@ -90,6 +91,7 @@ struct MinOp {
       return a < b ? a : b;
     } else {
       const T result = bitsOr(a < b ? a : b, b < a ? b : a);
+      // NOLINTNEXTLINE(misc-redundant-expression): x != x is the NaN test, on host and device
       return a != a || b != b ? canonicalNaN<T>() : result;
     }
   }

@@ -80,14 +80,14 @@ TEST(SparseWorkload, RowsAreWholeAndZipfRowsAreHot) {
   }
   EXPECT_LT(indices.back(), 64u * 10000);
   // Skewed: far more of the first 1 % of rows than a uniform draw's 1 %.
-  const size_t hot = static_cast<size_t>(
-      std::count_if(indices.begin(), indices.end(), [](uint64_t i) { return i < 64 * 100; }));
+  const size_t hot = static_cast<size_t>(std::count_if(
+      indices.begin(), indices.end(), [](uint64_t i) { return i < uint64_t{64} * 100; }));
   EXPECT_GT(hot, indices.size() / 5);
   // Uniform rows for comparison.
   spec.zipfExponent = 0.0;
   const std::vector<uint64_t> uniform = sparseNonZeroIndices(spec, count, 0);
-  const size_t uniformHot = static_cast<size_t>(
-      std::count_if(uniform.begin(), uniform.end(), [](uint64_t i) { return i < 64 * 100; }));
+  const size_t uniformHot = static_cast<size_t>(std::count_if(
+      uniform.begin(), uniform.end(), [](uint64_t i) { return i < uint64_t{64} * 100; }));
   EXPECT_LT(uniformHot, uniform.size() / 20);
 }
 
@@ -263,6 +263,7 @@ TEST(SparseCheck, HashesTellBuffersApart) {
 ParseOutcome parse(std::vector<const char*> args, PerfOptions* options, SparseOptions* sparse) {
   args.insert(args.begin(), "sparse_all_reduce_perf");
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (const char* arg : args) argv.push_back(const_cast<char*>(arg));
   const OptionExtension extension = sparseOptionExtension(sparse);
   return parsePerfOptions(static_cast<int>(argv.size()), argv.data(), options, &extension);

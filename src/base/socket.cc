@@ -238,9 +238,7 @@ int connectOnce(const SockAddr& addr, const Deadline& deadline, int* fd) {
       socklen_t len = sizeof(err);
       if (ready == 0)
         err = ETIMEDOUT;
-      else if (ready < 0)
-        err = errno;
-      else if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+      else if (ready < 0 || getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     }
   }

@@ -277,7 +277,7 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
         ++accepted;
       }
-      pending.erase(pending.begin() + i);
+      pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
     }
     helloSent = 0;
     for (PendingHello& hello : hellos) {
@@ -467,6 +467,8 @@ spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result) {
 
 spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t callsAhead) {
   if (comm != nullptr && comm->engine != nullptr && comm->nranks > 1) {
+    // A copy: the thread's last error changes as later calls fail.
+    // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
     const std::string why = threadLastError();
     runBlocking(comm, [&] {
       comm->engine->withdraw(failure, why, callsAhead);

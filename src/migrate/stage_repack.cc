@@ -10,6 +10,7 @@ int repackFirstFit(std::span<const double> memory, std::span<const int> stageOfL
   std::vector<int> owner(static_cast<size_t>(nStages));
   for (int s = 0; s < nStages; ++s) owner[s] = s;
   std::vector<int> alive;  // old stage ids that still head a stage, in order
+  alive.reserve(static_cast<size_t>(nStages));
   for (int s = 0; s < nStages; ++s) alive.push_back(s);
   std::vector<double> aliveUsed = used;
   bool merged = true;

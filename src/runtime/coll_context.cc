@@ -15,7 +15,6 @@ CollContext::CollContext(Engine& engine, const CollSignature& signature, uint64_
     : engine_(engine), signature_(signature), seq_(seq), choice_(choice) {}
 CollContext::CollContext(const CollContext& call, const CollSignature& signature)
     : engine_(call.engine_), signature_(signature), seq_(call.seq_), choice_(call.choice_) {}
-CollContext::~CollContext() = default;
 
 int CollContext::rank() const { return engine_.rank(); }
 int CollContext::nranks() const { return engine_.nranks(); }

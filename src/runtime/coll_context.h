@@ -52,7 +52,7 @@ class CollContext {
   CollContext(const CollContext& call, const CollSignature& signature);
   CollContext(const CollContext&) = delete;
   CollContext& operator=(const CollContext&) = delete;
-  ~CollContext();
+  ~CollContext() = default;
 
   int rank() const;
   int nranks() const;

@@ -311,6 +311,8 @@ std::string Engine::lostConnectionText(const Peer& peer) {
 }
 
 spcclResult_t Engine::failedSendingTo(Peer& peer) {
+  // A copy: progressRecv below may set the thread's last error.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   std::string cause = threadLastError();
   peer.headerSendRequest = nullptr;
   std::fill(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(), nullptr);

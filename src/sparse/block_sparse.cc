@@ -163,9 +163,11 @@ spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseR
   for (Incoming& m : incoming)
     SPCCL_CHECK(deserialize(L, m.data, m.peer, first, owned, &received[m.peer]));
   BlockSet ownPart;
-  ownPart.ids.assign(mine.ids.begin() + split[r], mine.ids.begin() + split[r + 1]);
-  ownPart.values.assign(mine.values.begin() + split[r] * L.blockBytes(),
-                        mine.values.begin() + split[r + 1] * L.blockBytes());
+  ownPart.ids.assign(mine.ids.begin() + static_cast<ptrdiff_t>(split[r]),
+                     mine.ids.begin() + static_cast<ptrdiff_t>(split[r + 1]));
+  ownPart.values.assign(
+      mine.values.begin() + static_cast<ptrdiff_t>(split[r] * L.blockBytes()),
+      mine.values.begin() + static_cast<ptrdiff_t>(split[r + 1] * L.blockBytes()));
   for (int q = 0; q < n; ++q)
     addBlocks(ctx, in.type, L, q == r ? ownPart : received[q], first, accumulator.data());
   BlockSet aggregate;

@@ -1,7 +1,8 @@
 // coll_check: every dense collective, data type, op, size and buffer form
 // checked against a reference this rank computes on its own.
 //
-// Launch one per rank (spcclrun -n N -- coll_check [--quick] [--max-count N]).
+// Launch one per rank (spcclrun -n N -- coll_check [--quick] [--max-count N]
+// [--barrier-only]).
 // Inputs are small integers chosen per op so that every partial result is
 // exact in every type (bf16 holds integers up to 256, so sums stay within
 // +-3 per rank and products are +-powers of two; exact for N <= 80 ranks),
@@ -12,6 +13,7 @@
 // does depend on the order.
 //
 // Uses only the public API (include/spccl.h).
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spccl.h"
@@ -302,6 +305,15 @@ class Checker {
     }
   }
 
+  // Counts one check; reports `what` when `holds` is false.
+  void expect(const Form& form, bool holds, const std::string& what) {
+    ++checks_;
+    if (holds) return;
+    ++wrong_;
+    if (wrong_ <= kMaxReports)
+      std::fprintf(stderr, "coll_check: rank %d: %s: %s\n", rank_, form.collective, what.c_str());
+  }
+
   spcclComm_t comm() const { return comm_; }
 
  private:
@@ -459,17 +471,71 @@ void checkSendRecvRing(Checker& c, spcclDataType_t type, size_t count) {
   c.expectEqual(form, expected, recv.data(), count);
 }
 
-void checkBarrier(Checker& c) {
-  Form form{"Barrier", spcclInt8, spcclSum, 0, false, -1};
-  for (int i = 0; i < 3; ++i) c.call(spcclBarrier(c.comm(), nullptr), form);
-  std::vector<char> none;
-  c.expectEqual(form, none, nullptr, 0);
-}
-
 uint64_t fnv1a(const void* data, size_t bytes, uint64_t hash = 1469598103934665603ull) {
   const unsigned char* p = static_cast<const unsigned char*>(data);
   for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
   return hash;
+}
+
+int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// This kernel's boot, whose CLOCK_MONOTONIC every rank must share for
+// their times to compare (netns hosts do; other machines do not).
+uint64_t bootHash() {
+  char id[64] = {};
+  if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    size_t got = std::fread(id, 1, sizeof(id) - 1, f);
+    std::fclose(f);
+    return fnv1a(id, got);
+  }
+  return 0;
+}
+
+// What a barrier guarantees: no rank returns before every rank has entered.
+// One rank (a different one each round) enters kLate after the others;
+// every rank's return must come after every rank's entry, by steady_clock
+// (CLOCK_MONOTONIC), one clock for ranks on one host (spcclrun, and
+// launch_foreign.sh's mpirun and torchrun, start them locally).
+void checkBarrier(Checker& c) {
+  constexpr auto kLate = std::chrono::milliseconds(100);
+  Form form{"Barrier", spcclInt8, spcclSum, 0, false, -1};
+  Form gather{"AllGather (barrier times)", spcclInt64, spcclSum, 2, false, -1};
+  uint64_t boot = bootHash();
+  std::vector<uint64_t> boots(static_cast<size_t>(c.nranks()));
+  Form bootGather{"AllGather (boot ids)", spcclUint64, spcclSum, 1, false, -1};
+  c.call(spcclAllGather(&boot, boots.data(), 1, spcclUint64, c.comm(), nullptr), bootGather);
+  for (uint64_t other : boots) {
+    if (other == boot) continue;
+    if (c.rank() == 0)
+      std::printf("coll_check: barrier timing not checked: ranks on other hosts\n");
+    for (int round = 0; round < 3; ++round) c.call(spcclBarrier(c.comm(), nullptr), form);
+    return;
+  }
+  for (int round = 0; round < 3; ++round) {
+    const int late = (c.nranks() - 1 + round) % c.nranks();
+    if (c.rank() == late) std::this_thread::sleep_for(kLate);
+    int64_t times[2];  // entry, return
+    times[0] = steadyNs();
+    c.call(spcclBarrier(c.comm(), nullptr), form);
+    times[1] = steadyNs();
+    std::vector<int64_t> all(2 * static_cast<size_t>(c.nranks()));
+    c.call(spcclAllGather(times, all.data(), 2, spcclInt64, c.comm(), nullptr), gather);
+    int64_t lastEntry = all[0];
+    int lastRank = 0;
+    for (int r = 1; r < c.nranks(); ++r) {
+      if (all[2 * r] <= lastEntry) continue;
+      lastEntry = all[2 * r];
+      lastRank = r;
+    }
+    c.expect(form, times[1] >= lastEntry,
+             "returned " + std::to_string((lastEntry - times[1]) / 1000) + " us before rank " +
+                 std::to_string(lastRank) + " entered (round " + std::to_string(round) + ", rank " +
+                 std::to_string(late) + " entered late)");
+  }
 }
 
 // Inexact float sums: the bits depend on the reduction order, so every
@@ -512,6 +578,7 @@ void checkBitwiseAgreement(Checker& c, size_t count) {
 
 struct Options {
   bool quick = false;
+  bool barrierOnly = false;
   size_t maxCount = 0;
 };
 
@@ -520,10 +587,12 @@ bool parseOptions(int argc, char** argv, Options* options) {
     std::string arg = argv[i];
     if (arg == "--quick") {
       options->quick = true;
+    } else if (arg == "--barrier-only") {
+      options->barrierOnly = true;
     } else if (arg == "--max-count" && i + 1 < argc) {
       options->maxCount = std::strtoull(argv[++i], nullptr, 10);
     } else {
-      std::fprintf(stderr, "usage: coll_check [--quick] [--max-count N]\n");
+      std::fprintf(stderr, "usage: coll_check [--quick] [--max-count N] [--barrier-only]\n");
       return false;
     }
   }
@@ -558,6 +627,7 @@ int main(int argc, char** argv) {
   }
 
   int round = 0;  // rotates the root
+  if (options.barrierOnly) counts.clear();
   for (size_t count : counts) {
     for (spcclDataType_t type : types) {
       for (bool inPlace : {false, true}) {
@@ -575,7 +645,9 @@ int main(int argc, char** argv) {
     }
   }
   checkBarrier(c);
-  for (size_t count : {size_t{1023}, size_t{65537}}) checkBitwiseAgreement(c, count);
+  if (!options.barrierOnly) {
+    for (size_t count : {size_t{1023}, size_t{65537}}) checkBitwiseAgreement(c, count);
+  }
 
   std::printf("coll_check: rank %d: %ld checks, %ld wrong\n", rank, c.checks(), c.wrong());
   std::fflush(stdout);

@@ -2,6 +2,8 @@
 against references each rank computes from all ranks' seeded inputs."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -96,7 +98,22 @@ def test_empty_and_scalar_like_inputs(comm):
 
 
 def test_barrier(comm):
-    comm.barrier()
+    """No rank returns before the last one has entered: one rank (a different
+    one each round) enters LATE seconds after the others, and every rank's
+    return must follow every rank's entry. spcclrun starts the ranks on one
+    host, so time.monotonic_ns (CLOCK_MONOTONIC) is one clock for all."""
+    late = 0.1
+    for round_ in range(2):
+        if comm.rank == (comm.size - 1 + round_) % comm.size:
+            time.sleep(late)
+        entered = time.monotonic_ns()
+        comm.barrier()
+        returned = time.monotonic_ns()
+        times = comm.all_gather(np.array([entered, returned], dtype=np.int64))
+        last = int(np.argmax(times[:, 0]))
+        assert returned >= times[last, 0], (
+            f"round {round_}: rank {comm.rank} returned {(times[last, 0] - returned) / 1e6:.1f} ms "
+            f"before rank {last} entered")
 
 
 @pytest.mark.parametrize("kind", ["numpy", "torch"])

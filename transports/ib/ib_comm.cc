@@ -132,6 +132,7 @@ spcclResult_t IbComm::post(bool isSend, void* data, size_t size, Registration* r
                       "ib %s to %s: the mhandle registers %zu bytes at %p, "
                       "which do not hold the %zu bytes at %p",
                       isSend ? "isend" : "irecv", peerName.c_str(), registration->length,
+                      // NOLINTNEXTLINE(performance-no-int-to-ptr): the registration's bounds
                       reinterpret_cast<void*>(registration->base), size, data);
   if (size > kMaxMessageBytes)
     return SPCCL_FAIL(spcclInvalidArgument,

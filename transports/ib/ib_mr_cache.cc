@@ -35,6 +35,7 @@ spcclResult_t MrCache::acquire(const void* data, size_t size, size_t pageSize, R
   fresh.base = base;
   fresh.length = limit - base;
   ++misses_;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the page-aligned bounds, as an address
   spcclResult_t res = register_(reinterpret_cast<void*>(base), fresh.length, &fresh);
   if (res != spcclSuccess) return res;
   fresh.refs = 1;

@@ -81,6 +81,7 @@ spcclResult_t ibInit(const spcclNetInitArgs_v2_t* args) {
     return spcclSystemError;
   }
   std::vector<IbPort> chosenPorts;
+  chosenPorts.reserve(chosen.size());
   for (const ChosenDevice& c : chosen) chosenPorts.push_back(c.port);
   int64_t entries = knobInt("SPCCL_IB_MR_CACHE");
   SPCCL_CHECK(openDevices(chosenPorts, entries > 0 ? static_cast<size_t>(entries) : 0,

@@ -81,6 +81,7 @@ spcclResult_t ShmComm::copyFromPeer(ShmRequest& request, bool* refused) {
   while (copied < request.size) {
     size_t chunk = std::min(request.size - copied, kRemoteReadChunk);
     iovec local{request.data + copied, chunk};
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the sender's address, for process_vm_readv
     iovec remoteRange{reinterpret_cast<void*>(address + copied), chunk};
     ssize_t got = -1;
     errno = EPERM;

@@ -46,8 +46,8 @@ SPCCL_TARGET_AVX2 __m256i lanesToStream() {
 template <int kBits>
 size_t vectorGroups(size_t groups) {
   const size_t bytes = groups * kBits;
-  if (bytes < 2 * kBits + 16) return 0;
-  return std::min(groups, (bytes - 2 * kBits - 16) / kBits + 1) / 4 * 4;
+  if (bytes < 2 * size_t{kBits} + 16) return 0;
+  return std::min(groups, (bytes - 2 * size_t{kBits} - 16) / kBits + 1) / 4 * 4;
 }
 
 template <int kBits>
@@ -62,7 +62,7 @@ struct PackGroupsAvx2 {
       const __m256i packed = _mm256_shuffle_epi8(reinterpret_cast<__m256i>(x), shuffle);
       unsigned char* at = out + kBits * g;
       _mm_storeu_si128(reinterpret_cast<__m128i*>(at), _mm256_castsi256_si128(packed));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(at + 2 * kBits),
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at + 2 * size_t{kBits}),
                        _mm256_extracti128_si256(packed, 1));
     }
     packed_words::packGroups<kBits>(codes + 8 * vector, groups - vector, out + kBits * vector);
@@ -78,7 +78,7 @@ struct UnpackGroupsAvx2 {
       const unsigned char* at = in + kBits * g;
       const __m256i bytes = _mm256_inserti128_si256(
           _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at))),
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 2 * kBits)), 1);
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 2 * size_t{kBits})), 1);
       Lanes x = reinterpret_cast<Lanes>(_mm256_shuffle_epi8(bytes, shuffle));
       packed_words::unpack<kBits>(x);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 8 * g), reinterpret_cast<__m256i>(x));

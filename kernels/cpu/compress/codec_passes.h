@@ -251,6 +251,7 @@ SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* 
   const int n = spec.bits - 1;
   const uint32_t signShift = static_cast<uint32_t>(n);
   const bool linear = spec.codec == Codec::Linear;
+  // NOLINTNEXTLINE(bugprone-branch-clone): kLinear == kPiecewise in some instantiations
   if ((linear ? kLinear : kPiecewise) == LevelSource::Table) {
     const TableLevels levels{linear ? signedLevels(LinearMagnitude(n), spec.bits)
                                     : signedLevels(PiecewiseMagnitude(n), spec.bits)};

@@ -57,7 +57,9 @@ struct PiecewiseLanes {
     const int32_t k = truncated < n - 1 ? truncated : n - 1;
     const float intervals = powerOfTwo(n - 1 - k);
     const float within = (t - static_cast<float>(k)) * intervals;
-    const int32_t rounded = static_cast<int32_t>(within + 0.5f);  // half away from zero
+    // Half away from zero (within >= 0), as quantizer_levels.h, bit for bit.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
+    const int32_t rounded = static_cast<int32_t>(within + 0.5f);
     const float p =
         static_cast<float>(k) * powerOfTwo(n - 1) + static_cast<float>(rounded) * powerOfTwo(k);
     return {static_cast<uint32_t>(rounded + (1 << n) - 2 * static_cast<int32_t>(intervals)),
@@ -86,6 +88,8 @@ struct LinearLanes {
   explicit LinearLanes(int magnitudeBits) : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
 
   SPCCL_ALWAYS_INLINE Quantized quantize(float x) const {
+    // Half up (x >= 0), as quantizer_levels.h, bit for bit.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
     const int32_t rounded = static_cast<int32_t>(x * steps + 0.5f);
     return {static_cast<uint32_t>(rounded), static_cast<float>(rounded) / steps};
   }

@@ -36,8 +36,11 @@ struct PiecewiseMagnitude {
     const float t = x * clustersPerUnit;
     const int k = std::min(static_cast<int>(t), n - 1);
     const float within = (t - static_cast<float>(k)) * intervalsPerCluster[k];
-    return static_cast<uint32_t>(clusterBase[k] +
-                                 static_cast<float>(static_cast<int>(within + 0.5f)));
+    // Half up (within >= 0); the CUDA kernels share this code, and
+    // magnitude_lanes.h matches it bit for bit.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
+    const int rounded = static_cast<int>(within + 0.5f);
+    return static_cast<uint32_t>(clusterBase[k] + static_cast<float>(rounded));
   }
   // The level of code c as a fraction of m: C_k/m + (c - base[k]) U_k/m.
   double level(uint32_t c) const {
@@ -54,7 +57,10 @@ struct LinearMagnitude {
 
   explicit LinearMagnitude(int magnitudeBits)
       : steps(static_cast<float>((1 << magnitudeBits) - 1)) {}
-  SPCCL_HOST_DEVICE uint32_t code(float x) const { return static_cast<uint32_t>(x * steps + 0.5f); }
+  // Half up (x >= 0); shared with the CUDA kernels, matched by magnitude_lanes.h.
+  SPCCL_HOST_DEVICE uint32_t code(float x) const {
+    return static_cast<uint32_t>(x * steps + 0.5f);  // NOLINT(bugprone-incorrect-roundings)
+  }
   double level(uint32_t c) const { return c / static_cast<double>(steps); }
 };
 
