@@ -18,6 +18,13 @@ size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count);
 // are in all, so a result above capacity means the output was cut short.
 size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, uint64_t* indices,
                        void* values, size_t capacity);
+// The same non-zeros as a bitmap of ceil(count/8) bytes (bit i of byte
+// i/8: element i is non-zero; the last byte's bits past count clear) and
+// their values in index order; `values` must hold count values (a
+// branch-free copy writes scratch past the last non-zero). Returns the
+// number of non-zeros.
+size_t compactNonZeros(spcclDataType_t type, const void* dense, size_t count, unsigned char* bitmap,
+                       void* values);
 // dense[indices[i]] = dense[indices[i]] op values[i], in i order (so
 // duplicates are combined deterministically). op: sum (avg reduces as sum).
 void scatterReduce(spcclDataType_t type, spcclRedOp_t op, void* dense, const uint64_t* indices,

@@ -125,8 +125,7 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
 void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* result) {
   const size_t at = result->size();
   result->positions.resize(at + part.size());
-  for (size_t i = 0; i < part.size(); ++i)
-    result->positions[at + i] = c.partition.index(p, part.positions[i]);
+  c.partition.indices(p, part.positions.data(), part.size(), result->positions.data() + at);
   result->values.insert(result->values.end(), part.values.begin(), part.values.end());
 }
 

@@ -98,11 +98,7 @@ size_t writeMessage(Encoding encoding, size_t body, const uint64_t* positions, c
   const size_t start = out->size();
   out->resize(start + kMessageHeaderBytes + body);
   unsigned char* header = out->data() + start;
-  header[0] = static_cast<unsigned char>(encoding);
-  const uint64_t count = nnz;
-  std::memcpy(header + 1, &count, sizeof(count));
-  std::memcpy(header + 9, &universe, sizeof(universe));
-  unsigned char* dst = header + kMessageHeaderBytes;
+  unsigned char* dst = header + writeMessageHeader(encoding, nnz, universe, header);
   const auto* in = static_cast<const unsigned char*>(values);
   switch (encoding) {
     case Encoding::Coo:
@@ -144,8 +140,8 @@ Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nn
   return encoding;
 }
 
-spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,
-                     std::vector<uint64_t>* positions, std::vector<unsigned char>* values) {
+spcclResult_t readMessageHeader(const unsigned char* data, size_t bytes, uint64_t universe,
+                                size_t valueBytes, Encoding* encoding, MessageBody* body) {
   if (valueBytes == 0) {
     return SPCCL_FAIL(spcclInvalidArgument, "sparse decode: valueBytes must be positive");
   }
@@ -158,20 +154,29 @@ spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe,
     return SPCCL_FAIL(spcclRemoteError, "sparse message names unknown encoding %u",
                       static_cast<unsigned>(data[0]));
   }
-  MessageBody body{data + kMessageHeaderBytes, bytes - kMessageHeaderBytes, 0, 0, valueBytes};
-  std::memcpy(&body.nnz, data + 1, sizeof(body.nnz));
-  std::memcpy(&body.universe, data + 9, sizeof(body.universe));
-  if (body.universe != universe) {
+  *body = MessageBody{data + kMessageHeaderBytes, bytes - kMessageHeaderBytes, 0, 0, valueBytes};
+  std::memcpy(&body->nnz, data + 1, sizeof(body->nnz));
+  std::memcpy(&body->universe, data + 9, sizeof(body->universe));
+  if (body->universe != universe) {
     return SPCCL_FAIL(
         spcclRemoteError, "sparse message over a universe of %llu positions, expected %llu",
-        static_cast<unsigned long long>(body.universe), static_cast<unsigned long long>(universe));
+        static_cast<unsigned long long>(body->universe), static_cast<unsigned long long>(universe));
   }
-  if (body.nnz > universe) {
+  if (body->nnz > universe) {
     return SPCCL_FAIL(spcclRemoteError, "sparse message claims nnz %llu > universe %llu",
-                      static_cast<unsigned long long>(body.nnz),
+                      static_cast<unsigned long long>(body->nnz),
                       static_cast<unsigned long long>(universe));
   }
-  switch (static_cast<Encoding>(data[0])) {
+  *encoding = static_cast<Encoding>(data[0]);
+  return spcclSuccess;
+}
+
+spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,
+                     std::vector<uint64_t>* positions, std::vector<unsigned char>* values) {
+  Encoding encoding{};
+  MessageBody body{};
+  SPCCL_CHECK(readMessageHeader(data, bytes, universe, valueBytes, &encoding, &body));
+  switch (encoding) {
     case Encoding::Coo:
       return decodeCoo(body, positions, values);
     case Encoding::Bitmap:
@@ -182,6 +187,14 @@ spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe,
       return decodeDense(body, positions, values);
   }
   return spcclInternalError;
+}
+
+size_t writeMessageHeader(Encoding encoding, size_t nnz, uint64_t universe, unsigned char* out) {
+  out[0] = static_cast<unsigned char>(encoding);
+  const uint64_t count = nnz;
+  std::memcpy(out + 1, &count, sizeof(count));
+  std::memcpy(out + 9, &universe, sizeof(universe));
+  return kMessageHeaderBytes;
 }
 
 }  // namespace spccl::sparse

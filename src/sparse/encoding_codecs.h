@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sparse/encoding.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -27,6 +28,13 @@ struct MessageBody {
   uint64_t universe;
   size_t valueBytes;
 };
+
+// Checks a message's header (known encoding, universe as expected, nnz <=
+// universe) and points *body at what follows it.
+spcclResult_t readMessageHeader(const unsigned char* data, size_t bytes, uint64_t universe,
+                                size_t valueBytes, Encoding* encoding, MessageBody* body);
+// Writes the header at out; returns kMessageHeaderBytes.
+size_t writeMessageHeader(Encoding encoding, size_t nnz, uint64_t universe, unsigned char* out);
 
 // Coo: positions as u32 when universe <= 2^32, else u64; then the values.
 size_t cooPositionBytes(uint64_t universe);

@@ -20,41 +20,4 @@ FeistelPermutation::FeistelPermutation(uint64_t universe, uint64_t seed) : unive
   }
 }
 
-uint64_t FeistelPermutation::round(int r, uint64_t half) const {
-  return ((half ^ roundKeys_[r]) * roundMultipliers_[r]) >> (64 - halfBits_);
-}
-
-// (L, R) -> (R, L ^ F_r(R)) per round; decryption runs the rounds backwards.
-uint64_t FeistelPermutation::encrypt(uint64_t x) const {
-  uint64_t left = x >> halfBits_, right = x & halfMask_;
-  for (int r = 0; r < kRounds; ++r) {
-    const uint64_t next = left ^ round(r, right);
-    left = right;
-    right = next;
-  }
-  return (left << halfBits_) | right;
-}
-
-uint64_t FeistelPermutation::decrypt(uint64_t y) const {
-  uint64_t left = y >> halfBits_, right = y & halfMask_;
-  for (int r = kRounds - 1; r >= 0; --r) {
-    const uint64_t previous = right ^ round(r, left);
-    right = left;
-    left = previous;
-  }
-  return (left << halfBits_) | right;
-}
-
-uint64_t FeistelPermutation::forward(uint64_t x) const {
-  do x = encrypt(x);
-  while (x >= universe_);
-  return x;
-}
-
-uint64_t FeistelPermutation::inverse(uint64_t y) const {
-  do y = decrypt(y);
-  while (y >= universe_);
-  return y;
-}
-
 }  // namespace spccl::sparse

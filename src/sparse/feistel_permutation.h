@@ -26,13 +26,43 @@ class FeistelPermutation {
   FeistelPermutation(uint64_t universe, uint64_t seed);
   uint64_t universe() const { return universe_; }
   // pi(x) and pi^-1(y) for x, y < universe.
-  uint64_t forward(uint64_t x) const;
-  uint64_t inverse(uint64_t y) const;
+  // Defined here so that the partition's per-index loops inline the whole
+  // network (out of line, the calls to the rounds were half of its cost).
+  uint64_t forward(uint64_t x) const {
+    do x = encrypt(x);
+    while (x >= universe_);
+    return x;
+  }
+  uint64_t inverse(uint64_t y) const {
+    do y = decrypt(y);
+    while (y >= universe_);
+    return y;
+  }
 
  private:
-  uint64_t round(int r, uint64_t half) const;
-  uint64_t encrypt(uint64_t x) const;
-  uint64_t decrypt(uint64_t y) const;
+  uint64_t round(int r, uint64_t half) const {
+    return ((half ^ roundKeys_[r]) * roundMultipliers_[r]) >> (64 - halfBits_);
+  }
+  // (L, R) -> (R, L ^ F_r(R)) per round; decryption runs the rounds
+  // backwards.
+  uint64_t encrypt(uint64_t x) const {
+    uint64_t left = x >> halfBits_, right = x & halfMask_;
+    for (int r = 0; r < kRounds; ++r) {
+      const uint64_t next = left ^ round(r, right);
+      left = right;
+      right = next;
+    }
+    return (left << halfBits_) | right;
+  }
+  uint64_t decrypt(uint64_t y) const {
+    uint64_t left = y >> halfBits_, right = y & halfMask_;
+    for (int r = kRounds - 1; r >= 0; --r) {
+      const uint64_t previous = right ^ round(r, left);
+      right = left;
+      left = previous;
+    }
+    return (left << halfBits_) | right;
+  }
 
   uint64_t universe_;
   int halfBits_;

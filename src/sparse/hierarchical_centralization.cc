@@ -17,6 +17,7 @@
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/dense_stage.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -24,38 +25,6 @@
 namespace spccl::sparse {
 
 namespace {
-
-struct Exchange {
-  CollContext& ctx;
-  const SparseInput& in;
-  const SparseRunOptions& options;
-  size_t valueBytes;
-  SparseRunReport* report;
-};
-
-// Sends `mine` to sendPeer (if >= 0) and receives a set of at most maxNnz
-// pairs from recvPeer (if >= 0) into *received.
-spcclResult_t swapSets(const Exchange& x, int sendPeer, const SparseSet& mine, int recvPeer,
-                       uint64_t maxNnz, SparseSet* received) {
-  std::vector<unsigned char> encoded;
-  std::vector<Outgoing> sends;
-  std::vector<Incoming> incoming;
-  if (sendPeer >= 0) {
-    Encoding e = encodeSet(mine.positions.data(), mine.values.data(), mine.size(), x.in.universe,
-                           x.valueBytes, x.options.allowedEncodings, &encoded);
-    sends.push_back({sendPeer, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
-  }
-  if (recvPeer >= 0)
-    incoming.push_back(
-        {recvPeer,
-         messageCapacity(maxNnz, x.in.universe, x.valueBytes, x.options.allowedEncodings),
-         {},
-         0});
-  SPCCL_CHECK(exchangeMessages(x.ctx, sends, incoming, x.report));
-  if (recvPeer < 0) return spcclSuccess;
-  return decodeSet(incoming[0].data.data(), incoming[0].data.size(), incoming[0].flags,
-                   x.in.universe, x.valueBytes, x.options.allowedEncodings, recvPeer, received);
-}
 
 int largestPowerOfTwoAtMost(int n) {
   int p = 1;
@@ -76,6 +45,138 @@ uint64_t groupNnz(const uint64_t* rankNnz, int n, int p, int q, int stage) {
   return total;
 }
 
+// This rank's merged set, as pairs or (past the break-even of
+// dense_stage.h) as a dense tensor, and the exchanges of one stage.
+class MergedSet {
+ public:
+  MergedSet(CollContext& ctx, const SparseInput& in, const SparseRunOptions& options,
+            SparseRunReport* report)
+      : ctx_(ctx),
+        in_(in),
+        options_(options),
+        report_(report),
+        valueBytes_(spcclTypeSize(in.type)) {
+    SparseWorkspace* w = in.workspace ? in.workspace : &local_;
+    next_ = &w->mergedSet;
+    theirs_ = &w->receivedSet;
+    tensorStorage_ = &w->denseTensor;
+    message_ = &w->denseMessage;
+    current_.positions.assign(in.indices, in.indices + in.nnz);
+    const auto* values = static_cast<const unsigned char*>(in.values);
+    current_.values.assign(values, values + in.nnz * valueBytes_);
+  }
+
+  // The pairs this rank sent in its last exchange.
+  uint64_t sentPairs() const { return sentPairs_; }
+
+  // Sends the set to sendPeer (if >= 0); receives at most maxNnz pairs
+  // from recvPeer (if >= 0) and merges them (`how`: which operand is the
+  // lower ranks').
+  spcclResult_t exchange(int sendPeer, int recvPeer, uint64_t maxNnz, DenseMerge how) {
+    std::vector<unsigned char> encoded;
+    std::vector<Outgoing> sends;
+    std::vector<Incoming> incoming;
+    if (sendPeer >= 0) {
+      if (dense_) {
+        size_t bytes = 0;
+        const Encoding e =
+            encodeDenseTensor(in_.type, tensor_, in_.universe, options_.allowedEncodings, message_,
+                              &bytes, &denseNnz_, theirs_);
+        sends.push_back({sendPeer, message_->data(), bytes, static_cast<uint8_t>(e)});
+        sentPairs_ = denseNnz_;
+      } else {
+        sentPairs_ = current_.size();
+        const Encoding e =
+            encodeSet(current_.positions.data(), current_.values.data(), current_.size(),
+                      in_.universe, valueBytes_, options_.allowedEncodings, &encoded);
+        sends.push_back({sendPeer, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
+      }
+    }
+    if (recvPeer >= 0)
+      incoming.push_back(
+          {recvPeer,
+           messageCapacity(maxNnz, in_.universe, valueBytes_, options_.allowedEncodings),
+           {},
+           0});
+    SPCCL_CHECK(exchangeMessages(ctx_, sends, incoming, report_));
+    if (recvPeer < 0) return spcclSuccess;
+    const Incoming& m = incoming[0];
+    const uint64_t theirPairs = messagePairs(m.data.data(), m.data.size());
+    const uint64_t mine = how == DenseMerge::Place ? 0 : dense_ ? denseNnz_ : current_.size();
+    if (!dense_ && mergeDensely(mine + theirPairs, in_.universe)) becomeDense(how);
+    if (dense_)
+      return mergeMessageIntoDense(ctx_.kernels(), in_.type, m.data.data(), m.data.size(), m.flags,
+                                   in_.universe, options_.allowedEncodings, recvPeer, how, tensor_,
+                                   theirs_);
+    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, in_.universe, valueBytes_,
+                          options_.allowedEncodings, recvPeer, theirs_));
+    if (how == DenseMerge::Place) {
+      std::swap(current_, *theirs_);
+      return spcclSuccess;
+    }
+    if (how == DenseMerge::AddLower)
+      mergeSets(ctx_.kernels(), in_.type, valueBytes_, *theirs_, current_, next_);
+    else
+      mergeSets(ctx_.kernels(), in_.type, valueBytes_, current_, *theirs_, next_);
+    std::swap(current_, *next_);
+    return spcclSuccess;
+  }
+
+  // The final result: into the caller's dense output when the tensor is
+  // there already, else as pairs.
+  void finish(SparseSet* result) {
+    if (!dense_) {
+      *result = std::move(current_);
+      return;
+    }
+    if (tensor_ == in_.denseOutput) {
+      result->inDenseOutput = true;
+      return;
+    }
+    const size_t count = static_cast<size_t>(in_.universe);
+    result->positions.resize(count);
+    result->values.resize(count * valueBytes_);
+    const size_t nnz = kernels::extractNonZeros(in_.type, tensor_, count, result->positions.data(),
+                                                result->values.data(), count);
+    result->positions.resize(nnz);
+    result->values.resize(nnz * valueBytes_);
+  }
+
+ private:
+  // The pairs become a dense tensor: the caller's dense output if it has
+  // one, else the workspace's. (Place: the message overwrites all of it.)
+  void becomeDense(DenseMerge how) {
+    const size_t bytes = static_cast<size_t>(in_.universe) * valueBytes_;
+    if (in_.denseOutput != nullptr) {
+      tensor_ = in_.denseOutput;
+    } else {
+      if (tensorStorage_->size() < bytes) tensorStorage_->resize(bytes);
+      tensor_ = tensorStorage_->data();
+    }
+    if (how != DenseMerge::Place)
+      kernels::densify(valueBytes_, current_.positions.data(), current_.values.data(),
+                       current_.size(), tensor_, static_cast<size_t>(in_.universe));
+    denseNnz_ = current_.size();
+    dense_ = true;
+  }
+
+  CollContext& ctx_;
+  const SparseInput& in_;
+  const SparseRunOptions& options_;
+  SparseRunReport* report_;
+  const size_t valueBytes_;
+  SparseWorkspace local_;  // when the caller has no workspace
+  SparseSet current_;
+  SparseSet* next_;    // the merge's output, swapped in
+  SparseSet* theirs_;  // the partner's set
+  std::vector<unsigned char>* tensorStorage_;
+  std::vector<unsigned char>* message_;
+  bool dense_ = false;
+  void* tensor_ = nullptr;
+  size_t denseNnz_ = 0;  // as of the tensor's last encoding
+  uint64_t sentPairs_ = 0;
+};
+
 }  // namespace
 
 spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in,
@@ -85,50 +186,28 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   const uint64_t* rankNnz = nullptr;
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
   const int n = ctx.nranks(), r = ctx.rank(), p = largestPowerOfTwoAtMost(n);
-  const size_t valueBytes = spcclTypeSize(in.type);
-  Exchange x{ctx, in, options, valueBytes, report};
   uint64_t total = 0;
   for (int q = 0; q < n; ++q) total += rankNnz[q];
-
-  // next: the merge's output, swapped in; theirs: the partner's set. Both
-  // from the workspace when there is one, so they keep their pages.
-  SparseSet localNext, localTheirs;
-  SparseSet& next = in.workspace ? in.workspace->mergedSet : localNext;
-  SparseSet& theirs = in.workspace ? in.workspace->receivedSet : localTheirs;
-  SparseSet current;
-  current.positions.assign(in.indices, in.indices + in.nnz);
-  const unsigned char* values = static_cast<const unsigned char*>(in.values);
-  current.values.assign(values, values + in.nnz * valueBytes);
+  MergedSet set(ctx, in, options, report);
 
   if (r >= p) {
     // Folded rank: hand the set to r-p, receive the final result.
-    SparseSet result;
-    SPCCL_CHECK(swapSets(x, r - p, current, -1, 0, nullptr));
-    SPCCL_CHECK(swapSets(x, -1, current, r - p, total, &result));
-    current = std::move(result);
+    SPCCL_CHECK(set.exchange(r - p, -1, 0, DenseMerge::Place));
+    SPCCL_CHECK(set.exchange(-1, r - p, total, DenseMerge::Place));
   } else {
-    if (r + p < n) {
-      SPCCL_CHECK(swapSets(x, -1, current, r + p, rankNnz[r + p], &theirs));
-      mergeSets(ctx.kernels(), in.type, valueBytes, current, theirs, &next);
-      std::swap(current, next);
-    }
+    if (r + p < n) SPCCL_CHECK(set.exchange(-1, r + p, rankNnz[r + p], DenseMerge::AddHigher));
     for (int stage = 0; (1 << stage) < p; ++stage) {
       const int partner = r ^ (1 << stage);
+      SPCCL_CHECK(set.exchange(partner, partner, groupNnz(rankNnz, n, p, partner, stage),
+                               partner < r ? DenseMerge::AddLower : DenseMerge::AddHigher));
       if (stage < kMaxMergeStages) {
-        report->stageSetNnz[stage] = current.size();
+        report->stageSetNnz[stage] = set.sentPairs();
         report->mergeStages = stage + 1;
       }
-      SPCCL_CHECK(
-          swapSets(x, partner, current, partner, groupNnz(rankNnz, n, p, partner, stage), &theirs));
-      if (partner < r)
-        mergeSets(ctx.kernels(), in.type, valueBytes, theirs, current, &next);
-      else
-        mergeSets(ctx.kernels(), in.type, valueBytes, current, theirs, &next);
-      std::swap(current, next);
     }
-    if (r + p < n) SPCCL_CHECK(swapSets(x, r + p, current, -1, 0, nullptr));
+    if (r + p < n) SPCCL_CHECK(set.exchange(r + p, -1, 0, DenseMerge::AddHigher));
   }
-  *result = std::move(current);
+  set.finish(result);
   return spcclSuccess;
 }
 

@@ -11,6 +11,10 @@
 
 namespace spccl::sparse {
 
+void IndexPartition::indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const {
+  for (size_t i = 0; i < count; ++i) out[i] = index(p, positions[i]);
+}
+
 void IndexPartition::locate(const uint64_t* indices, size_t count, int* owners,
                             uint64_t* positions) const {
   for (size_t i = 0; i < count; ++i) {

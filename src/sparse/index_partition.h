@@ -45,6 +45,9 @@ class IndexPartition {
   // index. The default makes the two calls.
   virtual void locate(const uint64_t* indices, size_t count, int* owners,
                       uint64_t* positions) const;
+  // index(p, positions[i]) for `count` positions of part p at once (BP's
+  // pull maps every received position back; no virtual call per index).
+  virtual void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const;
 
  protected:
   IndexPartition(uint64_t universe, int parts) : universe_(universe), parts_(parts) {}

@@ -256,7 +256,9 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.rankNnz = rankNnz.data();
     in.workspace = &state.workspace;
     in.sortedResult = call.cooOutput;
+    in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
     SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed), &result, &report));
+    inOutput = result.inDenseOutput;
   }
   size_t outputNnz = 0;
   spcclResult_t outcome = spcclSuccess;

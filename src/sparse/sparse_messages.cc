@@ -35,14 +35,19 @@ size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, un
   return capacity;
 }
 
-spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,
-                        size_t valueBytes, unsigned allowed, int peer, SparseSet* out) {
+spcclResult_t checkEncodingFlags(uint8_t flags, unsigned allowed, int peer) {
   if (flags < static_cast<uint8_t>(Encoding::Coo) ||
       flags > static_cast<uint8_t>(Encoding::Dense) || !(allowed & (1u << flags)))
     return SPCCL_FAIL(spcclRemoteError,
                       "sparse message from rank %d names encoding %u, which this call does not "
                       "allow (mask 0x%x)",
                       peer, flags, allowed);
+  return spcclSuccess;
+}
+
+spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,
+                        size_t valueBytes, unsigned allowed, int peer, SparseSet* out) {
+  SPCCL_CHECK(checkEncodingFlags(flags, allowed, peer));
   return decode(data, bytes, universe, valueBytes, &out->positions, &out->values);
 }
 

@@ -33,6 +33,10 @@ Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, ui
 // positions can produce with an allowed encoding: the receive capacity.
 size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, unsigned allowed);
 
+// Fails with spcclRemoteError unless the frame's flags name an allowed
+// encoding.
+spcclResult_t checkEncodingFlags(uint8_t flags, unsigned allowed, int peer);
+
 // Decodes a received message; flags (the frame's) must name an allowed
 // encoding, else the peer broke the protocol (spcclRemoteError).
 spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,

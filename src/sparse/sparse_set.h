@@ -15,6 +15,9 @@ struct SparseSet {
   // false only for a result the caller allowed to stay unsorted
   // (SparseInput::sortedResult): disjoint runs in partition order.
   bool ascending = true;
+  // true: the schedule wrote the result straight into the caller's dense
+  // output (SparseInput::denseOutput); positions and values are unused.
+  bool inDenseOutput = false;
   size_t size() const { return positions.size(); }
 };
 

@@ -22,6 +22,10 @@ struct SparseWorkspace {
   // stage after stage and call after call.
   SparseSet mergedSet;
   SparseSet receivedSet;
+  // HC's dense stages (dense_stage.h): the tensor when the caller's output
+  // is COO, and the message encoded from it. Grown, never shrunk.
+  std::vector<unsigned char> denseTensor;
+  std::vector<unsigned char> denseMessage;
 };
 
 }  // namespace spccl::sparse
