@@ -208,6 +208,7 @@ ncclResult_t initAll(ncclComm_t* comms, int ndev, const int* devlist) {
   if (result == ncclSuccess) {
     // One rendezvous of ndev ranks: each needs a thread of its own.
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(ndev));
     for (int i = 0; i < ndev; ++i)
       threads.emplace_back([&, i] {
         results[static_cast<size_t>(i)] =

@@ -67,6 +67,7 @@ struct RealNccl {
   std::string path;  // what was loaded, for the log
   void* handle = nullptr;
   int version = 0;  // its ncclGetVersion
+// NOLINTNEXTLINE(bugprone-macro-parentheses): name is pasted into identifiers
 #define SPCCL_NCCL_POINTER(name) decltype(&::nccl##name) name = nullptr;
   SPCCL_NCCL_FUNCTIONS(SPCCL_NCCL_POINTER)
 #undef SPCCL_NCCL_POINTER

@@ -405,6 +405,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
     if (res != spcclSuccess) publishSetupFailure(res, &mine);
   }
   const spcclResult_t setup = res;
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): exchangeRankInfo overwrites it
   const std::string setupError = threadLastError();
   res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
   if (setup != spcclSuccess) {
