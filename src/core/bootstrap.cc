@@ -223,10 +223,18 @@ class RendezvousRoot {
       // room: an idle or slow one has had its chance, a new one may be a
       // rank that authenticates in one round trip.
       if (unauthenticatedFrom(c.source) >= perSource_) {
+        // Those still in the hello go first: a connection in the proof
+        // phase knew the communicator id, so it is most likely a rank.
         RootConnection* oldest = nullptr;
+        auto older = [](const RootConnection& a, const RootConnection* b) {
+          if (!b) return true;
+          bool aHello = a.phase == RootConnection::Phase::Hello;
+          bool bHello = b->phase == RootConnection::Phase::Hello;
+          return aHello != bHello ? aHello : a.serial < b->serial;
+        };
         for (RootConnection& other : conns_)
           if (other.fd >= 0 && other.phase != RootConnection::Phase::Joined &&
-              other.source == c.source && (!oldest || other.serial < oldest->serial))
+              other.source == c.source && older(other, oldest))
             oldest = &other;
         if (oldest) refuse(*oldest, "too many unauthenticated connections from this address");
       }
@@ -455,12 +463,20 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
   hello.infoBytes = sizeof(RankInfo);
   hello.commId = id.commId;
   SPCCL_CHECK(freshNonce(&hello.nonce));
-  SPCCL_CHECK(net::sendAll(fd, &hello, sizeof(hello), deadline, rootName));
+  // Until the reply arrives, a closed connection is worth another try: the
+  // root drops connections to make room under a flood (its answer to our
+  // challenge proved it has this job's secret, so it never refuses our proof).
+  auto dropped = [&](spcclResult_t res) {
+    *retry = res != spcclSuccess && !deadline.expired();
+    return res;
+  };
+  if (spcclResult_t res = net::sendAll(fd, &hello, sizeof(hello), deadline, rootName);
+      res != spcclSuccess)
+    return dropped(res);
   RootChallenge challenge{};
-  if (net::recvAll(fd, &challenge, sizeof(challenge), deadline, rootName) != spcclSuccess) {
-    *retry = !deadline.expired();
-    return spcclRemoteError;
-  }
+  if (spcclResult_t res = net::recvAll(fd, &challenge, sizeof(challenge), deadline, rootName);
+      res != spcclSuccess)
+    return dropped(res);
   Mac expected{};
   SPCCL_CHECK(handshakeMac(id.secret,
                            rootContext(HandshakeRole::RendezvousRoot, id.commId, mine.rank),
@@ -480,9 +496,13 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
   SPCCL_CHECK(
       handshakeMac(id.secret, rootContext(HandshakeRole::RendezvousClient, id.commId, mine.rank),
                    hello.nonce, challenge.nonce, payload.data(), payload.size(), &proof->mac));
-  SPCCL_CHECK(net::sendAll(fd, proof.get(), sizeof(ClientProof), deadline, rootName));
+  if (spcclResult_t res = net::sendAll(fd, proof.get(), sizeof(ClientProof), deadline, rootName);
+      res != spcclSuccess)
+    return dropped(res);
   RootReply reply{};
-  SPCCL_CHECK(net::recvAll(fd, &reply, sizeof(reply), deadline, rootName));
+  if (spcclResult_t res = net::recvAll(fd, &reply, sizeof(reply), deadline, rootName);
+      res != spcclSuccess)
+    return dropped(res);
   std::vector<RankInfo> table;
   if (reply.status == spcclSuccess) {
     if (reply.nranks != static_cast<uint32_t>(mine.nranks))

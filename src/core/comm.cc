@@ -369,6 +369,16 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     }
     if (accepted == expected && helloSent == hellosToSend) {
       for (auto& incoming : pending) refuse(*incoming, "connection setup ended first");
+      if (!refusals.empty()) {
+        std::string list;
+        size_t total = 0;
+        for (const auto& [source, count] : refusals) {
+          total += count;
+          list += (list.empty() ? "" : ", ") + source + " x" + std::to_string(count);
+        }
+        SPCCL_WARN("rank %d refused %zu connection(s) during setup from %zu address(es): %s",
+                   comm.rank, total, refusals.size(), list.c_str());
+      }
       break;
     }
     if (deadline.expired()) {
