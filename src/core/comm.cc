@@ -291,8 +291,11 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
   int accepted = 0, helloSent = 0;
   const int hellosToSend = static_cast<int>(hellos.size());
   const int64_t handshakeMs = knobInt("SPCCL_HANDSHAKE_TIMEOUT_MS");
+  // Every peer may share one source address (ranks of one host, NAT), so
+  // the connections this rank expects come on top of the cap.
   const size_t perSource =
-      static_cast<size_t>(std::max<int64_t>(1, knobInt("SPCCL_MAX_UNAUTH_PER_SOURCE")));
+      static_cast<size_t>(std::max<int64_t>(1, knobInt("SPCCL_MAX_UNAUTH_PER_SOURCE"))) +
+      static_cast<size_t>(expected);
   std::vector<std::unique_ptr<PendingAccept>> pending;
   std::map<std::string, size_t> refusals;  // by source address
   auto refuse = [&](PendingAccept& incoming, const char* reason) {
