@@ -498,7 +498,10 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
     if (res != spcclSuccess) publishSetupFailure(res, &mine);
   }
   const spcclResult_t setup = res;
-  const std::string setupError = threadLastError();
+  // A copy: the rendezvous below overwrites the thread's last error.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
+  const std::string setupError =
+      threadLastError();  // NOLINT(performance-unnecessary-copy-initialization)
   res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
   if (setup != spcclSuccess) {
     res = setup;  // this rank's own reason, not what the rendezvous said after it
