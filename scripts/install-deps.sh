@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages spccl needs. Usage: install-deps.sh [build|bench]
 #   build: compilers, CMake, GoogleTest, Google Benchmark, iproute2, python3,
+#          libssl-dev (libcrypto: the handshake's HMAC-SHA256, required),
 #          Open MPI (launcher tests), OpenBLAS (perf/migrate_perf), UCX and
 #          libibverbs (optional transport plugins), pybind11, numpy, pytest,
 #          PyTorch (the Python bindings and their tests), clang-format and
@@ -10,7 +11,7 @@
 set -euo pipefail
 what=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
-          libbenchmark-dev iproute2 libhwloc-dev python3 openmpi-bin libopenmpi-dev
+          libbenchmark-dev iproute2 libhwloc-dev libssl-dev python3 openmpi-bin libopenmpi-dev
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
           libopenblas-dev libucx-dev libibverbs-dev clang-format clang-tidy
           slurm-wlm munge)

@@ -10,8 +10,8 @@
 // reaches all of them directly; signals sent to spcclrun alone (kill, a
 // batch system) are forwarded. A second such signal kills the ranks.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,8 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "base/check.h"
 #include "base/clock.h"
 #include "core/env_discovery.h"
+#include "core/handshake.h"
 
 extern char** environ;
 
@@ -52,9 +54,10 @@ void printUsage(FILE* to) {
                "  --timeout SECONDS    end the job after this long (exit status 124)\n"
                "  -h, --help           this text\n"
                "Each rank gets SPCCL_RANK, SPCCL_NRANKS, SPCCL_LOCAL_RANK, SPCCL_COMM_ID\n"
-               "(127.0.0.1 and a free port, unless already set) and SPCCL_JOB_SECRET (random,\n"
-               "unless already set). The first rank to fail ends the job with its status\n"
-               "(128+signal for a signal).\n");
+               "(127.0.0.1 and a free port, unless already set) and SPCCL_JOB_SECRET_FILE: a\n"
+               "random 256-bit secret in a 0600 file of a private temporary directory, removed\n"
+               "when the job ends (unless SPCCL_JOB_SECRET or SPCCL_JOB_SECRET_FILE is set).\n"
+               "The first rank to fail ends the job with its status (128+signal for a signal).\n");
 }
 
 std::optional<int> parsePositiveInt(const char* text) {
@@ -148,11 +151,48 @@ std::optional<int> pickFreePort() {
   return port;
 }
 
-std::optional<uint64_t> drawSecret() {
-  uint64_t secret = 0;
-  if (getrandom(&secret, sizeof(secret), 0) != static_cast<ssize_t>(sizeof(secret)))
+// The drawn secret's file and its private directory, removed at exit.
+struct SecretFile {
+  std::string dir, path;
+  ~SecretFile() {
+    if (!path.empty()) ::unlink(path.c_str());
+    if (!dir.empty()) ::rmdir(dir.c_str());
+  }
+};
+SecretFile gSecretFile;
+
+// 256 random bits (getrandom) into a 0600 file in a 0700 directory of its
+// own; only the file's name travels in the ranks' environment.
+std::optional<std::string> drawSecretFile() {
+  spccl::JobSecret secret;
+  secret.size = spccl::kSecretMaxBytes;
+  if (spccl::randomBytes(secret.bytes.data(), secret.size) != spcclSuccess) {
+    std::fprintf(stderr, "spcclrun: %s\n", spccl::threadLastError().c_str());
     return std::nullopt;
-  return secret;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/spcclrun.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::fprintf(stderr, "spcclrun: cannot create a private directory %s: %s\n", pattern.c_str(),
+                 std::strerror(errno));
+    return std::nullopt;
+  }
+  gSecretFile.dir = pattern;
+  std::string path = pattern + "/job-secret";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::fprintf(stderr, "spcclrun: cannot create %s: %s\n", path.c_str(), std::strerror(errno));
+    return std::nullopt;
+  }
+  gSecretFile.path = path;
+  std::string text = spccl::formatJobSecret(secret) + "\n";
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!ok) {
+    std::fprintf(stderr, "spcclrun: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return std::nullopt;
+  }
+  return path;
 }
 
 // The job-wide variables: the user's SPCCL_COMM_ID / SPCCL_JOB_SECRET win
@@ -173,16 +213,23 @@ std::optional<std::map<std::string, std::string>> jobVariables() {
     }
     vars[spccl::kEnvCommId] = spccl::formatHostPort("127.0.0.1", *port);
   }
-  if (const char* secret = std::getenv(spccl::kEnvJobSecret); secret && *secret) {
-    uint64_t parsed = 0;
-    if (spccl::parseJobSecret(secret, &parsed) != spcclSuccess) return std::nullopt;
-  } else {
-    std::optional<uint64_t> drawn = drawSecret();
-    if (!drawn) {
-      std::fprintf(stderr, "spcclrun: getrandom failed: %s\n", std::strerror(errno));
+  const char* secretFile = std::getenv(spccl::kEnvJobSecretFile);
+  const char* secret = std::getenv(spccl::kEnvJobSecret);
+  spccl::JobSecret parsed;
+  if (secretFile && *secretFile) {
+    if (spccl::readJobSecretFile(secretFile, &parsed) != spcclSuccess) {
+      std::fprintf(stderr, "spcclrun: %s\n", spccl::threadLastError().c_str());
       return std::nullopt;
     }
-    vars[spccl::kEnvJobSecret] = spccl::formatJobSecret(*drawn);
+  } else if (secret && *secret) {
+    if (spccl::parseJobSecret(secret, spccl::kEnvJobSecret, &parsed) != spcclSuccess) {
+      std::fprintf(stderr, "spcclrun: %s\n", spccl::threadLastError().c_str());
+      return std::nullopt;
+    }
+  } else {
+    std::optional<std::string> path = drawSecretFile();
+    if (!path) return std::nullopt;
+    vars[spccl::kEnvJobSecretFile] = *path;
   }
   return vars;
 }

@@ -1,7 +1,11 @@
 // API: unique ids and communicator life cycle.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <numeric>
 #include <vector>
 
@@ -12,6 +16,7 @@
 #include "core/bootstrap.h"
 #include "core/comm.h"
 #include "core/env_discovery.h"
+#include "core/handshake.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -38,6 +43,37 @@ spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commI
   return createComm(id, nranks, rank, options, comm);
 }
 
+// A unique id whose root runs in this process. Its secret is random (256
+// bits), or, for spcclCommSplit, derived from the parent's secret and the
+// new id (`parent`), so that the id can travel over the parent's
+// connections without its secret: every member derives it alike.
+spcclResult_t newUniqueId(const JobSecret* parent, spcclUniqueId* uniqueId) {
+  knobsEchoOnce();
+  net::Interface iface;
+  SPCCL_CHECK(net::pickInterface(knobString("SPCCL_SOCKET_IFNAME"), socketFamily(), &iface));
+  int fd = -1;
+  UniqueIdContents id;
+  SPCCL_CHECK(net::listenOn(iface.addr, 1024, &fd, &id.root));
+  id.commId = randomU64();
+  spcclResult_t res = spcclSuccess;
+  if (parent != nullptr) {
+    res = deriveJobSecret(*parent, id.commId, &id.secret);
+  } else {
+    id.secret.size = kSecretMaxBytes;
+    res = randomBytes(id.secret.bytes.data(), id.secret.size);
+  }
+  if (res != spcclSuccess) {
+    ::close(fd);
+    return res;
+  }
+  // The root waits for the ranks a good while: the id may travel slowly.
+  startRendezvousRoot(fd, id.secret, id.commId, 5 * knobInt("SPCCL_TIMEOUT_MS"));
+  SPCCL_INFO(kLogBootstrap, "unique id: rendezvous root at %s (interface %s)",
+             net::toString(id.root).c_str(), iface.name.c_str());
+  *uniqueId = encodeUniqueId(id);
+  return spcclSuccess;
+}
+
 }  // namespace
 
 extern "C" {
@@ -45,20 +81,7 @@ extern "C" {
 spcclResult_t spcclGetUniqueId(spcclUniqueId* uniqueId) {
   clearThreadLastError();
   if (uniqueId == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "uniqueId is NULL");
-  knobsEchoOnce();
-  net::Interface iface;
-  SPCCL_CHECK(net::pickInterface(knobString("SPCCL_SOCKET_IFNAME"), socketFamily(), &iface));
-  int fd = -1;
-  UniqueIdContents id;
-  SPCCL_CHECK(net::listenOn(iface.addr, 1024, &fd, &id.root));
-  id.secret = randomU64();
-  id.commId = randomU64();
-  // The root waits for the ranks a good while: the id may travel slowly.
-  startRendezvousRoot(fd, id.secret, 5 * knobInt("SPCCL_TIMEOUT_MS"));
-  SPCCL_INFO(kLogBootstrap, "unique id: rendezvous root at %s (interface %s)",
-             net::toString(id.root).c_str(), iface.name.c_str());
-  *uniqueId = encodeUniqueId(id);
-  return spcclSuccess;
+  return newUniqueId(nullptr, uniqueId);
 }
 
 spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank) {
@@ -82,21 +105,40 @@ spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* confi
   std::string rootText = formatHostPort(env.rootHost, env.rootPort);
   SPCCL_CHECK(net::parseHostPort(rootText, &id.root));
   id.secret = env.secret;
-  id.commId = env.secret ^ 0x9E3779B97F4A7C15ull;
+  if (env.secret.empty()) {
+    // SPCCL_AUTH=off: no secret, a communicator id from the root's address.
+    std::string material = "spccl-noauth|" + rootText + "|" + std::to_string(env.nranks);
+    id.commId = commIdFromSecret(JobSecret{}) ^ std::hash<std::string>{}(material);
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      SPCCL_WARN(
+          "SPCCL_AUTH=off and no job secret: connections are not authenticated; anyone who can "
+          "reach this job's ports can join it or feed it data (docs/security.md)");
+    });
+  } else {
+    id.commId = commIdFromSecret(env.secret);
+  }
   CommOptions options;
   SPCCL_CHECK(resolveCommOptions(config, &options));
-  SPCCL_INFO(kLogInit, "rank %d of %d from %s, rendezvous %s%s", env.rank, env.nranks,
-             env.source.c_str(), rootText.c_str(),
-             env.secretFromEnv ? "" : " (secret derived from job variables)");
+  SPCCL_INFO(kLogInit, "rank %d of %d from %s, rendezvous %s, job secret from %s", env.rank,
+             env.nranks, env.source.c_str(), rootText.c_str(), env.secretOrigin.c_str());
   if (env.rank == 0) {
-    // Rank 0 hosts the rendezvous on the advertised port, on every address.
-    net::SockAddr bindAddr{};
-    bindAddr.sa.sa_family = id.root.sa.sa_family;
-    net::setSockAddrPort(&bindAddr, net::sockAddrPort(id.root));
+    // Rank 0 hosts the rendezvous on the advertised address only (every
+    // address with SPCCL_LISTEN_ANY=1).
+    net::SockAddr bindAddr = id.root;
+    if (knobInt("SPCCL_LISTEN_ANY") != 0) {
+      bindAddr = net::SockAddr{};
+      bindAddr.sa.sa_family = id.root.sa.sa_family;
+      net::setSockAddrPort(&bindAddr, net::sockAddrPort(id.root));
+    }
     int fd = -1;
     net::SockAddr bound;
-    SPCCL_CHECK(net::listenOn(bindAddr, 1024, &fd, &bound));
-    startRendezvousRoot(fd, id.secret, options.timeoutMs);
+    if (net::listenOn(bindAddr, 1024, &fd, &bound) != spcclSuccess)
+      return SPCCL_FAIL(spcclSystemError,
+                        "rank 0 cannot host the rendezvous at %s (%s): is that an address of this "
+                        "host? (SPCCL_LISTEN_ANY=1 listens on every address)",
+                        net::toString(bindAddr).c_str(), threadLastError().c_str());
+    startRendezvousRoot(fd, id.secret, id.commId, options.timeoutMs);
   }
   return createComm(id, env.nranks, env.rank, options, comm);
 }
@@ -135,7 +177,15 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
     std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
       return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
     });
-    if (!group.empty() && group[0] == comm->rank) SPCCL_CHECK(spcclGetUniqueId(&mine.id));
+    // The id's secret is derived from this communicator's (newUniqueId),
+    // so what travels here carries none.
+    if (!group.empty() && group[0] == comm->rank) {
+      SPCCL_CHECK(newUniqueId(&comm->secret, &mine.id));
+      UniqueIdContents offered;
+      SPCCL_CHECK(decodeUniqueId(mine.id, &offered));
+      offered.secret = JobSecret{};
+      mine.id = encodeUniqueId(offered);
+    }
     return internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data());
   });
   if (res != spcclSuccess) return finishCall(comm, res);
@@ -149,6 +199,7 @@ spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* 
   int newRank = static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
   UniqueIdContents id;
   SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
+  SPCCL_CHECK(deriveJobSecret(comm->secret, id.commId, &id.secret));
   return finishCall(comm,
                     createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
 }

@@ -27,8 +27,24 @@ static const std::vector<KnobSpec> kKnobs = {
     {"SPCCL_COMM_ID", "",
      "host:port of the rendezvous root for spcclCommInitFromEnv (rank 0 listens there)"},
     {"SPCCL_JOB_SECRET", "",
-     "64-bit job secret (hex) every connection must present; spcclrun draws one. Without it, "
-     "spcclCommInitFromEnv derives one from the launcher's job variables"},
+     "Job secret, 32 to 64 hex digits (128 to 256 bits), that keys every connection's handshake "
+     "(never sent); prefer SPCCL_JOB_SECRET_FILE, since the environment of a process may be "
+     "readable by others"},
+    {"SPCCL_JOB_SECRET_FILE", "",
+     "File holding the job secret as hex (mode 0600 or stricter); spcclrun draws one into a "
+     "private temporary directory"},
+    {"SPCCL_AUTH", "on",
+     "on: spcclCommInitFromEnv requires a job secret; off: run without one (anyone who can "
+     "reach the ports can join), logged as a WARN"},
+    {"SPCCL_HANDSHAKE_TIMEOUT_MS", "2000",
+     "Time an incoming connection has to authenticate before the rendezvous root or a listener "
+     "drops it"},
+    {"SPCCL_MAX_UNAUTH_PER_SOURCE", "16",
+     "Unauthenticated connections held at once per source address; a further one evicts that "
+     "source's oldest"},
+    {"SPCCL_LISTEN_ANY", "0",
+     "1: the rendezvous root of spcclCommInitFromEnv listens on every address (the wildcard) "
+     "instead of the SPCCL_COMM_ID / MASTER_ADDR address only"},
     {"SPCCL_HOSTID", "",
      "Override the host identity (default: hostname, boot id and network namespace); ranks with "
      "the same host id may use shm"},

@@ -54,6 +54,13 @@ std::string toString(const SockAddr& addr) {
   return "<address family " + std::to_string(addr.sa.sa_family) + ">";
 }
 
+std::string hostString(const SockAddr& addr) {
+  char host[INET6_ADDRSTRLEN] = "";
+  if (addr.sa.sa_family == AF_INET) inet_ntop(AF_INET, &addr.sin.sin_addr, host, sizeof(host));
+  if (addr.sa.sa_family == AF_INET6) inet_ntop(AF_INET6, &addr.sin6.sin6_addr, host, sizeof(host));
+  return host;
+}
+
 spcclResult_t parseHostPort(const std::string& text, SockAddr* out) {
   std::string host, port;
   if (!text.empty() && text[0] == '[') {
@@ -297,6 +304,27 @@ spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, i
   return SPCCL_FAIL(spcclTimeout, "connect to %s: no connection within %lld ms (last error: %s)",
                     toString(addr).c_str(), static_cast<long long>(deadline.timeoutMs()),
                     strerror(lastError));
+}
+
+spcclResult_t acceptNow(int listenFd, int* fd, SockAddr* peer) {
+  *fd = -1;
+  for (;;) {
+    socklen_t len = sizeof(SockAddr);
+    *peer = SockAddr{};
+    int sock = accept4(listenFd, &peer->sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (sock >= 0) {
+      setNoDelay(sock);
+      *fd = sock;
+      return spcclSuccess;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return spcclSuccess;
+    // Out of descriptors (EMFILE, ENFILE) is not the listener's failure:
+    // the caller tries again after closing some.
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+      return spcclSuccess;
+    return SPCCL_FAIL(spcclSystemError, "accept failed: %s", strerror(errno));
+  }
 }
 
 spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd, SockAddr* peer) {

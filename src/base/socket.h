@@ -27,6 +27,8 @@ int sockAddrPort(const SockAddr& addr);
 void setSockAddrPort(SockAddr* addr, int port);
 // "10.0.0.1:5000" or "[fe80::1%eth0]:5000".
 std::string toString(const SockAddr& addr);
+// The address alone, without the port: "10.0.0.1", "fe80::1".
+std::string hostString(const SockAddr& addr);
 // Accepts "host:port", "[v6]:port", "v4addr:port"; resolves names.
 spcclResult_t parseHostPort(const std::string& text, SockAddr* out);
 
@@ -65,6 +67,9 @@ spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr*
 bool isRetryableConnectError(int err);
 spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd);
 spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd, SockAddr* peer);
+// One accept that never waits: *fd is -1 when no connection is pending.
+// The accepted socket is non-blocking, close-on-exec, TCP_NODELAY.
+spcclResult_t acceptNow(int listenFd, int* fd, SockAddr* peer);
 // Blocking full transfers with poll(); errors and timeouts name `peerName`.
 spcclResult_t sendAll(int fd, const void* data, size_t size, const Deadline& deadline,
                       const std::string& peerName);

@@ -1,6 +1,7 @@
 // Bootstrap: the unique id, the rendezvous root that collects every rank's
-// connection details and hands the full table back, and the job secret that
-// every connection must present.
+// connection details and hands the full table back. Every rendezvous
+// connection runs a mutual HMAC challenge-response keyed by the job secret
+// (core/handshake.h, docs/security.md); the secret itself is never sent.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "core/handshake.h"
 #include "core/job_settings.h"
 #include "spccl.h"
 #include "spccl_net.h"
@@ -15,13 +17,16 @@
 namespace spccl {
 
 constexpr uint32_t kUniqueIdMagic = 0x44495053u;  // "SPID"
+constexpr uint32_t kUniqueIdVersion = 2;
 
 // The decoded contents of an spcclUniqueId.
 struct UniqueIdContents {
   uint32_t magic = kUniqueIdMagic;
-  uint32_t version = 1;
+  uint32_t version = kUniqueIdVersion;
   net::SockAddr root{};
-  uint64_t secret = 0;
+  // The id carries the secret: like NCCL's, it must travel between ranks
+  // privately (the application's own channel), never in the clear.
+  JobSecret secret;
   uint64_t commId = 0;
 };
 static_assert(sizeof(UniqueIdContents) <= SPCCL_UNIQUE_ID_BYTES);
@@ -51,21 +56,27 @@ struct RankInfo {
   // setupError says why): every rank fails creation with that reason.
   int32_t setupResult = spcclSuccess;
   char setupError[300] = {};
+  // This rank's challenge for the data connections it accepts, fresh per
+  // communicator: a connecting peer's hello carries an HMAC over it
+  // (core/comm.cc), so a hello recorded elsewhere never verifies here.
+  unsigned char laneNonce[kNonceBytes] = {};
 };
 
 // Starts the rendezvous root in a background thread on an already
-// listening socket; it serves one rendezvous of `expected` ranks (0: learn
-// it from the first rank) and exits. Connections without the secret are
-// refused and logged with their address.
-void startRendezvousRoot(int listenFd, uint64_t secret, int64_t timeoutMs);
+// listening socket; it serves one rendezvous (the size comes from the first
+// rank that authenticates) and exits. It serves every connection at once
+// (poll), gives each SPCCL_HANDSHAKE_TIMEOUT_MS to authenticate, holds at
+// most SPCCL_MAX_UNAUTH_PER_SOURCE unauthenticated ones per source address,
+// and logs refusals once per source, with a summary at the end.
+void startRendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId, int64_t timeoutMs);
 
-// Waits, at most maxMs, until the rendezvous root of job `secret` that this
+// Waits, at most maxMs, until the rendezvous root of communicator `commId` that this
 // process runs (if it runs one) has sent every rank its reply. A rank that
 // fails right after the rendezvous calls it before returning: its process
 // may exit next, and the root thread with it, before the last ranks got
 // their table (they would see "root closed the connection" instead of the
 // reason).
-void waitForRendezvousRoot(uint64_t secret, int64_t maxMs);
+void waitForRendezvousRoot(uint64_t commId, int64_t maxMs);
 
 // Sends this rank's info to the root and receives everyone's, indexed by rank.
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,

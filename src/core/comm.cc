@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "base/check.h"
 #include "base/knobs.h"
@@ -32,18 +33,49 @@ struct Listener {
   void* comm = nullptr;
 };
 
+// The first message on every lane and control connection: a frame header
+// naming the sender's rank and lane, the sender's fresh nonce, and
+// HMAC(secret, DataConnect | commId | src | dst | lane | acceptor's
+// laneNonce | nonce | header). The acceptor's laneNonce is fresh per
+// communicator and reached the sender through the authenticated
+// rendezvous, so a hello recorded from another communicator never verifies,
+// and the secret itself is never sent.
+struct LaneHello {
+  FrameHeader header;
+  Nonce nonce;
+  Mac mac;
+};
+
 // An accepted connection whose hello has not arrived yet.
 struct PendingAccept {
   const spcclNet_v2_t* net = nullptr;
   void* recvComm = nullptr;
   void* request = nullptr;
-  alignas(8) unsigned char buffer[sizeof(FrameHeader) + kMaxAbortText];
+  std::string peer, source;  // host:port and host, for refusals
+  int64_t acceptedMs = 0;
+  alignas(8) unsigned char buffer[sizeof(LaneHello) + kMaxAbortText];
 };
+
+HandshakeContext laneContext(const spcclComm& comm, int src, int dst, uint32_t step) {
+  HandshakeContext context;
+  context.role = HandshakeRole::DataConnect;
+  context.commId = comm.commId;
+  context.srcRank = src;
+  context.dstRank = dst;
+  context.lane = step;
+  return context;
+}
+
+Nonce laneNonceOf(const RankInfo& info) {
+  Nonce nonce;
+  std::memcpy(nonce.data(), info.laneNonce, nonce.size());
+  return nonce;
+}
 
 struct PendingHello {
   int peer = -1;
   void* request = nullptr;
-  FrameHeader header;
+  LaneHello hello;
 };
 
 // FrameHeader::step of the hello that opens a control connection (other
@@ -187,11 +219,15 @@ spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
     SPCCL_CHECK(conn->net->connect(rail, route.handles[rail], &laneOfHello(*conn, step).sendComm));
     PendingHello hello;
     hello.peer = peer;
-    hello.header.kind = static_cast<uint16_t>(FrameKind::Hello);
-    hello.header.commId = comm.commId;
-    hello.header.srcRank = comm.rank;
-    hello.header.step = step;
-    hello.header.length = comm.secret;
+    FrameHeader& header = hello.hello.header;
+    header.kind = static_cast<uint16_t>(FrameKind::Hello);
+    header.commId = comm.commId;
+    header.srcRank = comm.rank;
+    header.step = step;
+    SPCCL_CHECK(freshNonce(&hello.hello.nonce));
+    SPCCL_CHECK(handshakeMac(comm.secret, laneContext(comm, comm.rank, peer, step),
+                             laneNonceOf(comm.ranks[peer]), hello.hello.nonce, &header,
+                             sizeof(header), &hello.hello.mac));
     hellos->push_back(hello);
   }
   char where[128] = "?";
@@ -206,15 +242,30 @@ spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
 // A hello names a lane (or the control connection) this rank expects from
 // that peer and has not accepted yet.
 bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
-                  const FrameHeader& header, size_t size) {
-  if (size != sizeof(FrameHeader) || header.magic != kFrameMagic ||
-      header.kind != static_cast<uint16_t>(FrameKind::Hello) || header.length != comm.secret ||
+                  const unsigned char* buffer, size_t size) {
+  LaneHello hello;
+  if (size != sizeof(hello)) return false;
+  std::memcpy(&hello, buffer, sizeof(hello));
+  const FrameHeader& header = hello.header;
+  if (header.magic != kFrameMagic || header.kind != static_cast<uint16_t>(FrameKind::Hello) ||
       header.commId != comm.commId || header.srcRank < 0 || header.srcRank >= comm.nranks ||
       header.srcRank == comm.rank)
     return false;
   PeerConnection& from = peers[header.srcRank];
   if (header.step != kControlHelloStep && header.step >= from.lanes.size()) return false;
+  Mac expected{};
+  if (handshakeMac(comm.secret, laneContext(comm, header.srcRank, comm.rank, header.step),
+                   laneNonceOf(comm.ranks[comm.rank]), hello.nonce, &header, sizeof(header),
+                   &expected) != spcclSuccess ||
+      !macEqual(expected, hello.mac))
+    return false;
   return laneOfHello(from, header.step).recvComm == nullptr;
+}
+
+// "host:port" -> "host" ("[v6]:port" -> "[v6]").
+std::string sourceOf(const std::string& where) {
+  size_t colon = where.rfind(':');
+  return colon == std::string::npos ? where : where.substr(0, colon);
 }
 
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
@@ -233,13 +284,26 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
   // Posted once `hellos` stops growing: the requests point into it.
   for (PendingHello& hello : hellos) {
     PeerConnection& conn = (*peers)[hello.peer];
-    SPCCL_CHECK(conn.net->isend(laneOfHello(conn, hello.header.step).sendComm, &hello.header,
-                                sizeof(FrameHeader), nullptr, &hello.request));
+    SPCCL_CHECK(conn.net->isend(laneOfHello(conn, hello.hello.header.step).sendComm, &hello.hello,
+                                sizeof(LaneHello), nullptr, &hello.request));
   }
 
   int accepted = 0, helloSent = 0;
   const int hellosToSend = static_cast<int>(hellos.size());
+  const int64_t handshakeMs = knobInt("SPCCL_HANDSHAKE_TIMEOUT_MS");
+  // Every peer may share one source address (ranks of one host, NAT), so
+  // the connections this rank expects come on top of the cap.
+  const size_t perSource =
+      static_cast<size_t>(std::max<int64_t>(1, knobInt("SPCCL_MAX_UNAUTH_PER_SOURCE"))) +
+      static_cast<size_t>(expected);
   std::vector<std::unique_ptr<PendingAccept>> pending;
+  std::map<std::string, size_t> refusals;  // by source address
+  auto refuse = [&](PendingAccept& incoming, const char* reason) {
+    if (refusals[incoming.source]++ == 0)
+      SPCCL_WARN("rank %d refused a connection from %s: %s (further refusals from %s are counted)",
+                 comm.rank, incoming.peer.c_str(), reason, incoming.source.c_str());
+    incoming.net->closeRecv(incoming.recvComm);
+  };
   while (accepted < expected || helloSent < hellosToSend) {
     for (Listener& listener : listeners) {
       for (;;) {
@@ -249,31 +313,44 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         auto incoming = std::make_unique<PendingAccept>();
         incoming->net = listener.net;
         incoming->recvComm = recvComm;
+        char where[128] = "?";
+        listener.net->describe(recvComm, where, sizeof(where));
+        incoming->peer = where;
+        incoming->source = sourceOf(where);
+        incoming->acceptedMs = monotonicMs();
+        // Over the cap, the source's oldest unauthenticated connection
+        // makes room (a rank's hello arrives right after its connect).
+        size_t fromSource = 0;
+        for (auto& p : pending) fromSource += p->source == incoming->source;
+        if (fromSource >= perSource) {
+          auto oldest = std::find_if(pending.begin(), pending.end(),
+                                     [&](auto& p) { return p->source == incoming->source; });
+          refuse(**oldest, "too many unauthenticated connections from this address");
+          pending.erase(oldest);
+        }
         SPCCL_CHECK(listener.net->irecv(recvComm, incoming->buffer, sizeof(incoming->buffer),
                                         nullptr, &incoming->request));
         pending.push_back(std::move(incoming));
       }
     }
+    const int64_t now = monotonicMs();
     for (size_t i = 0; i < pending.size();) {
       PendingAccept& incoming = *pending[i];
       int done = 0;
       size_t size = 0;
-      char where[128] = "?";
-      incoming.net->describe(incoming.recvComm, where, sizeof(where));
       spcclResult_t res = incoming.net->test(incoming.request, &done, &size);
-      FrameHeader header;
-      std::memcpy(&header, incoming.buffer, sizeof(header));
       if (res == spcclSuccess && !done) {
-        ++i;
-        continue;
-      }
-      if (res != spcclSuccess || !acceptsHello(comm, *peers, header, size)) {
-        SPCCL_WARN(
-            "rank %d refused a connection from %s: no valid hello with this job's secret "
-            "for a lane it expects",
-            comm.rank, where);
-        incoming.net->closeRecv(incoming.recvComm);
+        if (now - incoming.acceptedMs <= handshakeMs) {
+          ++i;
+          continue;
+        }
+        refuse(incoming, "no hello within SPCCL_HANDSHAKE_TIMEOUT_MS");
+      } else if (res != spcclSuccess || !acceptsHello(comm, *peers, incoming.buffer, size)) {
+        refuse(incoming,
+               "no valid hello for a lane it expects (wrong job secret, communicator or "
+               "protocol)");
       } else {
+        const FrameHeader& header = *reinterpret_cast<const FrameHeader*>(incoming.buffer);
         laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
         ++accepted;
       }
@@ -287,13 +364,26 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
         if (res != spcclSuccess)
           return SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (lane %u): %s",
-                            comm.rank, (*peers)[hello.peer].name.c_str(), hello.header.step,
+                            comm.rank, (*peers)[hello.peer].name.c_str(), hello.hello.header.step,
                             threadLastError().c_str());
         if (done) hello.request = nullptr;
       }
       if (hello.request == nullptr) ++helloSent;
     }
-    if (accepted == expected && helloSent == hellosToSend) break;
+    if (accepted == expected && helloSent == hellosToSend) {
+      for (auto& incoming : pending) refuse(*incoming, "connection setup ended first");
+      if (!refusals.empty()) {
+        std::string list;
+        size_t total = 0;
+        for (const auto& [source, count] : refusals) {
+          total += count;
+          list += (list.empty() ? "" : ", ") + source + " x" + std::to_string(count);
+        }
+        SPCCL_WARN("rank %d refused %zu connection(s) during setup from %zu address(es): %s",
+                   comm.rank, total, refusals.size(), list.c_str());
+      }
+      break;
+    }
     if (deadline.expired()) {
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
@@ -377,6 +467,9 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   mine.hostId = localHostId();
   gethostname(mine.hostname, sizeof(mine.hostname) - 1);
   mine.job = localJobSettings(options);
+  Nonce laneNonce;
+  SPCCL_CHECK(freshNonce(&laneNonce));
+  std::memcpy(mine.laneNonce, laneNonce.data(), laneNonce.size());
 
   std::vector<Listener> listeners;
   auto closeListeners = [&listeners] {
@@ -419,7 +512,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   closeListeners();
   if (res != spcclSuccess) {
     for (PeerConnection& p : peers) closePeerConnection(p);
-    waitForRendezvousRoot(id.secret, kRootReplyWaitMs);
+    waitForRendezvousRoot(id.commId, kRootReplyWaitMs);
     return res;
   }
   if (peers.empty()) peers.resize(nranks);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bootstrap.h"
+#include "core/handshake.h"
 #include "runtime/engine.h"
 #include "spccl.h"
 
@@ -51,7 +52,7 @@ struct spcclComm {
   int rank = 0;
   int nranks = 1;
   uint64_t commId = 0;
-  uint64_t secret = 0;
+  spccl::JobSecret secret;  // keys the handshakes; never sent (core/handshake.h)
   uint64_t splitCount = 0;
   spccl::CommOptions options;
   std::vector<spccl::RankInfo> ranks;

@@ -1,7 +1,6 @@
 #include "core/env_discovery.h"
 
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -37,11 +36,6 @@ const std::vector<LauncherSource>& launcherSources() {
   return sources;
 }
 
-// Job ids that are the same on every rank of one job; they make the derived
-// secret differ between jobs that reuse an address.
-const char* const kJobIdVars[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
-                                  "PMIX_NAMESPACE"};
-
 struct Variable {
   const char* name;
   std::string value;
@@ -71,28 +65,6 @@ std::optional<uint64_t> toUnsigned(const std::string& text) {
   if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
   return std::strtoull(text.c_str(), nullptr, 10);
-}
-
-// 1 to 16 hex digits after an optional 0x.
-std::optional<uint64_t> toSecret(const std::string& text) {
-  size_t start = text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') ? 2 : 0;
-  size_t digits = text.size() - start;
-  if (digits == 0 || digits > 16) return std::nullopt;
-  uint64_t value = 0;
-  for (size_t i = start; i < text.size(); ++i) {
-    char c = text[i];
-    int nibble;
-    if (c >= '0' && c <= '9')
-      nibble = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      nibble = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      nibble = c - 'A' + 10;
-    else
-      return std::nullopt;
-    value = (value << 4) | static_cast<uint64_t>(nibble);
-  }
-  return value;
 }
 
 spcclResult_t parseInteger(const Variable& var, int64_t* out) {
@@ -278,36 +250,30 @@ spcclResult_t readRendezvous(const EnvLookup& lookup, const LauncherSource& sour
                     source.name, kEnvCommId);
 }
 
-// FNV-1a, 64 bit (Fowler, Noll, Vo): stable across builds and platforms,
-// which std::hash is not; strength is not the point (see the header).
-uint64_t fnv1a64(const std::string& text) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char byte : text) {
-    hash ^= byte;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
+// SPCCL_JOB_SECRET_FILE, else SPCCL_JOB_SECRET; never derived from the
+// launcher's variables (anyone on the cluster can read those). Without
+// either, only SPCCL_AUTH=off lets the job run.
 spcclResult_t readSecret(const EnvLookup& lookup, LaunchEnv* out) {
-  if (std::optional<Variable> secret = firstSet(lookup, {kEnvJobSecret})) {
-    std::optional<uint64_t> value = toSecret(secret->value);
-    if (!value)
-      return SPCCL_FAIL(spcclInvalidArgument, "%s=%s is not a secret: expected 1 to 16 hex digits",
-                        secret->name, secret->value.c_str());
-    out->secret = *value;
-    out->secretFromEnv = true;
+  if (std::optional<Variable> file = firstSet(lookup, {kEnvJobSecretFile})) {
+    SPCCL_CHECK(readJobSecretFile(file->value, &out->secret));
+    out->secretOrigin = kEnvJobSecretFile;
     return spcclSuccess;
   }
-  // Only job-wide values: every rank must derive the same secret.
-  std::string material = "spccl-job|" + formatHostPort(out->rootHost, out->rootPort) + "|" +
-                         std::to_string(out->nranks);
-  for (const char* name : kJobIdVars)
-    if (std::optional<Variable> jobId = firstSet(lookup, {name}))
-      material += "|" + std::string(name) + "=" + jobId->value;
-  out->secret = fnv1a64(material);
-  out->secretFromEnv = false;
-  return spcclSuccess;
+  if (std::optional<Variable> secret = firstSet(lookup, {kEnvJobSecret})) {
+    SPCCL_CHECK(parseJobSecret(secret->value, secret->name, &out->secret));
+    out->secretOrigin = kEnvJobSecret;
+    return spcclSuccess;
+  }
+  std::optional<Variable> auth = firstSet(lookup, {"SPCCL_AUTH"});
+  if (auth && auth->value == "off") {
+    out->secretOrigin = "none (SPCCL_AUTH=off)";
+    return spcclSuccess;
+  }
+  return SPCCL_FAIL(spcclInvalidArgument,
+                    "%s launch without a job secret: set SPCCL_JOB_SECRET_FILE (a 0600 file with "
+                    "64 hex digits) or SPCCL_JOB_SECRET on every rank (spcclrun draws one; see "
+                    "docs/security.md), or SPCCL_AUTH=off to run unauthenticated",
+                    out->source.c_str());
 }
 
 }  // namespace
@@ -322,10 +288,9 @@ spcclResult_t discoverLaunchEnv(const EnvLookup& lookup, LaunchEnv* out) {
   SPCCL_CHECK(readRanks(lookup, *source, rankVar, sizeVar, &env));
   SPCCL_CHECK(readRendezvous(lookup, *source, &env));
   SPCCL_CHECK(readSecret(lookup, &env));
-  SPCCL_INFO(kLogEnv, "%s launch: rank %d of %d (local rank %d), root %s, %s job secret",
+  SPCCL_INFO(kLogEnv, "%s launch: rank %d of %d (local rank %d), root %s, job secret from %s",
              env.source.c_str(), env.rank, env.nranks, env.localRank,
-             formatHostPort(env.rootHost, env.rootPort).c_str(),
-             env.secretFromEnv ? "given" : "derived");
+             formatHostPort(env.rootHost, env.rootPort).c_str(), env.secretOrigin.c_str());
   *out = std::move(env);
   return spcclSuccess;
 }
@@ -386,21 +351,6 @@ spcclResult_t splitHostPort(const char* variable, const std::string& text, std::
   *host = hostPart;
   *port = static_cast<int>(*parsedPort);
   return spcclSuccess;
-}
-
-spcclResult_t parseJobSecret(const std::string& text, uint64_t* out) {
-  std::optional<uint64_t> value = toSecret(text);
-  if (!value)
-    return SPCCL_FAIL(spcclInvalidArgument, "job secret '%s' is not 1 to 16 hex digits",
-                      text.c_str());
-  *out = *value;
-  return spcclSuccess;
-}
-
-std::string formatJobSecret(uint64_t secret) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof(buffer), "%016" PRIx64, secret);
-  return buffer;
 }
 
 }  // namespace spccl

@@ -22,12 +22,9 @@
 // first (srun --resv-ports) or kSlurmPortBase + (SLURM_JOB_ID * 16 +
 // SLURM_STEP_ID % 16) % kSlurmPortSpan.
 //
-// Job secret: SPCCL_JOB_SECRET (hex) if set. Otherwise it is derived from
-// what every rank of the job sees alike — the rendezvous address, nranks and
-// the launcher's job id — so ranks agree without a side channel. A derived
-// secret only keeps ranks of different jobs from joining each other by
-// mistake; anyone who can read the job's variables can compute it, so it is
-// no protection against a hostile peer (secretFromEnv tells which you got).
+// Job secret (core/handshake.h): SPCCL_JOB_SECRET_FILE (a 0600 file of hex)
+// or SPCCL_JOB_SECRET (hex), 128 to 256 bits. It is never derived from the
+// launcher's variables: without one, discovery fails unless SPCCL_AUTH=off.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +33,7 @@
 #include <optional>
 #include <string>
 
+#include "core/handshake.h"
 #include "spccl.h"
 
 namespace spccl {
@@ -46,6 +44,7 @@ inline constexpr const char* kEnvNranks = "SPCCL_NRANKS";
 inline constexpr const char* kEnvLocalRank = "SPCCL_LOCAL_RANK";
 inline constexpr const char* kEnvCommId = "SPCCL_COMM_ID";
 inline constexpr const char* kEnvJobSecret = "SPCCL_JOB_SECRET";
+inline constexpr const char* kEnvJobSecretFile = "SPCCL_JOB_SECRET_FILE";
 
 // Added to MASTER_PORT when the root comes from MASTER_ADDR/MASTER_PORT
 // (see above): that port belongs to torch's rendezvous store.
@@ -64,9 +63,9 @@ struct LaunchEnv {
   int localRank = -1;    // -1: the launcher does not say (e.g. PMI without MPI_LOCALRANKID)
   std::string rootHost;  // name or address; IPv6 without brackets
   int rootPort = 0;
-  uint64_t secret = 0;
-  bool secretFromEnv = false;  // false: derived, see the header comment
-  std::string source;          // "spccl", "torchrun", "openmpi", "pmi" or "slurm"
+  JobSecret secret;          // empty only with SPCCL_AUTH=off
+  std::string secretOrigin;  // the variable it came from, or "none (SPCCL_AUTH=off)"
+  std::string source;        // "spccl", "torchrun", "openmpi", "pmi" or "slurm"
 };
 
 // Returns the value of a variable, or nullopt when unset. Empty counts as unset.
@@ -85,10 +84,5 @@ std::string formatHostPort(const std::string& host, int port);
 // Splits "host:port" / "[v6]:port"; `variable` names the source in errors.
 spcclResult_t splitHostPort(const char* variable, const std::string& text, std::string* host,
                             int* port);
-
-// 1 to 16 hex digits, optional 0x prefix.
-spcclResult_t parseJobSecret(const std::string& text, uint64_t* out);
-// 16 lower-case hex digits, no prefix.
-std::string formatJobSecret(uint64_t secret);
 
 }  // namespace spccl

@@ -179,7 +179,7 @@ TEST_P(Faults, ConnectionWithoutSecretIsRefused) {
       spcclUniqueId forged = id;
       spccl::UniqueIdContents contents;
       if (spccl::decodeUniqueId(id, &contents) != spcclSuccess) return kChildWrongResult;
-      contents.secret ^= 0xdeadbeef;
+      contents.secret.bytes[0] ^= 0x5a;
       forged = spccl::encodeUniqueId(contents);
       spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
       config.timeoutMs = 3000;

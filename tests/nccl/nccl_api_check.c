@@ -9,7 +9,7 @@
  *
  * The rank and the rank count come from SPCCL_RANK / SPCCL_NRANKS (NCCL
  * has no "init from the environment"); rank 0's ncclGetUniqueId travels to
- * the others in a file under ID_DIR, named after SPCCL_JOB_SECRET so that
+ * the others in a file under ID_DIR, named after SPCCL_COMM_ID (one per spcclrun job) so that
  * jobs never read each other's ids. --replace: also check what only
  * SPCCL_NCCL_MODE=replace does (fp8 refused, ncclMemAlloc's host memory).
  * --fake-stream: pass a non-NULL stream with host buffers (a process
@@ -90,7 +90,7 @@ static float* floats(size_t n) {
 /* ---- the unique id, through a file ---- */
 
 static ncclUniqueId shareId(const char* dir, const char* tag) {
-  const char* secret = getenv("SPCCL_JOB_SECRET");
+  const char* secret = getenv("SPCCL_COMM_ID");
   char path[4096], tmp[4200];
   snprintf(path, sizeof(path), "%s/ncclid.%s.%s", dir, secret ? secret : "local", tag);
   ncclUniqueId id;

@@ -50,7 +50,7 @@ static void* need(void* handle, const char* name) {
 }
 
 static ncclUniqueId shareId(const char* dir) {
-  const char* secret = getenv("SPCCL_JOB_SECRET");
+  const char* secret = getenv("SPCCL_COMM_ID");
   char path[4096], tmp[4200];
   snprintf(path, sizeof(path), "%s/ncclid.%s.forward", dir, secret ? secret : "local");
   ncclUniqueId id;

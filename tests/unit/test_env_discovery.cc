@@ -1,7 +1,10 @@
 // Launch-environment discovery over every launcher's variables, their
 // priority, and the errors for missing or invalid ones.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/check.h"
@@ -10,9 +13,18 @@
 namespace spccl {
 namespace {
 
+// Most tests are about ranks and the root: without a secret of their own
+// they run with SPCCL_AUTH=off (the secret's tests say what they set).
+EnvMap withAuthDefault(EnvMap env) {
+  if (!env.count("SPCCL_JOB_SECRET") && !env.count("SPCCL_JOB_SECRET_FILE") &&
+      !env.count("SPCCL_AUTH"))
+    env["SPCCL_AUTH"] = "off";
+  return env;
+}
+
 LaunchEnv discover(const EnvMap& env) {
   LaunchEnv out;
-  spcclResult_t result = discoverLaunchEnv(env, &out);
+  spcclResult_t result = discoverLaunchEnv(withAuthDefault(env), &out);
   EXPECT_EQ(result, spcclSuccess) << threadLastError();
   return out;
 }
@@ -21,15 +33,16 @@ LaunchEnv discover(const EnvMap& env) {
 std::string failureOf(const EnvMap& env) {
   clearThreadLastError();
   LaunchEnv out;
-  EXPECT_NE(discoverLaunchEnv(env, &out), spcclSuccess);
+  EXPECT_NE(discoverLaunchEnv(withAuthDefault(env), &out), spcclSuccess);
   return threadLastError();
 }
 
-const EnvMap kSpccl = {{"SPCCL_RANK", "2"},
-                       {"SPCCL_NRANKS", "4"},
-                       {"SPCCL_LOCAL_RANK", "1"},
-                       {"SPCCL_COMM_ID", "10.1.2.3:29500"},
-                       {"SPCCL_JOB_SECRET", "0xDeadBeef01234567"}};
+const EnvMap kSpccl = {
+    {"SPCCL_RANK", "2"},
+    {"SPCCL_NRANKS", "4"},
+    {"SPCCL_LOCAL_RANK", "1"},
+    {"SPCCL_COMM_ID", "10.1.2.3:29500"},
+    {"SPCCL_JOB_SECRET", "0x0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789abcdef"}};
 const EnvMap kTorchrun = {{"RANK", "1"},
                           {"WORLD_SIZE", "8"},
                           {"LOCAL_RANK", "1"},
@@ -66,8 +79,9 @@ TEST(EnvDiscovery, ReadsSpcclrunVariables) {
   EXPECT_EQ(env.localRank, 1);
   EXPECT_EQ(env.rootHost, "10.1.2.3");
   EXPECT_EQ(env.rootPort, 29500);
-  EXPECT_EQ(env.secret, 0xdeadbeef01234567ull);
-  EXPECT_TRUE(env.secretFromEnv);
+  EXPECT_EQ(formatJobSecret(env.secret),
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(env.secretOrigin, "SPCCL_JOB_SECRET");
 }
 
 TEST(EnvDiscovery, ReadsTorchrunWithRootBesideTheTorchStore) {
@@ -78,7 +92,7 @@ TEST(EnvDiscovery, ReadsTorchrunWithRootBesideTheTorchStore) {
   EXPECT_EQ(env.localRank, 1);
   EXPECT_EQ(env.rootHost, "node0");
   EXPECT_EQ(env.rootPort, 29400 + kMasterPortOffset);
-  EXPECT_FALSE(env.secretFromEnv);
+  EXPECT_TRUE(env.secret.empty());
 }
 
 TEST(EnvDiscovery, CommIdOverridesMasterAddr) {
@@ -136,11 +150,9 @@ TEST(EnvDiscovery, SrunStepRootIsTheFirstNodeOnAPortFromJobAndStep) {
   EXPECT_EQ(env.source, "slurm");
   EXPECT_EQ(env.rootHost, "spl-h3");
   EXPECT_EQ(env.rootPort, kSlurmPortBase + (4242 * 16 + 2) % 10000);
-  EXPECT_FALSE(env.secretFromEnv);
   // Other steps of the job, and the next job, rendezvous elsewhere.
   EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_STEP_ID", "3"}})).rootPort, env.rootPort);
   EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_JOB_ID", "4243"}})).rootPort, env.rootPort);
-  EXPECT_NE(discover(merged(kSrunStep, {{"SLURM_STEP_ID", "3"}})).secret, env.secret);
   for (const char* job : {"0", "4294967295", "99999999999"}) {
     int port = discover(merged(kSrunStep, {{"SLURM_JOB_ID", job}})).rootPort;
     EXPECT_GE(port, kSlurmPortBase) << job;
@@ -292,40 +304,72 @@ TEST(EnvDiscovery, AcceptsBracketedIpv6CommId) {
   EXPECT_EQ(formatHostPort("10.0.0.1", 1), "10.0.0.1:1");
 }
 
-TEST(EnvDiscovery, InvalidSecretNamesTheVariable) {
-  for (const char* secret : {"xyz", "0x", "12345678901234567", "12 34", "-1"}) {
+TEST(EnvDiscovery, InvalidSecretNamesTheVariableNotTheValue) {
+  // Too short (64 bits: the old format), odd, too long, not hex.
+  for (const char* secret :
+       {"deadbeef01234567", "0x", "12 34", "-1", "0123456789abcdef0123456789abcdef0",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef00",
+        "0123456789abcdef0123456789abcdeg"}) {
     std::string message = failureOf(merged(kSpccl, {{"SPCCL_JOB_SECRET", secret}}));
-    std::string expected = std::string("SPCCL_JOB_SECRET=") + secret;
-    EXPECT_NE(message.find(expected), std::string::npos) << expected << " -> " << message;
+    EXPECT_NE(message.find("SPCCL_JOB_SECRET"), std::string::npos) << secret << " -> " << message;
+    EXPECT_NE(message.find("128 to 256 bits"), std::string::npos) << message;
+    if (std::string(secret).size() > 4) {
+      EXPECT_EQ(message.find(secret), std::string::npos) << "the value is not echoed: " << message;
+    }
   }
 }
 
 TEST(EnvDiscovery, SecretTextRoundTrips) {
-  uint64_t secret = 0;
-  ASSERT_EQ(parseJobSecret("ffffffffffffffff", &secret), spcclSuccess);
-  EXPECT_EQ(secret, ~0ull);
-  ASSERT_EQ(parseJobSecret("0X1", &secret), spcclSuccess);
-  EXPECT_EQ(secret, 1u);
-  EXPECT_EQ(formatJobSecret(0xabcull), "0000000000000abc");
-  ASSERT_EQ(parseJobSecret(formatJobSecret(0x0123456789abcdefull), &secret), spcclSuccess);
-  EXPECT_EQ(secret, 0x0123456789abcdefull);
-  EXPECT_NE(parseJobSecret("g", &secret), spcclSuccess);
+  JobSecret secret;
+  ASSERT_EQ(parseJobSecret("0X0123456789abcdef0123456789abcdef", "test", &secret), spcclSuccess);
+  EXPECT_EQ(secret.size, 16u);
+  EXPECT_EQ(formatJobSecret(secret), "0123456789abcdef0123456789abcdef");
+  std::string full(64, 'f');
+  ASSERT_EQ(parseJobSecret(full + "\n", "test", &secret), spcclSuccess);
+  EXPECT_EQ(secret.size, 32u);
+  EXPECT_EQ(formatJobSecret(secret), full);
+  EXPECT_NE(parseJobSecret("g", "test", &secret), spcclSuccess);
 }
 
-TEST(EnvDiscovery, DerivedSecretIsSharedByTheJobAndDiffersBetweenJobs) {
-  EnvMap rank0 = merged(kSlurm, kCommId);
-  rank0["SLURM_PROCID"] = "0";
-  rank0["SLURM_LOCALID"] = "0";
-  EnvMap rank1 = rank0;
-  rank1["SLURM_PROCID"] = "1";
-  LaunchEnv first = discover(rank0);
-  EXPECT_FALSE(first.secretFromEnv);
-  EXPECT_EQ(discover(rank0).secret, first.secret) << "deterministic";
-  EXPECT_EQ(discover(rank1).secret, first.secret) << "every rank derives the same";
-  EXPECT_NE(discover(merged(rank0, {{"SLURM_JOB_ID", "4243"}})).secret, first.secret);
-  EXPECT_NE(discover(merged(rank0, {{"SPCCL_COMM_ID", "head:5001"}})).secret, first.secret);
-  EXPECT_NE(discover(merged(rank0, {{"SLURM_NTASKS", "17"}})).secret, first.secret);
-  EXPECT_NE(discover(merged(rank0, {{"PMIX_NAMESPACE", "x"}})).secret, first.secret);
+// The secret is never derived from the launcher's variables (anyone on the
+// cluster can read those): without one, discovery fails unless SPCCL_AUTH=off.
+TEST(EnvDiscovery, NoSecretFailsUnlessAuthIsOff) {
+  for (const EnvMap& launcher : {merged(kSlurm, kCommId), kTorchrun, merged(kOpenMpi, kCommId),
+                                 without(kSpccl, "SPCCL_JOB_SECRET")}) {
+    LaunchEnv out;
+    clearThreadLastError();
+    EXPECT_NE(discoverLaunchEnv(merged(launcher, {{"SPCCL_AUTH", "on"}}), &out), spcclSuccess);
+    EXPECT_NE(threadLastError().find("SPCCL_JOB_SECRET_FILE"), std::string::npos)
+        << threadLastError();
+    LaunchEnv off = discover(merged(launcher, {{"SPCCL_AUTH", "off"}}));
+    EXPECT_TRUE(off.secret.empty());
+  }
+}
+
+TEST(EnvDiscovery, SecretFileMustBePrivate) {
+  char dir[] = "/tmp/spccl_secret_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/secret";
+  std::string hex(64, 'a');
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fprintf(f, "%s\n", hex.c_str());
+  std::fclose(f);
+  EnvMap env = merged(without(kSpccl, "SPCCL_JOB_SECRET"), {{"SPCCL_JOB_SECRET_FILE", path}});
+  chmod(path.c_str(), 0644);
+  std::string message = failureOf(env);
+  EXPECT_NE(message.find("0644"), std::string::npos) << message;
+  chmod(path.c_str(), 0600);
+  LaunchEnv ok = discover(env);
+  EXPECT_EQ(formatJobSecret(ok.secret), hex);
+  EXPECT_EQ(ok.secretOrigin, "SPCCL_JOB_SECRET_FILE");
+  // The file wins over the variable.
+  EXPECT_EQ(
+      formatJobSecret(discover(merged(env, {{"SPCCL_JOB_SECRET", std::string(64, 'b')}})).secret),
+      hex);
+  unlink(path.c_str());
+  rmdir(dir);
+  EXPECT_NE(failureOf(env).find(path), std::string::npos);
 }
 
 // Sets variables of the real environment for one test and restores them.
@@ -358,7 +402,7 @@ TEST(EnvDiscovery, ReadsTheProcessEnvironment) {
   EXPECT_EQ(out.source, "spccl");
   EXPECT_EQ(out.rank, 2);
   EXPECT_EQ(out.rootPort, 29500);
-  EXPECT_EQ(out.secret, 0xdeadbeef01234567ull);
+  EXPECT_EQ(out.secret.size, 32u);
 }
 
 }  // namespace

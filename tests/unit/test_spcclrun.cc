@@ -164,50 +164,56 @@ TEST(Spcclrun, EveryRankRunsWithNranks) {
 TEST(Spcclrun, RanksGetVariablesThatDiscoveryAccepts) {
   LauncherRun run(
       shell("echo $SPCCL_RANK $SPCCL_NRANKS $SPCCL_LOCAL_RANK $SPCCL_COMM_ID "
-            "$SPCCL_JOB_SECRET",
+            "$SPCCL_JOB_SECRET_FILE $(cat $SPCCL_JOB_SECRET_FILE)",
             3));
   ASSERT_TRUE(run.finish(kFinishMs)) << run.err;
   ASSERT_EQ(run.exitStatus(), 0) << run.err;
   std::set<int> ranks;
-  std::set<std::string> commIds, secrets;
+  std::set<std::string> commIds, secrets, files;
   for (const std::string& line : lines(run.out)) {
+    std::string file;
     std::istringstream fields(line);
     EnvMap env;
     fields >> env["SPCCL_RANK"] >> env["SPCCL_NRANKS"] >> env["SPCCL_LOCAL_RANK"] >>
-        env["SPCCL_COMM_ID"] >> env["SPCCL_JOB_SECRET"];
+        env["SPCCL_COMM_ID"] >> file >> env["SPCCL_JOB_SECRET"];
+    files.insert(file);
     LaunchEnv launch;
     ASSERT_EQ(discoverLaunchEnv(env, &launch), spcclSuccess) << line;
     EXPECT_EQ(launch.source, "spccl");
     EXPECT_EQ(launch.nranks, 3);
     EXPECT_EQ(launch.localRank, launch.rank);
     EXPECT_EQ(launch.rootHost, "127.0.0.1");
-    EXPECT_TRUE(launch.secretFromEnv);
-    EXPECT_EQ(env["SPCCL_JOB_SECRET"].size(), 16u) << "64 random bits, in full";
+    EXPECT_EQ(launch.secret.size, 32u) << "256 random bits";
     ranks.insert(launch.rank);
     commIds.insert(env["SPCCL_COMM_ID"]);
-    secrets.insert(env["SPCCL_JOB_SECRET"]);
+    secrets.insert(formatJobSecret(launch.secret));
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
   EXPECT_EQ(commIds.size(), 1u) << "one rendezvous for the job";
   EXPECT_EQ(secrets.size(), 1u) << "one secret for the job";
+  ASSERT_EQ(files.size(), 1u) << "one secret file for the job";
+  EXPECT_NE(access(files.begin()->c_str(), F_OK), 0) << "the secret file outlived the job";
 }
 
 TEST(Spcclrun, EachJobDrawsItsOwnSecret) {
   std::set<std::string> secrets;
   for (int job = 0; job < 2; ++job) {
-    LauncherRun run(shell("echo $SPCCL_JOB_SECRET", 1));
+    LauncherRun run(shell("cat $SPCCL_JOB_SECRET_FILE; stat -c %a $SPCCL_JOB_SECRET_FILE", 1));
     ASSERT_TRUE(run.finish(kFinishMs)) << run.err;
+    EXPECT_EQ(run.out.size(), 64u + 1 + 4) << run.out;
+    EXPECT_EQ(run.out.substr(65), "600\n") << "the secret file is private";
     secrets.insert(run.out);
   }
   EXPECT_EQ(secrets.size(), 2u);
 }
 
 TEST(Spcclrun, KeepsTheUsersCommIdAndSecret) {
-  LauncherRun run(shell("echo $SPCCL_COMM_ID $SPCCL_JOB_SECRET", 2),
-                  {{"SPCCL_COMM_ID", "[::1]:4567"}, {"SPCCL_JOB_SECRET", "abc"}});
+  const std::string secret(32, 'c');
+  LauncherRun run(shell("echo $SPCCL_COMM_ID $SPCCL_JOB_SECRET $SPCCL_JOB_SECRET_FILE", 2),
+                  {{"SPCCL_COMM_ID", "[::1]:4567"}, {"SPCCL_JOB_SECRET", secret}});
   ASSERT_TRUE(run.finish(kFinishMs)) << run.err;
   EXPECT_EQ(run.exitStatus(), 0) << run.err;
-  EXPECT_EQ(run.out, "[::1]:4567 abc\n[::1]:4567 abc\n");
+  EXPECT_EQ(run.out, "[::1]:4567 " + secret + "\n[::1]:4567 " + secret + "\n");
 }
 
 TEST(Spcclrun, RejectsAnInvalidCommIdBeforeStartingRanks) {

@@ -151,7 +151,10 @@ spcclResult_t tcpListen(int dev, void* handle, void** listenComm) {
     return SPCCL_FAIL(spcclInvalidArgument, "tcp listen: handle and listenComm must not be NULL");
   auto comm = std::make_unique<CommBase>(CommKind::Listen);
   net::SockAddr bound;
-  SPCCL_CHECK(net::listenOn(gTcp.devices[dev].addr, 128, &comm->fd, &bound));
+  // A deep accept queue: connections that flood it before the engine starts
+  // accepting (docs/security.md) must not make a rank's SYN wait for a
+  // retransmission; the engine drops those it cannot authenticate.
+  SPCCL_CHECK(net::listenOn(gTcp.devices[dev].addr, SOMAXCONN, &comm->fd, &bound));
   net::setBufferSizes(comm->fd, gTcp.bufferBytes);  // inherited by accepted sockets
   SPCCL_CHECK(net::setNonBlocking(comm->fd, true));
   comm->peerName = net::toString(bound);

@@ -57,6 +57,10 @@ done
 export PYTHONPATH="$BUILD/python" OMP_NUM_THREADS=1
 
 dir=$(mktemp -d /tmp/slurm_cluster.XXXXXX)
+# The srun steps' job secret (docs/security.md): a 0600 file that every
+# emulated host sees; srun passes SPCCL_JOB_SECRET_FILE on. job.sh draws its own.
+(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$dir/job-secret")
+export SPCCL_JOB_SECRET_FILE="$dir/job-secret"
 # shellcheck source=cluster.sh
 source "$HERE/cluster.sh"
 passed=0
@@ -74,15 +78,15 @@ host_of_rank() { echo "${NETLAB_PREFIX}-h$(($1 / (RANKS / HOSTS) + 1))"; }   # s
 summary=()
 
 # expect_slurm_ranks LOG SECRET: every rank printed the perf preamble from
-# its own host and logged (ENV) a Slurm launch with a SECRET ("derived" or
-# "given") job secret, all with one root on host 1; sets root to it.
+# its own host and logged (ENV) a Slurm launch with its job secret from
+# SECRET (the variable), all with one root on host 1; sets root to it.
 expect_slurm_ranks() {
   local log=$1 secret=$2 r roots
   for ((r = 0; r < RANKS; r++)); do
     grep -Eq "^#  Rank +$r Pid +[0-9]+ on +$(host_of_rank "$r")\$" "$log" \
       || fail "rank $r is not listed on $(host_of_rank "$r") in $log"
-    grep -Eq "slurm launch: rank $r of $RANKS \(local rank $((r % 2))\), root ${NETLAB_PREFIX}-h1:[0-9]+, $secret job secret" "$log" \
-      || fail "rank $r did not log a Slurm launch with a $secret secret: $(grep "rank $r of" "$log" || true)"
+    grep -Eq "slurm launch: rank $r of $RANKS \(local rank $((r % 2))\), root ${NETLAB_PREFIX}-h1:[0-9]+, job secret from $secret" "$log" \
+      || fail "rank $r did not log a Slurm launch with its secret from $secret: $(grep "rank $r of" "$log" || true)"
   done
   roots=$(grep -Eo "root ${NETLAB_PREFIX}-h1:[0-9]+" "$log" | sort -u)
   [[ $(wc -l <<<"$roots") -eq 1 ]] || fail "the ranks disagree on the root: $roots"
@@ -105,7 +109,7 @@ slurm_client env SPCCL_DEBUG=INFO SPCCL_DEBUG_SUBSYS=ENV timeout -k 5 60 \
 took=$(since "$start")
 ((rc == 0)) || fail "srun of sparse_all_reduce_perf exited $rc: $(tail -n 20 "$log")"
 grep -q "^# Out of bounds values : 0 OK" "$log" || fail "wrong results: $(grep -v '^#' "$log" | tail -n 5)"
-expect_slurm_ranks "$log" derived
+expect_slurm_ranks "$log" SPCCL_JOB_SECRET_FILE
 port=${root##*:}
 ((port >= 20000 && port < 30000)) || fail "root port $port is not one derived from the job (20000..29999)"
 grep -v "spccl INFO" "$log" | grep -E "^ +[0-9]+ " || true
@@ -175,7 +179,7 @@ log="$dir/out/job-$job.out"
 [[ $state == COMPLETED ]] || fail "sbatch job $job ended $state: $(tail -n 20 "$log" 2>/dev/null)"
 [[ $(job_field "$job" ExitCode) == 0:0 ]] || fail "sbatch job $job: ExitCode $(job_field "$job" ExitCode)"
 grep -q "^# Out of bounds values : 0 OK" "$log" || fail "sbatch job $job: wrong results: $(tail -n 5 "$log")"
-expect_slurm_ranks "$log" given
+expect_slurm_ranks "$log" SPCCL_JOB_SECRET
 [[ ${root##*:} == $((20000 + (job * 16) % 10000)) ]] \
   || fail "job $job step 0: root port ${root##*:}, want 20000 + ($job * 16 + 0) % 10000"
 summary+=("sbatch job $job (same perf run, SPCCL_JOB_SECRET from job.sh): COMPLETED, exit 0:0, $took s from submit to done ($root)")
