@@ -4,15 +4,18 @@
 #          libssl-dev (libcrypto: the handshake's HMAC-SHA256, required),
 #          Open MPI (launcher tests), OpenBLAS (perf/migrate_perf), UCX and
 #          libibverbs (optional transport plugins), pybind11, numpy, pytest,
-#          PyTorch (the Python bindings and their tests), clang-format and
-#          clang-tidy (the checks .ci/run makes), Slurm and MUNGE (ctest
-#          slurm_cluster runs a throw-away cluster on the netns testbed) (default)
+#          PyTorch (the Python bindings and their tests), python3-venv and
+#          python3-pip (the wheel test), python3-mypy (the stub checks),
+#          clang-format and clang-tidy (the checks .ci/run makes), Slurm and
+#          MUNGE (ctest slurm_cluster runs a throw-away cluster on the netns
+#          testbed) (default)
 #   bench: build + PyTorch (Gloo peer), numpy, matplotlib
 set -euo pipefail
 what=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           libbenchmark-dev iproute2 libhwloc-dev libssl-dev python3 openmpi-bin libopenmpi-dev
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
+          python3-venv python3-pip python3-mypy
           libopenblas-dev libucx-dev libibverbs-dev clang-format clang-tidy
           slurm-wlm munge)
 if [ "$what" = bench ]; then

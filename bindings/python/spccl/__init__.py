@@ -8,6 +8,7 @@ numpy arrays and torch CPU tensors in, the same kinds out::
     grad = comm.sparse_all_reduce(g)        # only g's non-zeros travel
     approx = comm.compressed_all_reduce(g, compression=spccl.Compression(bits=4))  # lossy
     x = comm.migrate_broadcast(x, straggler)  # SEMI-migration (and its planners)
+    work = comm.all_reduce(x, async_op=True)  # non-blocking: spccl.Work; work.wait()
 
 Errors raise :class:`spccl.Error` subclasses with the library's message.
 PyTorch integration (DDP hooks, a torch.distributed backend): ``spccl.torch``.
@@ -29,6 +30,7 @@ from ._planners import (BalanceCostModel, BalancePlan, BalanceRank, MicroBatchPl
                         StagePartition, fit_linear_cost, plan_partitions, repack,
                         stage_partition)
 from ._sparse import SparseStats
+from ._work import Work
 
 __version__ = "0.1.0"
 
@@ -39,7 +41,7 @@ def library_version() -> int:
 
 
 __all__ = [
-    "Comm", "UniqueId", "unique_id", "group", "library_version",
+    "Comm", "UniqueId", "unique_id", "group", "library_version", "Work",
     "ReduceOp", "SparseAlgorithm", "SparseEncoding", "SparsePartitioner", "SparseStats",
     "Compression", "Codec", "CompressSchedule", "PrunePolicy",
     "plan_partitions", "MicroBatchPlan", "stage_partition", "StagePartition", "StageMethod",

@@ -25,6 +25,7 @@ from typing import Any, Optional, Tuple
 from ._buffers import Buffer, as_buffer, output
 from ._enums import Codec, CompressSchedule, ReduceOp, enum_value, reduce_op
 from ._errors import InvalidArgumentError
+from ._work import dispatch
 
 _COMPRESSIBLE_TYPES = {6, 7, 9}  # spcclDataType_t: float16, float32, bfloat16
 _FLOAT32 = 7
@@ -124,7 +125,7 @@ class CompressedCollectives:
 
     def compressed_all_reduce(self, x: Any, op: ReduceOp | str = ReduceOp.SUM, *,
                               out: Any = None, compression: Optional[Compression] = None,
-                              residual: Any = None) -> Any:
+                              residual: Any = None, async_op: bool = False) -> Any:
         """All-reduce of x with its traffic quantized (see the module docstring
         for the error bound); the result is like x (``out=`` accepted, ``out=x``
         in place).
@@ -137,11 +138,13 @@ class CompressedCollectives:
           quantizes x + residual and leaves in it what this rank's
           quantizations lost, so over T calls on the same inputs the
           results sum to T·S − Σ_ranks residual (the error does not
-          accumulate)."""
+          accumulate).
+        async_op: return a :class:`spccl.Work` at once (spcclIcompressedAllReduce);
+          x, out and residual are held until it completes."""
         config = compression_or_default(compression)
         send = compressible_buffer(x, "x")
         recv = output(out, send, send.count, x.shape)
-        self._handle.compressed_all_reduce(send.address, recv.address, send.count, send.dtype,
-                                           reduce_op(op), *compression_fields(
-                                               config, residual_address(residual, send.count)))
-        return recv.obj
+        fields = compression_fields(config, residual_address(residual, send.count))
+        return dispatch(self._handle.compressed_all_reduce, self._handle.icompressed_all_reduce,
+                        (send.address, recv.address, send.count, send.dtype, reduce_op(op),
+                         *fields), (send.obj, recv.obj, residual), recv.obj, async_op)

@@ -22,6 +22,7 @@ from ._compressed import (Compression, compressible_buffer, compression_fields,
                           compression_or_default, residual_address)
 from ._enums import PrunePolicy, ReduceOp, enum_value, reduce_op
 from ._errors import InvalidArgumentError
+from ._work import dispatch
 
 _FLOAT32, _UINT8 = 7, 1  # spcclDataType_t
 
@@ -73,7 +74,7 @@ class TokenTopkCollectives:
                               op: ReduceOp | str = ReduceOp.SUM, *,
                               compression: Optional[Compression] = None,
                               prune: PrunePolicy | str = PrunePolicy.ZERO,
-                              residual: Any = None) -> Any:
+                              residual: Any = None, async_op: bool = False) -> Any:
         """All-reduces, in place, the rows of x ([tokens, hidden]; float32,
         float16, bfloat16) of the keep tokens with the highest scores summed
         over ranks; returns the mask (bool, tokens elements, x's kind; True =
@@ -83,7 +84,9 @@ class TokenTopkCollectives:
         compression: a :class:`spccl.Compression` for the kept rows; None:
           exact (dense all-reduce).
         residual: error feedback (with compression only), tokens·hidden
-          float32 in x's layout; pruned rows' residuals are left as they are."""
+          float32 in x's layout; pruned rows' residuals are left as they are.
+        async_op: return a :class:`spccl.Work` at once (spcclItokenTopkAllReduce)
+          whose ``wait()`` returns the mask."""
         buf, tokens, hidden = _rows(x)
         score_buf = _per_token(scores, tokens, _FLOAT32, "float32", "scores")
         try:
@@ -97,24 +100,24 @@ class TokenTopkCollectives:
         mask = new_like(x, (tokens,))
         mask = mask.bool() if is_tensor(mask) else mask.astype(np.bool_)
         mask_buf = as_buffer(_bytes_of_mask(mask), "mask", writable=True)
-        self._handle.token_topk_all_reduce(buf.address, score_buf.address, tokens, hidden,
-                                           buf.dtype, reduce_op(op), kept, *cfg,
-                                           int(enum_value(PrunePolicy, prune, "prune")),
-                                           mask_buf.address)
-        return mask
+        return dispatch(self._handle.token_topk_all_reduce, self._handle.itoken_topk_all_reduce,
+                        (buf.address, score_buf.address, tokens, hidden, buf.dtype, reduce_op(op),
+                         kept, *cfg, int(enum_value(PrunePolicy, prune, "prune")),
+                         mask_buf.address), (x, scores, residual, mask_buf.obj), mask, async_op)
 
     def token_mask_all_reduce(self, x: Any, mask: Any, op: ReduceOp | str = ReduceOp.SUM, *,
                               compression: Optional[Compression] = None,
                               prune: PrunePolicy | str = PrunePolicy.ZERO,
-                              residual: Any = None) -> Any:
+                              residual: Any = None, async_op: bool = False) -> Any:
         """All-reduces, in place, the rows of x ([tokens, hidden]) whose mask
         entry is true (bool or uint8, tokens elements, the same on every
         rank — spccl checks); no score exchange. Returns x. compression,
-        prune, residual: as in :meth:`token_topk_all_reduce`."""
+        prune, residual, async_op: as in :meth:`token_topk_all_reduce`
+        (``wait()`` returns x)."""
         buf, tokens, hidden = _rows(x)
         mask_buf = _per_token(_bytes_of_mask(mask), tokens, _UINT8, "bool or uint8", "mask")
         cfg = _cfg(compression, residual, buf.count)
-        self._handle.token_mask_all_reduce(buf.address, mask_buf.address, tokens, hidden,
-                                           buf.dtype, reduce_op(op), *cfg,
-                                           int(enum_value(PrunePolicy, prune, "prune")))
-        return x
+        return dispatch(self._handle.token_mask_all_reduce, self._handle.itoken_mask_all_reduce,
+                        (buf.address, mask_buf.address, tokens, hidden, buf.dtype, reduce_op(op),
+                         *cfg, int(enum_value(PrunePolicy, prune, "prune"))),
+                        (x, mask_buf.obj, residual), x, async_op)

@@ -15,8 +15,13 @@ namespace py = pybind11;
 namespace spccl_python {
 
 CommHandle::~CommHandle() {
-  // No raising from a destructor; destroy is local and does not fail.
-  if (comm_ != nullptr) spcclCommDestroy(comm_);
+  // No raising from a destructor; destroy is local and does not fail. The
+  // GIL stays held: the operations complete without Python.
+  if (comm_ == nullptr) return;
+  for (const auto& request : pending_) request->block();
+  std::lock_guard<std::mutex> lock(life_->mutex);
+  life_->destroyed = true;
+  spcclCommDestroy(comm_);
 }
 
 spcclComm_t CommHandle::get() const {
@@ -28,18 +33,39 @@ spcclComm_t CommHandle::get() const {
   return comm_;
 }
 
+std::shared_ptr<PendingRequest> CommHandle::track(spcclRequest_t request, py::object keepAlive) {
+  std::erase_if(pending_, [](const auto& pending) { return pending->poll(); });
+  auto pending = std::make_shared<PendingRequest>(request, life_, std::move(keepAlive));
+  pending_.push_back(pending);
+  return pending;
+}
+
 void CommHandle::close() {
   spcclComm_t comm = comm_;
-  comm_ = nullptr;
-  py::gil_scoped_release released;  // destroy joins the engine's threads
-  spcclCommDestroy(comm);
+  comm_ = nullptr;  // no new operations from here on
+  if (comm == nullptr) return;
+  std::vector<std::shared_ptr<PendingRequest>> pending = std::move(pending_);
+  {
+    py::gil_scoped_release released;  // destroy joins the engine's threads
+    for (const auto& request : pending) request->block();
+    std::lock_guard<std::mutex> lock(life_->mutex);
+    life_->destroyed = true;
+    spcclCommDestroy(comm);
+  }
 }
 
 void CommHandle::abort() {
   spcclComm_t comm = comm_;
   comm_ = nullptr;
-  py::gil_scoped_release released;
-  spcclCommAbort(comm);
+  if (comm == nullptr) return;
+  std::vector<std::shared_ptr<PendingRequest>> pending = std::move(pending_);
+  {
+    py::gil_scoped_release released;
+    std::lock_guard<std::mutex> lock(life_->mutex);
+    life_->destroyed = true;
+    life_->aborted = true;
+    spcclCommAbort(comm);
+  }
 }
 
 namespace {
@@ -184,6 +210,7 @@ void bindComm(py::module_& m) {
       .def("abort", &CommHandle::abort)
       .def_property_readonly("closed", &CommHandle::closed);
   bindDenseCollectives(comm);
+  bindNonBlocking(comm);
   bindSparse(comm);
   bindCompressed(comm);
   bindTokenTopk(comm);

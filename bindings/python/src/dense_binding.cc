@@ -3,8 +3,11 @@
 // and keeps the arrays alive for the call, so here an address is an
 // integer and a type is its spcclDataType_t value.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "buffer_args.h"
 #include "comm_handle.h"
@@ -12,6 +15,18 @@
 namespace py = pybind11;
 
 namespace spccl_python {
+
+namespace {
+
+// spcclAllToAllv reads one count and one displacement per rank: a shorter
+// list would have it read past the end.
+void checkPerRank(const std::vector<size_t>& values, int size, const char* name) {
+  if (values.size() != static_cast<size_t>(size))
+    throw py::value_error(std::string(name) + ": has " + std::to_string(values.size()) +
+                          " entries, the communicator has " + std::to_string(size) + " ranks");
+}
+
+}  // namespace
 
 void bindDenseCollectives(py::class_<CommHandle>& comm) {
   comm.def("all_reduce", [](const CommHandle& self, uintptr_t send, uintptr_t recv, size_t count,
@@ -50,6 +65,22 @@ void bindDenseCollectives(py::class_<CommHandle>& comm) {
                return spcclAllToAll(in(send), out(recv), count, type(dtype), c, nullptr);
              });
            });
+  comm.def(
+      "all_to_all_v",
+      [](const CommHandle& self, uintptr_t send, const std::vector<size_t>& sendCounts,
+         const std::vector<size_t>& sendDispls, uintptr_t recv,
+         const std::vector<size_t>& recvCounts, const std::vector<size_t>& recvDispls, int dtype) {
+        int size = 0;
+        raiseOnError(spcclCommCount(self.get(), &size), self.get());
+        checkPerRank(sendCounts, size, "send_counts");
+        checkPerRank(sendDispls, size, "send_displs");
+        checkPerRank(recvCounts, size, "recv_counts");
+        checkPerRank(recvDispls, size, "recv_displs");
+        runReleased(self, [&](spcclComm_t c) {
+          return spcclAllToAllv(in(send), sendCounts.data(), sendDispls.data(), out(recv),
+                                recvCounts.data(), recvDispls.data(), type(dtype), c, nullptr);
+        });
+      });
   comm.def("barrier", [](const CommHandle& self) {
     runReleased(self, [&](spcclComm_t c) { return spcclBarrier(c, nullptr); });
   });

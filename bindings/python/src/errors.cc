@@ -10,11 +10,14 @@ void raiseOnError(spcclResult_t result, spcclComm_t comm) {
   if (result == spcclSuccess) return;
   // The per-communicator message when there is one: the thread's would be
   // that of whatever this thread last failed, possibly on another comm.
-  const char* message = spcclGetLastError(comm);
-  if (message == nullptr || *message == '\0') message = spcclGetErrorString(result);
+  raiseError(result, spcclGetLastError(comm));
+}
+
+void raiseError(spcclResult_t result, const std::string& message) {
+  const std::string text = message.empty() ? spcclGetErrorString(result) : message;
   py::object errorClass =
       py::module_::import("spccl._errors").attr("error_class")(static_cast<int>(result));
-  py::object error = errorClass(py::str(message), static_cast<int>(result));
+  py::object error = errorClass(py::str(text), static_cast<int>(result));
   PyErr_SetObject(errorClass.ptr(), error.ptr());
   throw py::error_already_set();
 }

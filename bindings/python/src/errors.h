@@ -4,6 +4,8 @@
 // read the same text a C user would.
 #pragma once
 
+#include <string>
+
 #include "spccl.h"
 
 namespace spccl_python {
@@ -13,5 +15,9 @@ namespace spccl_python {
 // problem; nullptr for calls without one (the thread's last error). Call
 // with the GIL held.
 void raiseOnError(spcclResult_t result, spcclComm_t comm);
+
+// Raises the spccl.Error subclass of result (not spcclSuccess) with message,
+// e.g. what a non-blocking operation failed with. Call with the GIL held.
+[[noreturn]] void raiseError(spcclResult_t result, const std::string& message);
 
 }  // namespace spccl_python

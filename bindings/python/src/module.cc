@@ -9,6 +9,7 @@
 
 PYBIND11_MODULE(_spccl, m) {
   m.doc() = "spccl C API binding (private; use the spccl package)";
+  spccl_python::bindRequest(m);
   spccl_python::bindComm(m);
   spccl_python::bindPlanners(m);
   spccl_python::bindNames(m);

@@ -6,7 +6,8 @@
   error feedback).
 - :mod:`spccl.torch.backend`: ``register()`` makes ``"spccl"`` a
   ``torch.distributed`` backend (all_reduce — dense or sparse COO —,
-  broadcast, all_gather, reduce, barrier).
+  broadcast, all_gather, reduce, barrier, all_to_all_single with uneven
+  splits, all_to_all); ``async_op=True`` overlaps with the caller.
 - :func:`init_process_group`: torch.distributed's group over the same
   ranks: given a ``spccl.Comm``, its store listens on a port the kernel
   picks and the comm tells the others; otherwise from the launcher

@@ -18,7 +18,7 @@ error bound), with a per-bucket error-feedback residual in the state::
 """
 # No `from __future__ import annotations`: DDP's register_comm_hook compares
 # the hook's annotations with dist.GradBucket and Future[Tensor] as objects.
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Union, cast
 
 import torch
 import torch.distributed as dist
@@ -97,7 +97,9 @@ class CompressedAllReduceState(HookState):
                  block_size: int = DEFAULT_BLOCK_SIZE,
                  schedule: Union[CompressSchedule, str] = CompressSchedule.TWO_SHOT,
                  error_feedback: bool = True) -> None:
-        self.compression = Compression(codec, bits, block_size, schedule)  # validates first
+        # Compression takes names too (its __post_init__ converts them); validates first.
+        self.compression = Compression(cast(Codec, codec), bits, block_size,
+                                       cast(CompressSchedule, schedule))
         super().__init__(comm, asynchronous)
         self.error_feedback = bool(error_feedback)
         self.residuals: Dict[int, torch.Tensor] = {}
