@@ -43,8 +43,7 @@ spcclResult_t ringCompressedAllReduce(CollContext& ctx, const CompressedCall& ca
     SPCCL_CHECK(ctx.sendRecv(right, outgoing, encodedSize(sent), left, incoming,
                              encodedSize(arriving), &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, left, got, encodedSize(arriving)));
-    loadInputChunk(ctx, call, layout, arriving, acc);
-    ctx.kernels().dequantizeAdd(call.spec, incoming, layout.length(arriving), acc);
+    sumInputAndDecoding(ctx, call, layout, arriving, incoming, acc);
     if (s < n - 2) encodePartialSum(ctx, call, layout, arriving, acc, outgoing);
   }
 

@@ -88,7 +88,19 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
   const size_t rowBytes = call.hidden * spcclTypeSize(call.type);
   const size_t count = rows.size() * call.hidden;
   float* residual = call.compressed ? call.compression.residual : nullptr;
-  if (count > 0) {
+  // f32 rows compressed without error feedback are read and written where
+  // they lie (CompressedCall::rows): no packing, no unpacking.
+  const bool inPlace = call.compressed && call.type == spcclFloat32 && residual == nullptr &&
+                       ctx.nranks() > 1 && rows.size() < call.tokens;
+  if (count > 0 && inPlace) {
+    CompressedCall onRows = call.compression;
+    onRows.sendbuff = call.buff;
+    onRows.recvbuff = call.buff;
+    onRows.count = count;
+    onRows.rows = rows.data();
+    onRows.hidden = call.hidden;
+    SPCCL_CHECK(runCompressSchedule(ctx, onRows));
+  } else if (count > 0) {
     // Every row kept: the tensor is its own packing.
     const bool all = rows.size() == call.tokens;
     void* packed = call.buff;

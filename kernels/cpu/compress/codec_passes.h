@@ -58,13 +58,13 @@ struct Source {
   }
 };
 
-// Where a decoding goes, a segment at a time (outputs(begin, scratch), as
-// storage_conversions.h's): stored to the output type, or added to an f32
-// accumulator.
+// Where a decoding goes, a segment of n elements at a time (outputs(begin,
+// n, scratch), as storage_conversions.h's; f32_runs.h has more): stored to
+// the output type, or added to an f32 accumulator.
 template <typename Conversion>
 struct StoreSink {
   typename Conversion::Storage* out;
-  SPCCL_ALWAYS_INLINE auto outputs(size_t begin, float* scratch) const {
+  SPCCL_ALWAYS_INLINE auto outputs(size_t begin, size_t, float* scratch) const {
     return Conversion::outputs(out + begin, scratch);
   }
 };
@@ -76,7 +76,7 @@ struct AddSink {
     SPCCL_ALWAYS_INLINE void finish(size_t) const {}
   };
   float* acc;
-  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, float*) const { return {acc + begin}; }
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, size_t, float*) const { return {acc + begin}; }
 };
 
 // The largest of top and the magnitudes' bit patterns over [from, to), x
@@ -192,6 +192,17 @@ SPCCL_ALWAYS_INLINE void quantizeWith(const Magnitude& magnitude, const Quantize
     quantizeFrom<Packer>(Source<Conversion, false>{in, nullptr}, magnitude, spec, count, out);
 }
 
+// Any source (f32_runs.h's too), each codec's magnitude quantizer.
+template <typename Packer, typename Source>
+SPCCL_ALWAYS_INLINE void quantizeSource(const QuantizerSpec& spec, const Source& source,
+                                        size_t count, unsigned char* out) {
+  const int n = spec.bits - 1;
+  if (spec.codec == Codec::Linear)
+    quantizeFrom<Packer>(source, LinearLanes(n), spec, count, out);
+  else
+    quantizeFrom<Packer>(source, PiecewiseLanes(n), spec, count, out);
+}
+
 template <typename Conversion, typename Packer>
 SPCCL_ALWAYS_INLINE void quantize(const QuantizerSpec& spec, const void* in, size_t count,
                                   unsigned char* out, float* residual) {
@@ -229,7 +240,7 @@ SPCCL_ALWAYS_INLINE void decodeWith(const Levels& levels, const QuantizerSpec& s
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
     Packer::unpack(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
-    const auto outputs = sink.outputs(s, scratch);
+    const auto outputs = sink.outputs(s, segmentEnd - s, scratch);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t pieceEnd = std::min(segmentEnd, std::min(count, (b + 1) * spec.blockSize));
