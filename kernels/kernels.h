@@ -105,6 +105,11 @@ using QuantizeRunFn = void (*)(const QuantizerSpec& spec, const F32Run& in, size
                                unsigned char* out);
 using DequantizeRunFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                                  const F32Run& out);
+// quantize of f32 (residual as there) that also writes each element's
+// decoding to a run, the bits dequantize would give: a chunk encoded and
+// decoded into the output in one pass (the owned sum of a schedule).
+using QuantizeDecodeFn = void (*)(const QuantizerSpec& spec, const float* in, size_t count,
+                                  unsigned char* out, float* residual, const F32Run& decoded);
 // acc[i] = (0 + base's element i) + the decoding of element i: the bits of
 // an accumulator zeroed, widenAdd-ed with base, then dequantizeAdd-ed, in
 // one pass (a schedule's first decoding onto its own input).
@@ -124,6 +129,7 @@ struct KernelTable {
   QuantizeRunFn quantizeRun;
   DequantizeRunFn dequantizeRun;
   DequantizeOntoFn dequantizeOnto;
+  QuantizeDecodeFn quantizeDecode;
 };
 
 const KernelTable& cpuKernels();

@@ -50,13 +50,20 @@ void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const 
                                        residualAt(call, begin));
 }
 
-void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc, unsigned char* out) {
   // Avg divides before quantizing, so the scale (and the error) is the
   // average's; f32 division, as the dense kernels' divide().
   if (call.op == spcclAvg)
     ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
-  encodePartialSum(ctx, call, layout, chunk, acc, out);
+  if (call.type != spcclFloat32) {
+    encodePartialSum(ctx, call, layout, chunk, acc, out);
+    decodeIntoOutput(ctx, call, layout, chunk, out);
+    return;
+  }
+  const size_t begin = layout.begin(chunk);
+  ctx.kernels().quantizeDecode(call.spec, acc, layout.length(chunk), out, residualAt(call, begin),
+                               runAt(call, call.recvbuff, begin));
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,

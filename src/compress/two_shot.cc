@@ -50,13 +50,13 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
 
-  // 2. The owned sum quantized once; all-gather of the codes. The output
-  // is written only now, after every read of the input (in place is fine).
-  encodeOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
+  // 2. The owned sum quantized once, and decoded into the output in the
+  // same pass; all-gather of the codes. The output is written only now,
+  // after every read of the input (in place is fine).
+  finishOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
   for (int p : peers)
     SPCCL_CHECK(ctx.irecv(p, region + offsets[p], offsets[p + 1] - offsets[p], &fromPeer[p]));
   for (int p : peers) SPCCL_CHECK(ctx.isend(p, region + offsets[me], mine, &toPeer[p]));
-  decodeIntoOutput(ctx, call, layout, me, region + offsets[me]);
   for (int p : peers) {
     size_t got = 0;
     SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));

@@ -1,5 +1,5 @@
-// kernels.h's f32 runs (quantizeRun, dequantizeRun, dequantizeOnto) in
-// every fast variant: on a contiguous run and on rows, the same bytes and
+// kernels.h's f32 runs (quantizeRun, dequantizeRun, dequantizeOnto,
+// quantizeDecode) in every fast variant: on a contiguous run and on rows, the same bytes and
 // bits as the plain codecs on the run's elements packed (token_rows.h's
 // gather), for both codecs, rows shorter and longer than a segment and a
 // block, blocks across rows, zeros and a NaN.
@@ -98,6 +98,30 @@ TEST(CompressF32Runs, RunsEqualThePackedElements) {
         std::vector<float> gotAcc(count + 1, 0.0f);  // nothing is written past count
         fast.dequantizeOnto(spec, want.data(), count, run, gotAcc.data());
         ASSERT_EQ(bitsOf(gotAcc), bitsOf(wantAcc)) << where << " dequantizeOnto";
+      }
+      // quantizeDecode: quantize's bytes (and residual), dequantizeRun's bits.
+      for (bool feedback : {false, true}) {
+        std::vector<float> wantResidual(count), gotResidual(count);
+        for (size_t i = 0; i < count; ++i) wantResidual[i] = gotResidual[i] = 0.01f * gauss(rng);
+        std::vector<unsigned char> wantCodes(want.size()), gotCodes(want.size());
+        fast.quantize[spcclFloat32](spec, elements, count, wantCodes.data(),
+                                    feedback ? wantResidual.data() : nullptr);
+        std::vector<float> wantOut(tensor), gotOut(tensor);
+        const F32Run wantRun{wantOut.data(), rows.data(), c.hidden, first};
+        fast.dequantizeRun(spec, wantCodes.data(), count, wantRun);
+        fast.quantizeDecode(spec, elements, count, gotCodes.data(),
+                            feedback ? gotResidual.data() : nullptr,
+                            F32Run{gotOut.data(), rows.data(), c.hidden, first});
+        ASSERT_EQ(gotCodes, wantCodes) << where << " quantizeDecode feedback " << feedback;
+        ASSERT_EQ(bitsOf(gotOut), bitsOf(wantOut))
+            << where << " quantizeDecode feedback " << feedback;
+        ASSERT_EQ(bitsOf(gotResidual), bitsOf(wantResidual)) << where << " quantizeDecode";
+        std::vector<float> flat(count);
+        fast.quantizeDecode(spec, elements, count, gotCodes.data(), nullptr,
+                            F32Run{flat.data(), nullptr, 0, 0});
+        std::vector<float> flatWant(count);
+        fast.dequantize[spcclFloat32](spec, gotCodes.data(), count, flatWant.data());
+        ASSERT_EQ(bitsOf(flat), bitsOf(flatWant)) << where << " quantizeDecode contiguous";
       }
     }
   }

@@ -93,4 +93,18 @@ struct OntoSink {
   }
 };
 
+// kernels.h's quantizeDecode: f32 in, with or without feedback, the
+// decoding to a run.
+template <typename Packer>
+SPCCL_ALWAYS_INLINE void quantizeDecode(const QuantizerSpec& spec, const float* in, size_t count,
+                                        unsigned char* out, float* residual,
+                                        const F32Run& decoded) {
+  if (residual)
+    quantizeSource<Packer>(spec, Source<Float32Conversion, true>{in, residual}, count, out,
+                           RunStoreSink{decoded});
+  else
+    quantizeSource<Packer>(spec, Source<Float32Conversion, false>{in, nullptr}, count, out,
+                           RunStoreSink{decoded});
+}
+
 }  // namespace spccl::kernels::codec_passes

@@ -63,6 +63,11 @@ struct BaselineCodecs {
     codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(
         spec, in, count, codec_passes::OntoSink{base, acc});
   }
+  static void quantizeDecode(const QuantizerSpec& spec, const float* in, size_t count,
+                             unsigned char* out, float* residual, const F32Run& decoded) {
+    codec_passes::quantizeDecode<codec_passes::ScalarPacker>(spec, in, count, out, residual,
+                                                             decoded);
+  }
 };
 
 #ifdef SPCCL_HAVE_AVX2_CODECS
@@ -111,6 +116,11 @@ struct Avx2Codecs {
     codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
                                                                codec_passes::OntoSink{base, acc});
   }
+  SPCCL_TARGET_AVX2 static void quantizeDecode(const QuantizerSpec& spec, const float* in,
+                                               size_t count, unsigned char* out, float* residual,
+                                               const F32Run& decoded) {
+    codec_passes::quantizeDecode<Avx2Packer>(spec, in, count, out, residual, decoded);
+  }
 };
 #endif
 
@@ -131,6 +141,7 @@ void addCodecs(KernelTable& table) {
   table.quantizeRun = Codecs<Float32Conversion>::quantizeRun;
   table.dequantizeRun = Codecs<Float32Conversion>::dequantizeRun;
   table.dequantizeOnto = Codecs<Float32Conversion>::dequantizeOnto;
+  table.quantizeDecode = Codecs<Float32Conversion>::quantizeDecode;
 }
 
 }  // namespace
