@@ -89,6 +89,33 @@ using DequantizeAddFn = void (*)(const QuantizerSpec& spec, const unsigned char*
 // acc[i] += in[i] widened to f32.
 using WidenAddFn = void (*)(float* acc, const void* in, size_t count);
 
+// f32 elements read and written where they lie: element i of a run is
+// base[first + i] when rows is nullptr, else, with first + i = j*hidden + k,
+// base[rows[j]*hidden + k] (token top-k's kept rows, docs/algorithms.md 3.4,
+// without packing them first). The compressed schedules run on runs.
+struct F32Run {
+  float* base = nullptr;
+  const size_t* rows = nullptr;
+  size_t hidden = 0;
+  size_t first = 0;
+};
+// quantize (no residual) and dequantize of f32, on runs: the same bytes
+// and values as on the run's elements packed.
+using QuantizeRunFn = void (*)(const QuantizerSpec& spec, const F32Run& in, size_t count,
+                               unsigned char* out);
+using DequantizeRunFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                                 const F32Run& out);
+// quantize of f32 (residual as there) that also writes each element's
+// decoding to a run, the bits dequantize would give: a chunk encoded and
+// decoded into the output in one pass (the owned sum of a schedule).
+using QuantizeDecodeFn = void (*)(const QuantizerSpec& spec, const float* in, size_t count,
+                                  unsigned char* out, float* residual, const F32Run& decoded);
+// acc[i] = (0 + base's element i) + the decoding of element i: the bits of
+// an accumulator zeroed, widenAdd-ed with base, then dequantizeAdd-ed, in
+// one pass (a schedule's first decoding onto its own input).
+using DequantizeOntoFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                                  const F32Run& base, float* acc);
+
 struct KernelTable {
   const char* name;
   ReduceFn reduce[spcclNumTypes][spcclNumOps];
@@ -98,6 +125,11 @@ struct KernelTable {
   DequantizeFn dequantize[spcclNumTypes];
   WidenAddFn widenAdd[spcclNumTypes];
   DequantizeAddFn dequantizeAdd;
+  // f32 runs (fast codecs only; nullptr in the reference table).
+  QuantizeRunFn quantizeRun;
+  DequantizeRunFn dequantizeRun;
+  DequantizeOntoFn dequantizeOnto;
+  QuantizeDecodeFn quantizeDecode;
 };
 
 const KernelTable& cpuKernels();

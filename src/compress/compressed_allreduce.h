@@ -22,6 +22,12 @@ struct CompressedCall {
   kernels::QuantizerSpec spec;
   spcclCompressSchedule_t schedule = spcclCompressTwoShot;
   float* residual = nullptr;  // error feedback, count floats, or nullptr
+  // Token top-k's kept rows where they lie (f32, no residual): the call's
+  // element j*hidden + k is element rows[j]*hidden + k of sendbuff and
+  // recvbuff ([tokens x hidden] tensors). nullptr: the buffers hold the
+  // count elements themselves.
+  const size_t* rows = nullptr;
+  size_t hidden = 0;
 };
 
 // The frames' signature of the call (count, datatype, op).

@@ -43,16 +43,14 @@ spcclResult_t ringCompressedAllReduce(CollContext& ctx, const CompressedCall& ca
     SPCCL_CHECK(ctx.sendRecv(right, outgoing, encodedSize(sent), left, incoming,
                              encodedSize(arriving), &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, left, got, encodedSize(arriving)));
-    loadInputChunk(ctx, call, layout, arriving, acc);
-    ctx.kernels().dequantizeAdd(call.spec, incoming, layout.length(arriving), acc);
+    sumInputAndDecoding(ctx, call, layout, arriving, incoming, acc);
     if (s < n - 2) encodePartialSum(ctx, call, layout, arriving, acc, outgoing);
   }
 
   // 2. The owned chunk (the last to arrive; my whole input when n == 1).
   const int owned = chunkAt(me + 1);
   if (n == 1) loadInputChunk(ctx, call, layout, owned, acc);
-  encodeOwnedSum(ctx, call, layout, owned, acc, region + offsets[owned]);
-  decodeIntoOutput(ctx, call, layout, owned, region + offsets[owned]);
+  finishOwnedSum(ctx, call, layout, owned, acc, region + offsets[owned]);
 
   // 3. Ring all-gather of the owners' codes, forwarded unchanged.
   for (int s = 0; s < n - 1; ++s) {

@@ -15,6 +15,13 @@ float* residualAt(const CompressedCall& call, size_t index) {
   return call.residual ? call.residual + index : nullptr;
 }
 
+// Elements [begin, ...) of the call in an f32 buffer (sendbuff or
+// recvbuff), as a kernels.h run: contiguous, or on the call's rows.
+kernels::F32Run runAt(const CompressedCall& call, const void* buffer, size_t begin) {
+  return kernels::F32Run{static_cast<float*>(const_cast<void*>(buffer)), call.rows, call.hidden,
+                         begin};
+}
+
 }  // namespace
 
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout) {
@@ -27,6 +34,11 @@ std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout
 void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                       int chunk, unsigned char* out) {
   const size_t begin = layout.begin(chunk);
+  if (call.rows != nullptr) {
+    ctx.kernels().quantizeRun(call.spec, runAt(call, call.sendbuff, begin), layout.length(chunk),
+                              out);
+    return;
+  }
   ctx.kernels().quantize[call.type](call.spec, elementAt(call.sendbuff, call.type, begin),
                                     layout.length(chunk), out, residualAt(call, begin));
 }
@@ -38,13 +50,20 @@ void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const 
                                        residualAt(call, begin));
 }
 
-void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc, unsigned char* out) {
   // Avg divides before quantizing, so the scale (and the error) is the
   // average's; f32 division, as the dense kernels' divide().
   if (call.op == spcclAvg)
     ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
-  encodePartialSum(ctx, call, layout, chunk, acc, out);
+  if (call.type != spcclFloat32) {
+    encodePartialSum(ctx, call, layout, chunk, acc, out);
+    decodeIntoOutput(ctx, call, layout, chunk, out);
+    return;
+  }
+  const size_t begin = layout.begin(chunk);
+  ctx.kernels().quantizeDecode(call.spec, acc, layout.length(chunk), out, residualAt(call, begin),
+                               runAt(call, call.recvbuff, begin));
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -55,8 +74,25 @@ void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const Ch
                                     length);
 }
 
+void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
+                         const ChunkLayout& layout, int chunk, const unsigned char* codes,
+                         float* acc) {
+  if (call.type == spcclFloat32) {
+    ctx.kernels().dequantizeOnto(call.spec, codes, layout.length(chunk),
+                                 runAt(call, call.sendbuff, layout.begin(chunk)), acc);
+    return;
+  }
+  loadInputChunk(ctx, call, layout, chunk, acc);
+  ctx.kernels().dequantizeAdd(call.spec, codes, layout.length(chunk), acc);
+}
+
 void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                       int chunk, const unsigned char* codes) {
+  if (call.rows != nullptr) {
+    ctx.kernels().dequantizeRun(call.spec, codes, layout.length(chunk),
+                                runAt(call, call.recvbuff, layout.begin(chunk)));
+    return;
+  }
   void* out =
       static_cast<unsigned char*>(call.recvbuff) + layout.begin(chunk) * spcclTypeSize(call.type);
   ctx.kernels().dequantize[call.type](call.spec, codes, layout.length(chunk), out);

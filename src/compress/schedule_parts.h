@@ -38,12 +38,18 @@ void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const 
 void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                       int chunk, const float* acc, unsigned char* out);
 // The complete sum of the chunk this rank owns: divided by n for avg, then
-// encoded once, into out.
-void encodeOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+// encoded once, into out, and the decoding of out written to
+// call.recvbuff's chunk (in the same pass where the output is f32).
+void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc, unsigned char* out);
-// acc = call.sendbuff's chunk widened to f32.
+// acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc);
+// acc = call.sendbuff's chunk widened to f32 plus the decoding of codes:
+// loadInputChunk then dequantizeAdd, in one pass where the input is f32.
+void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
+                         const ChunkLayout& layout, int chunk, const unsigned char* codes,
+                         float* acc);
 // call.recvbuff's chunk = the decoding of codes.
 void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                       int chunk, const unsigned char* codes);

@@ -32,24 +32,31 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     encodeInputChunk(ctx, call, layout, p, region + offsets[p]);
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
-  loadInputChunk(ctx, call, layout, me, acc);
-  // Summed in rank order whatever the arrival order: reproducible run to run.
+  // My input, then the peers' decodings in rank order, whatever the
+  // arrival order: reproducible run to run. The first decoding lands on
+  // the input in the same pass that loads it.
+  if (n == 1) loadInputChunk(ctx, call, layout, me, acc);
+  bool first = true;
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
     SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, mine));
-    ctx.kernels().dequantizeAdd(call.spec, incoming + p * mine, layout.length(me), acc);
+    if (first)
+      sumInputAndDecoding(ctx, call, layout, me, incoming + p * mine, acc);
+    else
+      ctx.kernels().dequantizeAdd(call.spec, incoming + p * mine, layout.length(me), acc);
+    first = false;
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
 
-  // 2. The owned sum quantized once; all-gather of the codes. The output
-  // is written only now, after every read of the input (in place is fine).
-  encodeOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
+  // 2. The owned sum quantized once, and decoded into the output in the
+  // same pass; all-gather of the codes. The output is written only now,
+  // after every read of the input (in place is fine).
+  finishOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
   for (int p : peers)
     SPCCL_CHECK(ctx.irecv(p, region + offsets[p], offsets[p + 1] - offsets[p], &fromPeer[p]));
   for (int p : peers) SPCCL_CHECK(ctx.isend(p, region + offsets[me], mine, &toPeer[p]));
-  decodeIntoOutput(ctx, call, layout, me, region + offsets[me]);
   for (int p : peers) {
     size_t got = 0;
     SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));

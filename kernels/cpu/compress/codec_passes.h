@@ -20,6 +20,7 @@
 #include <bit>
 #include <cfloat>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/compress/bit_packing.h"
 #include "kernels/cpu/compress/magnitude_lanes.h"
@@ -58,13 +59,13 @@ struct Source {
   }
 };
 
-// Where a decoding goes, a segment at a time (outputs(begin, scratch), as
-// storage_conversions.h's): stored to the output type, or added to an f32
-// accumulator.
+// Where a decoding goes, a segment of n elements at a time (outputs(begin,
+// n, scratch), as storage_conversions.h's; f32_runs.h has more): stored to
+// the output type, or added to an f32 accumulator.
 template <typename Conversion>
 struct StoreSink {
   typename Conversion::Storage* out;
-  SPCCL_ALWAYS_INLINE auto outputs(size_t begin, float* scratch) const {
+  SPCCL_ALWAYS_INLINE auto outputs(size_t begin, size_t, float* scratch) const {
     return Conversion::outputs(out + begin, scratch);
   }
 };
@@ -76,7 +77,17 @@ struct AddSink {
     SPCCL_ALWAYS_INLINE void finish(size_t) const {}
   };
   float* acc;
-  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, float*) const { return {acc + begin}; }
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, size_t, float*) const { return {acc + begin}; }
+};
+
+// Where quantize may also put each element's decoding (the quantizer has
+// its level at hand): nowhere, or any sink above (f32_runs.h's).
+struct NoDecoding {
+  struct Outputs {
+    SPCCL_ALWAYS_INLINE void put(size_t, float) const {}
+    SPCCL_ALWAYS_INLINE void finish(size_t) const {}
+  };
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t, size_t, float*) const { return {}; }
 };
 
 // The largest of top and the magnitudes' bit patterns over [from, to), x
@@ -118,10 +129,10 @@ SPCCL_ALWAYS_INLINE float withSign(float level, uint32_t sign) {
 // m > 0; x = |v|/m by the reciprocal, or, for a subnormal scale whose
 // reciprocal overflows, by division (kDivide). The elements lie in the
 // segment whose inputs x start at element s.
-template <bool kDivide, typename Source, typename Inputs, typename Magnitude>
+template <bool kDivide, typename Source, typename Inputs, typename Magnitude, typename Decoded>
 SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Inputs& x, size_t s,
                                    const Magnitude& magnitude, float m, uint32_t signShift,
-                                   size_t begin, size_t n, uint8_t* codes) {
+                                   size_t begin, size_t n, uint8_t* codes, const Decoded& decoded) {
   const float inv = 1.0f / m;
   for (size_t j = 0; j < n; ++j) {
     const float v = source.value(x, s, begin - s + j);
@@ -131,37 +142,46 @@ SPCCL_ALWAYS_INLINE void codePiece(const Source& source, const Inputs& x, size_t
     const Quantized q = magnitude.quantize(scaled < 1.0f ? scaled : 1.0f);
     const uint32_t sign = bits >> 31;
     codes[j] = static_cast<uint8_t>(q.code | sign << signShift);
-    if constexpr (Source::kFeedback) source.residual[begin + j] = v - m * withSign(q.level, sign);
+    // m * the signed level: decode()'s expression, so its bits.
+    const float level = m * withSign(q.level, sign);
+    decoded.put(begin - s + j, level);
+    if constexpr (Source::kFeedback) source.residual[begin + j] = v - level;
   }
 }
 
-// All-zero and non-finite blocks code 0 and reset their residual.
-template <typename Source, typename Inputs, typename Magnitude>
+// All-zero and non-finite blocks code 0 (decoding to m * 0: 0, or NaN)
+// and reset their residual.
+template <typename Source, typename Inputs, typename Magnitude, typename Decoded>
 SPCCL_ALWAYS_INLINE void quantizePiece(const Source& source, const Inputs& x, size_t s,
                                        const Magnitude& magnitude, float m, uint32_t signShift,
-                                       size_t begin, size_t n, uint8_t* codes) {
+                                       size_t begin, size_t n, uint8_t* codes,
+                                       const Decoded& decoded) {
   if (!(m > 0)) {
     std::memset(codes, 0, n);
+    for (size_t j = 0; j < n; ++j) decoded.put(begin - s + j, m * 0.0f);
     if constexpr (Source::kFeedback)
       std::fill(source.residual + begin, source.residual + begin + n, 0.0f);
   } else if (m < FLT_MIN) {
-    codePiece<true>(source, x, s, magnitude, m, signShift, begin, n, codes);
+    codePiece<true>(source, x, s, magnitude, m, signShift, begin, n, codes, decoded);
   } else {
-    codePiece<false>(source, x, s, magnitude, m, signShift, begin, n, codes);
+    codePiece<false>(source, x, s, magnitude, m, signShift, begin, n, codes, decoded);
   }
 }
 
-template <typename Packer, typename Source, typename Magnitude>
+template <typename Packer, typename Source, typename Magnitude, typename Sink = NoDecoding>
 SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& magnitude,
-                                      const QuantizerSpec& spec, size_t count, unsigned char* out) {
+                                      const QuantizerSpec& spec, size_t count, unsigned char* out,
+                                      const Sink& sink = {}) {
   const size_t nblocks = quantizedBlockCount(spec, count);
   unsigned char* packed = out + nblocks * sizeof(float);
   const uint32_t signShift = static_cast<uint32_t>(spec.bits - 1);
   uint8_t codes[kSegment];
   float scratch[kSegment];
+  float staged[std::is_same_v<Sink, NoDecoding> ? 1 : kSegment];
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
     const auto segment = source.inputs(s, segmentEnd - s, scratch);
+    const auto decoded = sink.outputs(s, segmentEnd - s, staged);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t blockBegin = b * spec.blockSize;
@@ -174,9 +194,11 @@ SPCCL_ALWAYS_INLINE void quantizeFrom(const Source& source, const Magnitude& mag
         std::memcpy(&m, out + b * sizeof(float), sizeof(float));
       }
       const size_t pieceEnd = std::min(segmentEnd, blockEnd);
-      quantizePiece(source, segment, s, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s));
+      quantizePiece(source, segment, s, magnitude, m, signShift, i, pieceEnd - i, codes + (i - s),
+                    decoded);
       i = pieceEnd;
     }
+    decoded.finish(segmentEnd - s);
     Packer::pack(codes, segmentEnd - s, spec.bits, packed + s / 8 * spec.bits);
   }
 }
@@ -190,6 +212,18 @@ SPCCL_ALWAYS_INLINE void quantizeWith(const Magnitude& magnitude, const Quantize
     quantizeFrom<Packer>(Source<Conversion, true>{in, residual}, magnitude, spec, count, out);
   else
     quantizeFrom<Packer>(Source<Conversion, false>{in, nullptr}, magnitude, spec, count, out);
+}
+
+// Any source (f32_runs.h's too), each codec's magnitude quantizer, the
+// decoding to a sink or nowhere.
+template <typename Packer, typename Source, typename Sink = NoDecoding>
+SPCCL_ALWAYS_INLINE void quantizeSource(const QuantizerSpec& spec, const Source& source,
+                                        size_t count, unsigned char* out, const Sink& sink = {}) {
+  const int n = spec.bits - 1;
+  if (spec.codec == Codec::Linear)
+    quantizeFrom<Packer>(source, LinearLanes(n), spec, count, out, sink);
+  else
+    quantizeFrom<Packer>(source, PiecewiseLanes(n), spec, count, out, sink);
 }
 
 template <typename Conversion, typename Packer>
@@ -229,7 +263,7 @@ SPCCL_ALWAYS_INLINE void decodeWith(const Levels& levels, const QuantizerSpec& s
   for (size_t s = 0; s < count; s += kSegment) {
     const size_t segmentEnd = std::min(count, s + kSegment);
     Packer::unpack(packed + s / 8 * spec.bits, segmentEnd - s, spec.bits, codes);
-    const auto outputs = sink.outputs(s, scratch);
+    const auto outputs = sink.outputs(s, segmentEnd - s, scratch);
     for (size_t i = s; i < segmentEnd;) {
       const size_t b = i / spec.blockSize;
       const size_t pieceEnd = std::min(segmentEnd, std::min(count, (b + 1) * spec.blockSize));

@@ -8,6 +8,7 @@
 // fused v - m * level would round differently from the reference.
 #include "kernels/cpu/compress/codec_passes.h"
 #include "kernels/cpu/compress/compress_cpu.h"
+#include "kernels/cpu/compress/f32_runs.h"
 
 namespace spccl::kernels {
 namespace {
@@ -47,6 +48,26 @@ struct BaselineCodecs {
   static void widenAdd(float* acc, const void* in, size_t count) {
     codec_passes::widenAdd<Conversion>(acc, in, count);
   }
+  static void quantizeRun(const QuantizerSpec& spec, const F32Run& in, size_t count,
+                          unsigned char* out) {
+    codec_passes::quantizeSource<codec_passes::ScalarPacker>(spec, codec_passes::RunSource{in},
+                                                             count, out);
+  }
+  static void dequantizeRun(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                            const F32Run& out) {
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(spec, in, count,
+                                                                   codec_passes::RunStoreSink{out});
+  }
+  static void dequantizeOnto(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                             const F32Run& base, float* acc) {
+    codec_passes::decode<codec_passes::ScalarPacker, Table, Table>(
+        spec, in, count, codec_passes::OntoSink{base, acc});
+  }
+  static void quantizeDecode(const QuantizerSpec& spec, const float* in, size_t count,
+                             unsigned char* out, float* residual, const F32Run& decoded) {
+    codec_passes::quantizeDecode<codec_passes::ScalarPacker>(spec, in, count, out, residual,
+                                                             decoded);
+  }
 };
 
 #ifdef SPCCL_HAVE_AVX2_CODECS
@@ -81,6 +102,25 @@ struct Avx2Codecs {
   SPCCL_TARGET_AVX2 static void widenAdd(float* acc, const void* in, size_t count) {
     codec_passes::widenAdd<Conversion>(acc, in, count);
   }
+  SPCCL_TARGET_AVX2 static void quantizeRun(const QuantizerSpec& spec, const F32Run& in,
+                                            size_t count, unsigned char* out) {
+    codec_passes::quantizeSource<Avx2Packer>(spec, codec_passes::RunSource{in}, count, out);
+  }
+  SPCCL_TARGET_AVX2 static void dequantizeRun(const QuantizerSpec& spec, const unsigned char* in,
+                                              size_t count, const F32Run& out) {
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
+                                                               codec_passes::RunStoreSink{out});
+  }
+  SPCCL_TARGET_AVX2 static void dequantizeOnto(const QuantizerSpec& spec, const unsigned char* in,
+                                               size_t count, const F32Run& base, float* acc) {
+    codec_passes::decode<Avx2Packer, kAvx2Piecewise, Computed>(spec, in, count,
+                                                               codec_passes::OntoSink{base, acc});
+  }
+  SPCCL_TARGET_AVX2 static void quantizeDecode(const QuantizerSpec& spec, const float* in,
+                                               size_t count, unsigned char* out, float* residual,
+                                               const F32Run& decoded) {
+    codec_passes::quantizeDecode<Avx2Packer>(spec, in, count, out, residual, decoded);
+  }
 };
 #endif
 
@@ -98,6 +138,10 @@ void addCodecs(KernelTable& table) {
   addType<Codecs, HalfConversion>(table, spcclFloat16);
   addType<Codecs, ElementwiseConversion<Bfloat16Format>>(table, spcclBfloat16);
   table.dequantizeAdd = Codecs<Float32Conversion>::dequantizeAdd;
+  table.quantizeRun = Codecs<Float32Conversion>::quantizeRun;
+  table.dequantizeRun = Codecs<Float32Conversion>::dequantizeRun;
+  table.dequantizeOnto = Codecs<Float32Conversion>::dequantizeOnto;
+  table.quantizeDecode = Codecs<Float32Conversion>::quantizeDecode;
 }
 
 }  // namespace

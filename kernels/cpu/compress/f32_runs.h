@@ -1,0 +1,110 @@
+// kernels.h's F32Run for the fast codecs (codec_passes.h): a source that
+// reads a run a segment at a time, and sinks that write a decoding to a run
+// or add it onto one. A contiguous run is read and written in place; a run
+// of rows is gathered into, or scattered from, the segment's f32 scratch,
+// which stays in L1: the codecs' loops then see contiguous floats, so the
+// bytes and values are those of the rows packed first, without the pass
+// over the whole tensor that packing them costs.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/compress/codec_passes.h"
+#include "kernels/kernels.h"
+
+namespace spccl::kernels::codec_passes {
+
+// Calls piece(tensorElement, runOffset, n) for the pieces, one per row, of
+// elements [begin, begin + n) of a run of rows.
+template <typename Piece>
+SPCCL_ALWAYS_INLINE void forEachRowPiece(const F32Run& run, size_t begin, size_t n,
+                                         const Piece& piece) {
+  for (size_t done = 0; done < n;) {
+    const size_t at = run.first + begin + done;
+    const size_t row = at / run.hidden, column = at % run.hidden;
+    const size_t len = std::min(n - done, run.hidden - column);
+    piece(run.rows[row] * run.hidden + column, done, len);
+    done += len;
+  }
+}
+
+// Elements [begin, begin + n) of the run: in place, or gathered into scratch.
+inline const float* runElements(const F32Run& run, size_t begin, size_t n, float* scratch) {
+  if (run.rows == nullptr) return run.base + run.first + begin;
+  forEachRowPiece(run, begin, n, [&](size_t tensor, size_t offset, size_t len) {
+    std::memcpy(scratch + offset, run.base + tensor, len * sizeof(float));
+  });
+  return scratch;
+}
+
+// quantize's input: a run, no error feedback.
+struct RunSource {
+  static constexpr bool kFeedback = false;
+  F32Run run;
+  float* residual = nullptr;  // unused (kFeedback)
+
+  SPCCL_ALWAYS_INLINE Float32Conversion::Inputs inputs(size_t begin, size_t n,
+                                                       float* scratch) const {
+    return {runElements(run, begin, n, scratch)};
+  }
+  template <typename Inputs>
+  SPCCL_ALWAYS_INLINE float value(const Inputs& x, size_t, size_t j) const {
+    return x[j];
+  }
+};
+
+// The decoding stored to a run: in place, or staged in scratch and
+// scattered to the rows when the segment is done.
+struct RunStoreSink {
+  struct Outputs {
+    float* staged;
+    const F32Run* run;  // nullptr: staged is the run itself
+    size_t begin;
+    SPCCL_ALWAYS_INLINE void put(size_t j, float v) const { staged[j] = v; }
+    void finish(size_t n) const {
+      if (run == nullptr) return;
+      forEachRowPiece(*run, begin, n, [&](size_t tensor, size_t offset, size_t len) {
+        std::memcpy(run->base + tensor, staged + offset, len * sizeof(float));
+      });
+    }
+  };
+  F32Run run;
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, size_t, float* scratch) const {
+    if (run.rows == nullptr) return {run.base + run.first + begin, nullptr, begin};
+    return {scratch, &run, begin};
+  }
+};
+
+// acc = (0 + the run) + the decoding: loadInputChunk's zeroing and widening
+// and the first dequantizeAdd in one pass, with their roundings (0 + x
+// turns -0 into +0, as the zeroed accumulator did).
+struct OntoSink {
+  struct Outputs {
+    const float* base;
+    float* acc;
+    SPCCL_ALWAYS_INLINE void put(size_t j, float v) const { acc[j] = (0.0f + base[j]) + v; }
+    SPCCL_ALWAYS_INLINE void finish(size_t) const {}
+  };
+  F32Run base;
+  float* acc;
+  SPCCL_ALWAYS_INLINE Outputs outputs(size_t begin, size_t n, float* scratch) const {
+    return {runElements(base, begin, n, scratch), acc + begin};
+  }
+};
+
+// kernels.h's quantizeDecode: f32 in, with or without feedback, the
+// decoding to a run.
+template <typename Packer>
+SPCCL_ALWAYS_INLINE void quantizeDecode(const QuantizerSpec& spec, const float* in, size_t count,
+                                        unsigned char* out, float* residual,
+                                        const F32Run& decoded) {
+  if (residual)
+    quantizeSource<Packer>(spec, Source<Float32Conversion, true>{in, residual}, count, out,
+                           RunStoreSink{decoded});
+  else
+    quantizeSource<Packer>(spec, Source<Float32Conversion, false>{in, nullptr}, count, out,
+                           RunStoreSink{decoded});
+}
+
+}  // namespace spccl::kernels::codec_passes

@@ -1,0 +1,131 @@
+// kernels.h's f32 runs (quantizeRun, dequantizeRun, dequantizeOnto,
+// quantizeDecode) in every fast variant: on a contiguous run and on rows, the same bytes and
+// bits as the plain codecs on the run's elements packed (token_rows.h's
+// gather), for both codecs, rows shorter and longer than a segment and a
+// block, blocks across rows, zeros and a NaN.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/compress/compress_cpu.h"
+#include "kernels/kernels.h"
+
+namespace spccl::kernels {
+namespace {
+
+std::vector<uint32_t> bitsOf(const std::vector<float>& v) {
+  std::vector<uint32_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = std::bit_cast<uint32_t>(v[i]);
+  return out;
+}
+
+struct Case {
+  size_t tokens, hidden, block;
+  Codec codec;
+  int bits;
+};
+
+std::vector<std::pair<std::string, KernelTable>> fastTables() {
+  std::vector<std::pair<std::string, KernelTable>> tables;
+  for (CodecVariant v : kCodecVariants) {
+    if (!codecVariantSupported(v)) continue;
+    KernelTable t{};
+    addCompressionKernels(t, v);
+    tables.emplace_back(codecVariantName(v), t);
+  }
+  return tables;
+}
+
+TEST(CompressF32Runs, RunsEqualThePackedElements) {
+  std::mt19937_64 rng(29);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const Case cases[] = {{40, 100, 256, Codec::Piecewise, 4},
+                        {9, 5000, 256, Codec::Piecewise, 3},
+                        {30, 64, 7, Codec::Linear, 5},
+                        {12, 1, 4, Codec::Piecewise, 8},
+                        {6, 4099, 1000, Codec::Linear, 2}};
+  for (const Case& c : cases) {
+    const QuantizerSpec spec{c.codec, c.bits, c.block};
+    std::vector<float> tensor(c.tokens * c.hidden);
+    for (float& v : tensor) v = gauss(rng);
+    tensor[c.hidden] = -0.0f;
+    if (c.tokens > 20) tensor[17 * c.hidden + 3] = NAN;
+    std::vector<size_t> rows;  // about half the rows, the last one always
+    for (size_t t = 0; t < c.tokens; ++t)
+      if (rng() % 2 == 0 || t + 1 == c.tokens) rows.push_back(t);
+    std::vector<float> packed;
+    for (size_t r : rows)
+      packed.insert(packed.end(), tensor.begin() + r * c.hidden,
+                    tensor.begin() + (r + 1) * c.hidden);
+    // A run starting inside a row, as a schedule's chunk does.
+    const size_t first = c.hidden / 2, count = packed.size() - first;
+    const F32Run onRows{tensor.data(), rows.data(), c.hidden, first};
+    const F32Run contiguous{packed.data(), nullptr, 0, first};
+    const float* elements = packed.data() + first;
+    for (const auto& [name, fast] : fastTables()) {
+      const std::string where = name + " hidden " + std::to_string(c.hidden) + " block " +
+                                std::to_string(c.block) + " bits " + std::to_string(c.bits);
+      std::vector<unsigned char> want(quantizedBytes(spec, count));
+      fast.quantize[spcclFloat32](spec, elements, count, want.data(), nullptr);
+      for (const F32Run& run : {onRows, contiguous}) {
+        std::vector<unsigned char> got(want.size());
+        fast.quantizeRun(spec, run, count, got.data());
+        ASSERT_EQ(got, want) << where << " quantizeRun";
+      }
+      // dequantizeRun: the decoding lands on the run's elements only.
+      std::vector<float> decoded(count);
+      fast.dequantize[spcclFloat32](spec, want.data(), count, decoded.data());
+      std::vector<float> wantTensor(tensor);
+      for (size_t i = 0; i < count; ++i) {
+        const size_t at = first + i;
+        wantTensor[rows[at / c.hidden] * c.hidden + at % c.hidden] = decoded[i];
+      }
+      std::vector<float> gotTensor(tensor);
+      fast.dequantizeRun(spec, want.data(), count,
+                         F32Run{gotTensor.data(), rows.data(), c.hidden, first});
+      ASSERT_EQ(bitsOf(gotTensor), bitsOf(wantTensor)) << where << " dequantizeRun";
+      // dequantizeOnto: zeroed, widenAdd, dequantizeAdd, bit for bit.
+      std::vector<float> wantAcc(count + 1, 0.0f);
+      fast.widenAdd[spcclFloat32](wantAcc.data(), elements, count);
+      fast.dequantizeAdd(spec, want.data(), count, wantAcc.data());
+      for (const F32Run& run : {onRows, contiguous}) {
+        std::vector<float> gotAcc(count + 1, 0.0f);  // nothing is written past count
+        fast.dequantizeOnto(spec, want.data(), count, run, gotAcc.data());
+        ASSERT_EQ(bitsOf(gotAcc), bitsOf(wantAcc)) << where << " dequantizeOnto";
+      }
+      // quantizeDecode: quantize's bytes (and residual), dequantizeRun's bits.
+      for (bool feedback : {false, true}) {
+        std::vector<float> wantResidual(count), gotResidual(count);
+        for (size_t i = 0; i < count; ++i) wantResidual[i] = gotResidual[i] = 0.01f * gauss(rng);
+        std::vector<unsigned char> wantCodes(want.size()), gotCodes(want.size());
+        fast.quantize[spcclFloat32](spec, elements, count, wantCodes.data(),
+                                    feedback ? wantResidual.data() : nullptr);
+        std::vector<float> wantOut(tensor), gotOut(tensor);
+        const F32Run wantRun{wantOut.data(), rows.data(), c.hidden, first};
+        fast.dequantizeRun(spec, wantCodes.data(), count, wantRun);
+        fast.quantizeDecode(spec, elements, count, gotCodes.data(),
+                            feedback ? gotResidual.data() : nullptr,
+                            F32Run{gotOut.data(), rows.data(), c.hidden, first});
+        ASSERT_EQ(gotCodes, wantCodes) << where << " quantizeDecode feedback " << feedback;
+        ASSERT_EQ(bitsOf(gotOut), bitsOf(wantOut))
+            << where << " quantizeDecode feedback " << feedback;
+        ASSERT_EQ(bitsOf(gotResidual), bitsOf(wantResidual)) << where << " quantizeDecode";
+        std::vector<float> flat(count);
+        fast.quantizeDecode(spec, elements, count, gotCodes.data(), nullptr,
+                            F32Run{flat.data(), nullptr, 0, 0});
+        std::vector<float> flatWant(count);
+        fast.dequantize[spcclFloat32](spec, gotCodes.data(), count, flatWant.data());
+        ASSERT_EQ(bitsOf(flat), bitsOf(flatWant)) << where << " quantizeDecode contiguous";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace spccl::kernels
