@@ -213,6 +213,7 @@ spcclResult_t runGroupOn(spcclComm_t comm, const GroupState& group) {
 
 spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {
   spcclResult_t result;
+  std::string error;
   {
     std::unique_lock<std::mutex> lock(request->state.mutex);
     if (block) request->state.cv.wait(lock, [request] { return request->state.done; });
@@ -221,10 +222,13 @@ spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {
       return spcclSuccess;
     }
     result = request->state.result;
-    if (result != spcclSuccess) {
-      failWith(result, __FILE__, __LINE__, "%s", request->state.error.c_str());
-      request->comm->lastError = request->state.error;
-    }
+    error = request->state.error;
+  }
+  if (result != spcclSuccess) {
+    failWith(result, __FILE__, __LINE__, "%s", error.c_str());
+    // The communicator may be gone (aborted or destroyed before this wait).
+    std::lock_guard<std::mutex> lock(request->errorSink->mutex);
+    if (request->errorSink->comm != nullptr) request->errorSink->comm->lastError = error;
   }
   *done = 1;
   delete request;

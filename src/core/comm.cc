@@ -453,6 +453,8 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
 spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
                          const CommOptions& options, spcclComm_t* out) {
   auto comm = std::make_unique<spcclComm>();
+  comm->errorSink = std::make_shared<LastErrorSink>();
+  comm->errorSink->comm = comm.get();
   comm->rank = rank;
   comm->nranks = nranks;
   comm->commId = id.commId;
@@ -551,6 +553,10 @@ void destroyComm(spcclComm_t comm, bool abort) {
   comm->queueCv.notify_all();
   if (abort && comm->engine) comm->engine->abort(spcclRemoteError, "spcclCommAbort was called");
   if (comm->worker.joinable()) comm->worker.join();
+  {
+    std::lock_guard<std::mutex> lock(comm->errorSink->mutex);
+    comm->errorSink->comm = nullptr;
+  }
   delete comm;
 }
 
@@ -585,7 +591,7 @@ spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>
 spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request) {
   auto* req = new spcclRequest();
-  req->comm = comm;
+  req->errorSink = comm->errorSink;
   {
     std::lock_guard<std::mutex> lock(comm->queueMutex);
     comm->queue.emplace_back(std::move(fn), req);

@@ -37,6 +37,16 @@ struct CommOptions {
 // config struct carries.
 spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out);
 
+// Where a failed non-blocking operation records its error as the
+// communicator's last error. Shared by the communicator and its requests,
+// and cut off when the communicator is destroyed, so that a request waited
+// on after spcclCommAbort or spcclCommDestroy writes nothing into freed
+// memory.
+struct LastErrorSink {
+  std::mutex mutex;
+  spcclComm* comm = nullptr;  // nullptr once the communicator is gone
+};
+
 // The result of one non-blocking operation.
 struct AsyncRequest {
   std::mutex mutex;
@@ -58,6 +68,7 @@ struct spcclComm {
   std::vector<spccl::RankInfo> ranks;
   std::unique_ptr<spccl::Engine> engine;
   std::string lastError = "no error";
+  std::shared_ptr<spccl::LastErrorSink> errorSink;
 
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
@@ -76,7 +87,7 @@ struct spcclComm {
 
 struct spcclRequest {
   spccl::AsyncRequest state;
-  spcclComm_t comm = nullptr;
+  std::shared_ptr<spccl::LastErrorSink> errorSink;
 };
 
 namespace spccl {

@@ -170,6 +170,37 @@ TEST_P(Faults, AbortBehindUnreceivedDataArrivesAtOnce) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
+// A non-blocking call still in flight when its communicator is aborted:
+// waiting on its request afterwards reports the abort, and touches nothing
+// of the freed communicator (the sanitizer suite catches a use after free).
+TEST_P(Faults, RequestWaitedAfterAbortReportsTheAbort) {
+  const int n = 2;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    if (rank == 0) {  // never joins the all-reduce
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      spcclCommAbort(comm);
+      return kChildOk;
+    }
+    std::vector<float> data(1 << 16, 1.0f);
+    spcclRequest_t pending = nullptr;
+    spcclRequest_t queued = nullptr;
+    if (spcclIallReduce(data.data(), data.data(), data.size(), spcclFloat32, spcclSum, comm,
+                        &pending) != spcclSuccess ||
+        spcclIallReduce(data.data(), data.data(), data.size(), spcclFloat32, spcclSum, comm,
+                        &queued) != spcclSuccess)
+      return kChildWrongResult;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the first one is running
+    spcclCommAbort(comm);
+    const spcclResult_t first = spcclWait(pending);
+    const spcclResult_t second = spcclWait(queued);
+    std::fprintf(stderr, "rank 1: waits after the abort returned %d and %d\n",
+                 static_cast<int>(first), static_cast<int>(second));
+    return first != spcclSuccess && second != spcclSuccess ? kChildOk : kChildWrongResult;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
 // A process without the job secret is refused by the rendezvous root; the
 // real ranks still form their communicator.
 TEST_P(Faults, ConnectionWithoutSecretIsRefused) {
