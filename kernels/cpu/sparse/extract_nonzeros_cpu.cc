@@ -70,7 +70,12 @@ template <typename Format>
 size_t compactElements(const void* dense, size_t count, unsigned char* bitmap, void* values) {
   using Storage = typename Format::Storage;
   const auto* in = static_cast<const Storage*>(dense);
-  auto* out = static_cast<Storage*>(values);
+  // values follow the bitmap inside a message, so they may be unaligned:
+  // stored bytewise (memcpy of one element compiles to a plain move).
+  auto* out = static_cast<unsigned char*>(values);
+  auto store = [out](size_t slot, const Storage& value) {
+    std::memcpy(out + slot * sizeof(Storage), &value, sizeof(Storage));
+  };
   size_t found = 0;
   for (size_t base = 0; base < count; base += kMaskBlock) {
     const uint64_t mask = blockMask<Format>(in, base, count);
@@ -78,13 +83,13 @@ size_t compactElements(const void* dense, size_t count, unsigned char* bitmap, v
     std::memcpy(bitmap + base / 8, &mask, (length + 7) / 8);
     if (std::popcount(mask) >= 16 && length == kMaskBlock) {
       for (size_t i = 0; i < kMaskBlock; ++i) {
-        out[found] = in[base + i];
+        store(found, in[base + i]);
         found += (mask >> i) & 1;
       }
       continue;
     }
     for (uint64_t m = mask; m != 0; m &= m - 1, ++found)
-      out[found] = in[base + static_cast<size_t>(std::countr_zero(m))];
+      store(found, in[base + static_cast<size_t>(std::countr_zero(m))]);
   }
   return found;
 }
