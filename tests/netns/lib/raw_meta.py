@@ -11,6 +11,12 @@
       load averages at the start and what the wait did.
   raw_meta.py end META
       add the finish time and the load averages at the end.
+  raw_meta.py wait L [S]
+      only the wait; print what it did (a line for the notes).
+
+BENCH_NOTES in the environment (lines) adds notes to every META begun,
+e.g. the outcome of one wait before several bench scripts in a row
+(docs/perf/measure.sh).
 
 docs/perf/make_figures.py quotes these notes (date, machine, load) under
 every table it generates from the raw files beside them.
@@ -103,6 +109,7 @@ def begin(argv: list) -> None:
         else:
             sys.exit(f"raw_meta: unknown option {option}")
     command = rest[1:]
+    notes += [line for line in os.environ.get("BENCH_NOTES", "").splitlines() if line.strip()]
     if limit is not None:
         notes.append(wait_for_load(limit, max_seconds))
     uname = platform.uname()
@@ -135,6 +142,9 @@ def end(argv: list) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("begin", "end"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("begin", "end", "wait"):
         sys.exit(__doc__)
-    (begin if sys.argv[1] == "begin" else end)(sys.argv[2:])
+    if sys.argv[1] == "wait":
+        print(wait_for_load(float(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 2400.0))
+    else:
+        (begin if sys.argv[1] == "begin" else end)(sys.argv[2:])
