@@ -14,15 +14,18 @@
 //
 //   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
 //                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
-//                                [-t tolerance] [-c]
+//                                [-t tolerance] [-c 0|1] [-J FILE]
 // Rank 0 prints one row per (chi, mode): the median over rounds of ms per
 // iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per
-// iteration and the MB of migrated inputs it had to ship. -c checks (b), (c) and (d without
-// resizing) against (a) on the first iteration.
+// iteration and the MB of migrated inputs it had to ship. As nccl-tests' -c, the check is on
+// by default: (b), (c) and (d without resizing) against (a) on a first, untimed iteration per
+// chi; exit status 1 if one differs. -c 0 turns it off (a bare -c means -c 1). -J FILE writes
+// the rows, every round's time and the check's verdict as JSON (rank 0), for docs/perf/raw.
 #include <cblas.h>
 #include <spccl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -56,7 +59,8 @@ struct Options {
   // The planner's straggler criterion: ranks sharing a few cores see
   // compute times that vary by more than the default 5%.
   double tolerance = 0.15;
-  bool check = false;
+  bool check = true;
+  std::string jsonPath;  // -J: empty = none
 };
 
 enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
@@ -368,6 +372,78 @@ bool checkMode(Rank& r, Mode mode, const Assignment& a) {
   return all == 1;
 }
 
+// One printed row, kept for -J.
+struct Row {
+  double chi = 1;
+  Mode mode = Mode::None;
+  std::vector<double> roundSeconds;  // per round, slowest rank
+  double medianSeconds = 0, vsBase = 0, stragglerBytesPerIter = 0;
+  Assignment assignment;
+  int planStragglers = -1;  // (d) only: the plan's z and beta
+  double planBeta = 0;
+};
+
+// Numbers only, plus the fixed mode names: no string needs escaping.
+void printJsonNumber(FILE* f, double v) {
+  if (std::isfinite(v))
+    std::fprintf(f, "%.9g", v);
+  else
+    std::fputs("null", f);
+}
+
+bool writeJson(const Options& o, int nranks, const std::vector<Row>& rows, bool checked) {
+  FILE* f = std::fopen(o.jsonPath.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "migrate_perf: cannot write %s: %s\n", o.jsonPath.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  int version = 0;
+  spcclGetVersion(&version);
+  std::fprintf(f, "{\"benchmark\": \"migrate_perf\", \"spccl_version\": %d, \"nranks\": %d,\n",
+               version, nranks);
+  std::fprintf(f, " \"options\": {\"chis\": [");
+  for (size_t i = 0; i < o.chis.size(); ++i) {
+    if (i > 0) std::fputs(", ", f);
+    printJsonNumber(f, o.chis[i]);
+  }
+  std::fprintf(f,
+               "], \"batch\": %d, \"hidden\": %d, \"columns\": %d, \"straggler\": %d, "
+               "\"iters\": %d, \"warmup_iters\": %d, \"rounds\": %d, \"tolerance\": ",
+               o.batch, o.hidden, o.columns, o.straggler, o.iters, o.warmup, o.rounds);
+  printJsonNumber(f, o.tolerance);
+  std::fprintf(f, ", \"check\": %s},\n \"check_result\": %s,\n \"results\": [",
+               o.check ? "true" : "false", o.check ? (checked ? "\"OK\"" : "\"FAILED\"") : "null");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    std::fprintf(f, "%s\n  {\"chi\": ", i > 0 ? "," : "");
+    printJsonNumber(f, row.chi);
+    std::fprintf(f, ", \"mode\": \"%s\", \"median_ms\": ", modeName(row.mode));
+    printJsonNumber(f, row.medianSeconds * 1e3);
+    std::fputs(", \"round_ms\": [", f);
+    for (size_t k = 0; k < row.roundSeconds.size(); ++k) {
+      if (k > 0) std::fputs(", ", f);
+      printJsonNumber(f, row.roundSeconds[k] * 1e3);
+    }
+    std::fputs("], \"vs_base\": ", f);
+    printJsonNumber(f, row.vsBase);
+    std::fputs(", \"straggler_bytes_sent_per_iter\": ", f);
+    printJsonNumber(f, row.stragglerBytesPerIter);
+    std::fprintf(f, ", \"migrated_columns\": %d, \"resized_columns\": %d, \"migrated_bytes\": ",
+                 row.assignment.migrated, row.assignment.resized);
+    printJsonNumber(f, double(row.assignment.migrated) * (o.hidden + o.batch) * sizeof(float));
+    if (row.planStragglers >= 0) {
+      std::fprintf(f, ", \"plan_stragglers\": %d, \"plan_beta\": ", row.planStragglers);
+      printJsonNumber(f, row.planBeta);
+    }
+    std::fputs("}", f);
+  }
+  std::fputs("\n ]\n}\n", f);
+  const bool ok = std::fclose(f) == 0;
+  if (!ok) std::fprintf(stderr, "migrate_perf: cannot write %s\n", o.jsonPath.c_str());
+  return ok;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -401,8 +477,15 @@ Options parse(int argc, char** argv) {
       o.warmup = std::atoi(next());
     else if (a == "-r")
       o.rounds = std::max(1, std::atoi(next()));
-    else if (a == "-c")
-      o.check = true;
+    else if (a == "-c") {
+      // nccl-tests' -c takes 0 or 1; a bare -c (older command lines) means 1.
+      if (i + 1 < argc &&
+          (std::strcmp(argv[i + 1], "0") == 0 || std::strcmp(argv[i + 1], "1") == 0))
+        o.check = std::strcmp(argv[++i], "1") == 0;
+      else
+        o.check = true;
+    } else if (a == "-J")
+      o.jsonPath = next();
     else if (a == "-t")
       o.tolerance = std::atof(next());
     else {
@@ -442,6 +525,7 @@ int main(int argc, char** argv) {
         "strag_MB_sent", "migrated_MB", "detail");
   double base = 0;
   bool allChecked = true;
+  std::vector<Row> rows;
   for (double chi : r.opt.chis) {
     r.chi = chi;
     // (b), (c): all the balancing columns migrate, rounded to a multiple of
@@ -475,26 +559,43 @@ int main(int argc, char** argv) {
             !checkMode(r, modes[k], assignments[k]))
           allChecked = false;
     // Rounds interleave the modes, so drift on a shared machine hits all alike.
-    std::vector<double> perIter[4];
+    std::vector<double> roundSeconds[4];
     Timing last[4];
     for (int round = 0; round < r.opt.rounds; ++round)
       for (int k = 0; k < 4; ++k) {
         last[k] = timeMode(r, modes[k], assignments[k]);
-        perIter[k].push_back(last[k].secondsPerIter);
+        roundSeconds[k].push_back(last[k].secondsPerIter);
       }
     for (int k = 0; k < 4; ++k) {
-      std::sort(perIter[k].begin(), perIter[k].end());
-      const double median = perIter[k][perIter[k].size() / 2];
+      std::vector<double> perIter = roundSeconds[k];
+      std::sort(perIter.begin(), perIter.end());
+      const double median = perIter[perIter.size() / 2];
       if (base == 0) base = median;
       const double migratedMB = double(assignments[k].migrated) * (H + B) * sizeof(float) / 1e6;
       if (r.rank == 0)
         std::printf("  %5.2f %-20s %10.2f %8.2f %14.3f %14.3f %s\n", chi, modeName(modes[k]),
                     median * 1e3, median / base, last[k].stragglerBytesPerIter / 1e6, migratedMB,
                     details[k].c_str());
+      Row row;
+      row.chi = chi;
+      row.mode = modes[k];
+      row.roundSeconds = roundSeconds[k];
+      row.medianSeconds = median;
+      row.vsBase = median / base;
+      row.stragglerBytesPerIter = last[k].stragglerBytesPerIter;
+      row.assignment = assignments[k];
+      if (modes[k] == Mode::Plan) {
+        row.planStragglers = plan.stragglers;
+        row.planBeta = plan.beta;
+      }
+      rows.push_back(std::move(row));
     }
     std::fflush(stdout);
   }
   if (r.opt.check && r.rank == 0) std::printf("# check: %s\n", allChecked ? "OK" : "FAILED");
+  const bool written =
+      r.rank != 0 || r.opt.jsonPath.empty() || writeJson(r.opt, r.nranks, rows, allChecked);
   CHECK(spcclCommDestroy(r.comm));
+  if (!written) return 2;
   return r.opt.check && !allChecked ? 1 : 0;
 }

@@ -5,8 +5,13 @@
 # rank's non-zeros shared by all ranks (tests/mpi/mpi_sparse_allreduce_bench.c),
 # mpirun across the netlab hosts as in peers/mpi_run.sh. Root only.
 #
-#   bench_mpi_interpose.sh [N [RATE [COUNT [DENSITY [ROUNDS]]]]]
+#   bench_mpi_interpose.sh [--raw DIR] [--raw-name NAME] [--wait-load L] [N [RATE [COUNT [DENSITY [ROUNDS]]]]]
 #       defaults: 8 1gbit 16777216 0.01 3
+#
+# --raw DIR keeps every run's JSON line in DIR/NAME.jsonl (default NAME
+# mpi-interpose-nN-RATE-COUNT-dDENSITY) as {"peer", "round", "wall_s",
+# "result"} (peers plain and spccl), and the run's notes in
+# DIR/NAME.meta.json (lib/raw_results.sh).
 #
 # Env: SPCCL_BUILD_DIR (default build/: needs the targets
 # spccl_mpi_interpose and mpi_sparse_allreduce_bench), NETLAB_PREFIX /
@@ -17,8 +22,13 @@
 # input generation, spccl's communicator set-up and the check included)
 # and the interposer's routing report of the last interposed run.
 set -euo pipefail
-n=${1:-8} rate=${2:-1gbit} count=${3:-16777216} density=${4:-0.01} rounds=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/raw_results.sh
+source "$here/lib/raw_results.sh"
+invocation=("$0" "$@")
+raw_parse_options "$@"
+set -- "${RAW_ARGS[@]}"
+n=${1:-8} rate=${2:-1gbit} count=${3:-16777216} density=${4:-0.01} rounds=${5:-3}
 repo=$(cd "$here/../.." && pwd)
 build=${SPCCL_BUILD_DIR:-$repo/build}
 export NETLAB_PREFIX=${NETLAB_PREFIX:-splmpi} NETLAB_SUBNET=${NETLAB_SUBNET:-10.77.2}
@@ -30,6 +40,7 @@ for f in "$bench" "$interposer"; do
   [[ -e $f ]] || { echo "bench_mpi_interpose: $f missing (ninja -C $build spccl_mpi_interpose mpi_sparse_allreduce_bench)" >&2; exit 2; }
 done
 
+raw_begin "mpi-interpose-n$n-$rate-$count-d$density" jsonl -- "${invocation[@]}"
 work=$(mktemp -d /tmp/bench-mpi-interpose.XXXXXX)
 cleanup() { rm -rf "$work"; "$netlab" down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -59,8 +70,10 @@ timed_run() {
   start=$(date +%s%N)
   run_mpi "$@" >"$work/$peer.out" 2>&1 || { cat "$work/$peer.out" >&2; exit 1; }
   end=$(date +%s%N)
-  printf '%s\t%s\t%s\n' "$peer" "$(((end - start) / 1000000))" \
-    "$(grep '^{' "$work/$peer.out" | tail -n 1)" >>"$work/results"
+  local line
+  line=$(grep '^{' "$work/$peer.out" | tail -n 1)
+  printf '%s\t%s\t%s\n' "$peer" "$(((end - start) / 1000000))" "$line" >>"$work/results"
+  raw_record jsonl "{\"peer\": \"$peer\", \"round\": $round, \"wall_s\": $(((end - start) / 1000000))e-3, \"result\": $line}"
 }
 
 for ((round = 1; round <= rounds; round++)); do
@@ -70,6 +83,7 @@ for ((round = 1; round <= rounds; round++)); do
   timed_run spccl -x "LD_PRELOAD=$interposer" -x SPCCL_INTERPOSE_REPORT=1 -x SPCCL_SOCKET_IFNAME=veth0
 done
 
+raw_end
 /usr/bin/python3 - "$work/results" "$n" "$rate" "$count" "$density" "$rounds" <<'PY'
 import json, statistics, sys
 path, n, rate, count, density, rounds = sys.argv[1:]

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Side-by-side dense all-reduce on the netlab testbed (BENCHMARKS.md).
 #
-#   bench_peers.sh N RATE SIZE_BYTES
+#   bench_peers.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE SIZE_BYTES
 #
+# --raw DIR keeps every run's JSON line in DIR/NAME.jsonl (default NAME
+# peers-nN-RATE-SIZE) as {"peer", "round", "result": the peer's line}, and
+# the run's notes in DIR/NAME.meta.json (lib/raw_results.sh);
+# docs/perf/make_figures.py builds the tables and plots from them.
 # Env:
 #   PEERS      which peers, in order (default: "gloo openmpi-ring openmpi-default",
 #              plus "spccl" when BENCH_SPCCL_CMD is set)
@@ -22,7 +26,12 @@ NETLAB="$HERE/netlab"
 PREFIX=${NETLAB_PREFIX:-spl}
 STATE_FILE="/run/netlab-${PREFIX}.state"
 
-usage() { echo "usage: bench_peers.sh N RATE SIZE_BYTES" >&2; exit 2; }
+# shellcheck source=lib/raw_results.sh
+source "$HERE/lib/raw_results.sh"
+usage() { echo "usage: bench_peers.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE SIZE_BYTES" >&2; exit 2; }
+invocation=("$0" "$@")
+raw_parse_options "$@"
+set -- "${RAW_ARGS[@]}"
 (($# == 3)) || usage
 n=$1 rate=$2 bytes=$3
 [[ $n =~ ^[0-9]+$ && $n -ge 2 && $bytes =~ ^[0-9]+$ ]] || usage
@@ -32,6 +41,7 @@ read -r -a peers <<<"${PEERS:-$default_peers}"
 rounds=${ROUNDS:-1}
 limit=${TIMEOUT:-600}
 
+raw_begin "peers-n$n-$rate-$bytes" jsonl -- "${invocation[@]}"
 brought_up=0
 if [[ -f $STATE_FILE ]]; then
   up_n=$(sed -n 's/^N=//p' "$STATE_FILE"); up_rate=$(sed -n 's/^RATE=//p' "$STATE_FILE")
@@ -68,8 +78,10 @@ for ((round = 1; round <= rounds; round++)); do
     [[ -n $line ]] || { echo "bench_peers: $peer printed no JSON line" >&2; exit 1; }
     printf '%s\t%s\n' "$peer" "$line" >>"$results"
     [[ -z ${RESULTS:-} ]] || printf '%s\n' "$line" >>"$RESULTS"
+    raw_record jsonl "{\"peer\": \"$peer\", \"round\": $round, \"result\": $line}"
   done
 done
+raw_end
 
 /usr/bin/python3 - "$results" "$n" "$rate" "$bytes" <<'EOF'
 import json, statistics, sys

@@ -3,15 +3,26 @@
 # all-reduce (checked) on N hosts with RAILS rails of RATE each, using 1 rail
 # and then all of them (SPCCL_TOPO_RAILS), alternating for ROUNDS rounds.
 # Prints the median over rounds of each run's median (slowest rank).
-#   bench_rails.sh N RATE BYTES [RAILS] [ROUNDS]     (root; SPCCL_BUILD_DIR)
+#   bench_rails.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES [RAILS] [ROUNDS]
+#   (root; SPCCL_BUILD_DIR)
+# --raw DIR keeps every run's JSON line in DIR/NAME.jsonl (default NAME
+# rails-nN-RATE-BYTES-rRAILS) as {"rails_used", "round", "result"}, and the
+# run's notes in DIR/NAME.meta.json (lib/raw_results.sh).
 set -euo pipefail
-n=$1 rate=$2 bytes=$3 rails=${4:-2} rounds=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/raw_results.sh
+source "$here/lib/raw_results.sh"
+invocation=("$0" "$@")
+raw_parse_options "$@"
+set -- "${RAW_ARGS[@]}"
+(($# >= 3)) || { echo "usage: bench_rails.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES [RAILS] [ROUNDS]" >&2; exit 2; }
+n=$1 rate=$2 bytes=$3 rails=${4:-2} rounds=${5:-3}
 netlab="$here/netlab"
 results=$(mktemp /tmp/bench-rails.XXXXXX)
 brought_up=0
 cleanup() { rm -f "$results"; [ $brought_up = 1 ] && "$netlab" down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
+raw_begin "rails-n$n-$rate-$bytes-r$rails" jsonl -- "${invocation[@]}"
 "$netlab" down >/dev/null 2>&1 || true
 "$netlab" up "$n" "$rate" --rails "$rails" >&2
 brought_up=1
@@ -21,8 +32,10 @@ for ((round = 1; round <= rounds; round++)); do
     line=$(SPCCL_TRANSPORT=tcp SPCCL_TOPO_RAILS=$use "$netlab" run "$n" --timeout 600 -- \
       /bin/bash "$here/peers/spccl_allreduce.sh" "$bytes" 5 | grep '^{' | tail -n 1)
     printf '%s\t%s\n' "$use" "$line" >>"$results"
+    raw_record jsonl "{\"rails_used\": $use, \"round\": $round, \"result\": $line}"
   done
 done
+raw_end
 /usr/bin/python3 - "$results" "$n" "$bytes" "$rate" <<'PY'
 import json, statistics, sys
 runs = {}

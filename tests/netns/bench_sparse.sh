@@ -3,16 +3,28 @@
 # all-reduce (all-gather of COO) and spccl's sparse all-reduce (auto), with
 # spccl's dense ring on the same inputs (measured by the same perf run).
 # Inputs: float32, half of each rank's non-zeros from a pool shared by all.
-#   bench_sparse.sh N RATE BYTES DENSITY [ROUNDS]     (root; SPCCL_SPARSE_FLAGS
-#   adds flags to sparse_all_reduce_perf, e.g. "-a bp")
+#   bench_sparse.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES DENSITY [ROUNDS]
+#   (root; SPCCL_SPARSE_FLAGS adds flags to sparse_all_reduce_perf, e.g. "-a bp"
+#   or "--coo")
+# --raw DIR keeps every run's JSON line in DIR/NAME.jsonl (default NAME
+# sparse-nN-RATE-BYTES-dDENSITY) as {"peer", "round", "result"} (peers
+# gloo-sparse and spccl), and the run's notes in DIR/NAME.meta.json
+# (lib/raw_results.sh).
 set -euo pipefail
-n=$1 rate=$2 bytes=$3 density=$4 rounds=${5:-3}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/raw_results.sh
+source "$here/lib/raw_results.sh"
+invocation=("$0" "$@")
+raw_parse_options "$@"
+set -- "${RAW_ARGS[@]}"
+(($# >= 4)) || { echo "usage: bench_sparse.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES DENSITY [ROUNDS]" >&2; exit 2; }
+n=$1 rate=$2 bytes=$3 density=$4 rounds=${5:-3}
 netlab="$here/netlab"
 results=$(mktemp /tmp/bench-sparse.XXXXXX)
 brought_up=0
 cleanup() { rm -f "$results"; [ $brought_up = 1 ] && "$netlab" down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
+raw_begin "sparse-n$n-$rate-$bytes-d$density" jsonl -- "${invocation[@]}"
 # A lab of exactly n hosts at this rate, torn down at the end.
 "$netlab" down >/dev/null 2>&1 || true
 "$netlab" up "$n" "$rate" >&2
@@ -22,11 +34,14 @@ for ((round = 1; round <= rounds; round++)); do
   line=$("$netlab" run "$n" --timeout 600 -- /usr/bin/python3 "$here/peers/gloo_allreduce.py" \
     --mode sparse --density "$density" --bytes "$bytes" | grep '^{' | tail -n 1)
   printf 'gloo-sparse\t%s\n' "$line" >>"$results"
+  raw_record jsonl "{\"peer\": \"gloo-sparse\", \"round\": $round, \"result\": $line}"
   echo "bench_sparse: round $round/$rounds: spccl sparse + dense" >&2
   line=$("$netlab" run "$n" --timeout 600 -- /bin/bash "$here/peers/spccl_sparse.sh" "$bytes" "$density" 5 \
     ${SPCCL_SPARSE_FLAGS:-} | grep '^{' | tail -n 1)
   printf 'spccl\t%s\n' "$line" >>"$results"
+  raw_record jsonl "{\"peer\": \"spccl\", \"round\": $round, \"result\": $line}"
 done
+raw_end
 /usr/bin/python3 - "$results" "$n" "$bytes" "$density" <<'PY'
 import json, statistics, sys
 rows = {}
