@@ -4,7 +4,8 @@
 # call time and the links-only prediction (SPCCL_SPARSE_CPU_NS_PER_PAIR=0),
 # on loopback, 16 M float32, half of each rank's non-zeros shared.
 # Prints: n density algorithm measured_us predicted_wire_us output_nnz nnz_over_ranks
-#   docs/perf/sparse_cpu_fit.sh > docs/perf/sparse_cpu_fit.txt   (from the repository root)
+#   docs/perf/measure.sh sparse-cpu-fit    (writes docs/perf/raw/sparse_cpu_fit/, with notes)
+# docs/perf/make_figures.py fits the weights (docs/perf/figures/sparse_fit.py).
 set -euo pipefail
 for n in 4 8; do for density in 0.005 0.02 0.05 0.2; do for algorithm in bp hc agsparse dense; do
   SPCCL_SPARSE_CPU_NS_PER_PAIR=0 SPCCL_DEBUG=INFO SPCCL_DEBUG_SUBSYS=ALL timeout 300 \

@@ -1,0 +1,199 @@
+"""docs/perf/sparse.md: the sparse all-reduce beside Gloo
+(tests/netns/bench_sparse.sh), against density for every algorithm
+(bench_sparse_sweep.sh), the planner's two regimes (the sweep with other
+inputs) and the MPI interposer (bench_mpi_interpose.sh)."""
+import csv
+import glob
+import os
+
+from . import sparse_fit
+from .common import median, provenance, raw_path, read_jsonl, table, thousands
+
+SWEEP_DIR = raw_path("sparse_sweep")
+GLOO_DIR = raw_path("sparse_gloo")
+GLOO_1 = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.01.jsonl")
+GLOO_1_COO = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.01-coo.jsonl")
+GLOO_5 = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.05.jsonl")
+REGIMES_DIR = raw_path("sparse_regimes")
+REGIMES = [("no overlap (`-O 0`), 0.1 %", "overlap0", 0.001),
+           ("no overlap (`-O 0`), 1 %", "overlap0", 0.01),
+           ("Zipf rows (`-Z 1.1 -H 64`: embedding-like, 64-wide rows), 1 %", "zipf", 0.01)]
+MPI = raw_path("mpi_interpose", "mpi-interpose-n8-1gbit-16777216-d0.01.jsonl")
+ALGORITHMS = ["bp", "hc", "agsparse", "block"]
+
+
+def nominal(density: float) -> float:
+    """The requested density (the CSV has the measured mean)."""
+    for d in (0.001, 0.005, 0.01, 0.05, 0.1, 0.5):
+        if abs(density - d) / d < 0.2:
+            return d
+    return density
+
+
+def read_sweep(*paths: str) -> dict:
+    """{(n, nominal density, algorithm): row}; a point in two files is an error."""
+    rows = {}
+    for path in paths:
+        for r in csv.DictReader(open(path)):
+            key = (int(r["n"]), nominal(float(r["density"])), r["algorithm"])
+            if key in rows:
+                raise SystemExit(f"make_figures: {path}: {key} measured twice; remove the older file")
+            rows[key] = r
+    return rows
+
+
+def sweep_files() -> list:
+    """Every bench_sparse_sweep.sh CSV of the density sweep."""
+    files = sorted(glob.glob(os.path.join(SWEEP_DIR, "*.csv")))
+    if not files:
+        raise FileNotFoundError(2, "no sweep CSV", SWEEP_DIR)
+    return files
+
+
+def dense_median(rows: dict, n: int, d: float) -> float:
+    """spccl's dense all-reduce of the same inputs, over every run at (n, d)."""
+    return median([float(r["dense_median_s"]) for (m, e, _), r in rows.items() if (m, e) == (n, d)])
+
+
+def sweep_table(n: int) -> str:
+    rows = read_sweep(*sweep_files())
+    densities = sorted({d for (m, d, _) in rows if m == n})
+    out = []
+    for d in densities:
+        times = {a: float(rows[(n, d, a)]["median_s"]) for a in ALGORITHMS if (n, d, a) in rows}
+        dense = dense_median(rows, n, d)
+        best = min(list(times.values()) + [dense])
+        auto = rows.get((n, d, "auto"))
+        wrong = sum(int(r["wrong"]) for (m, e, _), r in rows.items() if (m, e) == (n, d))
+        out.append([f"{d * 100:g} %"] + [f"{times[a]:.3f}" if a in times else "-" for a in ALGORITHMS]
+                   + [f"{dense:.3f}",
+                      f"{float(auto['median_s']):.3f} ({auto['chosen']})" if auto else "-",
+                      f"{float(auto['median_s']) / best:.2f}" if auto else "-", wrong])
+    header = ["density"] + ALGORITHMS + ["dense", "auto (chose)", "auto / best", "wrong"]
+    return table(header, out) + "\n\n" + provenance(*sweep_files())
+
+
+def draw_sweep(png: str) -> None:
+    from .common import pyplot
+
+    plt = pyplot()
+    rows = read_sweep(*sweep_files())
+    ns = sorted({n for (n, _, _) in rows})
+    fig, axes = plt.subplots(1, len(ns), figsize=(6 * len(ns), 4.5), squeeze=False)
+    for ax, n in zip(axes[0], ns):
+        densities = sorted({d for (m, d, _) in rows if m == n})
+        for a in ALGORITHMS + ["auto"]:
+            xs = [d for d in densities if (n, d, a) in rows]
+            style = dict(linewidth=2.5, color="black", marker="o") if a == "auto" else dict(marker=".")
+            ax.plot([x * 100 for x in xs], [float(rows[(n, x, a)]["median_s"]) for x in xs], label=a,
+                    **style)
+        ax.plot([d * 100 for d in densities], [dense_median(rows, n, d) for d in densities], "--",
+                color="gray", label="dense (spccl ring)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("density per rank (%)")
+        ax.set_ylabel("median seconds (slowest rank)")
+        ax.set_title(f"sparse all-reduce, 16 M float32, n = {n}, 1 Gbit/s, overlap 0.5")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def side_by_side(runs: dict) -> dict:
+    """One bench_sparse.sh file: medians over its rounds."""
+    gloo = [r["result"]["median_s"] for r in runs if r["peer"] == "gloo-sparse"]
+    spccl = [r["result"] for r in runs if r["peer"] == "spccl"]
+    return {
+        "gloo": median(gloo), "gloo_rounds": gloo,
+        "spccl": median([s["median_s"] for s in spccl]), "spccl_rounds": [s["median_s"] for s in spccl],
+        "dense": median([s["dense_median_s"] for s in spccl]),
+        "chose": sorted({s["algorithm"] for s in spccl}),
+        "spccl_rounds_chose": [s["algorithm"] for s in spccl],
+        "sent": median([s["bytes_sent_per_rank"] for s in spccl]),
+        "predicted": median([s["predicted_bytes_sent"] for s in spccl]),
+        "cpu": median([s["cpu_s_per_iter"] for s in spccl]),
+        "wrong": sum(s["wrong"] for s in spccl), "rounds": len(spccl),
+    }
+
+
+def rounds_text(values: list) -> str:
+    return " / ".join(f"{v:.3f}" for v in values)
+
+
+def gloo_table() -> str:
+    columns = [("dense API", side_by_side(read_jsonl(GLOO_1))),
+               ("COO API", side_by_side(read_jsonl(GLOO_1_COO)))]
+    rows = [
+        ["Gloo sparse all-reduce (torch sparse COO, all-gather)"]
+        + [f"{c['gloo']:.3f} s ({rounds_text(c['gloo_rounds'])})" for _, c in columns],
+        ["spccl sparse, auto (chose " + "/".join(sorted({a for _, c in columns for a in c["chose"]})) + ")"]
+        + [f"{c['spccl']:.3f} s ({rounds_text(c['spccl_rounds'])})" for _, c in columns],
+        ["spccl dense ring, same inputs"] + [f"{c['dense']:.3f} s" for _, c in columns],
+        ["speed-up over Gloo / over the dense ring"]
+        + [f"{c['gloo'] / c['spccl']:.1f}× / {c['dense'] / c['spccl']:.1f}×" for _, c in columns],
+        ["bytes sent per rank: measured / the chosen schedule's formula"]
+        + [f"{thousands(c['sent'])} / {thousands(c['predicted'])} ({100 * (c['sent'] / c['predicted'] - 1):+.2f} %)"
+           for _, c in columns],
+        ["CPU seconds per call per rank (spccl sparse)"] + [f"{c['cpu']:.3f}" for _, c in columns],
+        ["wrong elements (every round checked)"] + [str(c["wrong"]) for _, c in columns],
+    ]
+    return (table(["what"] + [name for name, _ in columns], rows)
+            + "\n\nMedian over rounds (each round: median of 5 timed calls, slowest rank; the rounds in brackets)."
+            + "\n\n" + provenance(GLOO_1, GLOO_1_COO))
+
+
+def five_percent_table() -> str:
+    c = side_by_side(read_jsonl(GLOO_5))
+    chosen = " / ".join(f"{t:.3f} ({a})" for t, a in zip(c["spccl_rounds"], c["spccl_rounds_chose"]))
+    rows = [["Gloo sparse", f"{c['gloo']:.3f}", rounds_text(c["gloo_rounds"])],
+            ["spccl auto (chose)", f"{c['spccl']:.3f}", chosen],
+            ["spccl dense ring, same inputs", f"{c['dense']:.3f}", ""]]
+    return (table(["what", "median s", "rounds"], rows)
+            + f"\n\nspccl auto: {c['gloo'] / c['spccl']:.1f}× faster than Gloo, {c['dense'] / c['spccl']:.2f}× "
+            f"the dense ring's speed; wrong elements: {c['wrong']}.\n\n" + provenance(GLOO_5))
+
+
+def regimes_table() -> str:
+    paths = {key: os.path.join(REGIMES_DIR, f"{key}.csv") for key in ("overlap0", "zipf")}
+    links = {key: os.path.join(REGIMES_DIR, f"{key}-links-only.csv") for key in paths}
+    rows = []
+    for label, key, d in REGIMES:
+        sweep, alpha_beta = read_sweep(paths[key]), read_sweep(links[key])
+        n = next(m for (m, _, _) in sweep)
+        auto, auto_ab = sweep[(n, d, "auto")], alpha_beta[(n, d, "auto")]
+        rows.append([label, f"{float(auto['median_s']):.3f} ({auto['chosen']})",
+                     f"{float(auto_ab['median_s']):.3f} ({auto_ab['chosen']})"]
+                    + [f"{float(sweep[(n, d, a)]['median_s']):.3f}" if (n, d, a) in sweep else "-"
+                       for a in ("bp", "hc", "agsparse")]
+                    + [f"{dense_median(sweep, n, d):.3f}",
+                       f"{thousands(float(auto['bytes_sent']))} / {thousands(float(auto['predicted_bytes']))}"])
+    header = ["workload", "auto (chose)", "auto, links only (chose)", "bp", "hc", "agsparse", "dense",
+              "bytes/rank of auto's choice: measured / formula"]
+    sources = list(paths.values()) + list(links.values())
+    return table(header, rows) + "\n\n" + provenance(*sources)
+
+
+def mpi_table() -> str:
+    runs = read_jsonl(MPI)
+    rows, med = [], {}
+    for peer, label in (("plain", "Open MPI 4.1 (no preload)"),
+                        ("spccl", "same binary, `LD_PRELOAD=libspccl_mpi_interpose.so`")):
+        mine = [r for r in runs if r["peer"] == peer]
+        med[peer] = median([r["result"]["median_s"] for r in mine])
+        rows.append([label, f"{med[peer]:.3f}", rounds_text([r["result"]["median_s"] for r in mine]),
+                     sum(r["result"]["wrong"] for r in mine), f"{median([r['wall_s'] for r in mine]):.2f}"])
+    return (table(["run", "median s per call", "rounds", "wrong", "mpirun wall s (median)"], rows)
+            + f"\n\nSpeed-up with the interposer: {med['plain'] / med['spccl']:.1f}× per call.\n\n"
+            + provenance(MPI))
+
+
+TABLES = [
+    ("sparse.md", "sparse-gloo-1pct", gloo_table, [GLOO_1, GLOO_1_COO]),
+    ("sparse.md", "sparse-gloo-5pct", five_percent_table, [GLOO_5]),
+    ("sparse.md", "sparse-sweep-n4", lambda: sweep_table(4), [SWEEP_DIR]),
+    ("sparse.md", "sparse-sweep-n8", lambda: sweep_table(8), [SWEEP_DIR]),
+    ("sparse.md", "sparse-regimes", regimes_table, [REGIMES_DIR]),
+    ("sparse.md", "sparse-mpi-interpose", mpi_table, [MPI]),
+] + sparse_fit.TABLES
+PLOTS = [("sparse_sweep.png", draw_sweep, [SWEEP_DIR])]
