@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side dense all-reduce on the netlab testbed (BENCHMARKS.md).
+# Side-by-side dense all-reduce on the netlab testbed (docs/benchmarking.md).
 #
 #   bench_peers.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE SIZE_BYTES
 #
@@ -88,14 +88,14 @@ import json, statistics, sys
 path, n, rate, size = sys.argv[1], int(sys.argv[2]), sys.argv[3].lower(), int(sys.argv[4])
 units = {"gbit": 1e9, "mbit": 1e6, "kbit": 1e3, "bit": 1.0}
 bits = next(float(rate[: -len(u)]) * m for u, m in units.items() if rate.endswith(u))
-# Dense ring all-reduce link limit (BENCHMARKS.md): 2(n-1)/n * S / b.
+# Dense ring all-reduce link limit (docs/benchmarking.md): 2(n-1)/n * S / b.
 limit_s = 2 * (n - 1) / n * size / (bits / 8)
 medians = {}
 for row in open(path):
     peer, line = row.rstrip("\n").split("\t", 1)
     medians.setdefault(peer, []).append(json.loads(line)["median_s"])
 print(f"\ndense all-reduce, n={n}, {size} bytes, {rate} links; ring link limit {limit_s:.3f} s")
-# BENCHMARKS.md asks for the ratio: how many times faster spccl is than each peer.
+# docs/benchmarking.md asks for the ratio: how many times faster spccl is than each peer.
 spccl = statistics.median(medians["spccl"]) if "spccl" in medians else None
 print(f"| {'peer':<16} | median s | vs link limit |" + (" spccl speed-up |" if spccl else ""))
 print(f"|{'-' * 18}|----------|---------------|" + ("----------------|" if spccl else ""))
