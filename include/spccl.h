@@ -133,6 +133,12 @@ spcclResult_t spcclCommAbort(spcclComm_t comm);
 spcclResult_t spcclCommCount(const spcclComm_t comm, int* count);
 spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank);
 spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* counters);
+/* The first failure of a call enqueued on a CUDA stream, found after that
+ * call returned (spcclSuccess if none). Once set, every later call on comm
+ * fails with it; spcclGetLastError(comm) says why. */
+spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError);
+/* The CUDA device current on the thread that created comm; -1 if none. */
+spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device);
 
 const char* spcclGetErrorString(spcclResult_t result);
 /* The message of the last failed call on comm (per communicator); with
@@ -140,8 +146,13 @@ const char* spcclGetErrorString(spcclResult_t result);
 const char* spcclGetLastError(spcclComm_t comm);
 
 /* ---- collectives ----
- * stream: NULL means host buffers and a call that completes before it
- * returns. (Device memory and cudaStream_t come with the GPU work.)
+ * Buffers: host memory (pageable, pinned or managed) or CUDA device memory,
+ * found per buffer; a call's send and receive buffers are of one kind.
+ * stream: NULL, and the call completes before it returns (device memory is
+ * copied through pinned host memory). Otherwise a cudaStream_t: the call is
+ * enqueued in the stream's order and returns at once; its results are
+ * visible to later work on that stream; a failure after the return is
+ * reported by spcclCommGetAsyncError and by every later call on comm.
  * Rooted calls (Broadcast, Reduce, their non-blocking forms, and Scatter,
  * Gather, MigrateBroadcast, MigrateReduce below) first check that every
  * rank passed the same root; if not, the call fails with spcclInvalidUsage

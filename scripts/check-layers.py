@@ -13,6 +13,7 @@ import sys
 LAYERS = [
     ("src/base", 0),            # check, log, clock, knobs, socket, enums
     ("kernels", 1),             # reduction, sparse and codec kernels (CPU, CUDA)
+    ("src/device", 1),          # CUDA driver (loaded at run time), memory kinds, staging
     ("src/topology", 2),        # hwloc: NIC choice per rank
     ("transports/common", 2),   # side channel, stream framing
     ("transports/tcp", 3),

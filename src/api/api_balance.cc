@@ -174,8 +174,9 @@ spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulT
   const spcclBalanceCostModel_t defaults = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
   encodeModel(local == spcclSuccess && costModel != nullptr ? *costModel : defaults, mine.model);
   std::vector<PlanInput> all(static_cast<size_t>(comm->nranks));
-  spcclResult_t res = runMigrationCall(
-      comm, {call, nullptr},
+  // Host memory of its own, and the caller uses the plan at once: no stream.
+  spcclResult_t res = runCollectiveBlocking(
+      comm,
       migrationSignature(MigrationKind::PlanExchange, spcclUint8, spcclSum, -1, sizeof(PlanInput)),
       [&](CollContext& ctx) { return gatherInputs(ctx, mine, &all); });
   if (local != spcclSuccess) {

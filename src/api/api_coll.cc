@@ -1,6 +1,7 @@
 // API: collectives, point to point, groups and non-blocking requests.
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
+#include <algorithm>
 #include <vector>
 
 #include "api/arguments.h"
@@ -8,6 +9,7 @@
 #include "coll/collective.h"
 #include "coll/root_agreement.h"
 #include "core/comm.h"
+#include "core/staged_call.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -18,6 +20,7 @@ struct Call {
   CollArgs args;
   CollSignature signature;
   const char* name = "";  // the API function, for errors found while it runs
+  void* stream = nullptr;
 };
 
 struct DeferredP2P {
@@ -26,6 +29,7 @@ struct DeferredP2P {
   size_t bytes;
   int peer;
   CollSignature signature;
+  void* stream;
 };
 
 struct GroupState {
@@ -102,6 +106,67 @@ spcclResult_t validate(spcclComm_t comm, const Call& call, const void* stream, c
   }
 }
 
+// The bytes each buffer of a valid call spans, and whether the call reads
+// or writes them (core/staged_call.h).
+void addBuffers(StagedCall& staged, const CollArgs& a, int rank, int nranks) {
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t bytes = a.count * spcclTypeSize(a.datatype);
+  const void* send = a.sendbuff;
+  switch (a.type) {
+    case CollType::AllReduce:
+      staged.add("sendbuff", send, bytes, device::Access::Read);
+      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
+      return;
+    case CollType::Broadcast:
+      if (rank == a.root) staged.add("sendbuff", send, bytes, device::Access::Read);
+      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
+      return;
+    case CollType::Reduce:
+      staged.add("sendbuff", send, bytes, device::Access::Read);
+      if (rank == a.root) staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
+      return;
+    case CollType::AllGather:
+      staged.add("sendbuff", send, bytes, device::Access::Read);
+      staged.add("recvbuff", a.recvbuff, bytes * n, device::Access::Write);
+      return;
+    case CollType::ReduceScatter:
+      staged.add("sendbuff", send, bytes * n, device::Access::Read);
+      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
+      return;
+    case CollType::AllToAll:
+      staged.add("sendbuff", send, bytes * n, device::Access::Read);
+      staged.add("recvbuff", a.recvbuff, bytes * n, device::Access::Write);
+      return;
+    case CollType::AllToAllv: {
+      size_t sendEnd = 0, recvEnd = 0;
+      for (size_t peer = 0; peer < n; ++peer) {
+        sendEnd = std::max(sendEnd, a.sdispls[peer] + a.sendcounts[peer]);
+        recvEnd = std::max(recvEnd, a.rdispls[peer] + a.recvcounts[peer]);
+      }
+      const size_t typeSize = spcclTypeSize(a.datatype);
+      staged.add("sendbuff", send, sendEnd * typeSize, device::Access::Read);
+      // Read too: the gaps between the peers' blocks keep what they held.
+      staged.add("recvbuff", a.recvbuff, recvEnd * typeSize, device::Access::ReadWrite);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// The call as the CPU runs it: its buffers where staged put them.
+Call onHost(const StagedCall& staged, Call call) {
+  call.args.sendbuff = staged.hostView(call.args.sendbuff);
+  call.args.recvbuff = staged.hostView(call.args.recvbuff);
+  return call;
+}
+
+spcclResult_t stage(spcclComm_t comm, const Call& call, StagedCall& staged) {
+  addBuffers(staged, call.args, comm->rank, comm->nranks);
+  SPCCL_CHECK(staged.requireSameKind("sendbuff", "recvbuff"));
+  return staged.prepare();
+}
+
 Call makeCall(CollType type, const void* sendbuff, void* recvbuff, size_t count,
               spcclDataType_t datatype, spcclRedOp_t op, int root) {
   Call call;
@@ -145,18 +210,23 @@ spcclResult_t reject(spcclComm_t comm, spcclResult_t failure) {
   return rejectCall(comm, failure, callsAhead);
 }
 
-// Blocking entry: validate, then run now (or at the group's end).
-spcclResult_t submit(spcclComm_t comm, Call call, const void* stream, const char* name) {
+// Blocking entry: validate, then run now, or on the stream (or at the
+// group's end, staged there with the group's other calls).
+spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name) {
   clearThreadLastError();
   call.name = name;
+  call.stream = stream;
   spcclResult_t res = validate(comm, call, stream, name);
+  StagedCall staged(comm, name, stream);
+  if (res == spcclSuccess) res = stage(comm, call, staged);
   if (res != spcclSuccess) return reject(comm, res);
   if (tlsGroup.depth > 0) {
     rememberComm(comm);
     tlsGroup.collectives.emplace_back(comm, call);
     return spcclSuccess;
   }
-  return finishCall(comm, runBlocking(comm, [&] { return execute(comm, call); }));
+  Call host = onHost(staged, call);
+  return finishCall(comm, staged.run([comm, host] { return execute(comm, host); }));
 }
 
 spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, const char* name) {
@@ -166,9 +236,11 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   if (res == spcclSuccess) res = validate(comm, call, nullptr, name);
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
+  StagedCall staged(comm, name, nullptr);
+  if (res == spcclSuccess) res = stage(comm, call, staged);
   if (res != spcclSuccess) return reject(comm, res);
-  return runAsync(
-      comm, [comm, call] { return execute(comm, call); }, request);
+  Call host = onHost(staged, call);
+  return finishCall(comm, staged.runQueued([comm, host] { return execute(comm, host); }, request));
 }
 
 spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t datatype, int peer,
@@ -183,9 +255,19 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
   if (res == spcclSuccess && peer == comm->rank)
     res = SPCCL_FAIL(spcclInvalidArgument, "%s: peer %d is this rank; copy locally instead", name,
                      peer);
+  if (res == spcclSuccess) {
+    StagedCall staged(comm, name, stream);
+    staged.add(isSend ? "sendbuff" : "recvbuff", buffer, bytes,
+               isSend ? device::Access::Read : device::Access::Write);
+    res = staged.prepare();
+  }
   if (res != spcclSuccess) return finishCall(comm, res);
-  DeferredP2P op{isSend, buffer, bytes, peer,
-                 CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count}};
+  DeferredP2P op{isSend,
+                 buffer,
+                 bytes,
+                 peer,
+                 CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count},
+                 stream};
   bool implicitGroup = tlsGroup.depth == 0;
   if (implicitGroup) spcclGroupStart();
   rememberComm(comm);
@@ -209,6 +291,50 @@ spcclResult_t runGroupOn(spcclComm_t comm, const GroupState& group) {
   for (const auto& [c, call] : group.collectives)
     if (c == comm) SPCCL_CHECK(execute(comm, call));
   return slots.empty() ? spcclSuccess : engine.wait(slots);
+}
+
+// The stream of a group's calls on comm; they must agree.
+spcclResult_t groupStream(spcclComm_t comm, const GroupState& group, void** stream) {
+  bool found = false;
+  auto take = [&](spcclComm_t c, void* s) -> spcclResult_t {
+    if (c != comm) return spcclSuccess;
+    if (found && s != *stream)
+      return SPCCL_FAIL(spcclInvalidUsage,
+                        "spcclGroupEnd: the group's calls on communicator rank %d use two "
+                        "streams (%p and %p); one communicator, one stream per group",
+                        comm->rank, *stream, s);
+    found = true;
+    *stream = s;
+    return spcclSuccess;
+  };
+  for (const auto& [c, op] : group.p2p) SPCCL_CHECK(take(c, op.stream));
+  for (const auto& [c, call] : group.collectives) SPCCL_CHECK(take(c, call.stream));
+  return spcclSuccess;
+}
+
+// A group's calls on comm, staged as one call: copied in together, run
+// (runGroupOn), copied out together, at once or on the group's stream.
+spcclResult_t runStagedGroupOn(spcclComm_t comm, const GroupState& group) {
+  void* stream = nullptr;
+  SPCCL_CHECK(groupStream(comm, group, &stream));
+  StagedCall staged(comm, "spcclGroupEnd", stream);
+  for (const auto& [c, op] : group.p2p)
+    if (c == comm)
+      staged.add(op.isSend ? "sendbuff" : "recvbuff", op.buffer, op.bytes,
+                 op.isSend ? device::Access::Read : device::Access::Write);
+  for (const auto& [c, call] : group.collectives)
+    if (c == comm) addBuffers(staged, call.args, comm->rank, comm->nranks);
+  SPCCL_CHECK(staged.prepare());
+  GroupState mine;
+  for (const auto& [c, op] : group.p2p)
+    if (c == comm) {
+      DeferredP2P host = op;
+      host.buffer = staged.hostView(op.buffer);
+      mine.p2p.emplace_back(comm, host);
+    }
+  for (const auto& [c, call] : group.collectives)
+    if (c == comm) mine.collectives.emplace_back(comm, onHost(staged, call));
+  return staged.run([comm, mine] { return runGroupOn(comm, mine); });
 }
 
 spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {
@@ -322,8 +448,7 @@ spcclResult_t spcclGroupEnd(void) {
   tlsGroup = GroupState{};
   spcclResult_t result = spcclSuccess;
   for (spcclComm_t comm : group.comms) {
-    spcclResult_t res =
-        finishCall(comm, runBlocking(comm, [&] { return runGroupOn(comm, group); }));
+    spcclResult_t res = finishCall(comm, runStagedGroupOn(comm, group));
     if (result == spcclSuccess) result = res;
   }
   return result;

@@ -17,6 +17,7 @@
 #include "core/comm.h"
 #include "core/env_discovery.h"
 #include "core/handshake.h"
+#include "core/staged_call.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -220,6 +221,23 @@ spcclResult_t spcclCommCount(const spcclComm_t comm, int* count) {
   if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
   if (count == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "count is NULL");
   *count = comm->nranks;
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError) {
+  if (comm == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: comm is NULL");
+  if (asyncError == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: asyncError is NULL");
+  *asyncError = asyncErrorOf(comm);
+  return spcclSuccess;
+}
+
+spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: comm is NULL");
+  if (device == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: device is NULL");
+  *device = comm->cudaDevice;
   return spcclSuccess;
 }
 

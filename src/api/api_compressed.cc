@@ -6,6 +6,7 @@
 #include "base/check.h"
 #include "compress/compressed_allreduce.h"
 #include "core/comm.h"
+#include "core/staged_call.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -33,6 +34,22 @@ spcclResult_t prepare(const char* name, const void* sendbuff, void* recvbuff, si
   return compress::resolveCompression(cfg, call);
 }
 
+spcclResult_t stage(const CompressedCall& call, StagedCall& staged) {
+  const size_t bytes = call.count * spcclTypeSize(call.type);
+  staged.add("sendbuff", call.sendbuff, bytes, device::Access::Read);
+  staged.add("recvbuff", call.recvbuff, bytes, device::Access::Write);
+  staged.add("cfg->residual", call.residual, call.count * sizeof(float), device::Access::ReadWrite);
+  SPCCL_CHECK(staged.requireSameKind("sendbuff", "recvbuff"));
+  return staged.prepare();
+}
+
+CompressedCall onHost(const StagedCall& staged, CompressedCall call) {
+  call.sendbuff = staged.hostView(call.sendbuff);
+  call.recvbuff = staged.hostView(call.recvbuff);
+  call.residual = static_cast<float*>(staged.hostView(call.residual));
+  return call;
+}
+
 }  // namespace
 
 extern "C" {
@@ -44,11 +61,14 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
   CompressedCall call;
   spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                               cfg, comm, &call);
-  if (res == spcclSuccess) res = checkNoStream(call.name, stream);
+  StagedCall staged(comm, call.name, stream);
+  if (res == spcclSuccess) res = stage(call, staged);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
-    return compress::runCompressedAllReduce(ctx, call);
-  });
+  const CompressedCall host = onHost(staged, call);
+  return finishCall(comm,
+                    staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
+                      return compress::runCompressedAllReduce(ctx, host);
+                    }));
 }
 
 spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -59,10 +79,15 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
   spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                               cfg, comm, &call);
   if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
+  StagedCall staged(comm, call.name, nullptr);
+  if (res == spcclSuccess) res = stage(call, staged);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  return runCollectiveAsync(
-      comm, compress::signatureOf(call),
-      [call](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, call); }, request);
+  const CompressedCall host = onHost(staged, call);
+  return finishCall(
+      comm, staged.runCollectiveQueued(
+                compress::signatureOf(host),
+                [host](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, host); },
+                request));
 }
 
 }  // extern "C"

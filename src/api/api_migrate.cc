@@ -49,17 +49,26 @@ spcclResult_t checkRootedExchange(const char* call, bool rootSends, const void* 
 
 spcclResult_t rootedExchange(const char* call, bool rootSends, const void* sendbuff, void* recvbuff,
                              size_t count, spcclDataType_t datatype, int root, spcclComm_t comm,
-                             const void* stream) {
+                             void* stream) {
   clearThreadLastError();
   const spcclResult_t res =
       checkRootedExchange(call, rootSends, sendbuff, recvbuff, count, datatype, root, comm, stream);
   if (res != spcclSuccess) return rejectCall(comm, res);
   const MigrationKind kind = rootSends ? MigrationKind::Scatter : MigrationKind::Gather;
+  const size_t ownBytes = count * spcclTypeSize(datatype);
+  const size_t rootBytes = comm->rank == root ? ownBytes * comm->nranks : 0;
+  StagedCall staged(comm, call, stream);
+  staged.add("sendbuff", sendbuff, rootSends ? rootBytes : ownBytes, device::Access::Read);
+  staged.add("recvbuff", recvbuff, rootSends ? ownBytes : rootBytes, device::Access::Write);
   return runMigrationCall(
-      comm, {call, "root"}, migrationSignature(kind, datatype, spcclSum, root, count),
-      [&](CollContext& ctx) {
-        return rootSends ? linearScatter(ctx, sendbuff, recvbuff, count, datatype, root)
-                         : linearGather(ctx, sendbuff, recvbuff, count, datatype, root);
+      comm, staged, {call, "root"}, migrationSignature(kind, datatype, spcclSum, root, count),
+      [=](const HostView& view) {
+        const void* send = view(sendbuff);
+        void* recv = view(recvbuff);
+        return [=](CollContext& ctx) {
+          return rootSends ? linearScatter(ctx, send, recv, count, datatype, root)
+                           : linearGather(ctx, send, recv, count, datatype, root);
+        };
       });
 }
 
@@ -76,10 +85,17 @@ spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t da
   if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
   if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
   if (res != spcclSuccess) return rejectCall(comm, res);
+  StagedCall staged(comm, call, stream);
+  staged.add("buff", buff, bytes, device::Access::ReadWrite);
   return runMigrationCall(
-      comm, {call, "straggler"},
+      comm, staged, {call, "straggler"},
       migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
-      [&](CollContext& ctx) { return migrationBroadcast(ctx, buff, count, datatype, straggler); });
+      [=](const HostView& view) {
+        void* host = view(buff);
+        return [=](CollContext& ctx) {
+          return migrationBroadcast(ctx, host, count, datatype, straggler);
+        };
+      });
 }
 
 spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, size_t* begin,
@@ -110,11 +126,18 @@ spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t co
   if (res == spcclSuccess && comm->rank == dest)
     res = checkBuffer(call, "recvbuff", recvbuff, bytes);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  return runMigrationCall(
-      comm, {call, "dest"}, migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
-      [&](CollContext& ctx) {
-        return migrationReduce(ctx, sendbuff, recvbuff, count, datatype, op, dest);
-      });
+  StagedCall staged(comm, call, stream);
+  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+  if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+  return runMigrationCall(comm, staged, {call, "dest"},
+                          migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+                          [=](const HostView& view) {
+                            const void* send = view(sendbuff);
+                            void* recv = view(recvbuff);
+                            return [=](CollContext& ctx) {
+                              return migrationReduce(ctx, send, recv, count, datatype, op, dest);
+                            };
+                          });
 }
 
 spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -130,13 +153,21 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
   if (res == spcclSuccess)
     res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  const MigratedPart part{migrated, migratedCount, migratedOffset};
+  StagedCall staged(comm, call, stream);
+  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+  staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+  staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
   return runMigrationCall(
-      comm, {call, nullptr},
+      comm, staged, {call, nullptr},
       migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
-      [&](CollContext& ctx) {
-        return mergedMigrationAllReduce(ctx, sendbuff, recvbuff, count, part, datatype, op,
-                                        ctx.denseAlgorithm());
+      [=](const HostView& view) {
+        const void* send = view(sendbuff);
+        void* recv = view(recvbuff);
+        const MigratedPart part{view(migrated), migratedCount, migratedOffset};
+        return [=](CollContext& ctx) {
+          return mergedMigrationAllReduce(ctx, send, recv, count, part, datatype, op,
+                                          ctx.denseAlgorithm());
+        };
       });
 }
 

@@ -11,6 +11,7 @@
 #include "base/check.h"
 #include "base/versioned_struct.h"
 #include "core/comm.h"
+#include "core/staged_call.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/comm_state.h"
 #include "sparse/sparse_allreduce.h"
@@ -107,22 +108,66 @@ spcclResult_t canonicalCoo(const void* indices, spcclIndexType_t indexType, cons
   return spcclSuccess;
 }
 
-// Validates a COO input; a content error leaves the call runnable with
+// A COO input as the caller passed it: read when the call runs (it may
+// be device memory, staged on a stream).
+struct CooInput {
+  const void* indices = nullptr;
+  spcclIndexType_t indexType = spcclIndexUint64;
+  const void* values = nullptr;
+  size_t nnz = 0;
+};
+
+// Validates a COO input's arguments; its content is checked when the call
+// runs (canonicalCoo), and a content error leaves the call runnable with
 // inputValid = false (the rank still takes part in the agreement).
-spcclResult_t prepareCooInput(const void* indices, spcclIndexType_t indexType, const void* values,
-                              size_t nnz, SparseCall* call) {
-  SPCCL_CHECK(checkIndexType(indexType, call->count, call->name));
-  SPCCL_CHECK(checkSize(call->name, "nnz", nnz, sizeof(uint64_t)));
-  SPCCL_CHECK(checkBuffer(call->name, "indices", indices, nnz));
-  SPCCL_CHECK(checkBuffer(call->name, "values", values, nnz));
-  if (canonicalCoo(indices, indexType, values, nnz, call) != spcclSuccess) call->inputValid = false;
-  return spcclSuccess;
+spcclResult_t checkCooInput(const CooInput& in, const SparseCall& call) {
+  SPCCL_CHECK(checkIndexType(in.indexType, call.count, call.name));
+  SPCCL_CHECK(checkSize(call.name, "nnz", in.nnz, sizeof(uint64_t)));
+  SPCCL_CHECK(checkBuffer(call.name, "indices", in.indices, in.nnz));
+  return checkBuffer(call.name, "values", in.values, in.nnz);
 }
 
-spcclResult_t submit(spcclComm_t comm, SparseCall& call) {
-  return runCollectiveBlocking(comm, sparse::signatureOf(call), [&](CollContext& ctx) {
-    return sparse::runSparseAllReduce(ctx, *comm->sparse, call);
-  });
+size_t indexBytes(spcclIndexType_t type) {
+  return type == spcclIndexUint32 ? sizeof(uint32_t) : sizeof(uint64_t);
+}
+
+// Every buffer of the call where the CPU reaches it (core/staged_call.h),
+// then the call, on the caller's stream.
+spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& coo, void* stream) {
+  StagedCall staged(comm, call.name, stream);
+  const size_t valueBytes = spcclTypeSize(call.type);
+  staged.add("sendbuff", call.denseInput, call.count * valueBytes, device::Access::Read);
+  staged.add("recvbuff", call.denseOutput, call.count * valueBytes, device::Access::Write);
+  staged.add("indices", coo.indices, coo.nnz * indexBytes(coo.indexType), device::Access::Read);
+  staged.add("values", coo.values, coo.nnz * valueBytes, device::Access::Read);
+  if (call.cooOutput) {
+    staged.add("outIndices", call.outIndices, call.outCapacity * indexBytes(call.outIndexType),
+               device::Access::Write);
+    staged.add("outValues", call.outValues, call.outCapacity * valueBytes, device::Access::Write);
+    staged.add("outNnz", call.outNnz, sizeof(size_t), device::Access::Write);
+  }
+  spcclResult_t res = staged.requireSameKind("sendbuff", "recvbuff");
+  if (res == spcclSuccess) res = staged.prepare();
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  SparseCall host = call;
+  host.denseInput = staged.hostView(call.denseInput);
+  host.denseOutput = staged.hostView(call.denseOutput);
+  host.outIndices = staged.hostView(call.outIndices);
+  host.outValues = staged.hostView(call.outValues);
+  host.outNnz = static_cast<size_t*>(staged.hostView(call.outNnz));
+  CooInput hostCoo = coo;
+  hostCoo.indices = staged.hostView(coo.indices);
+  hostCoo.values = staged.hostView(coo.values);
+  const bool isCoo = host.denseInput == nullptr;
+  return finishCall(
+      comm, staged.runCollective(
+                sparse::signatureOf(host), [comm, host, hostCoo, isCoo](CollContext& ctx) {
+                  SparseCall run = host;
+                  if (isCoo && canonicalCoo(hostCoo.indices, hostCoo.indexType, hostCoo.values,
+                                            hostCoo.nnz, &run) != spcclSuccess)
+                    run.inputValid = false;
+                  return sparse::runSparseAllReduce(ctx, *comm->sparse, run);
+                }));
 }
 
 // The part every sparse entry point shares: the call's identity, then the
@@ -154,7 +199,7 @@ spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbu
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseInput = sendbuff;
   call.denseOutput = recvbuff;
-  return submit(comm, call);
+  return submit(comm, call, CooInput{}, stream);
 }
 
 spcclResult_t spcclSparseAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -172,11 +217,12 @@ spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t inde
   SparseCall call;
   spcclResult_t res =
       beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
+  const CooInput coo{indices, indexType, values, nnz};
   if (res == spcclSuccess) res = checkBuffer(call.name, "recvbuff", recvbuff, count);
-  if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
+  if (res == spcclSuccess) res = checkCooInput(coo, call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.denseOutput = recvbuff;
-  return submit(comm, call);
+  return submit(comm, call, coo, stream);
 }
 
 spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t indexType,
@@ -191,7 +237,8 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
   if (res == spcclSuccess) res = checkNotNull(call.name, "outNnz", outNnz);
   if (res == spcclSuccess) res = checkBuffer(call.name, "outIndices", outIndices, outCapacity);
   if (res == spcclSuccess) res = checkBuffer(call.name, "outValues", outValues, outCapacity);
-  if (res == spcclSuccess) res = prepareCooInput(indices, indexType, values, nnz, &call);
+  const CooInput coo{indices, indexType, values, nnz};
+  if (res == spcclSuccess) res = checkCooInput(coo, call);
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.cooOutput = true;
   call.outIndexType = indexType;
@@ -199,7 +246,7 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
   call.outValues = outValues;
   call.outCapacity = outCapacity;
   call.outNnz = outNnz;
-  return submit(comm, call);
+  return submit(comm, call, coo, stream);
 }
 
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats) {

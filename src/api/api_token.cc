@@ -6,6 +6,7 @@
 #include "base/check.h"
 #include "compress/token_allreduce.h"
 #include "core/comm.h"
+#include "core/staged_call.h"
 #include "spccl.h"
 
 using namespace spccl;
@@ -76,22 +77,60 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
   return spcclSuccess;
 }
 
+// buff, the scores or the mask, maskOut and the residual: where the CPU
+// reaches them.
+spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
+  const size_t rowsBytes = call.tokens * call.hidden * spcclTypeSize(call.type);
+  staged.add("buff", call.buff, rowsBytes, device::Access::ReadWrite);
+  if (call.isTopk()) {
+    staged.add("scores", call.scores, call.tokens * sizeof(float), device::Access::Read);
+    staged.add("maskOut", call.maskOut, call.tokens, device::Access::Write);
+  } else {
+    staged.add("mask", call.mask, call.tokens, device::Access::Read);
+  }
+  if (call.compressed)
+    staged.add("cfg->residual", call.compression.residual,
+               call.tokens * call.hidden * sizeof(float), device::Access::ReadWrite);
+  return staged.prepare();
+}
+
+TokenCall onHost(const StagedCall& staged, TokenCall call) {
+  call.buff = staged.hostView(call.buff);
+  if (call.isTopk()) {
+    call.scores = static_cast<const float*>(staged.hostView(call.scores));
+    call.maskOut = static_cast<unsigned char*>(staged.hostView(call.maskOut));
+  } else {
+    call.mask = static_cast<const unsigned char*>(staged.hostView(call.mask));
+  }
+  if (call.compressed)
+    call.compression.residual = static_cast<float*>(staged.hostView(call.compression.residual));
+  return call;
+}
+
 spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                                  void* stream) {
-  if (prepared == spcclSuccess) prepared = checkNoStream(call.name, stream);
+  StagedCall staged(comm, call.name, stream);
+  if (prepared == spcclSuccess) prepared = stage(call, staged);
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
-  return runCollectiveBlocking(comm, compress::signatureOf(call), [&](CollContext& ctx) {
-    return compress::runTokenAllReduce(ctx, call);
-  });
+  const TokenCall host = onHost(staged, call);
+  return finishCall(comm,
+                    staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
+                      return compress::runTokenAllReduce(ctx, host);
+                    }));
 }
 
 spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                               spcclRequest_t* request) {
   if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
+  StagedCall staged(comm, call.name, nullptr);
+  if (prepared == spcclSuccess) prepared = stage(call, staged);
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
-  return runCollectiveAsync(
-      comm, compress::signatureOf(call),
-      [call](CollContext& ctx) { return compress::runTokenAllReduce(ctx, call); }, request);
+  const TokenCall host = onHost(staged, call);
+  return finishCall(
+      comm,
+      staged.runCollectiveQueued(
+          compress::signatureOf(host),
+          [host](CollContext& ctx) { return compress::runTokenAllReduce(ctx, host); }, request));
 }
 
 }  // namespace

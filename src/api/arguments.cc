@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "base/check.h"
+#include "core/staged_call.h"
 
 namespace spccl {
 
@@ -19,14 +20,6 @@ spcclResult_t checkSendAndRecv(const char* call, const void* sendbuff, const voi
                                size_t size) {
   SPCCL_CHECK(checkBuffer(call, "sendbuff", sendbuff, size));
   return checkBuffer(call, "recvbuff", recvbuff, size);
-}
-
-spcclResult_t checkNoStream(const char* call, const void* stream) {
-  if (stream != nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: stream must be NULL (host buffers); device memory is not supported yet",
-                      call);
-  return spcclSuccess;
 }
 
 spcclResult_t checkSize(const char* call, const char* name, size_t count, size_t elementBytes,
@@ -71,7 +64,8 @@ spcclResult_t checkSumOrAvg(const char* call, spcclRedOp_t op, const char* why) 
 spcclResult_t checkCommon(const char* call, spcclComm_t comm, const void* stream,
                           spcclDataType_t datatype) {
   SPCCL_CHECK(checkNotNull(call, "comm", comm));
-  SPCCL_CHECK(checkNoStream(call, stream));
+  (void)stream;  // any stream: core/staged_call.h checks it when the call is staged
+  SPCCL_CHECK(checkNoAsyncError(call, comm));
   return checkDatatype(call, datatype);
 }
 

@@ -21,9 +21,6 @@ spcclResult_t checkBuffer(const char* call, const char* name, const void* buffer
 spcclResult_t checkSendAndRecv(const char* call, const void* sendbuff, const void* recvbuff,
                                size_t size);
 
-// Buffers are host memory until device memory is supported.
-spcclResult_t checkNoStream(const char* call, const void* stream);
-
 // *bytes (when given) = count * elementBytes; fails when that overflows or
 // passes what ssize_t can address. `name` is the count's argument
 // ("count", "nnz").
@@ -51,8 +48,8 @@ spcclResult_t checkOp(const char* call, spcclRedOp_t op);
 // ("<call>: op max is not supported: <why>").
 spcclResult_t checkSumOrAvg(const char* call, spcclRedOp_t op, const char* why);
 
-// What every data-moving call checks first, in this order: comm, stream,
-// datatype.
+// What every data-moving call checks first, in this order: comm, an
+// earlier stream-ordered failure on it (core/staged_call.h), datatype.
 spcclResult_t checkCommon(const char* call, spcclComm_t comm, const void* stream,
                           spcclDataType_t datatype);
 

@@ -8,18 +8,25 @@
 #include <functional>
 
 #include "coll/root_agreement.h"
+#include "core/staged_call.h"
 #include "migrate/migration_signature.h"
 #include "runtime/coll_context.h"
 #include "spccl.h"
 
 namespace spccl::migrate {
 
-// Runs body on a fresh CollContext for `signature`, in issue order with the
-// communicator's non-blocking work, and records a failure as comm's last
-// error. A rooted signature (root >= 0) first runs agreeOnRoot with
-// `names`; unrooted calls pass names.argument = nullptr.
-spcclResult_t runMigrationCall(spcclComm_t comm, const RootedCallNames& names,
-                               const CollSignature& signature,
-                               const std::function<spcclResult_t(CollContext&)>& body);
+// Stages the call's buffers (core/staged_call.h: buffers as add()ed to
+// `staged`, which must not be prepared yet; a failure there rejects the
+// call), then runs body on a fresh CollContext for `signature`, in issue
+// order with the communicator's other work, at once or on the stream, and
+// records a failure as comm's last error. body receives the staged
+// StagedCall's hostView to find its buffers. A rooted signature (root >= 0)
+// first runs agreeOnRoot with `names`; unrooted calls pass
+// names.argument = nullptr.
+using HostView = std::function<void*(const void*)>;
+spcclResult_t runMigrationCall(
+    spcclComm_t comm, StagedCall& staged, const RootedCallNames& names,
+    const CollSignature& signature,
+    const std::function<std::function<spcclResult_t(CollContext&)>(const HostView&)>& makeBody);
 
 }  // namespace spccl::migrate

@@ -14,6 +14,7 @@
 #include "core/comm_report.h"
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
+#include "device/cuda_driver.h"
 #include "sparse/comm_state.h"
 
 namespace spccl {
@@ -457,6 +458,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->errorSink->comm = comm.get();
   comm->rank = rank;
   comm->nranks = nranks;
+  comm->cudaDevice = device::currentCudaDevice();
   comm->commId = id.commId;
   comm->sparse = std::make_shared<sparse::CommState>(id.commId);
   comm->secret = id.secret;
@@ -541,12 +543,17 @@ void destroyComm(spcclComm_t comm, bool abort) {
     comm->stopping = true;
     if (abort) {
       for (auto& item : comm->queue) {
-        std::lock_guard<std::mutex> requestLock(item.second->state.mutex);
-        item.second->state.done = true;
-        item.second->state.result = spcclRemoteError;
-        item.second->state.error = "communicator aborted";
-        item.second->state.cv.notify_all();
+        {
+          std::lock_guard<std::mutex> requestLock(item.second->state.mutex);
+          item.second->state.done = true;
+          item.second->state.result = spcclRemoteError;
+          item.second->state.error = "communicator aborted";
+          item.second->state.cv.notify_all();
+        }
+        if (item.second->detached) delete item.second;
       }
+      // Dropping the jobs releases the streams that wait for them
+      // (core/staged_call.cc).
       comm->queue.clear();
     }
   }
@@ -592,6 +599,7 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request) {
   auto* req = new spcclRequest();
   req->errorSink = comm->errorSink;
+  req->detached = request == nullptr;
   {
     std::lock_guard<std::mutex> lock(comm->queueMutex);
     comm->queue.emplace_back(std::move(fn), req);
@@ -620,6 +628,7 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
             item.second->state.error = error;
           }
           item.second->state.cv.notify_all();
+          if (item.second->detached) delete item.second;
           lock.lock();
           comm->workerRunning = false;
           comm->queueCv.notify_all();
@@ -628,7 +637,7 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
     }
   }
   comm->queueCv.notify_all();
-  *request = req;
+  if (request != nullptr) *request = req;
   return spcclSuccess;
 }
 

@@ -69,6 +69,13 @@ struct spcclComm {
   std::unique_ptr<spccl::Engine> engine;
   std::string lastError = "no error";
   std::shared_ptr<spccl::LastErrorSink> errorSink;
+  // The first failure of a call enqueued on a CUDA stream, found after
+  // that call returned (core/staged_call.h).
+  std::mutex asyncMutex;
+  spcclResult_t asyncError = spcclSuccess;
+  std::string asyncErrorText;
+  // The CUDA device current when the communicator was created; -1: none.
+  int cudaDevice = -1;
 
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
@@ -87,6 +94,7 @@ struct spcclComm {
 
 struct spcclRequest {
   spccl::AsyncRequest state;
+  bool detached = false;  // nobody waits for it: the worker deletes it when done
   std::shared_ptr<spccl::LastErrorSink> errorSink;
 };
 
@@ -111,7 +119,8 @@ spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t calls
 
 // Runs fn on the engine in issue order with earlier non-blocking work.
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn);
-// Queues fn; the request completes when it ran.
+// Queues fn; the request completes when it ran. request NULL: nobody
+// waits for it (a call enqueued on a stream).
 spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request);
 

@@ -277,3 +277,75 @@ TEST(Api, CountersShowRingTraffic) {
 }
 
 }  // namespace
+
+// A stream is a cudaStream_t: in a process that has not loaded the CUDA
+// driver no stream can exist, and every data-moving entry point says so,
+// naming the argument, instead of handing the pointer to the driver.
+TEST(Api, StreamWithoutTheCudaDriverNamesTheStream) {
+  inChild([](const spcclUniqueId& id) {
+    spcclComm_t comm = singleRankComm(id);
+    ASSERT_NE(comm, nullptr);
+    void* notAStream = reinterpret_cast<void*>(0x1);
+    float x[4] = {1, 2, 3, 4};
+    unsigned char mask[2] = {1, 1};
+    expectInvalid(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, notAStream), comm,
+                  "stream is not NULL");
+    expectInvalid(spcclBroadcast(x, x, 4, spcclFloat32, 0, comm, notAStream), comm,
+                  "stream is not NULL");
+    expectInvalid(spcclSparseAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, notAStream), comm,
+                  "stream is not NULL");
+    spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    expectInvalid(spcclCompressedAllReduce(x, x, 4, spcclFloat32, spcclSum, &cfg, comm, notAStream),
+                  comm, "stream is not NULL");
+    expectInvalid(spcclTokenMaskAllReduce(x, mask, 2, 2, spcclFloat32, spcclSum, nullptr,
+                                          spcclPruneZero, comm, notAStream),
+                  comm, "stream is not NULL");
+    expectInvalid(
+        spcclMigrateAllReduce(x, x, 4, nullptr, 0, 0, spcclFloat32, spcclSum, comm, notAStream),
+        comm, "stream is not NULL");
+    // The communicator is still usable, and has no asynchronous error.
+    EXPECT_EQ(spcclAllReduce(x, x, 4, spcclFloat32, spcclSum, comm, nullptr), spcclSuccess);
+    EXPECT_EQ(x[3], 4.0f);
+    spcclResult_t asyncError = spcclInternalError;
+    EXPECT_EQ(spcclCommGetAsyncError(comm, &asyncError), spcclSuccess);
+    EXPECT_EQ(asyncError, spcclSuccess);
+    EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+  });
+}
+
+// Without a CUDA context at init the communicator has no device; the
+// queries name their NULL arguments.
+TEST(Api, CuDeviceAndAsyncErrorQueries) {
+  inChild([](const spcclUniqueId& id) {
+    spcclComm_t comm = singleRankComm(id);
+    ASSERT_NE(comm, nullptr);
+    int device = 7;
+    EXPECT_EQ(spcclCommCuDevice(comm, &device), spcclSuccess);
+    EXPECT_EQ(device, -1);
+    expectInvalid(spcclCommCuDevice(comm, nullptr), nullptr, "device is NULL");
+    expectInvalid(spcclCommGetAsyncError(comm, nullptr), nullptr, "asyncError is NULL");
+    spcclResult_t asyncError;
+    expectInvalid(spcclCommGetAsyncError(nullptr, &asyncError), nullptr, "comm is NULL");
+    EXPECT_EQ(spcclCommDestroy(comm), spcclSuccess);
+  });
+}
+
+// One rank passes a stream that cannot be one: it is told at once, and its
+// peer's side of the call fails at once too (withdrawn), not at the deadline.
+TEST(Api, BadStreamOnOneRankFailsThePeerPromptly) {
+  auto outcomes = forkRanks(2, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(2, id, rank, 20000);
+    float x = 1;
+    void* stream = rank == 1 ? reinterpret_cast<void*>(0x1) : nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    const spcclResult_t res = spcclAllReduce(&x, &x, 1, spcclFloat32, spcclSum, comm, stream);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rank == 1 && (res != spcclInvalidArgument ||
+                      std::string(spcclGetLastError(comm)).find("stream") == std::string::npos))
+      return kChildWrongResult;
+    if (rank == 0 && res == spcclSuccess) return kChildWrongResult;
+    return seconds < 10 ? kChildOk : kChildTooSlow;
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}

@@ -1,0 +1,168 @@
+#include "core/staged_call.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "base/check.h"
+#include "core/comm.h"
+#include "device/host_function.h"
+
+namespace spccl {
+
+namespace {
+
+// The meeting point of a stream-ordered call's host function (on CUDA's
+// thread) and its run on the communicator's worker.
+struct StreamTicket {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool reached = false;  // the stream reached the call: its inputs are staged
+  bool done = false;     // the call ran (or never will): the stream may go on
+
+  // The host function: the stream waits here until the call ran.
+  void reachAndHold() {
+    std::unique_lock<std::mutex> lock(mutex);
+    reached = true;
+    cv.notify_all();
+    cv.wait(lock, [this] { return done; });
+  }
+  bool waitReached(int64_t timeoutMs) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return cv.wait_for(lock, std::chrono::milliseconds(timeoutMs), [this] { return reached; });
+  }
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+    cv.notify_all();
+  }
+};
+
+// Releases the stream when the worker's job is dropped unrun (an abort
+// clears the queue): the last copy of the job going away finishes it.
+struct TicketRelease {
+  std::shared_ptr<StreamTicket> ticket;
+  ~TicketRelease() { ticket->finish(); }
+};
+
+void recordAsyncError(spcclComm_t comm, spcclResult_t result, const std::string& why) {
+  std::lock_guard<std::mutex> lock(comm->asyncMutex);
+  if (comm->asyncError != spcclSuccess) return;
+  comm->asyncError = result;
+  comm->asyncErrorText = why;
+}
+
+}  // namespace
+
+StagedCall::StagedCall(spcclComm_t comm, const char* call, void* stream)
+    : comm_(comm), call_(call), stream_(stream), staging_(std::make_shared<device::StagingSet>()) {}
+
+spcclResult_t StagedCall::prepare() {
+  if (stream_ != nullptr && device::cudaDriver() == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "%s: stream is not NULL, but this process has not loaded the CUDA driver: "
+                      "a stream must be a cudaStream_t",
+                      call_);
+  if (!staging_->hasDeviceMemory()) return spcclSuccess;
+  const device::CudaDriver* d = device::cudaDriver();
+  if (d->ctxGetCurrent(&context_) != 0) context_ = nullptr;
+  if (context_ == nullptr && stream_ != nullptr && d->streamGetCtx(stream_, &context_) != 0)
+    context_ = nullptr;
+  if (context_ == nullptr)
+    return SPCCL_FAIL(spcclInvalidUsage,
+                      "%s: device buffers, but no CUDA context is current on this thread "
+                      "(call cudaSetDevice first)",
+                      call_);
+  return staging_->allocate();
+}
+
+spcclResult_t StagedCall::run(std::function<spcclResult_t()> body) {
+  if (stream_ != nullptr) return runOnStream(std::move(body));
+  if (!staging_->hasDeviceMemory()) return runBlocking(comm_, body);
+  SPCCL_CHECK(staging_->copyIn(nullptr));
+  SPCCL_CHECK(runBlocking(comm_, body));
+  return staging_->copyOut(nullptr);
+}
+
+spcclResult_t StagedCall::runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request) {
+  if (!staging_->hasDeviceMemory()) return runAsync(comm_, std::move(body), request);
+  SPCCL_CHECK(staging_->copyIn(nullptr));
+  return runAsync(
+      comm_,
+      [staging = staging_, context = context_, body = std::move(body)]() -> spcclResult_t {
+        SPCCL_CHECK(body());
+        device::ScopedCudaContext current(context);
+        return staging->copyOut(nullptr);
+      },
+      request);
+}
+
+spcclResult_t StagedCall::runCollective(const CollSignature& signature,
+                                        std::function<spcclResult_t(CollContext&)> body) {
+  spcclComm_t comm = comm_;
+  return run([comm, signature, body = std::move(body)] {
+    return spccl::runCollective(*comm->engine, signature, body);
+  });
+}
+
+spcclResult_t StagedCall::runCollectiveQueued(const CollSignature& signature,
+                                              std::function<spcclResult_t(CollContext&)> body,
+                                              spcclRequest_t* request) {
+  spcclComm_t comm = comm_;
+  return runQueued(
+      [comm, signature, body = std::move(body)] {
+        return spccl::runCollective(*comm->engine, signature, body);
+      },
+      request);
+}
+
+spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
+  SPCCL_CHECK(checkNoAsyncError(call_, comm_));
+  SPCCL_CHECK(staging_->copyIn(stream_));
+  auto ticket = std::make_shared<StreamTicket>();
+  auto release = std::make_shared<TicketRelease>(TicketRelease{ticket});
+  SPCCL_CHECK(device::enqueueHostFunction(
+      stream_, [ticket] { ticket->reachAndHold(); }, call_));
+  // From here the stream waits for the ticket: `release` finishes it on
+  // every path, the worker's included.
+  SPCCL_CHECK(staging_->copyOut(stream_));
+  // The pinned buffers go back to the pool once the copies out are done.
+  SPCCL_CHECK(device::enqueueHostFunction(
+      stream_, [staging = staging_] {}, call_));
+  const int timeoutMs = comm_->options.timeoutMs;
+  spcclComm_t comm = comm_;
+  std::string name = call_;
+  return runAsync(
+      comm,
+      [comm, name, timeoutMs, ticket, release, body = std::move(body)]() -> spcclResult_t {
+        spcclResult_t result = spcclSuccess;
+        if (!ticket->waitReached(timeoutMs))
+          result = SPCCL_FAIL(spcclSystemError,
+                              "%s: the stream did not reach the call within %d ms (the work "
+                              "queued on it before the call is still running)",
+                              name.c_str(), timeoutMs);
+        else
+          result = body();
+        ticket->finish();
+        if (result != spcclSuccess) recordAsyncError(comm, result, threadLastError());
+        return result;
+      },
+      nullptr);
+}
+
+spcclResult_t checkNoAsyncError(const char* call, spcclComm_t comm) {
+  std::lock_guard<std::mutex> lock(comm->asyncMutex);
+  if (comm->asyncError == spcclSuccess) return spcclSuccess;
+  return SPCCL_FAIL(comm->asyncError,
+                    "%s: the communicator failed in an earlier call enqueued on a stream: %s", call,
+                    comm->asyncErrorText.c_str());
+}
+
+spcclResult_t asyncErrorOf(spcclComm_t comm) {
+  std::lock_guard<std::mutex> lock(comm->asyncMutex);
+  return comm->asyncError;
+}
+
+}  // namespace spccl

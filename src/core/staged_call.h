@@ -1,0 +1,72 @@
+// How an API call reaches its buffers and in which order it runs:
+// - host memory, no stream: at once, as always;
+// - device memory, no stream: copied to pinned host memory, run, copied
+//   back, before the call returns;
+// - a stream (cudaStream_t): enqueued in the stream's order, NCCL's way.
+//   The call returns at once. On the stream: the copies in, then a host
+//   function that hands the call to the communicator's worker and holds
+//   the stream until the call ran, then the copies out. The worker runs
+//   calls in issue order, so every rank runs the same sequence. A failure
+//   after the return becomes the communicator's async error
+//   (spcclCommGetAsyncError), and every later call returns it.
+//
+// Bodies run later than the call (on the worker): they capture by value
+// and use hostView's pointers, never the user's.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "device/staging.h"
+#include "runtime/coll_context.h"
+#include "spccl.h"
+
+namespace spccl {
+
+class StagedCall {
+ public:
+  StagedCall(spcclComm_t comm, const char* call, void* stream);
+
+  void add(const char* name, const void* pointer, size_t bytes, device::Access access) {
+    staging_->add(name, pointer, bytes, access);
+  }
+  spcclResult_t requireSameKind(const char* first, const char* second) const {
+    return staging_->requireSameKind(call_, first, second);
+  }
+  // After the last add, before hostView: takes the pinned buffers.
+  spcclResult_t prepare();
+  void* hostView(const void* pointer) const { return staging_->hostView(pointer); }
+
+  // A blocking API call: at once, or enqueued on the stream. Not
+  // finishCall'ed: the caller does.
+  spcclResult_t run(std::function<spcclResult_t()> body);
+  // A non-blocking API call (no stream): the request completes when the
+  // results are in the user's buffers.
+  spcclResult_t runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request);
+
+  // The same for a collective: body runs on a fresh context for
+  // `signature` (runtime/coll_context.h, runCollective).
+  spcclResult_t runCollective(const CollSignature& signature,
+                              std::function<spcclResult_t(CollContext&)> body);
+  spcclResult_t runCollectiveQueued(const CollSignature& signature,
+                                    std::function<spcclResult_t(CollContext&)> body,
+                                    spcclRequest_t* request);
+
+ private:
+  spcclResult_t runOnStream(std::function<spcclResult_t()> body);
+
+  spcclComm_t comm_;
+  const char* call_;
+  device::CuStream stream_;
+  device::CuContext context_ = nullptr;  // the caller's, for copies on the worker
+  std::shared_ptr<device::StagingSet> staging_;
+};
+
+// "<call>: the communicator failed in an earlier call enqueued on a stream:
+// <why>" with that failure's code, once comm has an async error.
+spcclResult_t checkNoAsyncError(const char* call, spcclComm_t comm);
+
+// The first failure of a stream-ordered call on comm; spcclSuccess if none.
+spcclResult_t asyncErrorOf(spcclComm_t comm);
+
+}  // namespace spccl

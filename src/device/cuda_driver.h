@@ -1,0 +1,70 @@
+// The few CUDA driver entry points spccl uses, found at run time.
+//
+// libspccl.so never links the CUDA driver or runtime: it must load and run
+// on hosts with no NVIDIA driver. A process that holds device memory or a
+// stream has loaded libcuda.so.1 already (directly, or through a CUDA
+// runtime), so the driver is looked up with RTLD_NOLOAD: while it is absent
+// there is no device memory to find and no stream to order against.
+//
+// The types are declared here with the driver ABI's sizes and values, so
+// that a build without the CUDA toolkit compiles this file too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace spccl::device {
+
+using CuResult = int;  // CUresult; 0 is CUDA_SUCCESS
+using CuStream = void*;
+using CuContext = void*;
+using CuDevicePtr = uint64_t;
+using CuHostFn = void (*)(void* userData);
+
+struct CudaDriver {
+  CuResult (*pointerGetAttribute)(void* data, int attribute, CuDevicePtr pointer);
+  CuResult (*memcpyDtoH)(void* dst, CuDevicePtr src, size_t bytes);
+  CuResult (*memcpyHtoD)(CuDevicePtr dst, const void* src, size_t bytes);
+  CuResult (*memcpyDtoHAsync)(void* dst, CuDevicePtr src, size_t bytes, CuStream stream);
+  CuResult (*memcpyHtoDAsync)(CuDevicePtr dst, const void* src, size_t bytes, CuStream stream);
+  CuResult (*memHostAlloc)(void** pointer, size_t bytes, unsigned int flags);
+  CuResult (*memFreeHost)(void* pointer);
+  CuResult (*launchHostFunc)(CuStream stream, CuHostFn fn, void* userData);
+  CuResult (*streamSynchronize)(CuStream stream);
+  CuResult (*streamGetCtx)(CuStream stream, CuContext* context);
+  CuResult (*ctxGetCurrent)(CuContext* context);
+  CuResult (*ctxPushCurrent)(CuContext context);
+  CuResult (*ctxPopCurrent)(CuContext* context);
+  CuResult (*ctxGetDevice)(int* device);
+  CuResult (*getErrorName)(CuResult error, const char** name);
+  CuResult (*getErrorString)(CuResult error, const char** text);
+};
+
+// The driver once this process has loaded it, with every entry point
+// above found; nullptr before (looked for again at each call until found).
+const CudaDriver* cudaDriver();
+
+// "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory
+// access was encountered, CUresult 700)" for failWith and logs.
+std::string describeCuError(const char* what, CuResult result);
+
+// The CUDA device of the calling thread's current context; -1 without
+// the driver or a current context.
+int currentCudaDevice();
+
+// While alive, `context` is current on the calling thread (pushed when it
+// differs from the current one, popped at the end). For work on a thread
+// of spccl's own (the queue's worker) on a buffer of that context.
+class ScopedCudaContext {
+ public:
+  explicit ScopedCudaContext(CuContext context);
+  ~ScopedCudaContext();
+  ScopedCudaContext(const ScopedCudaContext&) = delete;
+  ScopedCudaContext& operator=(const ScopedCudaContext&) = delete;
+
+ private:
+  bool pushed_ = false;
+};
+
+}  // namespace spccl::device

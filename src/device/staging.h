@@ -1,0 +1,64 @@
+// The buffers of one call, and where the CPU reads and writes them: the
+// user's own pointer for memory the CPU can touch, a pinned host copy for
+// device memory. The copies in and out run synchronously or in a CUDA
+// stream's order.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "device/cuda_driver.h"
+#include "device/memory_kind.h"
+#include "device/pinned_pool.h"
+#include "spccl.h"
+
+namespace spccl::device {
+
+enum class Access {
+  Read = 1,       // the call reads it: copied in
+  Write = 2,      // the call writes it: copied out
+  ReadWrite = 3,  // both (in place)
+};
+
+class StagingSet {
+ public:
+  // Registers `bytes` at `pointer` under the argument's `name`. The same
+  // pointer twice (in place) is one buffer read and written. Zero bytes
+  // and NULL are nothing to stage.
+  void add(const char* name, const void* pointer, size_t bytes, Access access);
+
+  // "<call>: <second> is host memory but <first> is device memory (device
+  // 0): both must be of one kind" when the two arguments differ in whether
+  // the CPU can touch them, or are device memory of two devices.
+  spcclResult_t requireSameKind(const char* call, const char* first, const char* second) const;
+
+  bool hasDeviceMemory() const;
+  // The device of the first device buffer; -1 without one.
+  int device() const;
+
+  // Takes the pinned buffers. Needs the driver and a current context.
+  spcclResult_t allocate();
+
+  // Where the CPU reaches the bytes at `pointer`, which is NULL, or lies
+  // in a registered buffer, or is not registered (returned unchanged).
+  void* hostView(const void* pointer) const;
+
+  // Device -> staging for every buffer the call reads; stream NULL: now.
+  spcclResult_t copyIn(CuStream stream) const;
+  // Staging -> device for every buffer the call writes; stream NULL: now.
+  spcclResult_t copyOut(CuStream stream) const;
+
+ private:
+  struct Buffer {
+    const char* name;
+    const void* pointer;
+    size_t bytes;
+    unsigned access;
+    BufferLocation location;
+    PinnedBuffer staging;  // device memory only
+  };
+  const Buffer* find(const char* name) const;
+  std::vector<Buffer> buffers_;
+};
+
+}  // namespace spccl::device
