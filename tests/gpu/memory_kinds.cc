@@ -65,6 +65,11 @@ KindBuffer::~KindBuffer() {
 
 void KindBuffer::upload(const void* host, size_t bytes, cudaStream_t stream, size_t offset) {
   if (bytes == 0) return;
+  if (kind_ == MemoryKind::Host) {  // no CUDA call needed (nor a driver, with stream NULL)
+    if (stream != nullptr) SPCCL_CUDA_OR_DIE(cudaStreamSynchronize(stream));
+    std::memcpy(static_cast<char*>(data_) + offset, host, bytes);
+    return;
+  }
   SPCCL_CUDA_OR_DIE(
       cudaMemcpyAsync(static_cast<char*>(data_) + offset, host, bytes, cudaMemcpyDefault, stream));
   SPCCL_CUDA_OR_DIE(cudaStreamSynchronize(stream));
@@ -73,6 +78,11 @@ void KindBuffer::upload(const void* host, size_t bytes, cudaStream_t stream, siz
 std::vector<unsigned char> KindBuffer::download(cudaStream_t stream) const {
   std::vector<unsigned char> out(bytes_);
   if (bytes_ == 0) return out;
+  if (kind_ == MemoryKind::Host) {
+    if (stream != nullptr) SPCCL_CUDA_OR_DIE(cudaStreamSynchronize(stream));
+    std::memcpy(out.data(), data_, bytes_);
+    return out;
+  }
   cudaStream_t own = nullptr;
   if (stream == nullptr) SPCCL_CUDA_OR_DIE(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
   cudaStream_t used = stream != nullptr ? stream : own;

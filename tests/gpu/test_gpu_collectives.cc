@@ -69,6 +69,17 @@ World& world() {
   return w;
 }
 
+// SPCCL_GPU_COLL_HOST_SELF_CHECK=1: "device" buffers are plain host memory
+// and only the NULL stream is used, with or without a GPU, so that this
+// program's references and bookkeeping can be checked against the CPU
+// library (CI machines included); the tests that need device memory or a
+// stream skip.
+bool selfCheck() {
+  const char* env = std::getenv("SPCCL_GPU_COLL_HOST_SELF_CHECK");
+  return env != nullptr && std::strcmp(env, "0") != 0;
+}
+MemoryKind deviceKind() { return selfCheck() ? MemoryKind::Host : MemoryKind::Device; }
+
 bool smallRun() {
   const char* env = std::getenv("SPCCL_GPU_COLL_SMALL");
   return env != nullptr && std::strcmp(env, "0") != 0;
@@ -77,14 +88,20 @@ bool smallRun() {
 class GpuCollectives : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!world().whyNoGpu.empty()) GTEST_SKIP() << "no usable CUDA device: " << world().whyNoGpu;
+    if (!world().whyNoGpu.empty() && !selfCheck())
+      GTEST_SKIP() << "no usable CUDA device: " << world().whyNoGpu;
     ASSERT_NE(world().comm, nullptr);
   }
   spcclComm_t comm() const { return world().comm; }
   int rank() const { return world().rank; }
   int nranks() const { return world().nranks; }
   // Both stream forms: the created stream and NULL.
-  std::vector<cudaStream_t> streams() const { return {world().stream, nullptr}; }
+  std::vector<cudaStream_t> streams() const {
+    if (selfCheck()) return {nullptr};
+    return {world().stream, nullptr};
+  }
+  // The created stream (NULL in the self-check).
+  cudaStream_t stream() const { return selfCheck() ? nullptr : world().stream; }
 };
 
 const char* streamName(cudaStream_t stream) { return stream != nullptr ? "stream" : "NULL stream"; }
@@ -98,7 +115,7 @@ std::vector<char> hostBuffer(spcclDataType_t type, size_t count) {
 }
 
 std::string describe(const char* collective, spcclDataType_t type, spcclRedOp_t op, size_t count,
-                     bool inPlace, cudaStream_t stream, MemoryKind kind = MemoryKind::Device) {
+                     bool inPlace, cudaStream_t stream, MemoryKind kind = deviceKind()) {
   char text[200];
   std::snprintf(text, sizeof(text), "rank %d: %s(%s, %s, count %zu, %s, %s, %s)", world().rank,
                 collective, spcclTypeName(type), spcclOpName(op), count,
@@ -141,7 +158,7 @@ const spcclDataType_t kFloatTypes[] = {spcclFloat32, spcclFloat16, spcclBfloat16
 // ---- dense collectives ----
 
 void checkAllReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_t count,
-                    bool inPlace, MemoryKind kind = MemoryKind::Device) {
+                    bool inPlace, MemoryKind kind = deviceKind()) {
   const World& w = world();
   const size_t es = spcclTypeSize(type);
   const std::string what = describe("AllReduce", type, op, count, inPlace, s, kind);
@@ -168,7 +185,7 @@ void checkReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_t c
     store(type, send.data(), i, reductionInput(op, w.rank, i, w.nranks));
     store(type, expected.data(), i, reductionReference(type, op, i, w.nranks));
   }
-  KindBuffer dsend(MemoryKind::Device, count * es), drecv(MemoryKind::Device, count * es);
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), count * es);
   dsend.upload(send.data(), count * es, s);
   KindBuffer& out = inPlace ? dsend : drecv;
   expectSuccess(spcclReduce(dsend.get(), out.get(), count, type, op, root, w.comm, s), what);
@@ -186,7 +203,7 @@ void checkReduceScatter(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, s
     store(type, send.data(), i, reductionInput(op, w.rank, i, w.nranks));
   for (size_t i = 0; i < count; ++i)
     store(type, expected.data(), i, reductionReference(type, op, w.rank * count + i, w.nranks));
-  KindBuffer dsend(MemoryKind::Device, total * es), drecv(MemoryKind::Device, count * es);
+  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), count * es);
   dsend.upload(send.data(), total * es, s);
   const size_t offset = inPlace ? w.rank * count * es : 0;
   void* out = inPlace ? dsend.as<char>() + offset : drecv.get();
@@ -204,7 +221,7 @@ void checkBroadcast(cudaStream_t s, spcclDataType_t type, size_t count, bool inP
     if (w.rank == root) store(type, send.data(), i, tagValue(root, 0, i));
     store(type, expected.data(), i, tagValue(root, 0, i));
   }
-  KindBuffer dsend(MemoryKind::Device, count * es), drecv(MemoryKind::Device, count * es);
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), count * es);
   dsend.upload(send.data(), count * es, s);
   KindBuffer& out = inPlace ? dsend : drecv;
   expectSuccess(spcclBroadcast(dsend.get(), out.get(), count, type, root, w.comm, s), what);
@@ -220,7 +237,7 @@ void checkAllGather(cudaStream_t s, spcclDataType_t type, size_t count, bool inP
   for (int r = 0; r < w.nranks; ++r)
     for (size_t i = 0; i < count; ++i)
       store(type, expected.data(), r * count + i, tagValue(r, 0, i));
-  KindBuffer dsend(MemoryKind::Device, count * es), drecv(MemoryKind::Device, total * es);
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), total * es);
   const void* in = dsend.get();
   if (inPlace) {
     drecv.upload(send.data(), count * es, s, w.rank * count * es);
@@ -242,7 +259,7 @@ void checkAllToAll(cudaStream_t s, spcclDataType_t type, size_t count, bool inPl
       store(type, send.data(), peer * count + i, tagValue(w.rank, peer, i));
       store(type, expected.data(), peer * count + i, tagValue(peer, w.rank, i));
     }
-  KindBuffer dsend(MemoryKind::Device, total * es), drecv(MemoryKind::Device, total * es);
+  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), total * es);
   dsend.upload(send.data(), total * es, s);
   KindBuffer& out = inPlace ? dsend : drecv;
   expectSuccess(spcclAllToAll(dsend.get(), out.get(), count, type, w.comm, s), what);
@@ -271,7 +288,7 @@ void checkAllToAllv(cudaStream_t s, spcclDataType_t type, size_t count) {
     for (size_t i = 0; i < recvcounts[peer]; ++i)
       store(type, expected.data(), rdispls[peer] + i, tagValue(peer, w.rank, i));
   }
-  KindBuffer dsend(MemoryKind::Device, sendTotal * es), drecv(MemoryKind::Device, recvTotal * es);
+  KindBuffer dsend(deviceKind(), sendTotal * es), drecv(deviceKind(), recvTotal * es);
   dsend.upload(send.data(), sendTotal * es, s);
   expectSuccess(spcclAllToAllv(dsend.get(), sendcounts.data(), sdispls.data(), drecv.get(),
                                recvcounts.data(), rdispls.data(), type, w.comm, s),
@@ -291,7 +308,7 @@ void checkSendRecvRing(cudaStream_t s, spcclDataType_t type, size_t count) {
     store(type, send.data(), i, tagValue(w.rank, next, i));
     store(type, expected.data(), i, tagValue(previous, w.rank, i));
   }
-  KindBuffer dsend(MemoryKind::Device, count * es), drecv(MemoryKind::Device, count * es);
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), count * es);
   dsend.upload(send.data(), count * es, s);
   expectSuccess(spcclGroupStart(), what);
   expectSuccess(spcclSend(dsend.get(), count, type, next, w.comm, s), what + " send");
@@ -310,7 +327,7 @@ void checkScatter(cudaStream_t s, spcclDataType_t type, size_t count, int root) 
     for (size_t i = 0; i < count; ++i)
       store(type, send.data(), r * count + i, tagValue(root, r, i));
   for (size_t i = 0; i < count; ++i) store(type, expected.data(), i, tagValue(root, w.rank, i));
-  KindBuffer dsend(MemoryKind::Device, total * es), drecv(MemoryKind::Device, count * es);
+  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), count * es);
   if (w.rank == root) dsend.upload(send.data(), total * es, s);
   expectSuccess(spcclScatter(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
   expectElements(expected, drecv.download(s), type, count, what);
@@ -326,7 +343,7 @@ void checkGather(cudaStream_t s, spcclDataType_t type, size_t count, int root) {
   for (int r = 0; r < w.nranks; ++r)
     for (size_t i = 0; i < count; ++i)
       store(type, expected.data(), r * count + i, tagValue(r, root, i));
-  KindBuffer dsend(MemoryKind::Device, count * es), drecv(MemoryKind::Device, total * es);
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), total * es);
   dsend.upload(send.data(), count * es, s);
   expectSuccess(spcclGather(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
   std::vector<unsigned char> got = drecv.download(s);
@@ -392,7 +409,7 @@ TEST_F(GpuCollectives, LargerCounts) {
 TEST_F(GpuCollectives, AllReduce64MiB) {
   if (smallRun()) GTEST_SKIP() << "SPCCL_GPU_COLL_SMALL";
   const auto start = std::chrono::steady_clock::now();
-  checkAllReduce(world().stream, spcclFloat32, spcclSum, size_t{16} << 20, false);
+  checkAllReduce(stream(), spcclFloat32, spcclSum, size_t{16} << 20, false);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (rank() == 0)
@@ -403,6 +420,7 @@ TEST_F(GpuCollectives, AllReduce64MiB) {
 // ---- memory kinds ----
 
 TEST_F(GpuCollectives, PinnedManagedAndHostMemory) {
+  if (!world().whyNoGpu.empty()) GTEST_SKIP() << "no usable CUDA device: " << world().whyNoGpu;
   for (MemoryKind kind : {MemoryKind::Pinned, MemoryKind::Managed, MemoryKind::Host})
     for (cudaStream_t s : streams())
       for (spcclDataType_t type : {spcclFloat32, spcclInt32, spcclBfloat16})
@@ -435,11 +453,12 @@ bool namesABuffer(const char* message, std::initializer_list<const char*> names)
 }
 
 TEST_F(GpuCollectives, MixedHostAndDeviceRejected) {
+  if (selfCheck()) GTEST_SKIP() << "needs device memory (SPCCL_GPU_COLL_HOST_SELF_CHECK)";
   const size_t count = 1024;
   for (cudaStream_t s : streams()) {
     for (bool deviceSend : {true, false}) {
-      KindBuffer a(deviceSend ? MemoryKind::Device : MemoryKind::Host, count * 4 * nranks());
-      KindBuffer b(deviceSend ? MemoryKind::Host : MemoryKind::Device, count * 4 * nranks());
+      KindBuffer a(deviceSend ? deviceKind() : MemoryKind::Host, count * 4 * nranks());
+      KindBuffer b(deviceSend ? MemoryKind::Host : deviceKind(), count * 4 * nranks());
       const std::string how = std::string(deviceSend ? "device send, host recv"
                                                      : "host send, "
                                                        "device recv") +
@@ -475,7 +494,7 @@ TEST_F(GpuCollectives, MixedHostAndDeviceRejected) {
         EXPECT_EQ(call.result, spcclInvalidArgument) << call.name << ", " << how;
     }
     // COO: indices and values on the device, recvbuff on the host.
-    KindBuffer indices(MemoryKind::Device, 16 * 4), values(MemoryKind::Device, 16 * 4);
+    KindBuffer indices(deviceKind(), 16 * 4), values(deviceKind(), 16 * 4);
     KindBuffer hostOut(MemoryKind::Host, count * 4);
     std::vector<uint32_t> idx(16);
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<uint32_t>(i * 7);
@@ -498,10 +517,10 @@ TEST_F(GpuCollectives, MixedHostAndDeviceRejected) {
 TEST_F(GpuCollectives, ManyCallsQueuedThenOneSync) {
   constexpr int kCalls = 32;
   const size_t count = smallRun() ? 513 : 65537;
-  const cudaStream_t s = world().stream;
+  const cudaStream_t s = stream();
   std::vector<std::unique_ptr<KindBuffer>> chain;
   for (int k = 0; k <= kCalls; ++k)
-    chain.push_back(std::make_unique<KindBuffer>(MemoryKind::Device, count * 8));
+    chain.push_back(std::make_unique<KindBuffer>(deviceKind(), count * 8));
   std::vector<uint64_t> first(count), expected(count);
   for (size_t i = 0; i < count; ++i) {
     first[i] = static_cast<uint64_t>(rank()) * 1000003u + i * 0x9e3779b97f4a7c15ull;
@@ -522,15 +541,16 @@ TEST_F(GpuCollectives, ManyCallsQueuedThenOneSync) {
                                    k % nranks(), comm(), s),
                     "queued Broadcast " + std::to_string(k));
   }
-  SPCCL_CUDA_OR_DIE(cudaStreamSynchronize(s));
+  if (s != nullptr) SPCCL_CUDA_OR_DIE(cudaStreamSynchronize(s));
   for (int k = 1; k <= kCalls; ++k) {
+    // All-reduces after the first sum n equal inputs; broadcasts copy.
+    if (k % 2 == 1 && k > 1)
+      for (uint64_t& v : expected) v *= static_cast<uint64_t>(nranks());
     std::vector<unsigned char> got = chain[k]->download(nullptr);
     std::vector<char> want(count * 8);
     std::memcpy(want.data(), expected.data(), count * 8);
     expectElements(want, got, spcclUint64, count,
                    "rank " + std::to_string(rank()) + ": chain step " + std::to_string(k));
-    if (k % 2 == 1)
-      for (uint64_t& v : expected) v *= static_cast<uint64_t>(nranks());
   }
 }
 
@@ -538,6 +558,7 @@ TEST_F(GpuCollectives, ManyCallsQueuedThenOneSync) {
 // stream; a memset of the input right after the call; and a memset of the
 // input right before another call.
 TEST_F(GpuCollectives, InputWrittenOnTheStreamAroundTheCall) {
+  if (selfCheck()) GTEST_SKIP() << "needs device memory (SPCCL_GPU_COLL_HOST_SELF_CHECK)";
   const cudaStream_t s = world().stream;
   for (size_t count : {size_t{1}, size_t{4097}, smallRun() ? size_t{8193} : size_t{1} << 20}) {
     const size_t bytes = count * 4;
@@ -548,8 +569,7 @@ TEST_F(GpuCollectives, InputWrittenOnTheStreamAroundTheCall) {
       store(spcclFloat32, expected.data(), i,
             reductionReference(spcclFloat32, spcclSum, i, nranks()));
     }
-    KindBuffer source(MemoryKind::Device, bytes), send(MemoryKind::Device, bytes),
-        recv(MemoryKind::Device, bytes);
+    KindBuffer source(deviceKind(), bytes), send(deviceKind(), bytes), recv(deviceKind(), bytes);
     source.upload(input.data(), bytes, s);
     const std::string what =
         "rank " + std::to_string(rank()) + ": count " + std::to_string(count) + ": ";
@@ -582,9 +602,11 @@ TEST_F(GpuCollectives, InputWrittenOnTheStreamAroundTheCall) {
 
 // ---- non-blocking forms on device memory ----
 
-void waitFor(spcclResult_t issued, spcclRequest_t request, const std::string& what) {
+// request is read after the call that sets it (not an argument evaluated
+// before it).
+void waitFor(spcclResult_t issued, const spcclRequest_t* request, const std::string& what) {
   expectSuccess(issued, what + " (issue)");
-  if (issued == spcclSuccess) expectSuccess(spcclWait(request), what + " (wait)");
+  if (issued == spcclSuccess) expectSuccess(spcclWait(*request), what + " (wait)");
 }
 
 TEST_F(GpuCollectives, NonBlockingFormsOnDeviceMemory) {
@@ -608,42 +630,42 @@ TEST_F(GpuCollectives, NonBlockingFormsOnDeviceMemory) {
   const std::string who = "rank " + std::to_string(rank()) + ": ";
   spcclRequest_t request = nullptr;
   {
-    KindBuffer send(MemoryKind::Device, count * es), recv(MemoryKind::Device, count * es);
+    KindBuffer send(deviceKind(), count * es), recv(deviceKind(), count * es);
     send.upload(reduceIn.data(), count * es, nullptr);
     waitFor(spcclIallReduce(send.get(), recv.get(), count, type, spcclSum, comm(), &request),
-            request, who + "IallReduce");
+            &request, who + "IallReduce");
     expectElements(reduced, recv.download(nullptr), type, count, who + "IallReduce");
     waitFor(spcclIreduce(send.get(), recv.get(), count, type, spcclSum, root, comm(), &request),
-            request, who + "Ireduce");
+            &request, who + "Ireduce");
     std::vector<unsigned char> got = recv.download(nullptr);
     if (rank() == root) expectElements(reduced, got, type, count, who + "Ireduce");
   }
   {
-    KindBuffer buff(MemoryKind::Device, count * es);
+    KindBuffer buff(deviceKind(), count * es);
     if (rank() == root) buff.upload(tagged.data(), count * es, nullptr);
-    waitFor(spcclIbroadcast(buff.get(), buff.get(), count, type, root, comm(), &request), request,
+    waitFor(spcclIbroadcast(buff.get(), buff.get(), count, type, root, comm(), &request), &request,
             who + "Ibroadcast");
     expectElements(tagged, buff.download(nullptr), type, count, who + "Ibroadcast");
   }
   {
-    KindBuffer send(MemoryKind::Device, count * es), recv(MemoryKind::Device, total * es);
+    KindBuffer send(deviceKind(), count * es), recv(deviceKind(), total * es);
     std::vector<char> mine = hostBuffer(type, count);
     for (size_t i = 0; i < count; ++i) store(type, mine.data(), i, tagValue(rank(), 0, i));
     send.upload(mine.data(), count * es, nullptr);
-    waitFor(spcclIallGather(send.get(), recv.get(), count, type, comm(), &request), request,
+    waitFor(spcclIallGather(send.get(), recv.get(), count, type, comm(), &request), &request,
             who + "IallGather");
     expectElements(gathered, recv.download(nullptr), type, total, who + "IallGather");
   }
   {
-    KindBuffer send(MemoryKind::Device, total * es), recv(MemoryKind::Device, total * es);
+    KindBuffer send(deviceKind(), total * es), recv(deviceKind(), total * es);
     send.upload(reduceIn.data(), total * es, nullptr);
     waitFor(spcclIreduceScatter(send.get(), recv.get(), count, type, spcclSum, comm(), &request),
-            request, who + "IreduceScatter");
+            &request, who + "IreduceScatter");
     std::vector<char> mine(reduced.begin() + rank() * count * es,
                            reduced.begin() + (rank() + 1) * count * es);
     expectElements(mine, recv.download(nullptr), type, count, who + "IreduceScatter");
     send.upload(toAll.data(), total * es, nullptr);
-    waitFor(spcclIallToAll(send.get(), recv.get(), count, type, comm(), &request), request,
+    waitFor(spcclIallToAll(send.get(), recv.get(), count, type, comm(), &request), &request,
             who + "IallToAll");
     expectElements(fromAll, recv.download(nullptr), type, total, who + "IallToAll");
   }
@@ -654,15 +676,15 @@ TEST_F(GpuCollectives, NonBlockingFormsOnDeviceMemory) {
       return all;
     }();
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
-    KindBuffer send(MemoryKind::Device, count * es), blocking(MemoryKind::Device, count * es),
-        nonBlocking(MemoryKind::Device, count * es);
+    KindBuffer send(deviceKind(), count * es), blocking(deviceKind(), count * es),
+        nonBlocking(deviceKind(), count * es);
     send.upload(inputs[rank()].bytes.data(), count * es, nullptr);
     expectSuccess(spcclCompressedAllReduce(send.get(), blocking.get(), count, type, spcclSum, &cfg,
                                            comm(), nullptr),
                   who + "CompressedAllReduce");
     waitFor(spcclIcompressedAllReduce(send.get(), nonBlocking.get(), count, type, spcclSum, &cfg,
                                       comm(), &request),
-            request, who + "IcompressedAllReduce");
+            &request, who + "IcompressedAllReduce");
     EXPECT_EQ(blocking.download(nullptr), nonBlocking.download(nullptr))
         << who << "IcompressedAllReduce differs from CompressedAllReduce";
     spccl::testing::TypedBuffer out(type, count);
@@ -725,7 +747,7 @@ TEST_F(GpuCollectives, SparseAllReduceDenseFormBitwise) {
                                      algorithmName(algorithm);
             const std::vector<char> input = sparseInput(type, count, density);
             const std::vector<char> expected = denseReference(input, type, op, count);
-            KindBuffer send(MemoryKind::Device, count * es), recv(MemoryKind::Device, count * es);
+            KindBuffer send(deviceKind(), count * es), recv(deviceKind(), count * es);
             send.upload(input.data(), count * es, s);
             KindBuffer& out = inPlace ? send : recv;
             spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
@@ -780,15 +802,14 @@ TEST_F(GpuCollectives, SparseAllReduceCooForms) {
           std::memcpy(packedIndices.data() + 8 * k, &indices[k], 8);
         }
       }
-      KindBuffer dIndices(MemoryKind::Device, nnz * indexBytes),
-          dValues(MemoryKind::Device, nnz * 4);
+      KindBuffer dIndices(deviceKind(), nnz * indexBytes), dValues(deviceKind(), nnz * 4);
       dIndices.upload(packedIndices.data(), nnz * indexBytes, nullptr);
       dValues.upload(values.data(), nnz * 4, nullptr);
       for (cudaStream_t s : streams()) {
         const std::string what = describe("SparseAllReduceCoo", type, spcclSum, count, false, s) +
                                  " density " + std::to_string(density) +
                                  (indexType == spcclIndexUint32 ? " u32" : " u64");
-        KindBuffer recv(MemoryKind::Device, count * 4);
+        KindBuffer recv(deviceKind(), count * 4);
         expectSuccess(spcclSparseAllReduceCoo(dIndices.get(), indexType, dValues.get(), nnz, count,
                                               type, spcclSum, recv.get(), nullptr, comm(), s),
                       what);
@@ -800,8 +821,7 @@ TEST_F(GpuCollectives, SparseAllReduceCooForms) {
       const std::string what =
           describe("SparseAllReduceCooToCoo", type, spcclSum, count, false, nullptr) + " density " +
           std::to_string(density);
-      KindBuffer outIndices(MemoryKind::Device, count * indexBytes),
-          outValues(MemoryKind::Device, count * 4);
+      KindBuffer outIndices(deviceKind(), count * indexBytes), outValues(deviceKind(), count * 4);
       size_t outNnz = ~size_t{0};
       expectSuccess(
           spcclSparseAllReduceCooToCoo(dIndices.get(), indexType, dValues.get(), nnz, count, type,
@@ -874,7 +894,7 @@ TEST_F(GpuCollectives, CompressedAllReduceWithinBound) {
           const std::string what = describe("CompressedAllReduce", type, op, count, inPlace, s) +
                                    (schedule == spcclCompressRing ? " ring" : " two-shot") + " " +
                                    std::to_string(cfg.bits) + " bits";
-          KindBuffer send(MemoryKind::Device, count * es), recv(MemoryKind::Device, count * es);
+          KindBuffer send(deviceKind(), count * es), recv(deviceKind(), count * es);
           send.upload(inputs[rank()].bytes.data(), count * es, s);
           KindBuffer& out = inPlace ? send : recv;
           expectSuccess(
@@ -913,8 +933,8 @@ TEST_F(GpuCollectives, TokenTopkAndMask) {
         std::vector<char> expected(elements * es, 0);
         for (size_t t = 0; t < tokens; ++t)
           if (mask[t]) std::memcpy(&expected[t * hidden * es], &sums[t * hidden * es], hidden * es);
-        KindBuffer buff(MemoryKind::Device, elements * es), dScores(MemoryKind::Device, tokens * 4),
-            maskOut(MemoryKind::Device, tokens);
+        KindBuffer buff(deviceKind(), elements * es), dScores(deviceKind(), tokens * 4),
+            maskOut(deviceKind(), tokens);
         buff.upload(input.data(), elements * es, s);
         dScores.upload(scores.data(), tokens * 4, s);
         expectSuccess(spcclTokenTopkAllReduce(buff.get(), dScores.as<float>(), tokens, hidden, type,
@@ -934,7 +954,7 @@ TEST_F(GpuCollectives, TokenTopkAndMask) {
         for (size_t t = 0; t < tokens; ++t)
           if (mask[t])
             std::memcpy(&expectedLocal[t * hidden * es], &sums[t * hidden * es], hidden * es);
-        KindBuffer dMask(MemoryKind::Device, tokens);
+        KindBuffer dMask(deviceKind(), tokens);
         dMask.upload(mask.data(), tokens, s);
         buff.upload(input.data(), elements * es, s);
         expectSuccess(
@@ -977,8 +997,8 @@ TEST_F(GpuCollectives, MigrationCollectives) {
       for (size_t j = 0; j < mine[1]; ++j) store(type, migrated.data(), j, tagValue(rank(), 1, j));
       const std::string what = describe("MigrateAllReduce", type, spcclSum, count, false, s) +
                                " straggler " + std::to_string(straggler);
-      KindBuffer dSend(MemoryKind::Device, count * es), dRecv(MemoryKind::Device, count * es),
-          dMigrated(MemoryKind::Device, mine[1] * es);
+      KindBuffer dSend(deviceKind(), count * es), dRecv(deviceKind(), count * es),
+          dMigrated(deviceKind(), mine[1] * es);
       dSend.upload(send.data(), count * es, s);
       dMigrated.upload(migrated.data(), mine[1] * es, s);
       expectSuccess(spcclMigrateAllReduce(dSend.get(), dRecv.get(), count, dMigrated.get(), mine[1],
@@ -991,7 +1011,7 @@ TEST_F(GpuCollectives, MigrationCollectives) {
                                 " straggler " + std::to_string(straggler);
       std::vector<char> tagged = hostBuffer(type, count);
       for (size_t i = 0; i < count; ++i) store(type, tagged.data(), i, tagValue(straggler, 2, i));
-      KindBuffer dBuff(MemoryKind::Device, count * es);
+      KindBuffer dBuff(deviceKind(), count * es);
       if (rank() == straggler) dBuff.upload(tagged.data(), count * es, s);
       expectSuccess(spcclMigrateBroadcast(dBuff.get(), count, type, straggler, comm(), s), bwhat);
       expectElements(tagged, dBuff.download(s), type, count, bwhat);
@@ -1002,7 +1022,7 @@ TEST_F(GpuCollectives, MigrationCollectives) {
       std::vector<char> reduced = hostBuffer(type, count);
       for (size_t i = 0; i < count; ++i)
         store(type, reduced.data(), i, reductionReference(type, spcclSum, i, nranks()));
-      KindBuffer rRecv(MemoryKind::Device, count * es);
+      KindBuffer rRecv(deviceKind(), count * es);
       expectSuccess(
           spcclMigrateReduce(dSend.get(), rRecv.get(), count, type, spcclSum, straggler, comm(), s),
           rwhat);
@@ -1014,6 +1034,7 @@ TEST_F(GpuCollectives, MigrationCollectives) {
 // ---- communicator queries of the GPU contract ----
 
 TEST_F(GpuCollectives, CommCuDeviceAndAsyncError) {
+  if (selfCheck()) GTEST_SKIP() << "needs device memory (SPCCL_GPU_COLL_HOST_SELF_CHECK)";
   if (spcclCommCuDevice == nullptr || spcclCommGetAsyncError == nullptr) {
     ADD_FAILURE() << "libspccl lacks spcclCommCuDevice or spcclCommGetAsyncError";
     return;
@@ -1041,11 +1062,13 @@ int main(int argc, char** argv) {
     w.whyNoGpu = cudaGetErrorString(status);
   else if (devices == 0)
     w.whyNoGpu = "cudaGetDeviceCount found no device";
-  if (w.whyNoGpu.empty()) {
-    // Every rank on device 0, the current device before the communicator.
-    SPCCL_CUDA_OR_DIE(cudaSetDevice(0));
-    SPCCL_CUDA_OR_DIE(cudaFree(nullptr));
-    SPCCL_CUDA_OR_DIE(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+  if (w.whyNoGpu.empty() || selfCheck()) {
+    if (w.whyNoGpu.empty()) {
+      // Every rank on device 0, the current device before the communicator.
+      SPCCL_CUDA_OR_DIE(cudaSetDevice(0));
+      SPCCL_CUDA_OR_DIE(cudaFree(nullptr));
+      SPCCL_CUDA_OR_DIE(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    }
     const spcclResult_t result = spcclCommInitFromEnv(&w.comm, nullptr);
     if (result != spcclSuccess) {
       std::fprintf(stderr, "spcclCommInitFromEnv failed: %s: %s\n", spcclGetErrorString(result),
@@ -1058,7 +1081,7 @@ int main(int argc, char** argv) {
   const int failed = RUN_ALL_TESTS();
   if (w.comm != nullptr) {
     spcclCommDestroy(w.comm);
-    cudaStreamDestroy(w.stream);
+    if (w.stream != nullptr) cudaStreamDestroy(w.stream);
   }
   return failed;
 }
