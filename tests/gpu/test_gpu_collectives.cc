@@ -9,7 +9,7 @@
 // calls queued before one synchronisation, a late kernel writing the input
 // right before a call, a write of the input right after one).
 //
-// Launch one per rank: spcclrun -n N -- test_gpu_collectives_ranks (the
+// Launch one per rank: spcclrun -n N -- spccl_gpu_collective_tests (the
 // ctest entries and tests/gpu/run_collectives.sh do). Without a usable
 // CUDA device every test skips, with the reason, and no communicator is
 // made. SPCCL_GPU_COLL_SMALL=1 keeps every size small (compute-sanitizer).
