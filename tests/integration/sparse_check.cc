@@ -19,59 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "../common/sparse_inputs.h"
 #include "spccl.h"
 
 namespace {
 
-// ---- deterministic data ----
+using namespace spccl::sparse_inputs;
 
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-double uniform(uint64_t a, uint64_t b) {
-  return static_cast<double>(mix(a * 0x100000001b3ull ^ mix(b)) >> 11) * 0x1.0p-53;
-}
-
-enum class Overlap { Random, Full, None, Skew, EmptyRanks };
-const char* overlapName(Overlap o) {
-  switch (o) {
-    case Overlap::Random:
-      return "random";
-    case Overlap::Full:
-      return "full-overlap";
-    case Overlap::None:
-      return "no-overlap";
-    case Overlap::Skew:
-      return "skewed";
-    default:
-      return "empty-ranks";
-  }
-}
-
-bool isNonZero(Overlap overlap, double density, size_t i, int rank, int nranks, size_t count) {
-  switch (overlap) {
-    case Overlap::Random:
-      return uniform(i, static_cast<uint64_t>(rank) + 1) < density;
-    case Overlap::Full:
-      return uniform(i, 0) < density;
-    case Overlap::None:
-      return static_cast<int>(i % static_cast<size_t>(nranks)) == rank &&
-             uniform(i, 0) < density * nranks;
-    case Overlap::Skew:  // everything in the first 5 % of the tensor
-      return i < count / 20 && uniform(i, static_cast<uint64_t>(rank) + 1) < density * 20;
-    default:
-      return rank % 2 == 0 && uniform(i, static_cast<uint64_t>(rank) + 1) < density;
-  }
-}
-
-int smallValue(size_t i, int rank) {
-  const uint64_t h = mix(i * 31 + static_cast<uint64_t>(rank));
-  const int magnitude = static_cast<int>(h % 3) + 1;
-  return (h >> 8) & 1 ? magnitude : -magnitude;
-}
+// ---- deterministic data (tests/common/sparse_inputs.h) ----
 
 void storeValue(spcclDataType_t type, void* base, size_t index, double value) {
   char* at = static_cast<char*>(base) + index * spcclTypeSize(type);

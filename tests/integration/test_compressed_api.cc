@@ -63,36 +63,11 @@ bool runCase(spcclComm_t comm, int rank, int nranks, const Case& c, uint64_t sal
                  spcclGetLastError(comm));
     return false;
   }
-  const double h = halfStep(c.codec, c.bits);
-  const double outRounding = c.type == spcclFloat16    ? 1.0 / 2048
-                             : c.type == spcclBfloat16 ? 1.0 / 256
-                                                       : 0;
-  const double divisor = c.op == spcclAvg ? nranks : 1;
-  for (size_t b = 0; b * c.block < c.count; ++b) {
-    const size_t end = std::min(c.count, (b + 1) * c.block);
-    double a = 0;  // A_b: sum over ranks of the block's max |x_r|
-    for (int r = 0; r < nranks; ++r) {
-      double m = 0;
-      for (size_t i = b * c.block; i < end; ++i)
-        m = std::max(m, std::fabs(double(inputs[r].values[i])));
-      a += m;
-    }
-    const double quantization =
-        c.schedule == spcclCompressTwoShot ? h * a * (2 + h) : a * (std::pow(1 + h, nranks) - 1);
-    for (size_t i = b * c.block; i < end; ++i) {
-      double exact = 0;
-      for (int r = 0; r < nranks; ++r) exact += inputs[r].values[i];
-      exact /= divisor;
-      const double got = out.get(i);
-      const double bound =
-          quantization / divisor + 1e-5 * a * nranks + outRounding * std::fabs(got) + 1e-30;
-      if (!(std::fabs(got - exact) <= bound)) {
-        std::fprintf(stderr,
-                     "rank %d: %s: element %zu is %.9g, exact %.9g, error %.3g > bound %.3g\n",
-                     rank, describe(c).c_str(), i, got, exact, std::fabs(got - exact), bound);
-        return false;
-      }
-    }
+  const std::string violation =
+      compressedBoundViolation(inputs, out, c.codec, c.bits, c.block, c.schedule, c.op);
+  if (!violation.empty()) {
+    std::fprintf(stderr, "rank %d: %s: %s\n", rank, describe(c).c_str(), violation.c_str());
+    return false;
   }
   // Every rank holds the same bits.
   uint64_t mine = fnv(out.bytes.data(), out.bytes.size());

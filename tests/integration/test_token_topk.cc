@@ -63,28 +63,7 @@ struct TokenCase {
   }
 };
 
-// Rank r's score of token t: small integers, so the global sums are exact
-// in f32 and many of them tie.
-float scoreOf(int rank, size_t t) { return static_cast<float>((t * 7 + rank * 3 + t / 5) % 5); }
-
-std::vector<float> scoresOf(int rank, size_t tokens) {
-  std::vector<float> s(tokens);
-  for (size_t t = 0; t < tokens; ++t) s[t] = scoreOf(rank, t);
-  return s;
-}
-
-// Highest global score first, ties by lower token index.
-std::vector<unsigned char> referenceMask(int nranks, size_t tokens, size_t keep) {
-  std::vector<double> sum(tokens, 0.0);
-  for (int r = 0; r < nranks; ++r)
-    for (size_t t = 0; t < tokens; ++t) sum[t] += scoreOf(r, t);
-  std::vector<size_t> order(tokens);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sum[a] > sum[b]; });
-  std::vector<unsigned char> mask(tokens, 0);
-  for (size_t i = 0; i < keep; ++i) mask[order[i]] = 1;
-  return mask;
-}
+// scoreOf, scoresOf, referenceMask: test_compressed_support.h.
 
 std::vector<size_t> keptRows(const std::vector<unsigned char>& mask) {
   std::vector<size_t> rows;
