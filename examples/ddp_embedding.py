@@ -426,6 +426,7 @@ def main() -> None:
             print(f"| {hook} | {result['steps_per_s']:.2f} | {result['final_loss']:.4f} |")
     if comm is not None:
         comm.close()
+    barrier(device)  # no rank tears the group down while another still uses it
     dist.destroy_process_group()
 
 

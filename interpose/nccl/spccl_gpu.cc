@@ -26,8 +26,9 @@ constexpr bool kHasAsyncError =
     !std::is_same_v<decltype(spcclCommGetAsyncError(std::declval<spcclComm_t>(),
                                                     std::declval<spcclResult_t*>())),
                     Absent>;
-constexpr bool kHasCuDevice = !std::is_same_v<
-    decltype(spcclCommCuDevice(std::declval<spcclComm_t>(), std::declval<int*>())), Absent>;
+constexpr bool kHasCuDevice =
+    !std::is_same_v<decltype(spcclCommCuDevice(std::declval<spcclComm_t>(), std::declval<int*>())),
+                    Absent>;
 
 // Templates, so that the branch not taken is never instantiated.
 template <typename Comm>
