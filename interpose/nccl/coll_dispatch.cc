@@ -15,6 +15,7 @@
 #include "real_nccl.h"
 #include "routing.h"
 #include "settings.h"
+#include "spccl_gpu.h"
 
 namespace spccl::nccl {
 
@@ -77,7 +78,8 @@ ncclResult_t checkArguments(InterposedComm* comm, const CollCall& call, bool* pr
     return refuse(comm, call,
                   "op " + std::to_string(call.op) + " was made for datatype " +
                       std::to_string(op->datatype) + ", not " + std::to_string(call.datatype));
-  if (op->pointer != nullptr && memoryKindOf(op->pointer) == MemoryKind::Device)
+  if (op->pointer != nullptr && !spcclTakesDeviceMemory() &&
+      memoryKindOf(op->pointer) == MemoryKind::Device)
     return refuse(comm, call,
                   "the scalar of op " + std::to_string(call.op) +
                       " is in device memory; spccl reads host memory only (until its GPU "
@@ -86,43 +88,46 @@ ncclResult_t checkArguments(InterposedComm* comm, const CollCall& call, bool* pr
   return ncclSuccess;
 }
 
+// stream: NULL (host buffers, or a PreMulSum staged through host memory:
+// the call completes before it returns) or the caller's (device buffers:
+// spccl enqueues the call in its order).
 spcclResult_t runSpccl(const CollCall& c, Target target, spcclComm_t s, const void* send,
-                       ncclRedOp_t op, const CompressSetting& compress) {
+                       ncclRedOp_t op, const CompressSetting& compress, void* stream) {
   const auto type = static_cast<spcclDataType_t>(c.datatype);
   const auto sop = static_cast<spcclRedOp_t>(op);
   if (target == Target::SpcclSparse)
-    return spcclSparseAllReduce(send, c.recvbuff, c.count, type, sop, s, nullptr);
+    return spcclSparseAllReduce(send, c.recvbuff, c.count, type, sop, s, stream);
   if (target == Target::SpcclCompressed) {
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     cfg.codec = compress.codec;
     cfg.bits = compress.bits;
     cfg.blockSize = compress.blockSize;
     cfg.schedule = compress.schedule;
-    return spcclCompressedAllReduce(send, c.recvbuff, c.count, type, sop, &cfg, s, nullptr);
+    return spcclCompressedAllReduce(send, c.recvbuff, c.count, type, sop, &cfg, s, stream);
   }
   switch (c.kind) {
     case Collective::AllReduce:
-      return spcclAllReduce(send, c.recvbuff, c.count, type, sop, s, nullptr);
+      return spcclAllReduce(send, c.recvbuff, c.count, type, sop, s, stream);
     case Collective::Broadcast:
-      return spcclBroadcast(send, c.recvbuff, c.count, type, c.root, s, nullptr);
+      return spcclBroadcast(send, c.recvbuff, c.count, type, c.root, s, stream);
     case Collective::Bcast:
-      return spcclBroadcast(c.recvbuff, c.recvbuff, c.count, type, c.root, s, nullptr);
+      return spcclBroadcast(c.recvbuff, c.recvbuff, c.count, type, c.root, s, stream);
     case Collective::Reduce:
-      return spcclReduce(send, c.recvbuff, c.count, type, sop, c.root, s, nullptr);
+      return spcclReduce(send, c.recvbuff, c.count, type, sop, c.root, s, stream);
     case Collective::AllGather:
-      return spcclAllGather(send, c.recvbuff, c.count, type, s, nullptr);
+      return spcclAllGather(send, c.recvbuff, c.count, type, s, stream);
     case Collective::ReduceScatter:
-      return spcclReduceScatter(send, c.recvbuff, c.count, type, sop, s, nullptr);
+      return spcclReduceScatter(send, c.recvbuff, c.count, type, sop, s, stream);
     case Collective::AlltoAll:
-      return spcclAllToAll(send, c.recvbuff, c.count, type, s, nullptr);
+      return spcclAllToAll(send, c.recvbuff, c.count, type, s, stream);
     case Collective::Gather:
-      return spcclGather(send, c.recvbuff, c.count, type, c.root, s, nullptr);
+      return spcclGather(send, c.recvbuff, c.count, type, c.root, s, stream);
     case Collective::Scatter:
-      return spcclScatter(send, c.recvbuff, c.count, type, c.root, s, nullptr);
+      return spcclScatter(send, c.recvbuff, c.count, type, c.root, s, stream);
     case Collective::Send:
-      return spcclSend(send, c.count, type, c.root, s, nullptr);
+      return spcclSend(send, c.count, type, c.root, s, stream);
     case Collective::Recv:
-      return spcclRecv(c.recvbuff, c.count, type, c.root, s, nullptr);
+      return spcclRecv(c.recvbuff, c.count, type, c.root, s, stream);
   }
   return spcclInternalError;
 }
@@ -130,35 +135,73 @@ spcclResult_t runSpccl(const CollCall& c, Target target, spcclComm_t s, const vo
 // What runs the call on spccl, now or at the group's end. The scratch
 // buffer of a PreMulSum lives in the task, which the group keeps until
 // its spccl group has ended.
+//
+// Host buffers: the work queued on the caller's stream is waited for, then
+// spccl runs the call at once (NULL stream). Device buffers (spccl_gpu.h):
+// the caller's stream goes to spccl, which enqueues the call in its order
+// and returns; nothing here waits for the GPU. A PreMulSum on device
+// buffers is the exception: the input is copied to host memory on the
+// stream, scaled there, and summed by a call that completes before it
+// returns (host input, device output).
 struct SpcclTask {
   InterposedComm* comm;
   CollCall call;
   Route route;
   bool premul;
+  bool device;  // a buffer is device memory (replace mode with spccl's GPU support)
   PreMulSumOp op;
   std::shared_ptr<std::vector<unsigned char>> scratch;
+
+  // Copies the device input (and a device-resident scalar) to host memory
+  // and waits for it. Returns false with *error when the driver refuses.
+  bool stageOnHost(size_t bytes, PreMulSumOp* scaled, std::string* error) const {
+    scratch->resize(bytes);
+    if (!copyOnStream(scratch->data(), call.sendbuff, bytes, call.stream, error)) return false;
+    if (scaled->pointer != nullptr && memoryKindOf(scaled->pointer) == MemoryKind::Device) {
+      if (!copyOnStream(scaled->value, scaled->pointer, elementSize(call.datatype), call.stream,
+                        error))
+        return false;
+      scaled->pointer = nullptr;  // the value just read serves
+    }
+    return finishStreamWork(call.stream, error);
+  }
 
   ncclResult_t operator()() const {
     const auto start = std::chrono::steady_clock::now();
     std::string error;
-    if (!finishStreamWork(call.stream, &error)) return refuse(comm, call, error);
+    void* stream = nullptr;
+    if (device && !premul)
+      stream = static_cast<void*>(call.stream);
+    else if (!device && !finishStreamWork(call.stream, &error))
+      return refuse(comm, call, error);
     const void* send = call.kind == Collective::Bcast ? call.recvbuff : call.sendbuff;
     ncclRedOp_t reduceOp = call.op;
     if (premul) {
       // ReduceScatter's input holds nranks blocks of count elements.
       const size_t elements =
           call.kind == Collective::ReduceScatter ? call.count * comm->nranks : call.count;
-      scratch->resize(elements * elementSize(call.datatype));
-      if (elements > 0) preMultiply(op, call.sendbuff, elements, scratch->data());
+      const size_t bytes = elements * elementSize(call.datatype);
+      PreMulSumOp scaled = op;
+      if (device) {
+        if (!stageOnHost(bytes, &scaled, &error)) return refuse(comm, call, error);
+        if (elements > 0) preMultiply(scaled, scratch->data(), elements, scratch->data());
+      } else {
+        scratch->resize(bytes);
+        if (elements > 0) preMultiply(scaled, call.sendbuff, elements, scratch->data());
+      }
       send = scratch->data();
       reduceOp = ncclSum;
     }
     const Settings& s = settings();
     const spcclResult_t result =
-        runSpccl(call, route.target, comm->spccl, send, reduceOp, s.compress);
+        runSpccl(call, route.target, comm->spccl, send, reduceOp, s.compress, stream);
     if (result != spcclSuccess) return finishSpccl(comm, result);
     std::string path = pathName(route, s.compress);
-    if (route.target == Target::SpcclSparse) {
+    if (route.target == Target::SpcclSparse && stream != nullptr) {
+      // Enqueued: what the planner chose is known once the stream has run
+      // the call, not now (spccl's stats say it later).
+      path += " (stream-ordered)";
+    } else if (route.target == Target::SpcclSparse) {
       spcclSparseStats_t stats{};
       stats.size = sizeof(stats);
       // Tag 0: the call just made (keyed by count); stats.algorithm is what ran.
@@ -255,6 +298,7 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
   shape.nranks = comm->nranks;
   shape.deviceBuffers = memoryKindOf(call.sendbuff) == MemoryKind::Device ||
                         memoryKindOf(call.recvbuff) == MemoryKind::Device;
+  shape.spcclTakesDevice = spcclTakesDeviceMemory();
   const Route route = decideRoute(s, shape);
   switch (route.target) {
     case Target::Nccl: {
@@ -268,8 +312,9 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
     }
     case Target::Refused:
       return refuse(comm, call,
-                    "a buffer is device memory; spccl serves host memory only until its GPU "
-                    "support (SPCCL_NCCL_MODE=forward sends such calls to the real NCCL)");
+                    "a buffer is device memory, and the spccl this library was built with serves "
+                    "host memory only (no spcclCommGetAsyncError/spcclCommCuDevice in its "
+                    "spccl.h); SPCCL_NCCL_MODE=forward sends such calls to the real NCCL");
     default:
       break;
   }
@@ -280,10 +325,16 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
                   "%s: peer %d is this rank; its matching call must be in the same group",
                   call.name, call.root);
     void* buffer = call.kind == Collective::Send ? const_cast<void*>(call.sendbuff) : call.recvbuff;
-    deferSelfTransfer(comm, call.kind == Collective::Send, buffer, shape.bytes);
+    deferSelfTransfer(comm, call.kind == Collective::Send, buffer, shape.bytes, call.stream);
     return ncclSuccess;
   }
-  SpcclTask task{comm, call, route, premul, op, std::make_shared<std::vector<unsigned char>>()};
+  SpcclTask task{comm,
+                 call,
+                 route,
+                 premul,
+                 shape.deviceBuffers,
+                 op,
+                 std::make_shared<std::vector<unsigned char>>()};
   if (!inGroup()) return task();
   Operation deferred;
   deferred.comm = comm;

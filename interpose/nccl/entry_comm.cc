@@ -11,6 +11,7 @@
 #include "profiling_alias.h"
 #include "real_nccl.h"
 #include "settings.h"
+#include "spccl_gpu.h"
 
 using namespace spccl::nccl;
 
@@ -149,6 +150,12 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   SPCCL_FIND_COMM(mine, comm, "ncclCommGetAsyncError", CommGetAsyncError, comm, asyncError);
   if (asyncError == nullptr)
     return fail(mine, ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
+  // spccl's (a stream-ordered call that failed after it returned), else
+  // the interposer's sticky one.
+  spcclResult_t spcclError = spcclSuccess;
+  if (spcclAsyncErrorOf(mine->spccl, &spcclError) == spcclSuccess && spcclError != spcclSuccess &&
+      spcclError != spcclInProgress)
+    mine->asyncError.store(toNcclResult(spcclError));
   const auto ours = static_cast<ncclResult_t>(mine->asyncError.load());
   if (forwarding()) {
     const ncclResult_t r = SPCCL_FORWARD(realNccl(), CommGetAsyncError, mine->real, asyncError);
@@ -178,14 +185,19 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommUserRank)
 
-// Replace mode: the CUDA device current when the communicator was made
-// (ncclCommInitAll: the device of its slot); -1 where there is no CUDA.
+// Replace mode: the device spccl's communicator works on
+// (spcclCommCuDevice), else the CUDA device current when the communicator
+// was made (ncclCommInitAll: the device of its slot); -1 where there is
+// no CUDA.
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
   SPCCL_PASS_BACK(CommCuDevice, comm, device);
   SPCCL_FIND_COMM(mine, comm, "ncclCommCuDevice", CommCuDevice, comm, device);
   SPCCL_REAL_OR(CommCuDevice, mine->real, device);
   if (device == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommCuDevice: device is NULL");
-  *device = mine->cudaDevice;
+  int spcclDevice = -1;
+  *device = spcclCuDeviceOf(mine->spccl, &spcclDevice) == spcclSuccess && spcclDevice >= 0
+                ? spcclDevice
+                : mine->cudaDevice;
   return ncclSuccess;
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommCuDevice)

@@ -6,10 +6,12 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "base/log.h"
 #include "errors.h"
 #include "interposed_comm.h"
+#include "memory_kind.h"
 #include "premul_sum.h"
 #include "profiling_alias.h"
 #include "real_nccl.h"
@@ -23,11 +25,14 @@ namespace {
 
 bool forwarding() { return settings().mode == Mode::Forward; }
 
-// ncclMemAlloc in replace mode: page-aligned host memory, remembered so
-// that ncclMemFree can tell its own pointers from others.
+// ncclMemAlloc in replace mode: device memory of the current CUDA context
+// where there is one (NCCL's answer: a program such as PyTorch's allocator
+// hands it to kernels), else page-aligned host memory; remembered so that
+// ncclMemFree can tell its own pointers from others.
 struct HostAllocations {
   std::mutex mutex;
   std::set<void*> pointers;
+  std::set<void*> devicePointers;
 };
 HostAllocations& hostAllocations() {
   static auto* a = new HostAllocations;  // never destroyed: frees may come during exit
@@ -107,6 +112,17 @@ ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   if (forwarding()) return SPCCL_FORWARD(realNccl(), MemAlloc, ptr, size);
   if (ptr == nullptr) return fail(nullptr, ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
   void* memory = nullptr;
+  if (currentCudaContext() != nullptr) {
+    std::string error;
+    if (!allocateDeviceMemory(&memory, size, &error))
+      return fail(nullptr, ncclUnhandledCudaError, "ncclMemAlloc: %zu bytes of device memory: %s",
+                  size, error.c_str());
+    HostAllocations& a = hostAllocations();
+    std::lock_guard<std::mutex> lock(a.mutex);
+    a.devicePointers.insert(memory);
+    *ptr = memory;
+    return ncclSuccess;
+  }
   if (posix_memalign(&memory, 4096, size > 0 ? size : 1) != 0)
     return fail(nullptr, ncclSystemError, "ncclMemAlloc: %zu bytes of host memory: out of memory",
                 size);
@@ -123,11 +139,19 @@ ncclResult_t ncclMemFree(void* ptr) {
   if (forwarding()) return SPCCL_FORWARD(realNccl(), MemFree, ptr);
   if (ptr == nullptr) return ncclSuccess;
   HostAllocations& a = hostAllocations();
+  bool device = false;
   {
     std::lock_guard<std::mutex> lock(a.mutex);
-    if (a.pointers.erase(ptr) == 0)
+    device = a.devicePointers.erase(ptr) > 0;
+    if (!device && a.pointers.erase(ptr) == 0)
       return fail(nullptr, ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc",
                   ptr);
+  }
+  if (device) {
+    std::string error;
+    if (!freeDeviceMemory(ptr, &error))
+      return fail(nullptr, ncclUnhandledCudaError, "ncclMemFree: %p: %s", ptr, error.c_str());
+    return ncclSuccess;
   }
   std::free(ptr);
   return ncclSuccess;

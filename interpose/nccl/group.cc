@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "errors.h"
 #include "interposed_comm.h"
+#include "memory_kind.h"
 #include "real_nccl.h"
 #include "settings.h"
 
@@ -21,6 +22,7 @@ struct SelfTransfer {
   bool isSend;
   void* buffer;
   size_t bytes;
+  cudaStream_t stream;
 };
 
 struct GroupState {
@@ -35,16 +37,24 @@ bool forwarding() { return settings().mode == Mode::Forward; }
 
 ncclResult_t firstFailure(ncclResult_t a, ncclResult_t b) { return a != ncclSuccess ? a : b; }
 
-// Runs task(i) for i < n: inline when n is 1, else on n threads.
+// Runs task(i) for i < n: inline when n is 1, else on n threads, each with
+// the caller's CUDA context current (spccl's device calls need it).
 template <typename Task>
 void runEach(size_t n, Task task) {
   if (n == 1) {
     task(0);
     return;
   }
+  void* context = currentCudaContext();
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (size_t i = 0; i < n; ++i) threads.emplace_back(task, i);
+  for (size_t i = 0; i < n; ++i)
+    threads.emplace_back(
+        [&task, context](size_t k) {
+          makeCudaContextCurrent(context);
+          task(k);
+        },
+        i);
   for (std::thread& t : threads) t.join();
 }
 
@@ -124,7 +134,17 @@ ncclResult_t runSelfTransfers(const std::vector<SelfTransfer>& transfers) {
         continue;
       }
       const auto start = std::chrono::steady_clock::now();
-      if (sends[k]->bytes > 0) std::memmove(recvs[k]->buffer, sends[k]->buffer, sends[k]->bytes);
+      std::string error;
+      const bool copied =
+          (sends[k]->stream == recvs[k]->stream || finishStreamWork(sends[k]->stream, &error)) &&
+          copyOnStream(recvs[k]->buffer, sends[k]->buffer, sends[k]->bytes, recvs[k]->stream,
+                       &error);
+      if (!copied) {
+        result =
+            firstFailure(result, fail(comm, ncclUnhandledCudaError,
+                                      "ncclGroupEnd: the copy to this rank: %s", error.c_str()));
+        continue;
+      }
       comm->report.record("ncclSend+ncclRecv", "local copy (peer is this rank)", sends[k]->bytes,
                           secondsSince(start));
     }
@@ -167,8 +187,9 @@ ncclResult_t runOrDefer(Creation c) {
   return c.complete(result);
 }
 
-void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes) {
-  tGroup.selfTransfers.push_back(SelfTransfer{comm, isSend, buffer, bytes});
+void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes,
+                       cudaStream_t stream) {
+  tGroup.selfTransfers.push_back(SelfTransfer{comm, isSend, buffer, bytes, stream});
 }
 
 void defer(Operation op) { tGroup.operations.push_back(std::move(op)); }

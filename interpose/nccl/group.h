@@ -49,8 +49,11 @@ struct Operation {
 bool inGroup();
 // A send or receive whose peer is this rank (spccl has none: it copies).
 // Inside a group only; the group's end pairs them in issue order, per
-// communicator, before its other calls.
-void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes);
+// communicator, before its other calls. With device buffers or a stream
+// the copy is enqueued on the receive's stream (after the send's stream's
+// work, when that is another stream).
+void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes,
+                       cudaStream_t stream);
 void groupStart();
 // Outside a group: runs c now. Inside: at the outermost end.
 ncclResult_t runOrDefer(Creation c);

@@ -1,5 +1,6 @@
-// Where a buffer lives and what a stream means, while spccl serves host
-// memory only. The GPU work replaces this file.
+// Where a buffer lives, and the few CUDA driver calls the interposer makes
+// itself (stream synchronisation, copies, the current context, device
+// allocations).
 //
 // The CUDA driver is never a link dependency (the library must load where
 // there is no NVIDIA driver): a program that holds device memory or a
@@ -11,6 +12,7 @@
 #include <cuda.h>
 #include <nccl.h>
 
+#include <cstddef>
 #include <string>
 
 namespace spccl::nccl {
@@ -30,5 +32,26 @@ bool finishStreamWork(cudaStream_t stream, std::string* error);
 
 // The device of the calling thread's CUDA context; -1 without one.
 int currentCudaDevice();
+
+// The calling thread's current CUDA context (a CUcontext); nullptr without
+// the driver or a context. makeContextCurrent(ctx) makes it current on the
+// calling thread (nothing for nullptr): the interposer's own threads (a
+// group's end runs each communicator's calls on one) act for the thread
+// that issued the calls.
+void* currentCudaContext();
+void makeCudaContextCurrent(void* context);
+
+// bytes from src to dst in the order of stream: cuMemcpyAsync where the
+// driver is loaded and a buffer is device memory or stream is not NULL
+// (unified addressing: any pair of host and device pointers), memmove
+// otherwise. Returns false with *error when the driver refuses.
+bool copyOnStream(void* dst, const void* src, size_t bytes, cudaStream_t stream,
+                  std::string* error);
+
+// Device memory of the current context (cuMemAlloc), for ncclMemAlloc where
+// a CUDA context is current. false with *error when there is none or the
+// driver refuses.
+bool allocateDeviceMemory(void** ptr, size_t bytes, std::string* error);
+bool freeDeviceMemory(void* ptr, std::string* error);
 
 }  // namespace spccl::nccl

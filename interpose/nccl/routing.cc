@@ -27,7 +27,7 @@ Route decideRoute(const Settings& settings, const CallShape& call) {
   auto dense = [&](Reason reason) {
     return Route{forward ? Target::Nccl : Target::SpcclDense, reason};
   };
-  if (call.deviceBuffers)
+  if (call.deviceBuffers && (forward || !call.spcclTakesDevice))
     return Route{forward ? Target::Nccl : Target::Refused, Reason::DeviceBuffer};
   if (!call.allReduce) return dense(Reason::NotAllReduce);
   if (elementSize(call.datatype) == 0) return dense(Reason::NoSpcclType);
