@@ -29,8 +29,10 @@
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 4097)
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
-#                             build=300 collectives=120 torch=90 kernel=60 (each binary)
+#                             build=300 collectives=120 torch=90 kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
+#   SPCCL_GPU_PARALLEL        kernel and sanitizer runs at a time on the one GPU (default 8,
+#                             every binary at once; 1 runs them one after the other)
 #   SPCCL_GPU_EXTRA_TARGETS   more ninja targets to build
 #   SPCCL_GPU_CMAKE_ARGS      more configure arguments (word-split), e.g. the bare-image
 #                             simulation of tests/gpu/README.md
@@ -77,7 +79,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [kernel]=60 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -114,7 +116,7 @@ pack_out() {
 finish() {
   note "== $([[ $failed == 0 ]] && echo ALL PASSED || echo FAILURES) after $(elapsed) s (logs: $results)"
   if ((${#skipped_stages[@]})); then
-    note "   not run: ${skipped_stages[*]}"
+    note "   not run: $(printf '%s; ' "${skipped_stages[@]}")"
   fi
   pack_out
   exit "$failed"
@@ -327,12 +329,19 @@ for binary in "$build"/tests/gpu/test_gpu_*; do
 done
 
 # run_capped STAGE STAGE_LIMIT ONE_LIMIT SUFFIX PREFIX...: every binary, each
-# at most ONE_LIMIT s, the whole at most STAGE_LIMIT s; what is left is named.
+# at most ONE_LIMIT s, the whole at most STAGE_LIMIT s, SPCCL_GPU_PARALLEL at
+# a time (processes share the GPU; the CPU references use the cores); what
+# is left when the time is up is named.
 run_capped() {
   local name=$1 stage_lim=$2 one_lim=$3 suffix=$4
   shift 4
-  local stage_end_t=$(($(date +%s) + stage_lim)) binary rest lim left_out=()
+  local stage_end_t=$(($(date +%s) + stage_lim)) binary rest lim left_out=() running=0
+  local parallel=${SPCCL_GPU_PARALLEL:-8}
   for binary in "${binaries[@]}"; do
+    while ((running >= parallel)); do
+      wait -n || failed=1
+      running=$((running - 1))
+    done
     rest=$((stage_end_t - $(date +%s)))
     lim=$(clip "$one_lim")
     ((rest < lim)) && lim=$rest
@@ -340,7 +349,12 @@ run_capped() {
       left_out+=("$(basename "$binary")$suffix")
       continue
     fi
-    run "$(basename "$binary")$suffix" "$lim" "$@" "$binary"
+    run "$(basename "$binary")$suffix" "$lim" "$@" "$binary" &
+    running=$((running + 1))
+  done
+  while ((running > 0)); do
+    wait -n || failed=1
+    running=$((running - 1))
   done
   if ((${#left_out[@]})); then
     skip_stage "$name (partly)" "over its ${stage_lim} s cap or the deadline: ${left_out[*]}"
