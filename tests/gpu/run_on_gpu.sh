@@ -86,10 +86,12 @@ for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 note() { echo "$*" | tee -a "$summary"; }
 elapsed() { echo $(($(date +%s) - t_start)); }
 left() { echo $((deadline - $(date +%s))); }
-# clip SECONDS: SECONDS, or less where the deadline is nearer.
+# clip SECONDS: SECONDS, or less where the deadline is nearer (at least 1:
+# timeout 0 would mean no limit).
 clip() {
   local l
   l=$(left)
+  ((l < 1)) && l=1
   ((l < $1)) && echo "$l" || echo "$1"
 }
 
