@@ -64,7 +64,45 @@ endif()
 spccl_feature(OPENBLAS _openblas_found "${SPCCL_OPENBLAS_LIBRARY}")
 
 find_package(GTest QUIET)
-spccl_feature(GTEST GTest_FOUND "GoogleTest")
+# No installed GoogleTest (the bare image of the lent GPU machines): build it
+# from sources, the copy scripts/prepare-device-kit.sh puts in .devkit/, or
+# any googletest checkout named by SPCCL_GTEST_SOURCE_DIR.
+set(SPCCL_GTEST_SOURCE_DIR "" CACHE PATH
+  "GoogleTest sources (with googletest/ and googlemock/), built when find_package(GTest) fails")
+set(_gtest_detail "GoogleTest")
+if(NOT GTest_FOUND)
+  set(_gtest_src "${SPCCL_GTEST_SOURCE_DIR}")
+  if(NOT _gtest_src AND EXISTS "${CMAKE_CURRENT_LIST_DIR}/../.devkit/googletest/CMakeLists.txt")
+    set(_gtest_src "${CMAKE_CURRENT_LIST_DIR}/../.devkit/googletest")
+  endif()
+  if(_gtest_src)
+    get_filename_component(_gtest_src "${_gtest_src}" ABSOLUTE BASE_DIR "${CMAKE_SOURCE_DIR}")
+  endif()
+  if(_gtest_src AND EXISTS "${_gtest_src}/googletest/CMakeLists.txt")
+    set(BUILD_GMOCK ON CACHE BOOL "" FORCE)
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory("${_gtest_src}" "${CMAKE_BINARY_DIR}/_deps/googletest" EXCLUDE_FROM_ALL)
+    # The names an installed GoogleTest's config provides, used in tests/*.
+    foreach(_lib gtest gtest_main gmock gmock_main)
+      if(TARGET ${_lib} AND NOT TARGET GTest::${_lib})
+        add_library(GTest::${_lib} ALIAS ${_lib})
+      endif()
+    endforeach()
+    # Every later find_package(GTest [REQUIRED]) in tests/ resolves to this
+    # build: FindGTest tries config mode first, and GTest_DIR names a config
+    # that reports the targets above. A -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON
+    # (how the bare image is simulated) is lifted for those calls.
+    file(WRITE "${CMAKE_BINARY_DIR}/_deps/gtest-config/GTestConfig.cmake"
+      "# Written by cmake/SpcclFeatures.cmake: GoogleTest built from ${_gtest_src}\n"
+      "set(GTest_FOUND TRUE)\n")
+    set(GTest_DIR "${CMAKE_BINARY_DIR}/_deps/gtest-config" CACHE PATH
+      "GoogleTest config (spccl's from-source build)" FORCE)
+    set(CMAKE_DISABLE_FIND_PACKAGE_GTest OFF)
+    set(GTest_FOUND TRUE)
+    set(_gtest_detail "GoogleTest built from ${_gtest_src}")
+  endif()
+endif()
+spccl_feature(GTEST GTest_FOUND "${_gtest_detail}")
 find_package(benchmark QUIET)
 spccl_feature(BENCHMARK benchmark_FOUND "Google Benchmark")
 
