@@ -75,12 +75,14 @@ spcclResult_t StagedCall::prepare() {
                       "%s: device buffers, but no CUDA context is current on this thread "
                       "(call cudaSetDevice first)",
                       call_);
+  device::ScopedCudaContext current(context_);
   return staging_->allocate();
 }
 
 spcclResult_t StagedCall::run(std::function<spcclResult_t()> body) {
   if (stream_ != nullptr) return runOnStream(std::move(body));
   if (!staging_->hasDeviceMemory()) return runBlocking(comm_, body);
+  device::ScopedCudaContext current(context_);
   SPCCL_CHECK(staging_->copyIn(nullptr));
   SPCCL_CHECK(runBlocking(comm_, body));
   return staging_->copyOut(nullptr);
@@ -88,7 +90,10 @@ spcclResult_t StagedCall::run(std::function<spcclResult_t()> body) {
 
 spcclResult_t StagedCall::runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request) {
   if (!staging_->hasDeviceMemory()) return runAsync(comm_, std::move(body), request);
-  SPCCL_CHECK(staging_->copyIn(nullptr));
+  {
+    device::ScopedCudaContext current(context_);
+    SPCCL_CHECK(staging_->copyIn(nullptr));
+  }
   return runAsync(
       comm_,
       [staging = staging_, context = context_, body = std::move(body)]() -> spcclResult_t {
@@ -120,6 +125,7 @@ spcclResult_t StagedCall::runCollectiveQueued(const CollSignature& signature,
 
 spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
   SPCCL_CHECK(checkNoAsyncError(call_, comm_));
+  device::ScopedCudaContext current(context_);
   SPCCL_CHECK(staging_->copyIn(stream_));
   auto ticket = std::make_shared<StreamTicket>();
   auto release = std::make_shared<TicketRelease>(TicketRelease{ticket});
