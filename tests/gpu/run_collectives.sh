@@ -12,7 +12,7 @@
 # skips (on a GPU machine a skip means the device could not be used), or if
 # compute-sanitizer is missing.
 # Environment: SPCCL_TRANSPORT (default shm), SPCCL_GPU_COLL_RANKS (default
-# "1 2 4"), SPCCL_GPU_COLL_SANITIZE=0 to leave out the memcheck run,
+# "1 2 4"), SPCCL_GPU_COLL_TIMEOUT (seconds per run, 120), SPCCL_GPU_COLL_SANITIZE=0 to leave out the memcheck run,
 # GTEST_FILTER to run some tests only.
 set -uo pipefail
 
@@ -78,7 +78,7 @@ filter=()
 
 note "== spccl GPU collectives, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), transport $SPCCL_TRANSPORT"
 for n in ${SPCCL_GPU_COLL_RANKS:-1 2 4}; do
-  run "collectives_n$n" timeout 120 "$launcher" -n "$n" -- "$binary" "${filter[@]}"
+  run "collectives_n$n" timeout "${SPCCL_GPU_COLL_TIMEOUT:-120}" "$launcher" -n "$n" -- "$binary" "${filter[@]}"
 done
 
 if [[ ${SPCCL_GPU_COLL_SANITIZE:-1} != 0 ]]; then

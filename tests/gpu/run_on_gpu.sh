@@ -215,9 +215,14 @@ fi
 if [[ -d $kit/googletest ]]; then
   cmake_args+=("-DSPCCL_GTEST_SOURCE_DIR=$kit/googletest")
 fi
-# nccl.h: the toolkit's (found by CMake), else PyTorch's NCCL wheel (its
-# libnccl.so.2 too: the real NCCL of the forward mode), else the kit's.
-if [[ ! -f /usr/local/cuda/include/nccl.h && ! -f /usr/include/nccl.h ]]; then
+# nccl.h: the kit's (the NCCL 2.28 header libspccl_nccl.so is written and
+# tested against; a lent machine's /usr/include/nccl.h was an older 2.28
+# without ncclCommRevoke), else the toolkit's (found by CMake), else
+# PyTorch's NCCL wheel (its libnccl.so.2 too: the real NCCL of the forward
+# mode).
+if [[ -f $kit/nccl/include/nccl.h ]]; then
+  cmake_args+=("-DSPCCL_NCCL_INCLUDE=$kit/nccl/include")
+elif [[ ! -f /usr/local/cuda/include/nccl.h && ! -f /usr/include/nccl.h ]]; then
   nccl_found=$(timeout 60 python3 - <<'EOF' 2>/dev/null
 import glob, os, site, sys
 dirs = [p for p in sys.path if p.endswith("-packages")]
@@ -278,15 +283,17 @@ for target in "${targets[@]}"; do
   fi
 done
 note "   building: ${present[*]}"
-timeout -k 10 "$(clip "${limit[build]}")" ninja -C "$build" -j "$jobs" "${present[@]}" \
+# -k 0: one target's failure does not stop the others; the stages whose
+# programs were built still run (the device time is too scarce to stop at
+# the first error).
+timeout -k 10 "$(clip "${limit[build]}")" ninja -k 0 -C "$build" -j "$jobs" "${present[@]}" \
   >"$results/build.log" 2>&1
 status=$?
 if [[ $status -ne 0 ]]; then
   note "build FAILED (exit $status$([[ $status == 124 ]] && echo ': timed out'); see build.log)"
   grep -E 'error|FAILED' "$results/build.log" | head -20
-  tail -20 "$results/build.log"
   failed=1
-  finish
+  [[ $status == 124 ]] && finish
 fi
 stage_end configure+build "$t0"
 
