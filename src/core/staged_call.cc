@@ -42,9 +42,15 @@ struct StreamTicket {
 
 // Releases the stream when the worker's job is dropped unrun (an abort
 // clears the queue): the last copy of the job going away finishes it.
-struct TicketRelease {
-  std::shared_ptr<StreamTicket> ticket;
-  ~TicketRelease() { ticket->finish(); }
+class TicketRelease {
+ public:
+  explicit TicketRelease(std::shared_ptr<StreamTicket> ticket) : ticket_(std::move(ticket)) {}
+  ~TicketRelease() { ticket_->finish(); }
+  TicketRelease(const TicketRelease&) = delete;
+  TicketRelease& operator=(const TicketRelease&) = delete;
+
+ private:
+  std::shared_ptr<StreamTicket> ticket_;
 };
 
 void recordAsyncError(spcclComm_t comm, spcclResult_t result, const std::string& why) {
@@ -128,7 +134,8 @@ spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
   device::ScopedCudaContext current(context_);
   SPCCL_CHECK(staging_->copyIn(stream_));
   auto ticket = std::make_shared<StreamTicket>();
-  auto release = std::make_shared<TicketRelease>(TicketRelease{ticket});
+  // Made in place: a temporary's destructor would finish the ticket now.
+  auto release = std::make_shared<TicketRelease>(ticket);
   SPCCL_CHECK(device::enqueueHostFunction(
       stream_, [ticket] { ticket->reachAndHold(); }, call_));
   // From here the stream waits for the ticket: `release` finishes it on

@@ -173,6 +173,9 @@ run() {
     head -n 40
   if ((status != 0)); then
     echo "-- $name failed ($status): the log's last lines"
+    # The first errors (spccl's WARN lines, CUDA errors, torch's watchdog),
+    # then the end: torchrun's summary alone does not say why a rank died.
+    grep -E 'WARN|[Ee]rror|what\(\)|terminate|Exception|Traceback' "$log" | head -n 40
     tail -n 30 "$log"
     failed=1
   fi
