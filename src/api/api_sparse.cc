@@ -146,7 +146,11 @@ spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& c
     staged.add("outValues", call.outValues, call.outCapacity * valueBytes, device::Access::Write);
     staged.add("outNnz", call.outNnz, sizeof(size_t), device::Access::Write);
   }
+  // A call's input and output are of one kind (device, or reachable by
+  // the CPU), whatever their form.
   spcclResult_t res = staged.requireSameKind("sendbuff", "recvbuff");
+  if (res == spcclSuccess) res = staged.requireSameKind("values", "recvbuff");
+  if (res == spcclSuccess) res = staged.requireSameKind("values", "outValues");
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   SparseCall host = call;

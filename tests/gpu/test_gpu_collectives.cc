@@ -473,10 +473,16 @@ TEST_F(GpuCollectives, MixedHostAndDeviceRejected) {
                        spcclAllReduce(a.get(), b.get(), count, spcclFloat32, spcclSum, comm(), s)});
       EXPECT_TRUE(namesABuffer(spcclGetLastError(comm()), {"sendbuff", "recvbuff"}))
           << "AllReduce, " << how << ": " << spcclGetLastError(comm());
-      calls.push_back(
-          {"Broadcast", spcclBroadcast(a.get(), b.get(), count, spcclFloat32, 0, comm(), s)});
-      EXPECT_TRUE(namesABuffer(spcclGetLastError(comm()), {"sendbuff", "recvbuff"}))
-          << "Broadcast, " << how << ": " << spcclGetLastError(comm());
+      // Broadcast reads sendbuff on the root alone: there the mix is an
+      // error, and the other ranks' side of the call fails with it. On a
+      // stream that failure is the communicator's async error (NCCL's
+      // contract: abort after one), so the mix is tried on one rank only.
+      if (nranks() == 1) {
+        calls.push_back(
+            {"Broadcast", spcclBroadcast(a.get(), b.get(), count, spcclFloat32, 0, comm(), s)});
+        EXPECT_TRUE(namesABuffer(spcclGetLastError(comm()), {"sendbuff", "recvbuff"}))
+            << "Broadcast, " << how << ": " << spcclGetLastError(comm());
+      }
       calls.push_back(
           {"AllGather", spcclAllGather(a.get(), b.get(), count, spcclFloat32, comm(), s)});
       EXPECT_TRUE(namesABuffer(spcclGetLastError(comm()), {"sendbuff", "recvbuff"}))

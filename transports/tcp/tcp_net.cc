@@ -136,10 +136,13 @@ spcclResult_t tcpGetProperties(int dev, spcclNetProperties_v2_t* props) {
   *props = spcclNetProperties_v2_t{};
   const std::string& name = gTcp.devices[dev].name;
   std::snprintf(props->name, sizeof(props->name), "%s", name.c_str());
-  char pci[sizeof(props->pciPath)] = {};
-  std::string link = "/sys/class/net/" + name + "/device";
-  if (realpath(link.c_str(), pci) != nullptr)
+  // realpath writes up to PATH_MAX bytes into a caller's buffer (glibc's
+  // _FORTIFY_SOURCE aborts when it is shorter): let it allocate.
+  const std::string link = "/sys/class/net/" + name + "/device";
+  if (char* pci = realpath(link.c_str(), nullptr); pci != nullptr) {
     std::snprintf(props->pciPath, sizeof(props->pciPath), "%s", pci);
+    std::free(pci);
+  }
   props->speedMbps = std::max(0, std::atoi(interfaceAttribute(name, "speed").c_str()));
   props->ptrSupport = SPCCL_PTR_HOST;
   return spcclSuccess;
