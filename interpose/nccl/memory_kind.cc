@@ -153,7 +153,8 @@ bool allocateDeviceMemory(void** ptr, size_t bytes, std::string* error) {
     *error = driverError(d, "cuMemAlloc", result);
     return false;
   }
-  *ptr = reinterpret_cast<void*>(memory);
+  // A device address is an integer in the driver's API.
+  *ptr = reinterpret_cast<void*>(memory);  // NOLINT(performance-no-int-to-ptr): driver address
   return true;
 }
 

@@ -25,7 +25,7 @@ spcclResult_t enqueueHostFunction(CuStream stream, std::function<void()> fn, con
   if (result != 0)
     return SPCCL_FAIL(spcclSystemError, "%s: %s", what,
                       describeCuError("cuLaunchHostFunc", result).c_str());
-  owned.release();  // runAndDelete owns it now
+  static_cast<void>(owned.release());  // runAndDelete owns it now
   return spcclSuccess;
 }
 
