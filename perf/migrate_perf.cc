@@ -12,9 +12,16 @@
 // The straggler's slowdown is injected the way the paper does (section V-A):
 // after each of its GEMMs it sleeps (chi - 1) times the GEMM's duration.
 //
+// --compute sleep models a device instead (issue 18): on ranks that share
+// a few cores, GEMMs compete for the same CPU, so no balancing can gain
+// anything. There a GEMM of m x n x k costs a sleep of 2 m n k / F seconds
+// (F: --flops, per rank) and chi times that on the straggler, and does no
+// arithmetic; the check's untimed iterations still compute for real.
+//
 //   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
 //                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
 //                                [-t tolerance] [-c 0|1] [-J FILE]
+//                                [--compute gemm|sleep] [--flops F]
 // Rank 0 prints one row per (chi, mode): the median over rounds of ms per
 // iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per
 // iteration and the MB of migrated inputs it had to ship. As nccl-tests' -c, the check is on
@@ -60,7 +67,9 @@ struct Options {
   // compute times that vary by more than the default 5%.
   double tolerance = 0.15;
   bool check = true;
-  std::string jsonPath;  // -J: empty = none
+  std::string jsonPath;       // -J: empty = none
+  bool sleepCompute = false;  // --compute sleep: GEMMs are timed sleeps
+  double flops = 2e10;        // --flops: the modelled device's FLOP/s per rank
 };
 
 enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
@@ -96,14 +105,22 @@ struct Rank {
   std::vector<float> Wm, gYm, Ym, gWm, gXm, blocksIn, blocksOut;
   double matmulSeconds = 0;   // this iteration, slowdown included
   double computeSeconds = 0;  // until the layer's all-reduce
+  bool arithmetic = true;     // false: --compute sleep outside the check
 
   bool isStraggler() const { return rank == opt.straggler; }
 
   // C = A * B with optional transposes, timed; the straggler sleeps
-  // (chi - 1) times as long afterwards.
+  // (chi - 1) times as long afterwards. Under --compute sleep, a sleep of
+  // the modelled device's time (chi times longer on the straggler).
   void gemm(bool transA, bool transB, int m, int n, int k, const float* a, int lda, const float* b,
             int ldb, float* c, int ldc) {
     if (m == 0 || n == 0 || k == 0) return;
+    if (opt.sleepCompute && !arithmetic) {
+      const double took = 2.0 * m * n * k / opt.flops * (isStraggler() ? chi : 1.0);
+      std::this_thread::sleep_for(std::chrono::duration<double>(took));
+      matmulSeconds += took;
+      return;
+    }
     auto start = Clock::now();
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
@@ -359,9 +376,11 @@ bool close(const std::vector<float>& a, const std::vector<float>& b, size_t n, c
 
 // (a)'s first-iteration results against `mode`'s.
 bool checkMode(Rank& r, Mode mode, const Assignment& a) {
+  r.arithmetic = true;
   Rank reference = r;
   iteration(reference, Mode::None, Assignment{});
   iteration(r, mode, a);
+  r.arithmetic = !r.opt.sleepCompute;
   bool ok = close(reference.gXsum, r.gXsum, r.gXsum.size(), "gX", r.rank);
   if (r.isStraggler()) {
     ok &= close(reference.Y, r.Y, r.Y.size(), "Y", r.rank);
@@ -409,8 +428,10 @@ bool writeJson(const Options& o, int nranks, const std::vector<Row>& rows, bool 
   }
   std::fprintf(f,
                "], \"batch\": %d, \"hidden\": %d, \"columns\": %d, \"straggler\": %d, "
-               "\"iters\": %d, \"warmup_iters\": %d, \"rounds\": %d, \"tolerance\": ",
-               o.batch, o.hidden, o.columns, o.straggler, o.iters, o.warmup, o.rounds);
+               "\"iters\": %d, \"warmup_iters\": %d, \"rounds\": %d, \"compute\": \"%s\", "
+               "\"flops\": %g, \"tolerance\": ",
+               o.batch, o.hidden, o.columns, o.straggler, o.iters, o.warmup, o.rounds,
+               o.sleepCompute ? "sleep" : "gemm", o.flops);
   printJsonNumber(f, o.tolerance);
   std::fprintf(f, ", \"check\": %s},\n \"check_result\": %s,\n \"results\": [",
                o.check ? "true" : "false", o.check ? (checked ? "\"OK\"" : "\"FAILED\"") : "null");
@@ -488,7 +509,20 @@ Options parse(int argc, char** argv) {
       o.jsonPath = next();
     else if (a == "-t")
       o.tolerance = std::atof(next());
-    else {
+    else if (a == "--compute") {
+      const std::string model = next();
+      if (model != "gemm" && model != "sleep") {
+        std::fprintf(stderr, "--compute %s: expected gemm or sleep\n", model.c_str());
+        std::exit(2);
+      }
+      o.sleepCompute = model == "sleep";
+    } else if (a == "--flops") {
+      o.flops = std::atof(next());
+      if (!(o.flops > 0)) {
+        std::fprintf(stderr, "--flops must be a positive rate in FLOP/s\n");
+        std::exit(2);
+      }
+    } else {
       std::fprintf(stderr, "unknown option %s (see the header of migrate_perf.cc)\n", a.c_str());
       std::exit(2);
     }
@@ -502,6 +536,7 @@ int main(int argc, char** argv) {
   openblas_set_num_threads(1);  // one core per rank; ranks share the machine
   Rank r;
   r.opt = parse(argc, argv);
+  r.arithmetic = !r.opt.sleepCompute;
   CHECK(spcclCommInitFromEnv(&r.comm, nullptr));
   CHECK(spcclCommUserRank(r.comm, &r.rank));
   CHECK(spcclCommCount(r.comm, &r.nranks));
@@ -519,10 +554,12 @@ int main(int argc, char** argv) {
   r.gW.assign(size_t(H) * C, 0);
   if (r.rank == 0)
     std::printf(
-        "# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters\n"
+        "# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters, compute %s\n"
         "# %5s %-20s %10s %8s %14s %14s %s\n",
-        r.nranks, r.opt.straggler, B, H, C, r.opt.iters, "chi", "mode", "ms/iter", "vs_base",
-        "strag_MB_sent", "migrated_MB", "detail");
+        r.nranks, r.opt.straggler, B, H, C, r.opt.iters,
+        r.opt.sleepCompute ? ("sleep at " + std::to_string(r.opt.flops / 1e9) + " GFLOP/s").c_str()
+                           : "gemm (OpenBLAS)",
+        "chi", "mode", "ms/iter", "vs_base", "strag_MB_sent", "migrated_MB", "detail");
   double base = 0;
   bool allChecked = true;
   std::vector<Row> rows;
