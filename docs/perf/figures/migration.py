@@ -7,12 +7,17 @@ from .common import median, provenance, raw_path, read_jsonl, table
 
 DIR = raw_path("migration")
 RUNS = {e: os.path.join(DIR, f"migrate-e{e}-1gbit.jsonl") for e in (4, 8)}
+# migrate_perf --compute sleep (the device model) on the time-dilated
+# testbed (1 Gbit/s x 2 cores / e): table name -> raw file.
+SLEEP_RUNS = {
+    f"migration-sleep-e{e}-{rate}-{flops}": os.path.join(DIR, f"migrate-e{e}-{rate}-sleep{flops}.jsonl")
+    for e, rate in ((4, "500mbit"), (8, "250mbit")) for flops in ("20g", "4g")}
 MODES = ["(a) none", "(b) bcast-reduce", "(c) scatter-gather", "(d) plan"]
 
 
-def cells(e: int) -> tuple:
+def cells(path: str) -> tuple:
     """({(chi, mode): [row of each run]}, [each run's JSON])."""
-    runs = [r["result"] for r in read_jsonl(RUNS[e])]
+    runs = [r["result"] for r in read_jsonl(path)]
     rows = {}
     for run in runs:
         for row in run["results"]:
@@ -26,8 +31,8 @@ def base_ms(rows: dict) -> float:
     return median([r["median_ms"] for r in rows[(chi, MODES[0])]])
 
 
-def migration_table(e: int) -> str:
-    rows, runs = cells(e)
+def migration_table(path: str) -> str:
+    rows, runs = cells(path)
     base = base_ms(rows)
     out = []
     for chi in sorted({c for c, _ in rows}):
@@ -48,14 +53,18 @@ def migration_table(e: int) -> str:
         plans.append(f"χ={chi:g}: " + " / ".join(each))
     checks = [run["check_result"] for run in runs]
     opts = runs[0]["options"]
+    model = ""
+    if opts.get("compute") == "sleep":
+        model = (f"Compute: the device model (--compute sleep), {opts['flops'] / 1e9:g} GFLOP/s per "
+                 "rank, the straggler χ times slower. ")
     header = ["χ", "(a) none", "(b) broadcast-reduce, merged", "(c) scatter-gather", "(d) plan",
               "straggler MB sent (a) → (b) = (c)", "migrated MB"]
-    return (f"ms per iteration, median of {len(runs)} runs of the binary [each run], each run the "
+    return (model + f"ms per iteration, median of {len(runs)} runs of the binary [each run], each run the "
             f"median of {opts['rounds']} interleaved rounds of {opts['iters']} iterations after "
             f"{opts['warmup_iters']} warm-up iterations; × = ratio to χ = 1 without balancing "
             f"({base:.0f} ms). Check of (b), (c) and (d without resizing) against (a): "
             f"{', '.join(str(c) for c in checks)}.\n\n" + table(header, out)
-            + "\n\nPlans (d) per run: " + "; ".join(plans) + "\n\n" + provenance(RUNS[e]))
+            + "\n\nPlans (d) per run: " + "; ".join(plans) + "\n\n" + provenance(path))
 
 
 def draw(png: str) -> None:
@@ -64,7 +73,7 @@ def draw(png: str) -> None:
     plt = pyplot()
     fig, axes = plt.subplots(1, len(RUNS), figsize=(10, 4), sharey=True)
     for ax, e in zip(axes, RUNS):
-        rows, _ = cells(e)
+        rows, _ = cells(RUNS[e])
         base = base_ms(rows)
         chis = sorted({c for c, _ in rows})
         for mode in MODES:
@@ -84,6 +93,8 @@ def draw(png: str) -> None:
     plt.close(fig)
 
 
-TABLES = [("migration.md", f"migration-e{e}", (lambda e=e: migration_table(e)), [path])
+TABLES = [("migration.md", f"migration-e{e}", (lambda p=path: migration_table(p)), [path])
           for e, path in RUNS.items()]
+TABLES += [("migration.md", name, (lambda p=path: migration_table(p)), [path])
+           for name, path in SLEEP_RUNS.items()]
 PLOTS = [("migration.png", draw, list(RUNS.values()))]
