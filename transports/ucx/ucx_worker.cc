@@ -1,11 +1,13 @@
 #include "transports/ucx/ucx_worker.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -22,8 +24,20 @@ bool gReady = false;
 constexpr int kMaxProgressRounds = 256;
 constexpr int kArmAttempts = 4;
 
+// UCX's shared-memory transports take their segments from /dev/shm, and
+// report a full one as plain "Out of memory": say where to look.
+std::string devShmHint(ucs_status_t status) {
+  struct statvfs fs {};
+  if (status != UCS_ERR_NO_MEMORY || statvfs("/dev/shm", &fs) != 0) return "";
+  const unsigned long long freeBytes =
+      static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_frsize);
+  return " (UCX's shared-memory transports allocate in /dev/shm, which has " +
+         std::to_string(freeBytes) + " bytes free)";
+}
+
 spcclResult_t ucxFail(const char* what, ucs_status_t status) {
-  return SPCCL_FAIL(spcclSystemError, "ucx: %s failed: %s", what, ucs_status_string(status));
+  return SPCCL_FAIL(spcclSystemError, "ucx: %s failed: %s%s", what, ucs_status_string(status),
+                    devShmHint(status).c_str());
 }
 
 spcclResult_t createContextAndWorker(Worker* w) {
