@@ -78,9 +78,10 @@ spcclResult_t acquirePinned(size_t bytes, PinnedBuffer* out) {
   {
     std::lock_guard<std::mutex> lock(p.mutex);
     toFree.swap(p.toFree);
-    // A cached buffer that fits without wasting more than half of it.
+    // A cached buffer that fits without wasting more than half of what a
+    // new one would hold (small requests round up to the 64 KiB minimum).
     auto it = p.free.lower_bound(bytes);
-    if (it != p.free.end() && it->first / 2 <= bytes) {
+    if (it != p.free.end() && it->first / 2 <= roundedSize(bytes)) {
       out->capacity_ = it->first;
       out->data_ = it->second;
       p.cachedBytes -= it->first;

@@ -1,0 +1,353 @@
+// An emulated CUDA driver (libcuda.so.1) for testing spccl's stream and
+// staging LOGIC where no GPU exists (CI). It is not a GPU and proves
+// nothing about one: "device memory" is host memory the emulation marks as
+// such, a stream is a thread that runs its queue in order, a host function
+// runs on that thread. What it can show: that spccl finds each buffer's
+// kind, orders its copies and its call on the stream, holds the stream
+// until the call ran, reports failures found after the return, and
+// releases everything (tests/cuda_emulation/README.md). tests/gpu is what
+// runs on a real GPU.
+//
+// Only the entry points spccl resolves (src/device/cuda_driver.cc) plus a
+// few emuCuda* helpers for the tests (emulated_driver.h) are provided.
+#include "emulated_driver.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using CuResult = int;
+constexpr CuResult kSuccess = 0;
+constexpr CuResult kInvalidValue = 1;
+constexpr CuResult kInvalidContext = 201;
+constexpr CuResult kInvalidHandle = 400;
+
+// CUpointer_attribute / CUmemorytype values of the driver ABI.
+constexpr int kAttributeContext = 1;
+constexpr int kAttributeMemoryType = 2;
+constexpr int kAttributeIsManaged = 8;
+constexpr int kAttributeDeviceOrdinal = 9;
+constexpr unsigned kMemoryTypeHost = 1;
+constexpr unsigned kMemoryTypeDevice = 2;
+
+int gContextToken = 0;
+void* const kContext = &gContextToken;  // the one emulated context
+thread_local void* tCurrent = nullptr;
+thread_local int tPushDepth = 0;
+
+enum class Kind { Device, PinnedHost, Managed };
+struct Allocation {
+  size_t bytes;
+  Kind kind;
+};
+
+// A stream: its operations run in order on a thread of their own.
+class Stream {
+ public:
+  Stream() : thread_([this] { run(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void enqueue(std::function<void()> op) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(op));
+      ++enqueued_;
+    }
+    cv_.notify_all();
+  }
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t target = enqueued_;
+    cv_.wait(lock, [&] { return done_ >= target; });
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      auto op = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      tCurrent = kContext;
+      op();
+      lock.lock();
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  uint64_t enqueued_ = 0, done_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+struct State {
+  std::mutex mutex;
+  std::map<uintptr_t, Allocation> allocations;  // by start address
+  std::map<void*, std::unique_ptr<Stream>> streams;
+  std::unique_ptr<Stream> legacy = std::make_unique<Stream>();  // the NULL stream
+  EmuCudaCounters counters{};
+};
+
+State& state() {
+  static auto* s = new State();  // never destroyed: streams may outlive exit handlers
+  return *s;
+}
+
+// The allocation holding [address, address + bytes), or nullptr.
+const Allocation* find(uintptr_t address, size_t bytes, uintptr_t* start) {
+  State& s = state();
+  auto it = s.allocations.upper_bound(address);
+  if (it == s.allocations.begin()) return nullptr;
+  --it;
+  if (address + bytes > it->first + it->second.bytes) return nullptr;
+  if (start != nullptr) *start = it->first;
+  return &it->second;
+}
+
+Stream* streamOf(void* handle) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (handle == nullptr) return s.legacy.get();
+  auto it = s.streams.find(handle);
+  return it == s.streams.end() ? nullptr : it->second.get();
+}
+
+// A copy touching emulated device memory must stay inside one allocation.
+CuResult checkDevice(uint64_t address, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const Allocation* a = find(static_cast<uintptr_t>(address), bytes, nullptr);
+  return a != nullptr && a->kind != Kind::PinnedHost ? kSuccess : kInvalidValue;
+}
+
+bool isPinned(const void* host, size_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const Allocation* a = find(reinterpret_cast<uintptr_t>(host), bytes, nullptr);
+  return a != nullptr && a->kind == Kind::PinnedHost;
+}
+
+// As the driver does with pageable host memory (memory it did not pin): an
+// asynchronous copy from it takes the bytes at once, one into it returns
+// only when done. Copies from and to pinned memory run in stream order.
+CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, bool toDevice) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++(toDevice ? state().counters.copiesToDevice : state().counters.copiesFromDevice);
+  }
+  const bool pageable = !isPinned(toDevice ? from : to, bytes);
+  if (toDevice && pageable) {
+    auto snapshot = std::make_shared<std::vector<unsigned char>>(
+        static_cast<const unsigned char*>(from), static_cast<const unsigned char*>(from) + bytes);
+    stream->enqueue([to, snapshot] { std::memcpy(to, snapshot->data(), snapshot->size()); });
+    return kSuccess;
+  }
+  stream->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+  if (!toDevice && pageable) stream->synchronize();
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- the driver's entry points spccl uses ----
+
+CuResult cuPointerGetAttribute(void* data, int attribute, uint64_t pointer) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const Allocation* a = find(static_cast<uintptr_t>(pointer), 1, nullptr);
+  if (a == nullptr) return kInvalidValue;  // memory the driver does not know
+  switch (attribute) {
+    case kAttributeMemoryType:
+      *static_cast<unsigned*>(data) =
+          a->kind == Kind::PinnedHost ? kMemoryTypeHost : kMemoryTypeDevice;
+      return kSuccess;
+    case kAttributeIsManaged:
+      *static_cast<unsigned*>(data) = a->kind == Kind::Managed ? 1 : 0;
+      return kSuccess;
+    case kAttributeDeviceOrdinal:
+      *static_cast<int*>(data) = 0;
+      return kSuccess;
+    case kAttributeContext:
+      *static_cast<void**>(data) = kContext;
+      return kSuccess;
+    default:
+      return kInvalidValue;
+  }
+}
+
+CuResult cuMemcpyDtoH_v2(void* dst, uint64_t src, size_t bytes) {
+  if (checkDevice(src, bytes) != kSuccess) return kInvalidValue;
+  CuResult r = enqueueCopy(nullptr, dst, reinterpret_cast<const void*>(src), bytes, false);
+  if (r == kSuccess) streamOf(nullptr)->synchronize();
+  return r;
+}
+
+CuResult cuMemcpyHtoD_v2(uint64_t dst, const void* src, size_t bytes) {
+  if (checkDevice(dst, bytes) != kSuccess) return kInvalidValue;
+  CuResult r = enqueueCopy(nullptr, reinterpret_cast<void*>(dst), src, bytes, true);
+  if (r == kSuccess) streamOf(nullptr)->synchronize();
+  return r;
+}
+
+CuResult cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream) {
+  if (checkDevice(src, bytes) != kSuccess) return kInvalidValue;
+  return enqueueCopy(stream, dst, reinterpret_cast<const void*>(src), bytes, false);
+}
+
+CuResult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void* stream) {
+  if (checkDevice(dst, bytes) != kSuccess) return kInvalidValue;
+  return enqueueCopy(stream, reinterpret_cast<void*>(dst), src, bytes, true);
+}
+
+CuResult cuMemHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {
+  if (tCurrent == nullptr) return kInvalidContext;
+  *pointer = emuCudaAlloc(bytes, EmuCudaPinnedHost);
+  return *pointer != nullptr ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+
+CuResult cuMemFreeHost(void* pointer) {
+  return emuCudaFree(pointer) == 0 ? kSuccess : kInvalidValue;
+}
+
+CuResult cuLaunchHostFunc(void* handle, void (*fn)(void*), void* userData) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().counters.hostFunctions;
+  }
+  stream->enqueue([fn, userData] { fn(userData); });
+  return kSuccess;
+}
+
+CuResult cuStreamSynchronize(void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  stream->synchronize();
+  return kSuccess;
+}
+
+CuResult cuStreamGetCtx(void* handle, void** context) {
+  if (streamOf(handle) == nullptr) return kInvalidHandle;
+  *context = kContext;
+  return kSuccess;
+}
+
+CuResult cuCtxGetCurrent(void** context) {
+  *context = tCurrent;
+  return kSuccess;
+}
+
+CuResult cuCtxPushCurrent_v2(void* context) {
+  if (context != kContext) return kInvalidContext;
+  ++tPushDepth;
+  tCurrent = context;
+  return kSuccess;
+}
+
+CuResult cuCtxPopCurrent_v2(void** context) {
+  if (tPushDepth == 0) return kInvalidContext;
+  if (context != nullptr) *context = tCurrent;
+  if (--tPushDepth == 0) tCurrent = nullptr;
+  return kSuccess;
+}
+
+CuResult cuCtxGetDevice(int* device) {
+  if (tCurrent == nullptr) return kInvalidContext;
+  *device = 0;
+  return kSuccess;
+}
+
+CuResult cuGetErrorName(CuResult error, const char** name) {
+  *name = error == kSuccess ? "CUDA_SUCCESS" : "CUDA_ERROR_EMULATED";
+  return kSuccess;
+}
+
+CuResult cuGetErrorString(CuResult error, const char** text) {
+  *text = error == kSuccess ? "no error" : "an error of the emulated driver";
+  return kSuccess;
+}
+
+// ---- for the tests (emulated_driver.h) ----
+
+void emuCudaSetCurrent(int current) { tCurrent = current != 0 ? kContext : nullptr; }
+
+void* emuCudaAlloc(size_t bytes, int kind) {
+  void* p = std::malloc(bytes > 0 ? bytes : 1);
+  if (p == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().allocations[reinterpret_cast<uintptr_t>(p)] =
+      Allocation{bytes > 0 ? bytes : 1, kind == EmuCudaDevice    ? Kind::Device
+                                        : kind == EmuCudaManaged ? Kind::Managed
+                                                                 : Kind::PinnedHost};
+  ++state().counters.liveAllocations;
+  if (kind == EmuCudaPinnedHost) ++state().counters.pinnedAllocations;
+  return p;
+}
+
+int emuCudaFree(void* pointer) {
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().allocations.erase(reinterpret_cast<uintptr_t>(pointer)) == 0) return -1;
+    --state().counters.liveAllocations;
+  }
+  std::free(pointer);
+  return 0;
+}
+
+void* emuCudaStreamCreate(void) {
+  auto stream = std::make_unique<Stream>();
+  void* handle = stream.get();
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().streams[handle] = std::move(stream);
+  return handle;
+}
+
+void emuCudaStreamDestroy(void* handle) {
+  std::unique_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().streams.find(handle);
+    if (it == state().streams.end()) return;
+    stream = std::move(it->second);
+    state().streams.erase(it);
+  }
+  stream->synchronize();
+}
+
+int emuCudaLaunch(void* handle, void (*fn)(void*), void* userData) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return -1;
+  stream->enqueue([fn, userData] { fn(userData); });
+  return 0;
+}
+
+EmuCudaCounters emuCudaCounters(void) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().counters;
+}
+
+}  // extern "C"

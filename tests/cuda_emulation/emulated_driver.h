@@ -1,0 +1,35 @@
+/* The test side of the emulated CUDA driver (emulated_driver.cc): memory
+ * the emulation calls device, pinned or managed memory, streams that run
+ * their queue in order on a thread, and counters. Not a GPU. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { EmuCudaDevice = 0, EmuCudaPinnedHost = 1, EmuCudaManaged = 2 };
+
+typedef struct {
+  uint64_t copiesToDevice;
+  uint64_t copiesFromDevice;
+  uint64_t hostFunctions;
+  uint64_t pinnedAllocations; /* cuMemHostAlloc calls, the pool's misses */
+  int64_t liveAllocations;    /* of every kind */
+} EmuCudaCounters;
+
+/* The calling thread's current context: set (1) or none (0). */
+void emuCudaSetCurrent(int current);
+void* emuCudaAlloc(size_t bytes, int kind);
+int emuCudaFree(void* pointer);
+void* emuCudaStreamCreate(void);
+void emuCudaStreamDestroy(void* stream);
+/* fn(userData) in stream order: a stand-in for a kernel. */
+int emuCudaLaunch(void* stream, void (*fn)(void*), void* userData);
+EmuCudaCounters emuCudaCounters(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,323 @@
+// spccl's stream-ordered calls and device staging (src/core/staged_call.h)
+// against the emulated CUDA driver (emulated_driver.cc): real ranks (forked
+// processes over real sockets), emulated device memory and streams. These
+// test the ordering and bookkeeping logic in CI; tests/gpu runs the same
+// paths on a real GPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/fork_ranks.h"
+#include "emulated_driver.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+extern "C" {
+// The emulated driver's own entry points, for the tests' copies.
+int cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream);
+int cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void* stream);
+int cuStreamSynchronize(void* stream);
+}
+
+namespace {
+
+spcclComm_t initRank(int n, const spcclUniqueId& id, int rank) {
+  emuCudaSetCurrent(1);
+  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+  config.profileLinks = 0;
+  config.timeoutMs = 20000;
+  spcclComm_t comm = nullptr;
+  if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclSuccess) _exit(kChildInitFailed);
+  return comm;
+}
+
+// count floats of emulated device memory holding `values`, copied in on `stream`.
+struct DeviceFloats {
+  DeviceFloats(size_t count, void* stream, const std::vector<float>& values = {})
+      : count(count),
+        data(static_cast<float*>(emuCudaAlloc(count * sizeof(float), EmuCudaDevice))) {
+    if (!values.empty()) upload(values, stream);
+  }
+  ~DeviceFloats() { emuCudaFree(data); }
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  void upload(const std::vector<float>& values, void* stream) {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data), values.data(), count * sizeof(float),
+                         stream);
+  }
+  std::vector<float> download(void* stream) const {
+    std::vector<float> out(count);
+    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data), count * sizeof(float),
+                         stream);
+    cuStreamSynchronize(stream);
+    return out;
+  }
+  size_t count;
+  float* data;
+};
+
+std::vector<float> rankValues(int rank, size_t count) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>((rank + 1) * 1000 + i % 97);
+  return v;
+}
+
+float sumOverRanks(int n, size_t i) {
+  float s = 0;
+  for (int r = 0; r < n; ++r) s += static_cast<float>((r + 1) * 1000 + i % 97);
+  return s;
+}
+
+// A stand-in for a kernel that writes the input late: it sleeps, then
+// fills. If spccl read the input before the stream reached the call, the
+// result would hold the old values.
+struct LateWrite {
+  float* target;
+  std::vector<float> values;
+};
+void lateWrite(void* arg) {
+  auto* w = static_cast<LateWrite*>(arg);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::memcpy(w->target, w->values.data(), w->values.size() * sizeof(float));
+}
+
+void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body) {
+  auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initRank(n, id, rank);
+    const int status = body(rank, comm);
+    spcclCommDestroy(comm);
+    return ::testing::Test::HasFailure() && status == kChildOk ? kChildWrongResult : status;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
+TEST(StreamLogic, CallWaitsForTheStreamAndTheStreamForTheCall) {
+  for (int n : {2, 3}) {
+    runOnRanks(n, [n](int rank, spcclComm_t comm) {
+      const size_t count = 4099;
+      void* stream = emuCudaStreamCreate();
+      DeviceFloats send(count, stream, std::vector<float>(count, -1.0f)), recv(count, stream);
+      // Enqueued before the call: writes the real input 30 ms later.
+      LateWrite late{send.data, rankValues(rank, count)};
+      emuCudaLaunch(stream, &lateWrite, &late);
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(spcclAllReduce(send.data, recv.data, count, spcclFloat32, spcclSum, comm, stream),
+                spcclSuccess);
+      const double returnedAfter =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // Enqueued after the call: must not change what the call read.
+      LateWrite clobber{send.data, std::vector<float>(count, 7.0f)};
+      emuCudaLaunch(stream, &lateWrite, &clobber);
+      const std::vector<float> out = recv.download(stream);
+      for (size_t i = 0; i < count; ++i)
+        if (out[i] != sumOverRanks(n, i)) {
+          ADD_FAILURE() << "rank " << rank << " element " << i << ": " << out[i];
+          break;
+        }
+      EXPECT_LT(returnedAfter, 0.025) << "the call waited for the stream instead of enqueueing";
+      emuCudaStreamDestroy(stream);
+      return kChildOk;
+    });
+  }
+}
+
+TEST(StreamLogic, ManyCallsQueuedThenOneSync) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    const size_t count = 1000;
+    void* stream = emuCudaStreamCreate();
+    DeviceFloats buffer(count, stream, std::vector<float>(count, static_cast<float>(rank + 1)));
+    // In place, 20 times: x -> 6x (1 + 2 + 3 = 6 on the first call, then
+    // every rank holds the same value and each call multiplies by 3).
+    for (int call = 0; call < 20; ++call)
+      EXPECT_EQ(
+          spcclAllReduce(buffer.data, buffer.data, count, spcclFloat32, spcclSum, comm, stream),
+          spcclSuccess);
+    const std::vector<float> out = buffer.download(stream);
+    const float expected = 6.0f * std::pow(3.0f, 19.0f);
+    EXPECT_EQ(out[0], expected);
+    EXPECT_EQ(out[count - 1], expected);
+    // Twenty calls in flight took twenty pinned buffers; once the stream
+    // has returned them, the next twenty reuse them.
+    const uint64_t pinned = emuCudaCounters().pinnedAllocations;
+    EXPECT_LE(pinned, 20u);
+    buffer.upload(std::vector<float>(count, 1.0f), stream);
+    for (int call = 0; call < 20; ++call)
+      EXPECT_EQ(
+          spcclAllReduce(buffer.data, buffer.data, count, spcclFloat32, spcclSum, comm, stream),
+          spcclSuccess);
+    EXPECT_EQ(buffer.download(stream)[7], std::pow(3.0f, 20.0f));
+    EXPECT_EQ(emuCudaCounters().pinnedAllocations, pinned);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(StreamLogic, EveryFamilyOnDeviceMemoryAndAStream) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 2048;
+    void* stream = emuCudaStreamCreate();
+    // Sparse: one non-zero per 64, rank-dependent positions overlap.
+    std::vector<float> sparseIn(count, 0.0f);
+    for (size_t i = rank; i < count; i += 64) sparseIn[i] = 1.0f + static_cast<float>(i);
+    DeviceFloats sIn(count, stream, sparseIn), sOut(count, stream);
+    EXPECT_EQ(
+        spcclSparseAllReduce(sIn.data, sOut.data, count, spcclFloat32, spcclSum, comm, stream),
+        spcclSuccess);
+    // Compressed: within its bound of the exact sum (checked loosely here).
+    DeviceFloats cIn(count, stream, rankValues(rank, count)), cOut(count, stream);
+    spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    EXPECT_EQ(spcclCompressedAllReduce(cIn.data, cOut.data, count, spcclFloat32, spcclSum, &cfg,
+                                       comm, stream),
+              spcclSuccess);
+    // Migration all-reduce with nothing migrated: the plain all-reduce.
+    DeviceFloats mIn(count, stream, rankValues(rank, count)), mOut(count, stream);
+    EXPECT_EQ(spcclMigrateAllReduce(mIn.data, mOut.data, count, nullptr, 0, 0, spcclFloat32,
+                                    spcclSum, comm, stream),
+              spcclSuccess);
+    // Grouped send/recv between the two ranks.
+    DeviceFloats pSend(count, stream, rankValues(rank, count)), pRecv(count, stream);
+    EXPECT_EQ(spcclGroupStart(), spcclSuccess);
+    EXPECT_EQ(spcclSend(pSend.data, count, spcclFloat32, 1 - rank, comm, stream), spcclSuccess);
+    EXPECT_EQ(spcclRecv(pRecv.data, count, spcclFloat32, 1 - rank, comm, stream), spcclSuccess);
+    EXPECT_EQ(spcclGroupEnd(), spcclSuccess);
+
+    const std::vector<float> sparseOut = sOut.download(stream);
+    for (size_t i = 0; i < count; ++i) {
+      const float expected = (i % 64 == 0 || i % 64 == 1) ? 1.0f + static_cast<float>(i) : 0.0f;
+      if (sparseOut[i] != expected) {
+        ADD_FAILURE() << "sparse element " << i << ": " << sparseOut[i] << ", expected "
+                      << expected;
+        break;
+      }
+    }
+    const std::vector<float> compressed = cOut.download(stream);
+    // The same call on host memory: the codec is deterministic, so the
+    // staged call must give the same bits.
+    std::vector<float> hostIn = rankValues(rank, count), hostOut(count);
+    EXPECT_EQ(spcclCompressedAllReduce(hostIn.data(), hostOut.data(), count, spcclFloat32, spcclSum,
+                                       &cfg, comm, nullptr),
+              spcclSuccess);
+    const std::vector<float> migrated = mOut.download(stream);
+    const std::vector<float> received = pRecv.download(stream);
+    const std::vector<float> peer = rankValues(1 - rank, count);
+    for (size_t i = 0; i < count; ++i) {
+      const float exact = sumOverRanks(2, i);
+      EXPECT_EQ(compressed[i], hostOut[i]) << "compressed element " << i;
+      EXPECT_EQ(migrated[i], exact) << "migration element " << i;
+      EXPECT_EQ(received[i], peer[i]) << "received element " << i;
+      if (::testing::Test::HasFailure()) break;
+    }
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(StreamLogic, DeviceBuffersWithoutAStreamAndNonBlocking) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 513;
+    DeviceFloats send(count, nullptr, rankValues(rank, count)), recv(count, nullptr);
+    cuStreamSynchronize(nullptr);
+    EXPECT_EQ(spcclAllReduce(send.data, recv.data, count, spcclFloat32, spcclSum, comm, nullptr),
+              spcclSuccess);
+    // Synchronous: the result is in device memory when the call returns.
+    std::vector<float> out = recv.download(nullptr);
+    EXPECT_EQ(out[5], sumOverRanks(2, 5));
+    DeviceFloats again(count, nullptr);
+    spcclRequest_t request = nullptr;
+    EXPECT_EQ(spcclIallReduce(send.data, again.data, count, spcclFloat32, spcclSum, comm, &request),
+              spcclSuccess);
+    EXPECT_EQ(spcclWait(request), spcclSuccess);
+    out = again.download(nullptr);
+    EXPECT_EQ(out[count - 1], sumOverRanks(2, count - 1));
+    return kChildOk;
+  });
+}
+
+TEST(StreamLogic, MixedKindsAreRejectedNamingTheArguments) {
+  runOnRanks(1, [](int, spcclComm_t comm) {
+    DeviceFloats device(16, nullptr);
+    std::vector<float> host(16, 1.0f);
+    void* pinned = emuCudaAlloc(16 * sizeof(float), EmuCudaPinnedHost);
+    void* managed = emuCudaAlloc(16 * sizeof(float), EmuCudaManaged);
+    EXPECT_EQ(spcclAllReduce(device.data, host.data(), 16, spcclFloat32, spcclSum, comm, nullptr),
+              spcclInvalidArgument);
+    const std::string message = spcclGetLastError(comm);
+    EXPECT_NE(message.find("recvbuff is host memory but sendbuff is device memory"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(spcclAllReduce(pinned, device.data, 16, spcclFloat32, spcclSum, comm, nullptr),
+              spcclInvalidArgument);
+    EXPECT_NE(std::string(spcclGetLastError(comm)).find("pinned host memory"), std::string::npos)
+        << spcclGetLastError(comm);
+    // Pinned, managed and plain host memory mix: the CPU reaches them all.
+    EXPECT_EQ(spcclAllReduce(pinned, managed, 16, spcclFloat32, spcclSum, comm, nullptr),
+              spcclSuccess);
+    EXPECT_EQ(spcclAllReduce(managed, host.data(), 16, spcclFloat32, spcclSum, comm, nullptr),
+              spcclSuccess);
+    emuCudaFree(pinned);
+    emuCudaFree(managed);
+    return kChildOk;
+  });
+}
+
+// A stream-ordered call that fails after it returned: the ranks disagree
+// on the count, so the engine's signature check fails the call on the
+// worker. The failure is the async error, and every later call returns it.
+TEST(StreamLogic, AFailureAfterTheReturnIsTheAsyncError) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = rank == 0 ? 64 : 65;
+    void* stream = emuCudaStreamCreate();
+    DeviceFloats send(65, stream, rankValues(rank, 65)), recv(65, stream);
+    EXPECT_EQ(spcclAllReduce(send.data, recv.data, count, spcclFloat32, spcclSum, comm, stream),
+              spcclSuccess);
+    cuStreamSynchronize(stream);  // the stream is released, call failed or not
+    spcclResult_t asyncError = spcclSuccess;
+    EXPECT_EQ(spcclCommGetAsyncError(comm, &asyncError), spcclSuccess);
+    EXPECT_NE(asyncError, spcclSuccess);
+    EXPECT_EQ(spcclAllReduce(send.data, recv.data, 8, spcclFloat32, spcclSum, comm, stream),
+              asyncError);
+    EXPECT_NE(std::string(spcclGetLastError(comm)).find("earlier call enqueued on a stream"),
+              std::string::npos)
+        << spcclGetLastError(comm);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+// spcclCommAbort with calls still waiting for their stream: the streams
+// are released at once (the calls fail), nothing hangs.
+struct Gate {
+  std::chrono::milliseconds hold;
+};
+void holdStream(void* arg) { std::this_thread::sleep_for(static_cast<Gate*>(arg)->hold); }
+
+TEST(StreamLogic, AbortReleasesStreamsWaitingForTheirCalls) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    DeviceFloats buffer(256, stream, rankValues(rank, 256));
+    Gate gate{std::chrono::milliseconds(300)};
+    emuCudaLaunch(stream, &holdStream, &gate);  // the worker waits for the stream
+    for (int call = 0; call < 4; ++call)
+      EXPECT_EQ(spcclAllReduce(buffer.data, buffer.data, 256, spcclFloat32, spcclSum, comm, stream),
+                spcclSuccess);
+    const auto start = std::chrono::steady_clock::now();
+    if (rank == 0) {
+      EXPECT_EQ(spcclCommAbort(comm), spcclSuccess);
+    }
+    cuStreamSynchronize(stream);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 15.0) << "the stream was held after the abort";
+    emuCudaStreamDestroy(stream);
+    if (rank == 0) _exit(::testing::Test::HasFailure() ? kChildWrongResult : kChildOk);
+    return kChildOk;
+  });
+}
+
+}  // namespace
