@@ -321,3 +321,34 @@ TEST(StreamLogic, AbortReleasesStreamsWaitingForTheirCalls) {
 }
 
 }  // namespace
+
+namespace {
+
+// One rank rejects a call that another has already enqueued on its stream
+// (a broadcast's root checks sendbuff, the others do not read it): the
+// enqueued side fails with the root's reason, as its async error, and no
+// rank hangs or sees a collective mismatch.
+TEST(StreamLogic, ACallRejectedByOneRankFailsTheOthersStreamCall) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    DeviceFloats send(64, stream, rankValues(rank, 64));
+    std::vector<float> hostRecv(64, 0.0f);
+    const spcclResult_t result =
+        spcclBroadcast(send.data, hostRecv.data(), 64, spcclFloat32, 0, comm, stream);
+    cuStreamSynchronize(stream);
+    if (rank == 0) {
+      EXPECT_EQ(result, spcclInvalidArgument);
+    } else {
+      EXPECT_EQ(result, spcclSuccess);  // enqueued: the failure comes later
+      spcclResult_t asyncError = spcclSuccess;
+      EXPECT_EQ(spcclCommGetAsyncError(comm, &asyncError), spcclSuccess);
+      EXPECT_NE(asyncError, spcclSuccess);
+    }
+    const std::string why = spcclGetLastError(comm);
+    EXPECT_EQ(why.find("mismatch"), std::string::npos) << why;
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+}  // namespace
