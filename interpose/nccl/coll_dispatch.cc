@@ -141,8 +141,9 @@ spcclResult_t runSpccl(const CollCall& c, Target target, spcclComm_t s, const vo
 // the caller's stream goes to spccl, which enqueues the call in its order
 // and returns; nothing here waits for the GPU. A PreMulSum on device
 // buffers is the exception: the input is copied to host memory on the
-// stream, scaled there, and summed by a call that completes before it
-// returns (host input, device output).
+// stream, scaled there, and summed by a call on host memory that
+// completes before it returns; the sum is copied back to the device on
+// the stream (spccl's buffers of one call are of one kind).
 struct SpcclTask {
   InterposedComm* comm;
   CollCall call;
@@ -193,9 +194,21 @@ struct SpcclTask {
       reduceOp = ncclSum;
     }
     const Settings& s = settings();
+    CollCall run = call;
+    std::vector<unsigned char> hostOutput;  // a device PreMulSum's sum, on its way back
+    const size_t outputBytes = call.count * elementSize(call.datatype);
+    const bool hasOutput = call.kind != Collective::Reduce || call.root == comm->rank;
+    if (premul && device && hasOutput) {
+      hostOutput.resize(outputBytes);
+      run.recvbuff = hostOutput.data();
+    }
     const spcclResult_t result =
-        runSpccl(call, route.target, comm->spccl, send, reduceOp, s.compress, stream);
+        runSpccl(run, route.target, comm->spccl, send, reduceOp, s.compress, stream);
     if (result != spcclSuccess) return finishSpccl(comm, result);
+    if (!hostOutput.empty() &&
+        (!copyOnStream(call.recvbuff, hostOutput.data(), outputBytes, call.stream, &error) ||
+         !finishStreamWork(call.stream, &error)))
+      return refuse(comm, call, error);
     std::string path = pathName(route, s.compress);
     if (route.target == Target::SpcclSparse && stream != nullptr) {
       // Enqueued: what the planner chose is known once the stream has run

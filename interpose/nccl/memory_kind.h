@@ -3,9 +3,8 @@
 // allocations).
 //
 // The CUDA driver is never a link dependency (the library must load where
-// there is no NVIDIA driver): a program that holds device memory or a
-// stream has loaded libcuda.so.1 already, so the driver is looked up with
-// RTLD_NOLOAD, and while it is absent every buffer is host memory and no
+// there is no NVIDIA driver): src/device/cuda_driver.h finds it at run time
+// (RTLD_NOLOAD), and while it is absent every buffer is host memory and no
 // stream has work to wait for.
 #pragma once
 

@@ -33,7 +33,11 @@ bool resolveAll(void* library, CudaDriver* d) {
          resolve(library, "cuCtxPopCurrent_v2", &d->ctxPopCurrent) &&
          resolve(library, "cuCtxGetDevice", &d->ctxGetDevice) &&
          resolve(library, "cuGetErrorName", &d->getErrorName) &&
-         resolve(library, "cuGetErrorString", &d->getErrorString);
+         resolve(library, "cuGetErrorString", &d->getErrorString) &&
+         resolve(library, "cuMemcpyAsync", &d->memcpyAsync) &&
+         resolve(library, "cuMemAlloc_v2", &d->memAlloc) &&
+         resolve(library, "cuMemFree_v2", &d->memFree) &&
+         resolve(library, "cuCtxSetCurrent", &d->ctxSetCurrent);
 }
 
 }  // namespace

@@ -39,6 +39,13 @@ struct CudaDriver {
   CuResult (*ctxGetDevice)(int* device);
   CuResult (*getErrorName)(CuResult error, const char** name);
   CuResult (*getErrorString)(CuResult error, const char** text);
+  // For the NCCL interposer (interpose/nccl): copies between any two
+  // pointers (unified addressing), ncclMemAlloc's memory, and acting for
+  // the caller's context on its own threads.
+  CuResult (*memcpyAsync)(CuDevicePtr dst, CuDevicePtr src, size_t bytes, CuStream stream);
+  CuResult (*memAlloc)(CuDevicePtr* pointer, size_t bytes);
+  CuResult (*memFree)(CuDevicePtr pointer);
+  CuResult (*ctxSetCurrent)(CuContext context);
 };
 
 // The driver once this process has loaded it, with every entry point

@@ -222,6 +222,37 @@ CuResult cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void*
   return enqueueCopy(stream, reinterpret_cast<void*>(dst), src, bytes, true);
 }
 
+// Between any two pointers (unified addressing): device to device, or
+// either direction with the host.
+CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
+  const bool toDevice = checkDevice(dst, bytes) == kSuccess;
+  const bool fromDevice = checkDevice(src, bytes) == kSuccess;
+  if (!toDevice && !fromDevice) return kInvalidValue;
+  auto* to = reinterpret_cast<void*>(dst);
+  const auto* from = reinterpret_cast<const void*>(src);
+  if (!(toDevice && fromDevice)) return enqueueCopy(stream, to, from, bytes, toDevice);
+  Stream* s = streamOf(stream);
+  if (s == nullptr) return kInvalidHandle;
+  s->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+  return kSuccess;
+}
+
+CuResult cuMemAlloc_v2(uint64_t* pointer, size_t bytes) {
+  if (tCurrent == nullptr) return kInvalidContext;
+  *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
+  return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+
+CuResult cuMemFree_v2(uint64_t pointer) {
+  return emuCudaFree(reinterpret_cast<void*>(pointer)) == 0 ? kSuccess : kInvalidValue;
+}
+
+CuResult cuCtxSetCurrent(void* context) {
+  if (context != nullptr && context != kContext) return kInvalidContext;
+  tCurrent = context;
+  return kSuccess;
+}
+
 CuResult cuMemHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {
   if (tCurrent == nullptr) return kInvalidContext;
   *pointer = emuCudaAlloc(bytes, EmuCudaPinnedHost);

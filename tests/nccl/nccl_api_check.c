@@ -16,6 +16,13 @@
  * without the CUDA driver has no streams to wait for). --lossy: float
  * results may differ from the reference by TOLERANCE (compressed
  * all-reduce, SPCCL_NCCL_COMPRESS).
+ *
+ * Built a second time as nccl_api_check_emulated (SPCCL_EMULATED_DEVICE),
+ * linked with the emulated CUDA driver of tests/cuda_emulation: the float
+ * buffers are then that driver's device memory and every call goes on one
+ * of its streams, synchronised after each call before the results are
+ * read. That checks the interposer's device path logic in CI; it says
+ * nothing about a GPU (tests/gpu/run_torch_shim.sh runs on one).
  */
 #include <errno.h>
 #include <math.h>
@@ -26,6 +33,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef SPCCL_EMULATED_DEVICE
+#include "../cuda_emulation/emulated_driver.h"
+int cuStreamSynchronize(void* stream); /* the emulated driver's */
+#endif
 
 static int gRank = 0, gNranks = 1, gChecks = 0, gReplace = 0;
 static double gLossyTolerance = 0;
@@ -42,9 +54,18 @@ static cudaStream_t gStream = NULL;
     }                                                                 \
   } while (0)
 
+/* Waits for the stream when it is the emulated driver's (the results are
+ * read right after each call); nothing otherwise. */
+static void settle(void) {
+#ifdef SPCCL_EMULATED_DEVICE
+  cuStreamSynchronize(gStream);
+#endif
+}
+
 #define NCCLCHECK(call)                                                                         \
   do {                                                                                          \
     ncclResult_t r_ = (call);                                                                   \
+    settle();                                                                                   \
     CHECK(r_ == ncclSuccess, "%s returned %d (%s): %s", #call, (int)r_, ncclGetErrorString(r_), \
           ncclGetLastError(NULL));                                                              \
   } while (0)
@@ -81,10 +102,24 @@ static int close_to(double got, double want) {
   return fabs(got - want) <= fmax(1e-6 * fmax(1.0, fabs(want)), gLossyTolerance);
 }
 
+/* Float buffers: host memory, or the emulated driver's device memory. */
 static float* floats(size_t n) {
+#ifdef SPCCL_EMULATED_DEVICE
+  float* p = (float*)emuCudaAlloc((n ? n : 1) * sizeof(float), EmuCudaDevice);
+  CHECK(p != NULL, "emuCudaAlloc");
+  memset(p, 0, (n ? n : 1) * sizeof(float));
+#else
   float* p = (float*)calloc(n ? n : 1, sizeof(float));
   CHECK(p != NULL, "calloc");
+#endif
   return p;
+}
+
+static void release(void* p) {
+#ifdef SPCCL_EMULATED_DEVICE
+  if (emuCudaFree(p) == 0) return; /* else: host memory */
+#endif
+  free(p);
 }
 
 /* ---- the unique id, through a file ---- */
@@ -132,8 +167,8 @@ static void checkAllReduce(ncclComm_t comm, size_t count, double density, ncclRe
           "want %g",
           count, density, (int)op, inPlace, i, recv[i], want);
   }
-  if (!inPlace) free(recv);
-  free(send);
+  if (!inPlace) release(recv);
+  release(send);
 }
 
 static void checkOtherReductions(ncclComm_t comm) {
@@ -156,9 +191,9 @@ static void checkOtherReductions(ncclComm_t comm) {
     CHECK(ints[i] == (int32_t)(8 * sumAt(i, 1.0, 12)), "int32 sum [%zu] = %d", i, ints[i]);
     CHECK(f[i] == (float)max, "f32 max [%zu] = %g, want %g", i, f[i], max);
   }
-  free(d);
-  free(ints);
-  free(f);
+  release(d);
+  release(ints);
+  release(f);
 }
 
 static void checkRooted(ncclComm_t comm) {
@@ -180,8 +215,8 @@ static void checkRooted(ncclComm_t comm) {
   if (gRank == 0)
     for (size_t i = 0; i < count; ++i)
       CHECK(close_to(recv[i], sumAt(i, 1.0, 21)), "reduce [%zu] = %g", i, recv[i]);
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 static void checkGathers(ncclComm_t comm) {
@@ -231,9 +266,9 @@ static void checkGathers(ncclComm_t comm) {
   NCCLCHECK(ncclScatter(all, block, count, ncclFloat32, root, comm, gStream));
   for (size_t i = 0; i < count; ++i)
     CHECK(block[i] == (float)valueAt(root, me * count + i, 1.0, 34), "scatter [%zu]", i);
-  free(out);
-  free(block);
-  free(all);
+  release(out);
+  release(block);
+  release(all);
 }
 
 /* Send right, receive from the left, in one group (one rank: to itself). */
@@ -249,8 +284,8 @@ static void checkSendRecv(ncclComm_t comm) {
   NCCLCHECK(ncclGroupEnd());
   for (size_t i = 0; i < count; ++i)
     CHECK(recv[i] == (float)valueAt(left, i, 1.0, 41), "send/recv [%zu]", i);
-  free(send);
-  free(recv);
+  release(send);
+  release(recv);
 }
 
 /* Several all-reduces (sparse and dense paths) and a send/recv pair in
@@ -282,11 +317,11 @@ static void checkGroupedCalls(ncclComm_t comm) {
     CHECK(close_to(b[i], sumAt(i, 1.0, 52)), "grouped dense all-reduce [%zu]", i);
     CHECK(r[i] == (float)valueAt(left, i, 1.0, 54), "grouped recv [%zu]", i);
   }
-  free(a);
-  free(b);
-  free(c);
-  free(s);
-  free(r);
+  release(a);
+  release(b);
+  release(c);
+  release(s);
+  release(r);
 }
 
 static void checkPreMulSum(ncclComm_t comm) {
@@ -313,7 +348,7 @@ static void checkPreMulSum(ncclComm_t comm) {
       CHECK(close_to(buf[i], 2.0 * sumAt(i, 1.0, 62)), "pre-mul-sum reduce [%zu]", i);
   NCCLCHECK(ncclRedOpDestroy(late, comm));
   CHECK(ncclRedOpDestroy(late, comm) == ncclInvalidArgument, "destroying an op twice");
-  free(buf);
+  release(buf);
 }
 
 /* Bad arguments fail with NCCL's code on every rank, and the communicator
@@ -475,6 +510,10 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--fake-stream") == 0) gStream = (cudaStream_t)(uintptr_t)0x10;
     if (strcmp(argv[i], "--lossy") == 0 && i + 1 < argc) gLossyTolerance = atof(argv[++i]);
   }
+#ifdef SPCCL_EMULATED_DEVICE
+  emuCudaSetCurrent(1);
+  gStream = (cudaStream_t)emuCudaStreamCreate();
+#endif
   if (getenv("SPCCL_RANK")) gRank = atoi(getenv("SPCCL_RANK"));
   if (getenv("SPCCL_NRANKS")) gNranks = atoi(getenv("SPCCL_NRANKS"));
   int version = 0;
