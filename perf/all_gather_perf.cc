@@ -19,7 +19,7 @@ const CollectiveSpec kAllGather{
         },
     .run =
         [](const CollectiveCall& c) {
-          return spcclAllGather(c.sendBuffer, c.recvBuffer, c.count, c.type, c.comm, nullptr);
+          return spcclAllGather(c.sendBuffer, c.recvBuffer, c.count, c.type, c.comm, c.stream);
         },
     .expected =
         [](const CheckContext& c, size_t i) {

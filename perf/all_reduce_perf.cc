@@ -16,7 +16,8 @@ const CollectiveSpec kAllReduce{
         },
     .run =
         [](const CollectiveCall& c) {
-          return spcclAllReduce(c.sendBuffer, c.recvBuffer, c.count, c.type, c.op, c.comm, nullptr);
+          return spcclAllReduce(c.sendBuffer, c.recvBuffer, c.count, c.type, c.op, c.comm,
+                                c.stream);
         },
     .expected = [](const CheckContext& c, size_t i) { return c.data.reducedOverRanks(i); },
     .definesResultOn = nullptr,

@@ -20,7 +20,7 @@ const CollectiveSpec kAllToAll{
         },
     .run =
         [](const CollectiveCall& c) {
-          return spcclAllToAll(c.sendBuffer, c.recvBuffer, c.count, c.type, c.comm, nullptr);
+          return spcclAllToAll(c.sendBuffer, c.recvBuffer, c.count, c.type, c.comm, c.stream);
         },
     .expected =
         [](const CheckContext& c, size_t i) {

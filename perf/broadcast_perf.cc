@@ -17,7 +17,7 @@ const CollectiveSpec kBroadcast{
     .run =
         [](const CollectiveCall& c) {
           return spcclBroadcast(c.sendBuffer, c.recvBuffer, c.count, c.type, c.root, c.comm,
-                                nullptr);
+                                c.stream);
         },
     .expected = [](const CheckContext& c, size_t i) { return c.data.input(c.root, i); },
     .definesResultOn = nullptr,

@@ -17,7 +17,7 @@ const CollectiveSpec kReduce{
     .run =
         [](const CollectiveCall& c) {
           return spcclReduce(c.sendBuffer, c.recvBuffer, c.count, c.type, c.op, c.root, c.comm,
-                             nullptr);
+                             c.stream);
         },
     .expected = [](const CheckContext& c, size_t i) { return c.data.reducedOverRanks(i); },
     // Only the root's receive buffer is written.

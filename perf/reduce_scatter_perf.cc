@@ -20,7 +20,7 @@ const CollectiveSpec kReduceScatter{
     .run =
         [](const CollectiveCall& c) {
           return spcclReduceScatter(c.sendBuffer, c.recvBuffer, c.count, c.type, c.op, c.comm,
-                                    nullptr);
+                                    c.stream);
         },
     .expected =
         [](const CheckContext& c, size_t i) {

@@ -32,6 +32,7 @@ struct CollectiveCall {
   spcclRedOp_t op;
   int root;
   spcclComm_t comm;
+  void* stream;  // --device: the stream the call goes on; else NULL
 };
 
 // Where a rank is, for computing what its receive buffer must hold.

@@ -16,6 +16,9 @@ namespace {
 // nccl-tests' order for "-o all".
 constexpr spcclRedOp_t kAllOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
 
+// Long-only flags of the shared options (the binaries' own start at 256).
+constexpr int kDeviceFlag = 200;
+
 void printUsage(const char* program, const OptionExtension* extension) {
   std::printf(
       "USAGE: %s\n"
@@ -34,6 +37,8 @@ void printUsage(const char* program, const OptionExtension* extension) {
       "\t[-p,--progress <0/1> a line per size with an ETA on stderr (rank 0);\n"
       "\t  default 1 when stderr is a terminal, else 0]\n"
       "%s"
+      "\t[--device] buffers in CUDA device memory, every call on one stream\n"
+      "\t  (staged through pinned host memory by spccl; needs the CUDA driver)\n"
       "\t[-h,--help]\n"
       "Launch with spcclrun -n N (or any launcher spcclCommInitFromEnv reads).\n"
       "Warm-up runs -w iterations at the largest and the smallest size per type\n"
@@ -203,6 +208,7 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
       {"json", required_argument, nullptr, 'J'},
       {"progress", required_argument, nullptr, 'p'},
       {"help", no_argument, nullptr, 'h'},
+      {"device", no_argument, nullptr, kDeviceFlag},
   };
   std::string shortOptions = "b:e:i:f:n:w:c:o:d:r:z:J:p:h";
   if (extension != nullptr) {
@@ -219,6 +225,10 @@ ParseOutcome parsePerfOptions(int argc, char** argv, PerfOptions* options,
     if (flag == 'h') {
       printUsage(program, extension);
       return ParseOutcome::kExitSuccess;
+    }
+    if (flag == kDeviceFlag) {
+      options->deviceBuffers = true;
+      continue;
     }
     // strchr would also find a long-only flag's low byte, or '\0'.
     const bool shared = flag > 0 && flag < 128 && std::strchr("beifnwcodrzJp", flag) != nullptr;

@@ -31,6 +31,9 @@ struct PerfOptions {
   // -p: a progress line per size on stderr (rank 0): 1 on, 0 off, -1 (the
   // default) on when stderr is a terminal (common/sweep_progress.h).
   int progress = -1;
+  // --device: buffers in CUDA device memory, calls on a stream
+  // (common/device_memory.h).
+  bool deviceBuffers = false;
 };
 
 enum class ParseOutcome { kRun, kExitSuccess, kExitFailure };

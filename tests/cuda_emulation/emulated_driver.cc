@@ -253,6 +253,36 @@ CuResult cuCtxSetCurrent(void* context) {
   return kSuccess;
 }
 
+// Device management, as the perf binaries' --device uses it
+// (perf/common/device_memory.h): one device, one primary context.
+CuResult cuInit(unsigned /*flags*/) { return kSuccess; }
+
+CuResult cuDeviceGetCount(int* count) {
+  *count = 1;
+  return kSuccess;
+}
+
+CuResult cuDeviceGet(int* device, int ordinal) {
+  if (ordinal != 0) return kInvalidValue;
+  *device = 0;
+  return kSuccess;
+}
+
+CuResult cuDevicePrimaryCtxRetain(void** context, int /*device*/) {
+  *context = kContext;
+  return kSuccess;
+}
+
+CuResult cuStreamCreate(void** stream, unsigned /*flags*/) {
+  *stream = emuCudaStreamCreate();
+  return kSuccess;
+}
+
+CuResult cuStreamDestroy_v2(void* stream) {
+  emuCudaStreamDestroy(stream);
+  return kSuccess;
+}
+
 CuResult cuMemHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {
   if (tCurrent == nullptr) return kInvalidContext;
   *pointer = emuCudaAlloc(bytes, EmuCudaPinnedHost);
