@@ -29,7 +29,30 @@ void fillBandwidth(const SparseInput& input, int nranks, ModeResult* mode) {
 
 SparseBenchmark::SparseBenchmark(const PerfOptions& options, const SparseOptions& sparseOptions,
                                  const PerfSession& session)
-    : options_(options), sparseOptions_(sparseOptions), session_(session) {}
+    : options_(options), sparseOptions_(sparseOptions), session_(session) {
+  if (options.deviceBuffers) device_ = std::make_unique<DeviceMemory>(session.rank());
+}
+
+SparseBenchmark::~SparseBenchmark() {
+  if (!device_) return;
+  device_->release(deviceInput_);
+  device_->release(deviceResult_);
+}
+
+const void* SparseBenchmark::callInput(const SparseInput& input) const {
+  return device_ ? deviceInput_ : input.data;
+}
+
+void* SparseBenchmark::callResult(void* host) const { return device_ ? deviceResult_ : host; }
+
+// Each call is waited for, so that its time is the call's.
+void SparseBenchmark::settle() const {
+  if (device_) device_->synchronize();
+}
+
+void SparseBenchmark::fetchResult(void* host) const {
+  if (device_) device_->download(host, deviceResult_, result_.size());
+}
 
 void SparseBenchmark::sparseAllReduce(const SparseInput& input, spcclRedOp_t op, uint64_t tag,
                                       void* result) {
@@ -39,9 +62,11 @@ void SparseBenchmark::sparseAllReduce(const SparseInput& input, spcclRedOp_t op,
   call.partitioner = sparseOptions_.partitioner;
   call.tag = tag;
   if (!sparseOptions_.cooInterface) {
-    session_.require(spcclSparseAllReduceWithOptions(input.data, result, input.count, input.type,
-                                                     op, &call, session_.comm(), nullptr),
+    session_.require(spcclSparseAllReduceWithOptions(
+                         callInput(input), callResult(result), input.count, input.type, op, &call,
+                         session_.comm(), device_ ? device_->stream() : nullptr),
                      "spcclSparseAllReduceWithOptions");
+    settle();
     return;
   }
   session_.require(spcclSparseAllReduceCooToCoo(cooInput_.indices.data(), spcclIndexUint64,
@@ -83,14 +108,25 @@ void SparseBenchmark::densifyCooResult(const SparseInput& input, void* result) c
 
 void SparseBenchmark::denseAllReduce(const SparseInput& input, spcclRedOp_t op,
                                      void* result) const {
-  session_.require(
-      spcclAllReduce(input.data, result, input.count, input.type, op, session_.comm(), nullptr),
-      "spcclAllReduce");
+  session_.require(spcclAllReduce(callInput(input), callResult(result), input.count, input.type, op,
+                                  session_.comm(), device_ ? device_->stream() : nullptr),
+                   "spcclAllReduce");
+  settle();
 }
 
 SparseSizeResult SparseBenchmark::measure(const SparseInput& input, spcclRedOp_t op) {
   const size_t bytes = input.count * spcclTypeSize(input.type);
   result_.assign(bytes, 0);  // pages touched here, not in the first timed call
+  if (device_) {
+    if (bytes > deviceBytes_) {
+      device_->release(deviceInput_);
+      device_->release(deviceResult_);
+      deviceInput_ = device_->allocate(bytes);
+      deviceResult_ = device_->allocate(bytes);
+      deviceBytes_ = bytes;
+    }
+    device_->upload(deviceInput_, input.data, bytes);
+  }
   SparseSizeResult row;
   row.bytes = bytes;
   row.count = input.count;
@@ -111,6 +147,7 @@ SparseSizeResult SparseBenchmark::measure(const SparseInput& input, spcclRedOp_t
   timeIterations(session_, options_.iterations, dense, &row.dense);
   fillBandwidth(input, session_.nranks(), &row.sparse);
   fillBandwidth(input, session_.nranks(), &row.dense);
+  fetchResult(result_.data());
   describeInputs(input, &row);  // result_ holds the dense result now
   if (options_.check) check(input, op, row.tag, &row);
   return row;
@@ -158,9 +195,12 @@ void SparseBenchmark::check(const SparseInput& input, spcclRedOp_t op, uint64_t 
                             SparseSizeResult* row) {
   reference_.resize(result_.size());
   std::memset(result_.data(), kPoisonByte, result_.size());
+  if (device_) device_->upload(deviceResult_, result_.data(), result_.size());
   sparseAllReduce(input, op, tag, result_.data());
+  fetchResult(result_.data());
   if (sparseOptions_.cooInterface) densifyCooResult(input, result_.data());
   denseAllReduce(input, op, reference_.data());
+  fetchResult(reference_.data());
 
   // Replayed floats are compared up to reassociation, which needs Σ|x| per
   // element: one more all-reduce, of the absolute inputs in float64.

@@ -6,8 +6,10 @@
 // ranks.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "common/device_memory.h"
 #include "common/perf_options.h"
 #include "common/perf_session.h"
 #include "common/sparse_options.h"
@@ -19,6 +21,9 @@ class SparseBenchmark {
  public:
   SparseBenchmark(const PerfOptions& options, const SparseOptions& sparseOptions,
                   const PerfSession& session);
+  ~SparseBenchmark();
+  SparseBenchmark(const SparseBenchmark&) = delete;
+  SparseBenchmark& operator=(const SparseBenchmark&) = delete;
 
   SparseSizeResult measure(const SparseInput& input, spcclRedOp_t op);
 
@@ -31,6 +36,11 @@ class SparseBenchmark {
   void describeInputs(const SparseInput& input, SparseSizeResult* row) const;
   void check(const SparseInput& input, spcclRedOp_t op, uint64_t tag, SparseSizeResult* row);
   int64_t divergentRanks(const std::vector<unsigned char>& result) const;
+  // --device: the input on the device, the calls' result there, the stream.
+  const void* callInput(const SparseInput& input) const;
+  void* callResult(void* host) const;
+  void settle() const;
+  void fetchResult(void* host) const;
 
   const PerfOptions& options_;
   const SparseOptions& sparseOptions_;
@@ -45,6 +55,10 @@ class SparseBenchmark {
     size_t nnz = 0;
   };
   CooBuffers cooInput_, cooOutput_;
+  std::unique_ptr<DeviceMemory> device_;  // --device only (dense-form calls)
+  void* deviceInput_ = nullptr;
+  void* deviceResult_ = nullptr;
+  size_t deviceBytes_ = 0;
 };
 
 }  // namespace spccl::perf

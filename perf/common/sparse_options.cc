@@ -148,7 +148,13 @@ OptionExtension sparseOptionExtension(SparseOptions* options) {
   extension.apply = [options](int flag, const char* value) {
     return applySparseOption(options, flag, value);
   };
-  extension.validate = validateSparse;
+  extension.validate = [options](const PerfOptions& perf) {
+    if (perf.deviceBuffers && options->cooInterface) {
+      std::fprintf(stderr, "--device with --coo: the COO arrays stay host memory; not supported\n");
+      return false;
+    }
+    return validateSparse(perf);
+  };
   return extension;
 }
 
