@@ -5,6 +5,7 @@
 #   host        test_cuda_logic_on_host (the kernels' logic on the CPU; no GPU needed)
 #   collectives tests/gpu/run_collectives.sh BUILD RESULTS   (where that script exists)
 #   torch       tests/gpu/run_torch_shim.sh BUILD RESULTS    (where that script exists)
+#   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   kernels     every test_gpu_* binary, counts up to 2^24 + 1
 #   sanitizer   the same at small counts under compute-sanitizer memcheck, then racecheck
 #   bench       perf/kernels_bench (SPCCL_GPU_BENCH=1 only)
@@ -29,7 +30,7 @@
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 4097)
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
-#                             build=300 collectives=120 torch=90 kernel=120 (each binary)
+#                             build=300 collectives=120 torch=90 devicebench=120 kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
 #   SPCCL_GPU_PARALLEL        kernel and sanitizer runs at a time on the one GPU (default 8,
 #                             every binary at once; 1 runs them one after the other)
@@ -79,7 +80,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [devicebench]=120 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -249,7 +250,8 @@ fi
 read -ra extra_cmake <<<"${SPCCL_GPU_CMAKE_ARGS:-}"
 cmake_args+=("${extra_cmake[@]}")
 
-targets=(spccl spccl_nccl spcclrun spccl_gpu_tests spccl_gpu_collective_tests)
+targets=(spccl spccl_nccl spcclrun spccl_gpu_tests spccl_gpu_collective_tests all_reduce_perf
+  sparse_all_reduce_perf)
 [[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && targets+=(kernels_bench)
 read -ra extra <<<"${SPCCL_GPU_EXTRA_TARGETS:-}"
 targets+=("${extra[@]}")
@@ -331,6 +333,7 @@ external() {
 }
 external collectives run_collectives.sh
 external torch run_torch_shim.sh
+external devicebench run_device_bench.sh
 
 binaries=()
 for binary in "$build"/tests/gpu/test_gpu_*; do

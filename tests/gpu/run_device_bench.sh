@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The device-buffer figures of docs/gpu.md on a lent GPU: every rank on the
+# one GPU (device rank % count), buffers in device memory, each call on a
+# stream (perf --device), results checked (-c 1):
+#   - dense all-reduce, 1 MiB .. 256 MiB, 2 and 4 ranks (shm between the
+#     ranks, staged through pinned host memory);
+#   - sparse all-reduce, 64 MiB f32 at 0.1 %, 1 % and 5 %, 2 and 4 ranks,
+#     beside the dense all-reduce of the same buffer (the binary times both).
+# Usage: run_device_bench.sh BUILD_DIR RESULTS_DIR (DENSE_MAX, SPARSE_BYTES: sizes;
+# LD_LIBRARY_PATH=<build>/tests/cuda_emulation/emulated_driver tries it without a GPU, on
+# the emulated driver: the plumbing, not figures). Each run under `timeout`;
+# exits non-zero if a run fails or a check finds a wrong element.
+set -uo pipefail
+build=$1 results=$2
+mkdir -p "$results"
+launcher=$build/bin/spcclrun
+failed=0
+export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-shm} SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
+
+bench() {
+  local name=$1
+  shift
+  local log=$results/$name.log
+  timeout "${BENCH_TIMEOUT:-60}" "$@" >"$log" 2>&1
+  local status=$?
+  if [[ $status -ne 0 ]] || ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    echo "== $name: FAIL (exit $status)"
+    failed=1
+  else
+    echo "== $name"
+  fi
+  grep -vE '^#  *(Rank|Using|nThread)' "$log" | tail -n 14
+}
+
+for n in 2 4; do
+  bench "all_reduce_device_n$n" "$launcher" -n "$n" -- "$build/perf/all_reduce_perf" --device \
+    -b 1M -e "${DENSE_MAX:-256M}" -f 4 -n 5 -w 2 -c 1
+  for density in 0.001 0.01 0.05; do
+    bench "sparse_device_n${n}_d$density" "$launcher" -n "$n" -- \
+      "$build/perf/sparse_all_reduce_perf" --device -b "${SPARSE_BYTES:-64M}" -e "${SPARSE_BYTES:-64M}" -D "$density" -n 5 -w 2 -c 1
+  done
+done
+exit $failed
