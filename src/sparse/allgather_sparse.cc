@@ -6,11 +6,42 @@
 #include <vector>
 
 #include "base/check.h"
+#include "sparse/dense_stage.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 
 namespace spccl::sparse {
+
+namespace {
+
+// Past the break-even (dense_stage.h: M/8 pairs in all), n - 1 two-finger
+// merges of nearly dense sets cost several passes over the tensor each; the
+// n sets are added into the caller's dense output instead, in the same rank
+// order as the merges ((set_0 + set_1) + set_2 ...), so the bits are
+// theirs. This rank's own set is added from its encoded message.
+spcclResult_t sumIntoDenseOutput(CollContext& ctx, const SparseInput& in,
+                                 const SparseRunOptions& options,
+                                 const std::vector<unsigned char>& mine, Encoding mineEncoding,
+                                 const std::vector<Incoming>& incoming, SparseSet* result) {
+  const int n = ctx.nranks(), r = ctx.rank();
+  std::vector<const Incoming*> byRank(n, nullptr);
+  for (const Incoming& m : incoming) byRank[m.peer] = &m;
+  SparseSet scratch;
+  for (int q = 0; q < n; ++q) {
+    const bool own = q == r;
+    const unsigned char* data = own ? mine.data() : byRank[q]->data.data();
+    const size_t bytes = own ? mine.size() : byRank[q]->data.size();
+    const uint8_t flags = own ? static_cast<uint8_t>(mineEncoding) : byRank[q]->flags;
+    SPCCL_CHECK(mergeMessageIntoDense(
+        ctx.kernels(), in.type, data, bytes, flags, in.universe, options.allowedEncodings, q,
+        q == 0 ? DenseMerge::Place : DenseMerge::AddHigher, in.denseOutput, &scratch));
+  }
+  result->inDenseOutput = true;
+  return spcclSuccess;
+}
+
+}  // namespace
 
 spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
                               const SparseRunOptions& options, SparseSet* result,
@@ -31,6 +62,10 @@ spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
         {q, messageCapacity(rankNnz[q], in.universe, valueBytes, options.allowedEncodings), {}, 0});
   }
   SPCCL_CHECK(exchangeMessages(ctx, sends, incoming, report));
+  uint64_t totalPairs = 0;
+  for (int q = 0; q < n; ++q) totalPairs += rankNnz[q];
+  if (in.denseOutput != nullptr && mergeDensely(totalPairs, in.universe))
+    return sumIntoDenseOutput(ctx, in, options, encoded, e, incoming, result);
   std::vector<SparseSet> sets(n);
   for (Incoming& m : incoming)
     SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, in.universe, valueBytes,
