@@ -132,18 +132,30 @@ spcclResult_t StagedCall::runCollectiveQueued(const CollSignature& signature,
 spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
   SPCCL_CHECK(checkNoAsyncError(call_, comm_));
   device::ScopedCudaContext current(context_);
-  SPCCL_CHECK(staging_->copyIn(stream_));
+  if (const spcclResult_t copied = staging_->copyIn(stream_); copied != spcclSuccess) {
+    device::cudaDriver()->streamSynchronize(stream_);  // copies already queued finish first
+    return copied;
+  }
   auto ticket = std::make_shared<StreamTicket>();
   // Made in place: a temporary's destructor would finish the ticket now.
   auto release = std::make_shared<TicketRelease>(ticket);
-  SPCCL_CHECK(device::enqueueHostFunction(
-      stream_, [ticket] { ticket->reachAndHold(); }, call_));
+  // A failure from here on: the stream is released and drained before the
+  // pinned buffers its copies use go back to the pool.
+  const auto abandon = [&](spcclResult_t failure) {
+    release.reset();
+    device::cudaDriver()->streamSynchronize(stream_);
+    return failure;
+  };
+  spcclResult_t enqueued = device::enqueueHostFunction(
+      stream_, [ticket] { ticket->reachAndHold(); }, call_);
   // From here the stream waits for the ticket: `release` finishes it on
   // every path, the worker's included.
-  SPCCL_CHECK(staging_->copyOut(stream_));
+  if (enqueued == spcclSuccess) enqueued = staging_->copyOut(stream_);
   // The pinned buffers go back to the pool once the copies out are done.
-  SPCCL_CHECK(device::enqueueHostFunction(
-      stream_, [staging = staging_] {}, call_));
+  if (enqueued == spcclSuccess)
+    enqueued = device::enqueueHostFunction(
+        stream_, [staging = staging_] {}, call_);
+  if (enqueued != spcclSuccess) return abandon(enqueued);
   const int timeoutMs = comm_->options.timeoutMs;
   spcclComm_t comm = comm_;
   std::string name = call_;
