@@ -124,6 +124,25 @@ void appendNonZeros(spcclDataType_t type, const BlockLayout& L, const BlockSet& 
   }
 }
 
+// Writes the owners' blocks (parts in rank order: ascending block ids)
+// straight into the dense output, zeros between them, clipping the tail
+// block: the values extraction and densification would give, without the
+// pairs in between (a block's absent elements are +0 either way).
+void writeDense(const BlockLayout& L, const std::vector<BlockSet>& parts, void* output) {
+  auto* out = static_cast<unsigned char*>(output);
+  uint64_t next = 0;  // the first element not written yet
+  for (const BlockSet& part : parts)
+    for (size_t i = 0; i < part.ids.size(); ++i) {
+      const uint64_t start = part.ids[i] * kBlockElements;
+      const size_t length = static_cast<size_t>(std::min(kBlockElements, L.universe - start));
+      std::memset(out + next * L.valueBytes, 0, (start - next) * L.valueBytes);
+      std::memcpy(out + start * L.valueBytes, part.values.data() + i * L.blockBytes(),
+                  length * L.valueBytes);
+      next = start + length;
+    }
+  std::memset(out + next * L.valueBytes, 0, (L.universe - next) * L.valueBytes);
+}
+
 }  // namespace
 
 spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseRunOptions&,
@@ -196,13 +215,16 @@ spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseR
                             &parts[m.peer]));
   parts[r] = std::move(aggregate);
   std::vector<uint64_t> pulled(n);
+  for (int q = 0; q < n; ++q) pulled[q] = parts[q].ids.size();
+  if (report) report->pullImbalance = imbalanceRatio(pulled);
+  if (in.denseOutput != nullptr) {
+    writeDense(L, parts, in.denseOutput);
+    result->inDenseOutput = true;
+    return spcclSuccess;
+  }
   result->positions.clear();
   result->values.clear();
-  for (int q = 0; q < n; ++q) {
-    pulled[q] = parts[q].ids.size();
-    appendNonZeros(in.type, L, parts[q], result);
-  }
-  if (report) report->pullImbalance = imbalanceRatio(pulled);
+  for (int q = 0; q < n; ++q) appendNonZeros(in.type, L, parts[q], result);
   return spcclSuccess;
 }
 
