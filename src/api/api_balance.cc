@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/migration_call.h"
 #include "base/check.h"
@@ -160,76 +161,83 @@ extern "C" {
 
 spcclResult_t spcclBalancePlan(spcclComm_t comm, double iterTime, double matmulTime, size_t columns,
                                const spcclBalanceCostModel_t* costModel, spcclBalancePlan_t* plan) {
-  const char* call = "spcclBalancePlan";
-  clearThreadLastError();
-  SPCCL_CHECK(checkNotNull(call, "comm", comm));
-  const spcclResult_t local = checkLocalArguments(comm, costModel, plan, call);
-  const std::string localError = local == spcclSuccess ? "" : threadLastError();
+  return guardCommApi("spcclBalancePlan", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclBalancePlan";
+    clearThreadLastError();
+    SPCCL_CHECK(checkNotNull(call, "comm", comm));
+    const spcclResult_t local = checkLocalArguments(comm, costModel, plan, call);
+    const std::string localError = local == spcclSuccess ? "" : threadLastError();
 
-  PlanInput mine{};
-  mine.iterTime = iterTime;
-  mine.matmulTime = matmulTime;
-  mine.columns = columns;
-  mine.argumentsValid = local == spcclSuccess;
-  const spcclBalanceCostModel_t defaults = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
-  encodeModel(local == spcclSuccess && costModel != nullptr ? *costModel : defaults, mine.model);
-  std::vector<PlanInput> all(static_cast<size_t>(comm->nranks));
-  // Host memory of its own, and the caller uses the plan at once: no stream.
-  spcclResult_t res = runCollectiveBlocking(
-      comm,
-      migrationSignature(MigrationKind::PlanExchange, spcclUint8, spcclSum, -1, sizeof(PlanInput)),
-      [&](CollContext& ctx) { return gatherInputs(ctx, mine, &all); });
-  if (local != spcclSuccess) {
-    // This rank's own error is the one to report, whatever the exchange did.
-    setThreadLastError(localError);
-    return finishCall(comm, local);
-  }
-  if (res != spcclSuccess) return res;
-  res = checkGathered(all, call);
-  if (res != spcclSuccess) return finishCall(comm, res);
+    PlanInput mine{};
+    mine.iterTime = iterTime;
+    mine.matmulTime = matmulTime;
+    mine.columns = columns;
+    mine.argumentsValid = local == spcclSuccess;
+    const spcclBalanceCostModel_t defaults = SPCCL_BALANCE_COST_MODEL_INITIALIZER;
+    encodeModel(local == spcclSuccess && costModel != nullptr ? *costModel : defaults, mine.model);
+    std::vector<PlanInput> all(static_cast<size_t>(comm->nranks));
+    // Host memory of its own, and the caller uses the plan at once: no stream.
+    spcclResult_t res =
+        runCollectiveBlocking(comm,
+                              migrationSignature(MigrationKind::PlanExchange, spcclUint8, spcclSum,
+                                                 -1, sizeof(PlanInput)),
+                              [&](CollContext& ctx) { return gatherInputs(ctx, mine, &all); });
+    if (local != spcclSuccess) {
+      // This rank's own error is the one to report, whatever the exchange did.
+      setThreadLastError(localError);
+      return finishCall(comm, local);
+    }
+    if (res != spcclSuccess) return res;
+    res = checkGathered(all, call);
+    if (res != spcclSuccess) return finishCall(comm, res);
 
-  std::vector<RankTiming> timings(all.size());
-  for (size_t r = 0; r < all.size(); ++r)
-    timings[r] = {all[r].iterTime, all[r].matmulTime, static_cast<size_t>(all[r].columns)};
-  exportPlan(all, planBalance(timings, decodeModel(mine.model)), plan);
-  return spcclSuccess;
+    std::vector<RankTiming> timings(all.size());
+    for (size_t r = 0; r < all.size(); ++r)
+      timings[r] = {all[r].iterTime, all[r].matmulTime, static_cast<size_t>(all[r].columns)};
+    exportPlan(all, planBalance(timings, decodeModel(mine.model)), plan);
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclBalanceSlice(const spcclBalancePlan_t* plan, int migrator, int rank,
                                 size_t* begin, size_t* length) {
-  const char* call = "spcclBalanceSlice";
-  clearThreadLastError();
-  if (plan == nullptr || plan->ranks == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: plan (or plan->ranks) is NULL", call);
-  if (begin == nullptr || length == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: begin or length is NULL", call);
-  SPCCL_CHECK(checkRank(call, "migrator", migrator, plan->nranks));
-  SPCCL_CHECK(checkRank(call, "rank", rank, plan->nranks));
-  std::vector<int> helpers;
-  for (int r = 0; r < plan->nranks; ++r)
-    if (!migrates(plan->ranks[r].action)) helpers.push_back(r);
-  const size_t total =
-      migrates(plan->ranks[migrator].action) ? plan->ranks[migrator].migrateColumns : 0;
-  const ElementRange slice = helperSlice(rank, migrator, helpers, total);
-  *begin = slice.offset;
-  *length = slice.count;
-  return spcclSuccess;
+  return guardApi("spcclBalanceSlice", [&]() -> spcclResult_t {
+    const char* call = "spcclBalanceSlice";
+    clearThreadLastError();
+    if (plan == nullptr || plan->ranks == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: plan (or plan->ranks) is NULL", call);
+    if (begin == nullptr || length == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: begin or length is NULL", call);
+    SPCCL_CHECK(checkRank(call, "migrator", migrator, plan->nranks));
+    SPCCL_CHECK(checkRank(call, "rank", rank, plan->nranks));
+    std::vector<int> helpers;
+    for (int r = 0; r < plan->nranks; ++r)
+      if (!migrates(plan->ranks[r].action)) helpers.push_back(r);
+    const size_t total =
+        migrates(plan->ranks[migrator].action) ? plan->ranks[migrator].migrateColumns : 0;
+    const ElementRange slice = helperSlice(rank, migrator, helpers, total);
+    *begin = slice.offset;
+    *length = slice.count;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclFitLinearCost(const double* x, const double* y, int n, double coefficients[2]) {
-  const char* call = "spcclFitLinearCost";
-  clearThreadLastError();
-  if (n < 1) return SPCCL_FAIL(spcclInvalidArgument, "%s: n %d must be at least 1", call, n);
-  if (x == nullptr || y == nullptr || coefficients == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: x, y or coefficients is NULL", call);
-  for (int i = 0; i < n; ++i)
-    if (!std::isfinite(x[i]) || !std::isfinite(y[i]))
-      return SPCCL_FAIL(spcclInvalidArgument, "%s: point %d (%g, %g) is not finite", call, i, x[i],
-                        y[i]);
-  const LinearCost line = fitLinearCost({x, static_cast<size_t>(n)}, {y, static_cast<size_t>(n)});
-  coefficients[0] = line.intercept;
-  coefficients[1] = line.slope;
-  return spcclSuccess;
+  return guardApi("spcclFitLinearCost", [&]() -> spcclResult_t {
+    const char* call = "spcclFitLinearCost";
+    clearThreadLastError();
+    if (n < 1) return SPCCL_FAIL(spcclInvalidArgument, "%s: n %d must be at least 1", call, n);
+    if (x == nullptr || y == nullptr || coefficients == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: x, y or coefficients is NULL", call);
+    for (int i = 0; i < n; ++i)
+      if (!std::isfinite(x[i]) || !std::isfinite(y[i]))
+        return SPCCL_FAIL(spcclInvalidArgument, "%s: point %d (%g, %g) is not finite", call, i,
+                          x[i], y[i]);
+    const LinearCost line = fitLinearCost({x, static_cast<size_t>(n)}, {y, static_cast<size_t>(n)});
+    coefficients[0] = line.intercept;
+    coefficients[1] = line.slope;
+    return spcclSuccess;
+  });
 }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "base/check.h"
 #include "coll/collective.h"
@@ -368,154 +369,196 @@ extern "C" {
 spcclResult_t spcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                              void* stream) {
-  return submit(comm, makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
-                stream, "spcclAllReduce");
+  return guardCommApi("spcclAllReduce", comm, [&]() -> spcclResult_t {
+    return submit(comm, makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
+                  stream, "spcclAllReduce");
+  });
 }
 
 spcclResult_t spcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  return submit(comm,
-                makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
-                stream, "spcclBroadcast");
+  return guardCommApi("spcclBroadcast", comm, [&]() -> spcclResult_t {
+    return submit(
+        comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+        stream, "spcclBroadcast");
+  });
 }
 
 spcclResult_t spcclReduce(const void* sendbuff, void* recvbuff, size_t count,
                           spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
                           void* stream) {
-  return submit(comm, makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
-                stream, "spcclReduce");
+  return guardCommApi("spcclReduce", comm, [&]() -> spcclResult_t {
+    return submit(comm, makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
+                  stream, "spcclReduce");
+  });
 }
 
 spcclResult_t spcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                              spcclDataType_t datatype, spcclComm_t comm, void* stream) {
-  return submit(
-      comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
-      stream, "spcclAllGather");
+  return guardCommApi("spcclAllGather", comm, [&]() -> spcclResult_t {
+    return submit(
+        comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+        stream, "spcclAllGather");
+  });
 }
 
 spcclResult_t spcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                  spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                  void* stream) {
-  return submit(comm,
-                makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
-                stream, "spcclReduceScatter");
+  return guardCommApi("spcclReduceScatter", comm, [&]() -> spcclResult_t {
+    return submit(
+        comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+        stream, "spcclReduceScatter");
+  });
 }
 
 spcclResult_t spcclAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                             spcclDataType_t datatype, spcclComm_t comm, void* stream) {
-  return submit(comm,
-                makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
-                stream, "spcclAllToAll");
+  return guardCommApi("spcclAllToAll", comm, [&]() -> spcclResult_t {
+    return submit(comm,
+                  makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+                  stream, "spcclAllToAll");
+  });
 }
 
 spcclResult_t spcclAllToAllv(const void* sendbuff, const size_t sendcounts[],
                              const size_t sdispls[], void* recvbuff, const size_t recvcounts[],
                              const size_t rdispls[], spcclDataType_t datatype, spcclComm_t comm,
                              void* stream) {
-  Call call = makeCall(CollType::AllToAllv, sendbuff, recvbuff, 0, datatype, spcclSum, -1);
-  call.args.sendcounts = sendcounts;
-  call.args.sdispls = sdispls;
-  call.args.recvcounts = recvcounts;
-  call.args.rdispls = rdispls;
-  return submit(comm, call, stream, "spcclAllToAllv");
+  return guardCommApi("spcclAllToAllv", comm, [&]() -> spcclResult_t {
+    Call call = makeCall(CollType::AllToAllv, sendbuff, recvbuff, 0, datatype, spcclSum, -1);
+    call.args.sendcounts = sendcounts;
+    call.args.sdispls = sdispls;
+    call.args.recvcounts = recvcounts;
+    call.args.rdispls = rdispls;
+    return submit(comm, call, stream, "spcclAllToAllv");
+  });
 }
 
 spcclResult_t spcclBarrier(spcclComm_t comm, void* stream) {
-  return submit(comm, makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
-                stream, "spcclBarrier");
+  return guardCommApi("spcclBarrier", comm, [&]() -> spcclResult_t {
+    return submit(comm, makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
+                  stream, "spcclBarrier");
+  });
 }
 
 spcclResult_t spcclSend(const void* sendbuff, size_t count, spcclDataType_t datatype, int peer,
                         spcclComm_t comm, void* stream) {
-  return submitP2P(true, const_cast<void*>(sendbuff), count, datatype, peer, comm, stream);
+  return guardCommApi("spcclSend", comm, [&]() -> spcclResult_t {
+    return submitP2P(true, const_cast<void*>(sendbuff), count, datatype, peer, comm, stream);
+  });
 }
 
 spcclResult_t spcclRecv(void* recvbuff, size_t count, spcclDataType_t datatype, int peer,
                         spcclComm_t comm, void* stream) {
-  return submitP2P(false, recvbuff, count, datatype, peer, comm, stream);
+  return guardCommApi("spcclRecv", comm, [&]() -> spcclResult_t {
+    return submitP2P(false, recvbuff, count, datatype, peer, comm, stream);
+  });
 }
 
 spcclResult_t spcclGroupStart(void) {
-  ++tlsGroup.depth;
-  return spcclSuccess;
+  return guardApi("spcclGroupStart", [&]() -> spcclResult_t {
+    ++tlsGroup.depth;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclGroupEnd(void) {
-  if (tlsGroup.depth == 0)
-    return SPCCL_FAIL(spcclInvalidUsage, "spcclGroupEnd without a matching spcclGroupStart");
-  if (--tlsGroup.depth > 0) return spcclSuccess;
-  GroupState group = std::move(tlsGroup);
-  tlsGroup = GroupState{};
-  spcclResult_t result = spcclSuccess;
-  for (spcclComm_t comm : group.comms) {
-    spcclResult_t res = finishCall(comm, runStagedGroupOn(comm, group));
-    if (result == spcclSuccess) result = res;
-  }
-  return result;
+  return guardApi("spcclGroupEnd", [&]() -> spcclResult_t {
+    if (tlsGroup.depth == 0)
+      return SPCCL_FAIL(spcclInvalidUsage, "spcclGroupEnd without a matching spcclGroupStart");
+    if (--tlsGroup.depth > 0) return spcclSuccess;
+    GroupState group = std::move(tlsGroup);
+    tlsGroup = GroupState{};
+    spcclResult_t result = spcclSuccess;
+    for (spcclComm_t comm : group.comms) {
+      spcclResult_t res = finishCall(comm, runStagedGroupOn(comm, group));
+      if (result == spcclSuccess) result = res;
+    }
+    return result;
+  });
 }
 
 spcclResult_t spcclIallReduce(const void* sendbuff, void* recvbuff, size_t count,
                               spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                               spcclRequest_t* request) {
-  return submitAsync(comm,
-                     makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
-                     request, "spcclIallReduce");
+  return guardCommApi("spcclIallReduce", comm, [&]() -> spcclResult_t {
+    return submitAsync(comm,
+                       makeCall(CollType::AllReduce, sendbuff, recvbuff, count, datatype, op, -1),
+                       request, "spcclIallReduce");
+  });
 }
 
 spcclResult_t spcclIbroadcast(const void* sendbuff, void* recvbuff, size_t count,
                               spcclDataType_t datatype, int root, spcclComm_t comm,
                               spcclRequest_t* request) {
-  return submitAsync(
-      comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
-      request, "spcclIbroadcast");
+  return guardCommApi("spcclIbroadcast", comm, [&]() -> spcclResult_t {
+    return submitAsync(
+        comm, makeCall(CollType::Broadcast, sendbuff, recvbuff, count, datatype, spcclSum, root),
+        request, "spcclIbroadcast");
+  });
 }
 
 spcclResult_t spcclIreduce(const void* sendbuff, void* recvbuff, size_t count,
                            spcclDataType_t datatype, spcclRedOp_t op, int root, spcclComm_t comm,
                            spcclRequest_t* request) {
-  return submitAsync(comm,
-                     makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
-                     request, "spcclIreduce");
+  return guardCommApi("spcclIreduce", comm, [&]() -> spcclResult_t {
+    return submitAsync(comm,
+                       makeCall(CollType::Reduce, sendbuff, recvbuff, count, datatype, op, root),
+                       request, "spcclIreduce");
+  });
 }
 
 spcclResult_t spcclIallGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                               spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request) {
-  return submitAsync(
-      comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
-      request, "spcclIallGather");
+  return guardCommApi("spcclIallGather", comm, [&]() -> spcclResult_t {
+    return submitAsync(
+        comm, makeCall(CollType::AllGather, sendbuff, recvbuff, sendcount, datatype, spcclSum, -1),
+        request, "spcclIallGather");
+  });
 }
 
 spcclResult_t spcclIreduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                   spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                   spcclRequest_t* request) {
-  return submitAsync(
-      comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
-      request, "spcclIreduceScatter");
+  return guardCommApi("spcclIreduceScatter", comm, [&]() -> spcclResult_t {
+    return submitAsync(
+        comm, makeCall(CollType::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1),
+        request, "spcclIreduceScatter");
+  });
 }
 
 spcclResult_t spcclIallToAll(const void* sendbuff, void* recvbuff, size_t count,
                              spcclDataType_t datatype, spcclComm_t comm, spcclRequest_t* request) {
-  return submitAsync(
-      comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
-      request, "spcclIallToAll");
+  return guardCommApi("spcclIallToAll", comm, [&]() -> spcclResult_t {
+    return submitAsync(
+        comm, makeCall(CollType::AllToAll, sendbuff, recvbuff, count, datatype, spcclSum, -1),
+        request, "spcclIallToAll");
+  });
 }
 
 spcclResult_t spcclIbarrier(spcclComm_t comm, spcclRequest_t* request) {
-  return submitAsync(comm,
-                     makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
-                     request, "spcclIbarrier");
+  return guardCommApi("spcclIbarrier", comm, [&]() -> spcclResult_t {
+    return submitAsync(comm,
+                       makeCall(CollType::Barrier, nullptr, nullptr, 0, spcclUint8, spcclSum, -1),
+                       request, "spcclIbarrier");
+  });
 }
 
 spcclResult_t spcclTest(spcclRequest_t request, int* done) {
-  SPCCL_CHECK(checkNotNull("spcclTest", "request", request));
-  SPCCL_CHECK(checkNotNull("spcclTest", "done", done));
-  return waitRequest(request, false, done);
+  return guardApi("spcclTest", [&]() -> spcclResult_t {
+    SPCCL_CHECK(checkNotNull("spcclTest", "request", request));
+    SPCCL_CHECK(checkNotNull("spcclTest", "done", done));
+    return waitRequest(request, false, done);
+  });
 }
 
 spcclResult_t spcclWait(spcclRequest_t request) {
-  SPCCL_CHECK(checkNotNull("spcclWait", "request", request));
-  int done = 0;
-  return waitRequest(request, true, &done);
+  return guardApi("spcclWait", [&]() -> spcclResult_t {
+    SPCCL_CHECK(checkNotNull("spcclWait", "request", request));
+    int done = 0;
+    return waitRequest(request, true, &done);
+  });
 }
 
 }  // extern "C"

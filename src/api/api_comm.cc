@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "api/api_guard.h"
 #include "base/check.h"
 #include "base/knobs.h"
 #include "base/socket.h"
@@ -80,184 +81,210 @@ spcclResult_t newUniqueId(const JobSecret* parent, spcclUniqueId* uniqueId) {
 extern "C" {
 
 spcclResult_t spcclGetUniqueId(spcclUniqueId* uniqueId) {
-  clearThreadLastError();
-  if (uniqueId == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "uniqueId is NULL");
-  return newUniqueId(nullptr, uniqueId);
+  return guardApi("spcclGetUniqueId", [&]() -> spcclResult_t {
+    clearThreadLastError();
+    if (uniqueId == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "uniqueId is NULL");
+    return newUniqueId(nullptr, uniqueId);
+  });
 }
 
 spcclResult_t spcclCommInitRank(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank) {
-  clearThreadLastError();
-  return initRank(comm, nranks, commId, rank, nullptr);
+  return guardApi("spcclCommInitRank", [&]() -> spcclResult_t {
+    clearThreadLastError();
+    return initRank(comm, nranks, commId, rank, nullptr);
+  });
 }
 
 spcclResult_t spcclCommInitRankConfig(spcclComm_t* comm, int nranks, spcclUniqueId commId, int rank,
                                       const spcclConfig_t* config) {
-  clearThreadLastError();
-  return initRank(comm, nranks, commId, rank, config);
+  return guardApi("spcclCommInitRankConfig", [&]() -> spcclResult_t {
+    clearThreadLastError();
+    return initRank(comm, nranks, commId, rank, config);
+  });
 }
 
 spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* config) {
-  clearThreadLastError();
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
-  knobsEchoOnce();
-  LaunchEnv env;
-  SPCCL_CHECK(discoverLaunchEnv(&env));
-  UniqueIdContents id;
-  std::string rootText = formatHostPort(env.rootHost, env.rootPort);
-  SPCCL_CHECK(net::parseHostPort(rootText, &id.root));
-  id.secret = env.secret;
-  if (env.secret.empty()) {
-    // SPCCL_AUTH=off: no secret, a communicator id from the root's address.
-    std::string material = "spccl-noauth|" + rootText + "|" + std::to_string(env.nranks);
-    id.commId = commIdFromSecret(JobSecret{}) ^ std::hash<std::string>{}(material);
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      SPCCL_WARN(
-          "SPCCL_AUTH=off and no job secret: connections are not authenticated; anyone who can "
-          "reach this job's ports can join it or feed it data (docs/security.md)");
-    });
-  } else {
-    id.commId = commIdFromSecret(env.secret);
-  }
-  CommOptions options;
-  SPCCL_CHECK(resolveCommOptions(config, &options));
-  SPCCL_INFO(kLogInit, "rank %d of %d from %s, rendezvous %s, job secret from %s", env.rank,
-             env.nranks, env.source.c_str(), rootText.c_str(), env.secretOrigin.c_str());
-  if (env.rank == 0) {
-    // Rank 0 hosts the rendezvous on the advertised address only (every
-    // address with SPCCL_LISTEN_ANY=1).
-    net::SockAddr bindAddr = id.root;
-    if (knobInt("SPCCL_LISTEN_ANY") != 0) {
-      bindAddr = net::SockAddr{};
-      bindAddr.sa.sa_family = id.root.sa.sa_family;
-      net::setSockAddrPort(&bindAddr, net::sockAddrPort(id.root));
+  return guardApi("spcclCommInitFromEnv", [&]() -> spcclResult_t {
+    clearThreadLastError();
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm (output pointer) is NULL");
+    knobsEchoOnce();
+    LaunchEnv env;
+    SPCCL_CHECK(discoverLaunchEnv(&env));
+    UniqueIdContents id;
+    std::string rootText = formatHostPort(env.rootHost, env.rootPort);
+    SPCCL_CHECK(net::parseHostPort(rootText, &id.root));
+    id.secret = env.secret;
+    if (env.secret.empty()) {
+      // SPCCL_AUTH=off: no secret, a communicator id from the root's address.
+      std::string material = "spccl-noauth|" + rootText + "|" + std::to_string(env.nranks);
+      id.commId = commIdFromSecret(JobSecret{}) ^ std::hash<std::string>{}(material);
+      static std::once_flag warned;
+      std::call_once(warned, [] {
+        SPCCL_WARN(
+            "SPCCL_AUTH=off and no job secret: connections are not authenticated; anyone who can "
+            "reach this job's ports can join it or feed it data (docs/security.md)");
+      });
+    } else {
+      id.commId = commIdFromSecret(env.secret);
     }
-    int fd = -1;
-    net::SockAddr bound;
-    if (net::listenOn(bindAddr, 1024, &fd, &bound) != spcclSuccess)
-      return SPCCL_FAIL(spcclSystemError,
-                        "rank 0 cannot host the rendezvous at %s (%s): is that an address of this "
-                        "host? (SPCCL_LISTEN_ANY=1 listens on every address)",
-                        net::toString(bindAddr).c_str(), threadLastError().c_str());
-    startRendezvousRoot(fd, id.secret, id.commId, options.timeoutMs);
-  }
-  return createComm(id, env.nranks, env.rank, options, comm);
+    CommOptions options;
+    SPCCL_CHECK(resolveCommOptions(config, &options));
+    SPCCL_INFO(kLogInit, "rank %d of %d from %s, rendezvous %s, job secret from %s", env.rank,
+               env.nranks, env.source.c_str(), rootText.c_str(), env.secretOrigin.c_str());
+    if (env.rank == 0) {
+      // Rank 0 hosts the rendezvous on the advertised address only (every
+      // address with SPCCL_LISTEN_ANY=1).
+      net::SockAddr bindAddr = id.root;
+      if (knobInt("SPCCL_LISTEN_ANY") != 0) {
+        bindAddr = net::SockAddr{};
+        bindAddr.sa.sa_family = id.root.sa.sa_family;
+        net::setSockAddrPort(&bindAddr, net::sockAddrPort(id.root));
+      }
+      int fd = -1;
+      net::SockAddr bound;
+      if (net::listenOn(bindAddr, 1024, &fd, &bound) != spcclSuccess)
+        return SPCCL_FAIL(
+            spcclSystemError,
+            "rank 0 cannot host the rendezvous at %s (%s): is that an address of this "
+            "host? (SPCCL_LISTEN_ANY=1 listens on every address)",
+            net::toString(bindAddr).c_str(), threadLastError().c_str());
+      startRendezvousRoot(fd, id.secret, id.commId, options.timeoutMs);
+    }
+    return createComm(id, env.nranks, env.rank, options, comm);
+  });
 }
 
 spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* newcomm,
                              const spcclConfig_t* config) {
-  clearThreadLastError();
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
-  if (newcomm == nullptr)
-    return rejectCall(
-        comm, SPCCL_FAIL(spcclInvalidArgument, "spcclCommSplit: newcomm (output pointer) is NULL"));
-  if (color < 0 && color != SPCCL_SPLIT_NOCOLOR)
-    return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
-                                       "spcclCommSplit: color %d must be >= 0 or "
-                                       "SPCCL_SPLIT_NOCOLOR",
-                                       color));
-  CommOptions options = comm->options;
-  if (config != nullptr) {
-    spcclResult_t checked = resolveCommOptions(config, &options);
-    if (checked != spcclSuccess) return rejectCall(comm, checked);
-  }
-  *newcomm = nullptr;
-  struct Entry {
-    int32_t color, key;
-    spcclUniqueId id;
-  };
-  const int n = comm->nranks;
-  std::vector<Entry> entries(n);
-  spcclResult_t res = runBlocking(comm, [&] {
-    // Round 1: colors and keys. Round 2: each group's leader offers an id.
-    Entry mine{color, key, {}};
-    SPCCL_CHECK(internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data()));
+  return guardCommApi("spcclCommSplit", comm, [&]() -> spcclResult_t {
+    clearThreadLastError();
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+    if (newcomm == nullptr)
+      return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                         "spcclCommSplit: newcomm (output pointer) is NULL"));
+    if (color < 0 && color != SPCCL_SPLIT_NOCOLOR)
+      return rejectCall(comm, SPCCL_FAIL(spcclInvalidArgument,
+                                         "spcclCommSplit: color %d must be >= 0 or "
+                                         "SPCCL_SPLIT_NOCOLOR",
+                                         color));
+    CommOptions options = comm->options;
+    if (config != nullptr) {
+      spcclResult_t checked = resolveCommOptions(config, &options);
+      if (checked != spcclSuccess) return rejectCall(comm, checked);
+    }
+    *newcomm = nullptr;
+    struct Entry {
+      int32_t color, key;
+      spcclUniqueId id;
+    };
+    const int n = comm->nranks;
+    std::vector<Entry> entries(n);
+    spcclResult_t res = runBlocking(comm, [&] {
+      // Round 1: colors and keys. Round 2: each group's leader offers an id.
+      Entry mine{color, key, {}};
+      SPCCL_CHECK(internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data()));
+      std::vector<int> group;
+      for (int r = 0; r < n; ++r)
+        if (color != SPCCL_SPLIT_NOCOLOR && entries[r].color == color) group.push_back(r);
+      std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
+        return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
+      });
+      // The id's secret is derived from this communicator's (newUniqueId),
+      // so what travels here carries none.
+      if (!group.empty() && group[0] == comm->rank) {
+        SPCCL_CHECK(newUniqueId(&comm->secret, &mine.id));
+        UniqueIdContents offered;
+        SPCCL_CHECK(decodeUniqueId(mine.id, &offered));
+        offered.secret = JobSecret{};
+        mine.id = encodeUniqueId(offered);
+      }
+      return internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data());
+    });
+    if (res != spcclSuccess) return finishCall(comm, res);
+    if (color == SPCCL_SPLIT_NOCOLOR) return spcclSuccess;
     std::vector<int> group;
     for (int r = 0; r < n; ++r)
-      if (color != SPCCL_SPLIT_NOCOLOR && entries[r].color == color) group.push_back(r);
+      if (entries[r].color == color) group.push_back(r);
     std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
       return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
     });
-    // The id's secret is derived from this communicator's (newUniqueId),
-    // so what travels here carries none.
-    if (!group.empty() && group[0] == comm->rank) {
-      SPCCL_CHECK(newUniqueId(&comm->secret, &mine.id));
-      UniqueIdContents offered;
-      SPCCL_CHECK(decodeUniqueId(mine.id, &offered));
-      offered.secret = JobSecret{};
-      mine.id = encodeUniqueId(offered);
-    }
-    return internalAllGather(*comm->engine, &mine, sizeof(Entry), entries.data());
+    int newRank =
+        static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
+    UniqueIdContents id;
+    SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
+    SPCCL_CHECK(deriveJobSecret(comm->secret, id.commId, &id.secret));
+    return finishCall(comm,
+                      createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
   });
-  if (res != spcclSuccess) return finishCall(comm, res);
-  if (color == SPCCL_SPLIT_NOCOLOR) return spcclSuccess;
-  std::vector<int> group;
-  for (int r = 0; r < n; ++r)
-    if (entries[r].color == color) group.push_back(r);
-  std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
-    return entries[a].key != entries[b].key ? entries[a].key < entries[b].key : a < b;
-  });
-  int newRank = static_cast<int>(std::find(group.begin(), group.end(), comm->rank) - group.begin());
-  UniqueIdContents id;
-  SPCCL_CHECK(decodeUniqueId(entries[group[0]].id, &id));
-  SPCCL_CHECK(deriveJobSecret(comm->secret, id.commId, &id.secret));
-  return finishCall(comm,
-                    createComm(id, static_cast<int>(group.size()), newRank, options, newcomm));
 }
 
 spcclResult_t spcclCommDestroy(spcclComm_t comm) {
-  if (comm == nullptr) return spcclSuccess;
-  destroyComm(comm, false);
-  return spcclSuccess;
+  return guardApi("spcclCommDestroy", [&]() -> spcclResult_t {
+    if (comm == nullptr) return spcclSuccess;
+    destroyComm(comm, false);
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommAbort(spcclComm_t comm) {
-  if (comm == nullptr) return spcclSuccess;
-  destroyComm(comm, true);
-  return spcclSuccess;
+  return guardApi("spcclCommAbort", [&]() -> spcclResult_t {
+    if (comm == nullptr) return spcclSuccess;
+    destroyComm(comm, true);
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommCount(const spcclComm_t comm, int* count) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
-  if (count == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "count is NULL");
-  *count = comm->nranks;
-  return spcclSuccess;
+  return guardCommApi("spcclCommCount", comm, [&]() -> spcclResult_t {
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+    if (count == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "count is NULL");
+    *count = comm->nranks;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError) {
-  if (comm == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: comm is NULL");
-  if (asyncError == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: asyncError is NULL");
-  *asyncError = asyncErrorOf(comm);
-  return spcclSuccess;
+  return guardCommApi("spcclCommGetAsyncError", comm, [&]() -> spcclResult_t {
+    if (comm == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: comm is NULL");
+    if (asyncError == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: asyncError is NULL");
+    *asyncError = asyncErrorOf(comm);
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: comm is NULL");
-  if (device == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: device is NULL");
-  *device = comm->cudaDevice;
-  return spcclSuccess;
+  return guardCommApi("spcclCommCuDevice", comm, [&]() -> spcclResult_t {
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: comm is NULL");
+    if (device == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: device is NULL");
+    *device = comm->cudaDevice;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
-  if (rank == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "rank is NULL");
-  *rank = comm->rank;
-  return spcclSuccess;
+  return guardCommApi("spcclCommUserRank", comm, [&]() -> spcclResult_t {
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+    if (rank == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "rank is NULL");
+    *rank = comm->rank;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* counters) {
-  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
-  if (counters == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "counters is NULL");
-  std::lock_guard<std::mutex> exec(comm->execMutex);
-  *counters = comm->engine ? comm->engine->counters() : spcclCounters_t{};
-  return spcclSuccess;
+  return guardCommApi("spcclCommGetCounters", comm, [&]() -> spcclResult_t {
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
+    if (counters == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "counters is NULL");
+    std::lock_guard<std::mutex> exec(comm->execMutex);
+    *counters = comm->engine ? comm->engine->counters() : spcclCounters_t{};
+    return spcclSuccess;
+  });
 }
 
 const char* spcclGetLastError(spcclComm_t comm) {
-  if (comm == nullptr) return threadLastError().empty() ? "no error" : threadLastError().c_str();
+  if (comm == nullptr) return threadLastError().empty() ? "no error" : threadLastErrorText();
   return comm->lastError.c_str();
 }
 

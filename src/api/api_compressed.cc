@@ -1,6 +1,7 @@
 // API: compressed all-reduce (docs/algorithms.md 3), blocking and
 // non-blocking. Arguments and the versioned cfg are validated here, with
 // messages that name the argument; the schedules receive only valid calls.
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
@@ -58,36 +59,40 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
                                        spcclDataType_t datatype, spcclRedOp_t op,
                                        const spcclCompression* cfg, spcclComm_t comm,
                                        void* stream) {
-  CompressedCall call;
-  spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
-                              cfg, comm, &call);
-  StagedCall staged(comm, call.name, stream);
-  if (res == spcclSuccess) res = stage(call, staged);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  const CompressedCall host = onHost(staged, call);
-  return finishCall(comm,
-                    staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
-                      return compress::runCompressedAllReduce(ctx, host);
-                    }));
+  return guardCommApi("spcclCompressedAllReduce", comm, [&]() -> spcclResult_t {
+    CompressedCall call;
+    spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
+                                cfg, comm, &call);
+    StagedCall staged(comm, call.name, stream);
+    if (res == spcclSuccess) res = stage(call, staged);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    const CompressedCall host = onHost(staged, call);
+    return finishCall(comm,
+                      staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
+                        return compress::runCompressedAllReduce(ctx, host);
+                      }));
+  });
 }
 
 spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                         spcclDataType_t datatype, spcclRedOp_t op,
                                         const spcclCompression* cfg, spcclComm_t comm,
                                         spcclRequest_t* request) {
-  CompressedCall call;
-  spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
-                              cfg, comm, &call);
-  if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
-  StagedCall staged(comm, call.name, nullptr);
-  if (res == spcclSuccess) res = stage(call, staged);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  const CompressedCall host = onHost(staged, call);
-  return finishCall(
-      comm, staged.runCollectiveQueued(
-                compress::signatureOf(host),
-                [host](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, host); },
-                request));
+  return guardCommApi("spcclIcompressedAllReduce", comm, [&]() -> spcclResult_t {
+    CompressedCall call;
+    spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype,
+                                op, cfg, comm, &call);
+    if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
+    StagedCall staged(comm, call.name, nullptr);
+    if (res == spcclSuccess) res = stage(call, staged);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    const CompressedCall host = onHost(staged, call);
+    return finishCall(
+        comm, staged.runCollectiveQueued(
+                  compress::signatureOf(host),
+                  [host](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, host); },
+                  request));
+  });
 }
 
 }  // extern "C"

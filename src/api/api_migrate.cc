@@ -1,6 +1,7 @@
 // API: the migration collectives (docs/algorithms.md 4). Arguments are checked
 // here, with messages that name the argument; the schedules in
 // migration_schedules.h receive only valid calls.
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/migration_call.h"
 #include "base/check.h"
@@ -78,109 +79,121 @@ extern "C" {
 
 spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t datatype,
                                     int straggler, spcclComm_t comm, void* stream) {
-  const char* call = "spcclMigrateBroadcast";
-  clearThreadLastError();
-  size_t bytes = 0;
-  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-  if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
-  if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  StagedCall staged(comm, call, stream);
-  staged.add("buff", buff, bytes, device::Access::ReadWrite);
-  return runMigrationCall(
-      comm, staged, {call, "straggler"},
-      migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
-      [=](const HostView& view) {
-        void* host = view(buff);
-        return [=](CollContext& ctx) {
-          return migrationBroadcast(ctx, host, count, datatype, straggler);
-        };
-      });
+  return guardCommApi("spcclMigrateBroadcast", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclMigrateBroadcast";
+    clearThreadLastError();
+    size_t bytes = 0;
+    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+    if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
+    if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    StagedCall staged(comm, call, stream);
+    staged.add("buff", buff, bytes, device::Access::ReadWrite);
+    return runMigrationCall(
+        comm, staged, {call, "straggler"},
+        migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
+        [=](const HostView& view) {
+          void* host = view(buff);
+          return [=](CollContext& ctx) {
+            return migrationBroadcast(ctx, host, count, datatype, straggler);
+          };
+        });
+  });
 }
 
 spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, size_t* begin,
                                 size_t* length) {
-  const char* call = "spcclMigrateSlice";
-  clearThreadLastError();
-  spcclResult_t res = checkNotNull(call, "comm", comm);
-  if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
-  if (res == spcclSuccess) res = checkNotNull(call, "begin", begin);
-  if (res == spcclSuccess) res = checkNotNull(call, "length", length);
-  if (res != spcclSuccess) return finishCall(comm, res);
-  const ElementRange slice = migrationSlice(comm->rank, straggler, comm->nranks, total);
-  *begin = slice.offset;
-  *length = slice.count;
-  return spcclSuccess;
+  return guardCommApi("spcclMigrateSlice", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclMigrateSlice";
+    clearThreadLastError();
+    spcclResult_t res = checkNotNull(call, "comm", comm);
+    if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
+    if (res == spcclSuccess) res = checkNotNull(call, "begin", begin);
+    if (res == spcclSuccess) res = checkNotNull(call, "length", length);
+    if (res != spcclSuccess) return finishCall(comm, res);
+    const ElementRange slice = migrationSlice(comm->rank, straggler, comm->nranks, total);
+    *begin = slice.offset;
+    *length = slice.count;
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
                                  spcclDataType_t datatype, spcclRedOp_t op, int dest,
                                  spcclComm_t comm, void* stream) {
-  const char* call = "spcclMigrateReduce";
-  clearThreadLastError();
-  size_t bytes = 0;
-  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-  if (res == spcclSuccess) res = checkOp(call, op);
-  if (res == spcclSuccess) res = checkRank(call, "dest", dest, comm->nranks);
-  if (res == spcclSuccess) res = checkBuffer(call, "sendbuff", sendbuff, bytes);
-  if (res == spcclSuccess && comm->rank == dest)
-    res = checkBuffer(call, "recvbuff", recvbuff, bytes);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  StagedCall staged(comm, call, stream);
-  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
-  if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
-  return runMigrationCall(comm, staged, {call, "dest"},
-                          migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
-                          [=](const HostView& view) {
-                            const void* send = view(sendbuff);
-                            void* recv = view(recvbuff);
-                            return [=](CollContext& ctx) {
-                              return migrationReduce(ctx, send, recv, count, datatype, op, dest);
-                            };
-                          });
+  return guardCommApi("spcclMigrateReduce", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclMigrateReduce";
+    clearThreadLastError();
+    size_t bytes = 0;
+    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+    if (res == spcclSuccess) res = checkOp(call, op);
+    if (res == spcclSuccess) res = checkRank(call, "dest", dest, comm->nranks);
+    if (res == spcclSuccess) res = checkBuffer(call, "sendbuff", sendbuff, bytes);
+    if (res == spcclSuccess && comm->rank == dest)
+      res = checkBuffer(call, "recvbuff", recvbuff, bytes);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    StagedCall staged(comm, call, stream);
+    staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+    if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+    return runMigrationCall(comm, staged, {call, "dest"},
+                            migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+                            [=](const HostView& view) {
+                              const void* send = view(sendbuff);
+                              void* recv = view(recvbuff);
+                              return [=](CollContext& ctx) {
+                                return migrationReduce(ctx, send, recv, count, datatype, op, dest);
+                              };
+                            });
+  });
 }
 
 spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                     const void* migrated, size_t migratedCount,
                                     size_t migratedOffset, spcclDataType_t datatype,
                                     spcclRedOp_t op, spcclComm_t comm, void* stream) {
-  const char* call = "spcclMigrateAllReduce";
-  clearThreadLastError();
-  size_t bytes = 0;
-  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-  if (res == spcclSuccess) res = checkOp(call, op);
-  if (res == spcclSuccess) res = checkSendAndRecv(call, sendbuff, recvbuff, bytes);
-  if (res == spcclSuccess)
-    res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  StagedCall staged(comm, call, stream);
-  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
-  staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
-  staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
-  return runMigrationCall(
-      comm, staged, {call, nullptr},
-      migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
-      [=](const HostView& view) {
-        const void* send = view(sendbuff);
-        void* recv = view(recvbuff);
-        const MigratedPart part{view(migrated), migratedCount, migratedOffset};
-        return [=](CollContext& ctx) {
-          return mergedMigrationAllReduce(ctx, send, recv, count, part, datatype, op,
-                                          ctx.denseAlgorithm());
-        };
-      });
+  return guardCommApi("spcclMigrateAllReduce", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclMigrateAllReduce";
+    clearThreadLastError();
+    size_t bytes = 0;
+    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+    if (res == spcclSuccess) res = checkOp(call, op);
+    if (res == spcclSuccess) res = checkSendAndRecv(call, sendbuff, recvbuff, bytes);
+    if (res == spcclSuccess)
+      res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    StagedCall staged(comm, call, stream);
+    staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+    staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+    staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
+    return runMigrationCall(
+        comm, staged, {call, nullptr},
+        migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
+        [=](const HostView& view) {
+          const void* send = view(sendbuff);
+          void* recv = view(recvbuff);
+          const MigratedPart part{view(migrated), migratedCount, migratedOffset};
+          return [=](CollContext& ctx) {
+            return mergedMigrationAllReduce(ctx, send, recv, count, part, datatype, op,
+                                            ctx.denseAlgorithm());
+          };
+        });
+  });
 }
 
 spcclResult_t spcclScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                            spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  return rootedExchange("spcclScatter", true, sendbuff, recvbuff, recvcount, datatype, root, comm,
-                        stream);
+  return guardCommApi("spcclScatter", comm, [&]() -> spcclResult_t {
+    return rootedExchange("spcclScatter", true, sendbuff, recvbuff, recvcount, datatype, root, comm,
+                          stream);
+  });
 }
 
 spcclResult_t spcclGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                           spcclDataType_t datatype, int root, spcclComm_t comm, void* stream) {
-  return rootedExchange("spcclGather", false, sendbuff, recvbuff, sendcount, datatype, root, comm,
-                        stream);
+  return guardCommApi("spcclGather", comm, [&]() -> spcclResult_t {
+    return rootedExchange("spcclGather", false, sendbuff, recvbuff, sendcount, datatype, root, comm,
+                          stream);
+  });
 }
 
 }  // extern "C"

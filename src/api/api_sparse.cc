@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "base/check.h"
 #include "base/versioned_struct.h"
@@ -196,21 +197,25 @@ spcclResult_t spcclSparseAllReduceWithOptions(const void* sendbuff, void* recvbu
                                               spcclDataType_t datatype, spcclRedOp_t op,
                                               const spcclSparseOptions_t* options, spcclComm_t comm,
                                               void* stream) {
-  SparseCall call;
-  spcclResult_t res =
-      beginCall("spcclSparseAllReduce", comm, count, datatype, op, stream, options, &call);
-  if (res == spcclSuccess) res = checkSendAndRecv(call.name, sendbuff, recvbuff, count);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  call.denseInput = sendbuff;
-  call.denseOutput = recvbuff;
-  return submit(comm, call, CooInput{}, stream);
+  return guardCommApi("spcclSparseAllReduceWithOptions", comm, [&]() -> spcclResult_t {
+    SparseCall call;
+    spcclResult_t res =
+        beginCall("spcclSparseAllReduce", comm, count, datatype, op, stream, options, &call);
+    if (res == spcclSuccess) res = checkSendAndRecv(call.name, sendbuff, recvbuff, count);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    call.denseInput = sendbuff;
+    call.denseOutput = recvbuff;
+    return submit(comm, call, CooInput{}, stream);
+  });
 }
 
 spcclResult_t spcclSparseAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                    spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
                                    void* stream) {
-  return spcclSparseAllReduceWithOptions(sendbuff, recvbuff, count, datatype, op, nullptr, comm,
-                                         stream);
+  return guardCommApi("spcclSparseAllReduce", comm, [&]() -> spcclResult_t {
+    return spcclSparseAllReduceWithOptions(sendbuff, recvbuff, count, datatype, op, nullptr, comm,
+                                           stream);
+  });
 }
 
 spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t indexType,
@@ -218,15 +223,17 @@ spcclResult_t spcclSparseAllReduceCoo(const void* indices, spcclIndexType_t inde
                                       spcclDataType_t datatype, spcclRedOp_t op, void* recvbuff,
                                       const spcclSparseOptions_t* options, spcclComm_t comm,
                                       void* stream) {
-  SparseCall call;
-  spcclResult_t res =
-      beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
-  const CooInput coo{indices, indexType, values, nnz};
-  if (res == spcclSuccess) res = checkBuffer(call.name, "recvbuff", recvbuff, count);
-  if (res == spcclSuccess) res = checkCooInput(coo, call);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  call.denseOutput = recvbuff;
-  return submit(comm, call, coo, stream);
+  return guardCommApi("spcclSparseAllReduceCoo", comm, [&]() -> spcclResult_t {
+    SparseCall call;
+    spcclResult_t res =
+        beginCall("spcclSparseAllReduceCoo", comm, count, datatype, op, stream, options, &call);
+    const CooInput coo{indices, indexType, values, nnz};
+    if (res == spcclSuccess) res = checkBuffer(call.name, "recvbuff", recvbuff, count);
+    if (res == spcclSuccess) res = checkCooInput(coo, call);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    call.denseOutput = recvbuff;
+    return submit(comm, call, coo, stream);
+  });
 }
 
 spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t indexType,
@@ -235,33 +242,37 @@ spcclResult_t spcclSparseAllReduceCooToCoo(const void* indices, spcclIndexType_t
                                            void* outIndices, void* outValues, size_t outCapacity,
                                            size_t* outNnz, const spcclSparseOptions_t* options,
                                            spcclComm_t comm, void* stream) {
-  SparseCall call;
-  spcclResult_t res =
-      beginCall("spcclSparseAllReduceCooToCoo", comm, count, datatype, op, stream, options, &call);
-  if (res == spcclSuccess) res = checkNotNull(call.name, "outNnz", outNnz);
-  if (res == spcclSuccess) res = checkBuffer(call.name, "outIndices", outIndices, outCapacity);
-  if (res == spcclSuccess) res = checkBuffer(call.name, "outValues", outValues, outCapacity);
-  const CooInput coo{indices, indexType, values, nnz};
-  if (res == spcclSuccess) res = checkCooInput(coo, call);
-  if (res != spcclSuccess) return rejectCall(comm, res);
-  call.cooOutput = true;
-  call.outIndexType = indexType;
-  call.outIndices = outIndices;
-  call.outValues = outValues;
-  call.outCapacity = outCapacity;
-  call.outNnz = outNnz;
-  return submit(comm, call, coo, stream);
+  return guardCommApi("spcclSparseAllReduceCooToCoo", comm, [&]() -> spcclResult_t {
+    SparseCall call;
+    spcclResult_t res = beginCall("spcclSparseAllReduceCooToCoo", comm, count, datatype, op, stream,
+                                  options, &call);
+    if (res == spcclSuccess) res = checkNotNull(call.name, "outNnz", outNnz);
+    if (res == spcclSuccess) res = checkBuffer(call.name, "outIndices", outIndices, outCapacity);
+    if (res == spcclSuccess) res = checkBuffer(call.name, "outValues", outValues, outCapacity);
+    const CooInput coo{indices, indexType, values, nnz};
+    if (res == spcclSuccess) res = checkCooInput(coo, call);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    call.cooOutput = true;
+    call.outIndexType = indexType;
+    call.outIndices = outIndices;
+    call.outValues = outValues;
+    call.outCapacity = outCapacity;
+    call.outNnz = outNnz;
+    return submit(comm, call, coo, stream);
+  });
 }
 
 spcclResult_t spcclSparseGetStats(spcclComm_t comm, uint64_t tag, spcclSparseStats_t* stats) {
-  clearThreadLastError();
-  const char* call = "spcclSparseGetStats";
-  SPCCL_CHECK(checkNotNull(call, "comm", comm));
-  const spcclResult_t checked = checkNotNull(call, "stats", stats);
-  if (checked != spcclSuccess) return finishCall(comm, checked);
-  sparse::SparseCallStats record;
-  if (comm->sparse) comm->sparse->planner.statsFor(tag, &record);
-  return finishCall(comm, sparse::copyStatsOut(record, stats));
+  return guardCommApi("spcclSparseGetStats", comm, [&]() -> spcclResult_t {
+    clearThreadLastError();
+    const char* call = "spcclSparseGetStats";
+    SPCCL_CHECK(checkNotNull(call, "comm", comm));
+    const spcclResult_t checked = checkNotNull(call, "stats", stats);
+    if (checked != spcclSuccess) return finishCall(comm, checked);
+    sparse::SparseCallStats record;
+    if (comm->sparse) comm->sparse->planner.statsFor(tag, &record);
+    return finishCall(comm, sparse::copyStatsOut(record, stats));
+  });
 }
 
 }  // extern "C"

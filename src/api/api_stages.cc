@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "api/api_guard.h"
 #include "base/check.h"
 #include "base/log.h"
 #include "migrate/stage_balancing.h"
@@ -84,82 +85,86 @@ extern "C" {
 spcclResult_t spcclStagePartition(const double* layerCosts, const double* layerMem, int nLayers,
                                   int nStages, double memCapacity, spcclStageMethod_t method,
                                   int* stageOfLayer, spcclStagePartitionInfo_t* info) {
-  const char* call = "spcclStagePartition";
-  clearThreadLastError();
-  SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
-  if (layerCosts == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: layerCosts is NULL", call);
-  if (stageOfLayer == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: stageOfLayer is NULL", call);
-  SPCCL_CHECK(checkLayerValues(layerCosts, nLayers, "layerCosts", call));
-  if (static_cast<int>(method) < 0 || method >= spcclStageNumMethods)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: method %d is not a valid spcclStageMethod_t", call,
-                      static_cast<int>(method));
-  if (method == spcclStagePartitionByParameters && layerMem == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: layerMem is NULL; partition by parameters needs it", call);
-  const std::span<const double> costs(layerCosts, static_cast<size_t>(nLayers));
-  const std::span<const double> memory =
-      layerMem != nullptr ? std::span<const double>(layerMem, static_cast<size_t>(nLayers))
-                          : std::span<const double>();
-  StageOfLayer layout;
-  int rounds = 0;
-  const int bound = diffusionRoundBound(nStages, kDiffusionConvergence);
-  if (method == spcclStageDiffusion) {
-    SPCCL_CHECK(checkPartition(stageOfLayer, nLayers, nStages, "stageOfLayer", call));
-    layout.assign(stageOfLayer, stageOfLayer + nLayers);
-    if (!memory.empty()) SPCCL_CHECK(checkStagesFit(memory, layout, nStages, memCapacity, call));
-    bool converged = false;
-    rounds = diffuse(costs, memory, nStages, memCapacity, kDiffusionConvergence, bound, &layout,
-                     &converged);
-    if (!converged)
-      SPCCL_WARN("%s: diffusion stopped at Lemma 2's bound of %d rounds before converging", call,
-                 bound);
-  } else {
-    const std::span<const double> weights = method == spcclStagePartitionByTime ? costs : memory;
-    if (!optimalPartition(weights, memory, nStages, memCapacity, &layout))
+  return guardApi("spcclStagePartition", [&]() -> spcclResult_t {
+    const char* call = "spcclStagePartition";
+    clearThreadLastError();
+    SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
+    if (layerCosts == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: layerCosts is NULL", call);
+    if (stageOfLayer == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: stageOfLayer is NULL", call);
+    SPCCL_CHECK(checkLayerValues(layerCosts, nLayers, "layerCosts", call));
+    if (static_cast<int>(method) < 0 || method >= spcclStageNumMethods)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: method %d is not a valid spcclStageMethod_t",
+                        call, static_cast<int>(method));
+    if (method == spcclStagePartitionByParameters && layerMem == nullptr)
       return SPCCL_FAIL(spcclInvalidArgument,
-                        "%s: memCapacity %g is too small for any partition of %d layers into %d "
-                        "stages",
-                        call, memCapacity, nLayers, nStages);
-  }
-  std::copy(layout.begin(), layout.end(), stageOfLayer);
-  if (info != nullptr) {
-    info->maxStageCost = stageMaximum(costs, layout, nStages);
-    info->maxStageMemory = memory.empty() ? 0.0 : stageMaximum(memory, layout, nStages);
-    info->rounds = rounds;
-    info->roundBound = method == spcclStageDiffusion ? bound : 0;
-  }
-  return spcclSuccess;
+                        "%s: layerMem is NULL; partition by parameters needs it", call);
+    const std::span<const double> costs(layerCosts, static_cast<size_t>(nLayers));
+    const std::span<const double> memory =
+        layerMem != nullptr ? std::span<const double>(layerMem, static_cast<size_t>(nLayers))
+                            : std::span<const double>();
+    StageOfLayer layout;
+    int rounds = 0;
+    const int bound = diffusionRoundBound(nStages, kDiffusionConvergence);
+    if (method == spcclStageDiffusion) {
+      SPCCL_CHECK(checkPartition(stageOfLayer, nLayers, nStages, "stageOfLayer", call));
+      layout.assign(stageOfLayer, stageOfLayer + nLayers);
+      if (!memory.empty()) SPCCL_CHECK(checkStagesFit(memory, layout, nStages, memCapacity, call));
+      bool converged = false;
+      rounds = diffuse(costs, memory, nStages, memCapacity, kDiffusionConvergence, bound, &layout,
+                       &converged);
+      if (!converged)
+        SPCCL_WARN("%s: diffusion stopped at Lemma 2's bound of %d rounds before converging", call,
+                   bound);
+    } else {
+      const std::span<const double> weights = method == spcclStagePartitionByTime ? costs : memory;
+      if (!optimalPartition(weights, memory, nStages, memCapacity, &layout))
+        return SPCCL_FAIL(spcclInvalidArgument,
+                          "%s: memCapacity %g is too small for any partition of %d layers into %d "
+                          "stages",
+                          call, memCapacity, nLayers, nStages);
+    }
+    std::copy(layout.begin(), layout.end(), stageOfLayer);
+    if (info != nullptr) {
+      info->maxStageCost = stageMaximum(costs, layout, nStages);
+      info->maxStageMemory = memory.empty() ? 0.0 : stageMaximum(memory, layout, nStages);
+      info->rounds = rounds;
+      info->roundBound = method == spcclStageDiffusion ? bound : 0;
+    }
+    return spcclSuccess;
+  });
 }
 
 spcclResult_t spcclRepack(const double* layerMem, const int* stageOfLayer, int nLayers, int nStages,
                           double memCapacity, int targetStages, int* newStageOfLayer,
                           int* newStages) {
-  const char* call = "spcclRepack";
-  clearThreadLastError();
-  SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
-  if (layerMem == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: layerMem is NULL", call);
-  if (stageOfLayer == nullptr || newStageOfLayer == nullptr || newStages == nullptr)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: stageOfLayer, newStageOfLayer or newStages is NULL", call);
-  if (targetStages < 0 || targetStages > nStages)
-    return SPCCL_FAIL(spcclInvalidArgument, "%s: targetStages %d must be 0 .. nStages %d", call,
-                      targetStages, nStages);
-  SPCCL_CHECK(checkPartition(stageOfLayer, nLayers, nStages, "stageOfLayer", call));
-  const std::span<const double> memory(layerMem, static_cast<size_t>(nLayers));
-  const std::span<const int> layout(stageOfLayer, static_cast<size_t>(nLayers));
-  SPCCL_CHECK(checkStagesFit(memory, layout, nStages, memCapacity, call));
-  StageOfLayer packed;
-  const int count = repackFirstFit(memory, layout, nStages, memCapacity, targetStages, &packed);
-  if (targetStages > 0 && count > targetStages)
-    return SPCCL_FAIL(spcclInvalidArgument,
-                      "%s: targetStages %d is out of reach within memCapacity %g (first fit "
-                      "stops at %d stages)",
-                      call, targetStages, memCapacity, count);
-  std::copy(packed.begin(), packed.end(), newStageOfLayer);
-  *newStages = count;
-  return spcclSuccess;
+  return guardApi("spcclRepack", [&]() -> spcclResult_t {
+    const char* call = "spcclRepack";
+    clearThreadLastError();
+    SPCCL_CHECK(checkShape(layerMem, nLayers, nStages, memCapacity, call));
+    if (layerMem == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "%s: layerMem is NULL", call);
+    if (stageOfLayer == nullptr || newStageOfLayer == nullptr || newStages == nullptr)
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s: stageOfLayer, newStageOfLayer or newStages is NULL", call);
+    if (targetStages < 0 || targetStages > nStages)
+      return SPCCL_FAIL(spcclInvalidArgument, "%s: targetStages %d must be 0 .. nStages %d", call,
+                        targetStages, nStages);
+    SPCCL_CHECK(checkPartition(stageOfLayer, nLayers, nStages, "stageOfLayer", call));
+    const std::span<const double> memory(layerMem, static_cast<size_t>(nLayers));
+    const std::span<const int> layout(stageOfLayer, static_cast<size_t>(nLayers));
+    SPCCL_CHECK(checkStagesFit(memory, layout, nStages, memCapacity, call));
+    StageOfLayer packed;
+    const int count = repackFirstFit(memory, layout, nStages, memCapacity, targetStages, &packed);
+    if (targetStages > 0 && count > targetStages)
+      return SPCCL_FAIL(spcclInvalidArgument,
+                        "%s: targetStages %d is out of reach within memCapacity %g (first fit "
+                        "stops at %d stages)",
+                        call, targetStages, memCapacity, count);
+    std::copy(packed.begin(), packed.end(), newStageOfLayer);
+    *newStages = count;
+    return spcclSuccess;
+  });
 }
 
 }  // extern "C"

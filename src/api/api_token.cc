@@ -1,6 +1,7 @@
 // API: token top-k and token mask all-reduces (AccTFM section 4.3.1; docs/algorithms.md
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
+#include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
@@ -141,20 +142,25 @@ spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t to
                                       spcclDataType_t datatype, spcclRedOp_t op, size_t keep,
                                       const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
                                       unsigned char* maskOut, spcclComm_t comm, void* stream) {
-  TokenCall call;
-  const spcclResult_t res = prepareTopk("spcclTokenTopkAllReduce", buff, scores, tokens, hidden,
-                                        datatype, op, keep, cfg, prunePolicy, maskOut, comm, &call);
-  return runBlockingChecked(comm, res, call, stream);
+  return guardCommApi("spcclTokenTopkAllReduce", comm, [&]() -> spcclResult_t {
+    TokenCall call;
+    const spcclResult_t res =
+        prepareTopk("spcclTokenTopkAllReduce", buff, scores, tokens, hidden, datatype, op, keep,
+                    cfg, prunePolicy, maskOut, comm, &call);
+    return runBlockingChecked(comm, res, call, stream);
+  });
 }
 
 spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                       size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
                                       const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
                                       spcclComm_t comm, void* stream) {
-  TokenCall call;
-  const spcclResult_t res = prepareMask("spcclTokenMaskAllReduce", buff, mask, tokens, hidden,
-                                        datatype, op, cfg, prunePolicy, comm, &call);
-  return runBlockingChecked(comm, res, call, stream);
+  return guardCommApi("spcclTokenMaskAllReduce", comm, [&]() -> spcclResult_t {
+    TokenCall call;
+    const spcclResult_t res = prepareMask("spcclTokenMaskAllReduce", buff, mask, tokens, hidden,
+                                          datatype, op, cfg, prunePolicy, comm, &call);
+    return runBlockingChecked(comm, res, call, stream);
+  });
 }
 
 spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t tokens,
@@ -162,20 +168,25 @@ spcclResult_t spcclItokenTopkAllReduce(void* buff, const float* scores, size_t t
                                        size_t keep, const spcclCompression* cfg,
                                        spcclPrunePolicy_t prunePolicy, unsigned char* maskOut,
                                        spcclComm_t comm, spcclRequest_t* request) {
-  TokenCall call;
-  const spcclResult_t res = prepareTopk("spcclItokenTopkAllReduce", buff, scores, tokens, hidden,
-                                        datatype, op, keep, cfg, prunePolicy, maskOut, comm, &call);
-  return runAsyncChecked(comm, res, call, request);
+  return guardCommApi("spcclItokenTopkAllReduce", comm, [&]() -> spcclResult_t {
+    TokenCall call;
+    const spcclResult_t res =
+        prepareTopk("spcclItokenTopkAllReduce", buff, scores, tokens, hidden, datatype, op, keep,
+                    cfg, prunePolicy, maskOut, comm, &call);
+    return runAsyncChecked(comm, res, call, request);
+  });
 }
 
 spcclResult_t spcclItokenMaskAllReduce(void* buff, const unsigned char* mask, size_t tokens,
                                        size_t hidden, spcclDataType_t datatype, spcclRedOp_t op,
                                        const spcclCompression* cfg, spcclPrunePolicy_t prunePolicy,
                                        spcclComm_t comm, spcclRequest_t* request) {
-  TokenCall call;
-  const spcclResult_t res = prepareMask("spcclItokenMaskAllReduce", buff, mask, tokens, hidden,
-                                        datatype, op, cfg, prunePolicy, comm, &call);
-  return runAsyncChecked(comm, res, call, request);
+  return guardCommApi("spcclItokenMaskAllReduce", comm, [&]() -> spcclResult_t {
+    TokenCall call;
+    const spcclResult_t res = prepareMask("spcclItokenMaskAllReduce", buff, mask, tokens, hidden,
+                                          datatype, op, cfg, prunePolicy, comm, &call);
+    return runAsyncChecked(comm, res, call, request);
+  });
 }
 
 }  // extern "C"

@@ -14,7 +14,11 @@ namespace spccl {
 spcclResult_t failWith(spcclResult_t code, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-const std::string& threadLastError();
+// A copy: the storage is the thread's and changes with its next failure.
+std::string threadLastError();
+// The same text in place, valid until this thread's next failure or clear
+// (spcclGetLastError(NULL) hands it to the caller).
+const char* threadLastErrorText();
 
 // Replaces this thread's last error message without logging.
 void setThreadLastError(const std::string& message);

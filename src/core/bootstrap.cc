@@ -426,7 +426,13 @@ void startRendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId,
     roots.commIds.insert(commId);
   }
   std::thread([listenFd, secret, commId, timeoutMs, &roots] {
-    RendezvousRoot(listenFd, secret, commId, timeoutMs).serve();
+    try {
+      RendezvousRoot(listenFd, secret, commId, timeoutMs).serve();
+    } catch (const std::exception& e) {
+      // The ranks' rendezvous then fails at its deadline, naming the root.
+      SPCCL_WARN("rendezvous root for communicator %016llx stopped: %s",
+                 static_cast<unsigned long long>(commId), e.what());
+    }
     std::lock_guard<std::mutex> lock(roots.mutex);
     roots.commIds.erase(roots.commIds.find(commId));
     roots.done.notify_all();

@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
+#include <thread>
 
 #include "base/check.h"
+#include "base/clock.h"
 #include "base/knobs.h"
 #include "base/versioned_struct.h"
 #include "core/comm_report.h"
@@ -536,6 +540,29 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   return spcclSuccess;
 }
 
+namespace {
+
+// An abort from another thread: the calls still using comm (api/api_guard.h)
+// fail at their next wake-up and leave. Waits for them within the
+// communicator's deadline; past it, comm is left allocated (a call that
+// never returns must not find it freed) and false is returned.
+bool waitForCallsToLeave(spcclComm_t comm) {
+  Deadline deadline(comm->options.timeoutMs);
+  while (comm->callsInFlight.load(std::memory_order_acquire) > 0) {
+    if (deadline.expired()) {
+      SPCCL_WARN(
+          "spcclCommAbort: %d call(s) on rank %d's communicator did not return within %d ms; "
+          "its memory stays allocated",
+          comm->callsInFlight.load(), comm->rank, comm->options.timeoutMs);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace
+
 void destroyComm(spcclComm_t comm, bool abort) {
   if (comm == nullptr) return;
   {
@@ -558,8 +585,16 @@ void destroyComm(spcclComm_t comm, bool abort) {
     }
   }
   comm->queueCv.notify_all();
-  if (abort && comm->engine) comm->engine->abort(spcclRemoteError, "spcclCommAbort was called");
+  if (abort && comm->engine) {
+    // A thread inside the engine (a call of another thread, or the worker)
+    // aborts it at its next wake-up; with nobody inside, it happens here.
+    static const std::string kWhy = "spcclCommAbort was called";
+    comm->engine->requestAbort(spcclRemoteError, kWhy);
+    std::unique_lock<std::mutex> exec(comm->execMutex, std::try_to_lock);
+    if (exec.owns_lock()) comm->engine->abort(spcclRemoteError, kWhy);
+  }
   if (comm->worker.joinable()) comm->worker.join();
+  if (abort && !waitForCallsToLeave(comm)) return;
   {
     std::lock_guard<std::mutex> lock(comm->errorSink->mutex);
     comm->errorSink->comm = nullptr;
@@ -618,7 +653,13 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
           {
             std::lock_guard<std::mutex> exec(comm->execMutex);
             clearThreadLastError();
-            result = item.first();
+            try {
+              result = item.first();
+            } catch (const std::bad_alloc&) {
+              result = SPCCL_FAIL(spcclSystemError, "a queued call ran out of memory");
+            } catch (const std::exception& e) {
+              result = SPCCL_FAIL(spcclInternalError, "a queued call failed: %s", e.what());
+            }
             error = threadLastError();
           }
           {

@@ -3,6 +3,7 @@
 // operations (run in issue order by one worker thread).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -76,6 +77,9 @@ struct spcclComm {
   std::string asyncErrorText;
   // The CUDA device current when the communicator was created; -1: none.
   int cudaDevice = -1;
+  // API calls using this communicator right now (api/api_guard.h): an
+  // abort from another thread waits for them to leave before freeing it.
+  std::atomic<int> callsInFlight{0};
 
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.

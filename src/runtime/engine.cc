@@ -582,6 +582,14 @@ spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> receive
   Deadline deadline(settings_.timeoutMs);
   spcclResult_t result = spcclSuccess;
   for (;;) {
+    if (abortRequested_.load(std::memory_order_acquire)) {
+      std::unique_lock<std::mutex> lock(abortRequestMutex_);
+      const spcclResult_t code = requestedCode_;
+      const std::string why = requestedWhy_;
+      lock.unlock();
+      abort(code, why);
+      break;
+    }
     result = progressAll();
     bool allDone = true;
     for (int slot : slots)
@@ -635,6 +643,13 @@ void Engine::failPendingOps() {
     peer.sendQueue.clear();
     peer.recvQueue.clear();
   }
+}
+
+void Engine::requestAbort(spcclResult_t code, const std::string& why) {
+  std::lock_guard<std::mutex> lock(abortRequestMutex_);
+  requestedCode_ = code;
+  requestedWhy_ = why;
+  abortRequested_.store(true, std::memory_order_release);
 }
 
 void Engine::abort(spcclResult_t code, const std::string& why) {

@@ -5,11 +5,13 @@
 // withdrawals (a call one rank rejected fails on the others at once).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -101,6 +103,10 @@ class Engine {
 
   // Puts the engine in the error state and tells every peer (best effort).
   void abort(spcclResult_t code, const std::string& why);
+  // The one call any thread may make while another is inside the engine
+  // (spcclCommAbort from a watchdog): the thread in the engine's wait
+  // aborts it, as abort(code, why), within one wake-up (kMaxSleepMs).
+  void requestAbort(spcclResult_t code, const std::string& why);
   bool broken() const { return brokenCode_ != spcclSuccess; }
 
   const spcclCounters_t& counters() const { return counters_; }
@@ -209,6 +215,11 @@ class Engine {
   std::vector<Withdrawal> pendingWithdrawals_;        // peers' withdrawals from calls not begun yet
   spcclResult_t brokenCode_ = spcclSuccess;
   std::string brokenReason_;
+  // requestAbort's request, for the thread in wait().
+  std::atomic<bool> abortRequested_{false};
+  std::mutex abortRequestMutex_;
+  spcclResult_t requestedCode_ = spcclSuccess;
+  std::string requestedWhy_;
   spcclCounters_t counters_{};
   LinkModel linkModel_;
   std::vector<std::unique_ptr<unsigned char[]>> scratch_;

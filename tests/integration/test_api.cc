@@ -349,3 +349,36 @@ TEST(Api, BadStreamOnOneRankFailsThePeerPromptly) {
   });
   for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
+
+// spcclCommAbort from another thread while a call is blocked on the same
+// communicator (a watchdog's abort, NCCL's pattern under PyTorch): the
+// call returns an error within a bound, the abort returns within a bound,
+// and nothing touches the freed communicator (ASan checks that here).
+TEST(Api, AbortFromAnotherThreadWhileACallIsBlocked) {
+  auto outcomes = forkRanks(2, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(2, id, rank, 30000);
+    if (rank == 1) {  // never joins the call; leaves once rank 0 is done
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      spcclCommAbort(comm);
+      return kChildOk;
+    }
+    std::vector<float> x(1024, 1.0f);
+    spcclResult_t callResult = spcclSuccess;
+    double callSeconds = 0;
+    const auto start = std::chrono::steady_clock::now();
+    std::thread caller([&] {
+      callResult =
+          spcclAllReduce(x.data(), x.data(), x.size(), spcclFloat32, spcclSum, comm, nullptr);
+      callSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto abortStart = std::chrono::steady_clock::now();
+    const spcclResult_t aborted = spcclCommAbort(comm);
+    const double abortSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - abortStart).count();
+    caller.join();
+    if (aborted != spcclSuccess || callResult == spcclSuccess) return kChildWrongResult;
+    return abortSeconds < 2.0 && callSeconds < 2.5 ? kChildOk : kChildTooSlow;
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}

@@ -1,0 +1,23 @@
+#include "api/api_guard.h"
+
+#include "core/comm.h"
+
+namespace spccl {
+
+spcclResult_t failOutOfMemory(const char* call) {
+  return SPCCL_FAIL(spcclSystemError, "%s: out of memory", call);
+}
+
+spcclResult_t failException(const char* call, const std::exception& e) {
+  return SPCCL_FAIL(spcclInternalError, "%s: %s", call, e.what());
+}
+
+CommCallScope::CommCallScope(spcclComm_t comm) : comm_(comm) {
+  if (comm_ != nullptr) comm_->callsInFlight.fetch_add(1, std::memory_order_acq_rel);
+}
+
+CommCallScope::~CommCallScope() {
+  if (comm_ != nullptr) comm_->callsInFlight.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+}  // namespace spccl

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A failed allocation (issue 20): on a 2-rank job of alloc_victim, rank 1's
+# k-th allocation after it starts fails (fail_alloc.c, preloaded), for k
+# spread over every allocation the run makes. Each run must end with the
+# right results or a clear error on every rank, within the deadline: never
+# a crash (a signal), a hang or a wrong result.
+#   alloc_failure.sh SPCCLRUN ALLOC_VICTIM LIBFAIL_ALLOC [RUNS]
+set -uo pipefail
+spcclrun=$1 victim=$2 preload=$3 runs=${4:-60}
+export SPCCL_TIMEOUT_MS=5000 FAIL_ALLOC_RANK=1 SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-tcp}
+
+total=$(FAIL_ALLOC_COUNT=1 LD_PRELOAD=$preload timeout 60 "$spcclrun" -n 2 -- "$victim" 2>&1 |
+  grep -oP 'fail_alloc: \K[0-9]+' | head -1)
+[[ -n $total && $total -gt 0 ]] || { echo "alloc_failure: could not count the allocations"; exit 1; }
+echo "alloc_failure: rank 1 makes $total allocations; failing one of them in $runs runs"
+
+ok=0 clean=0 bad=0
+# The first 20 one by one (init), then spread evenly over the rest.
+ks=$(seq 1 20; [[ $total -gt 20 ]] && seq 21 $(((total - 20 + runs - 21) / (runs - 20) > 0 ? (total - 20 + runs - 21) / (runs - 20) : 1)) "$total")
+for k in $ks; do
+  out=$(FAIL_ALLOC_AT=$k LD_PRELOAD=$preload timeout 60 "$spcclrun" -n 2 -- "$victim" 2>&1)
+  status=$?
+  if [[ $status == 124 ]]; then
+    echo "FAIL k=$k: no answer within 60 s"
+    bad=$((bad + 1))
+  elif grep -qE 'killed by signal|status 4|want ' <<<"$out"; then
+    echo "FAIL k=$k: a crash or a wrong result:"
+    tail -n 8 <<<"$out"
+    bad=$((bad + 1))
+  elif [[ $status == 0 ]]; then
+    ok=$((ok + 1))
+  elif grep -qE 'victim: (.* failed: |malloc failed)' <<<"$out"; then
+    clean=$((clean + 1))
+  else
+    echo "FAIL k=$k: exit $status without a named error:"
+    tail -n 8 <<<"$out"
+    bad=$((bad + 1))
+  fi
+done
+echo "alloc_failure: $ok runs correct, $clean clean errors, $bad failures"
+[[ $bad == 0 ]]
