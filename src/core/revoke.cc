@@ -30,12 +30,11 @@ spcclResult_t revokeComm(spcclComm_t comm) {
 spcclResult_t revokedResult(spcclComm_t comm, spcclResult_t result) {
   if (comm == nullptr || !comm->fault || result == spcclSuccess) return result;
   FaultService& fs = *comm->fault;
-  if (result == spcclRevoked) {
-    // From a peer's abort frame: the revoker's reason is the message.
-    fs.markRevoked(threadLastError());
-    return result;
-  }
-  if (!fs.revoked()) return result;
+  // spcclRevoked itself needs no marking here: it may be another
+  // communicator's (a child's creation fails through its parent's call),
+  // and this one's engine, broken by the revoker's abort frame, keeps
+  // failing with it while the relay marks the service.
+  if (result == spcclRevoked || !fs.revoked()) return result;
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the next call overwrites it
   const std::string failure = threadLastError();
   return SPCCL_FAIL(spcclRevoked, "%s (the call had failed: %s)", fs.revokedReason().c_str(),

@@ -14,8 +14,7 @@ namespace spccl {
 spcclResult_t revokeComm(spcclComm_t comm);
 
 // At the API boundary: a failed call on a revoked communicator returns
-// spcclRevoked (with the revoke's reason), and spcclRevoked from a peer's
-// abort frame marks the communicator revoked here.
+// spcclRevoked (with the revoke's reason).
 spcclResult_t revokedResult(spcclComm_t comm, spcclResult_t result);
 
 // Before a call: spcclRevoked when the communicator is revoked.
