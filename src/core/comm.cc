@@ -541,6 +541,11 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   for (const RankInfo& info : comm->ranks) faultAddrs.push_back(info.faultAddr);
   fault->start(FaultChannelKeys{comm->commId, rank, comm->secret}, std::move(faultAddrs),
                options.timeoutMs);
+  comm->engine->setInterrupt(fault->revokedFd(), [fault, rank] {
+    if (!fault->revoked()) return spcclSuccess;
+    return SPCCL_FAIL(spcclRevoked, "rank %d: the communicator is revoked: %s", rank,
+                      fault->revokedReason().c_str());
+  });
   comm->fault = std::move(fault);
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   logCommReady(*comm, summarizeLinks(*comm, std::move(deviceNames)));

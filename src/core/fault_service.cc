@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,7 +36,7 @@ FaultService::~FaultService() {
   }
   if (thread_.joinable()) thread_.join();
   if (relay_.joinable()) relay_.join();
-  for (int fd : {listenFd_, wakeFds_[0], wakeFds_[1]})
+  for (int fd : {listenFd_, wakeFds_[0], wakeFds_[1], revokedFd_})
     if (fd >= 0) ::close(fd);
 }
 
@@ -48,6 +49,9 @@ spcclResult_t FaultService::listen(net::SockAddr* advertised) {
   SPCCL_CHECK(net::setNonBlocking(listenFd_, true));
   if (::pipe2(wakeFds_, O_CLOEXEC | O_NONBLOCK) != 0)
     return SPCCL_FAIL(spcclSystemError, "pipe2 for the fault service: %s", strerror(errno));
+  revokedFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (revokedFd_ < 0)
+    return SPCCL_FAIL(spcclSystemError, "eventfd for the fault service: %s", strerror(errno));
   return spcclSuccess;
 }
 
@@ -80,6 +84,8 @@ bool FaultService::markRevoked(const std::string& why) {
   if (revoked_.load()) return false;
   revokedReason_ = why;
   revoked_ = true;
+  uint64_t one = 1;
+  (void)!::write(revokedFd_, &one, sizeof(one));
   return true;
 }
 

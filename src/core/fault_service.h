@@ -53,6 +53,9 @@ class FaultService {
   std::string revokedReason() const;
   // Records the revoke; true the first time.
   bool markRevoked(const std::string& why);
+  // Readable once the communicator is revoked: the engine sleeps on it too
+  // (Engine::setInterrupt), so a pending call ends when the relay comes.
+  int revokedFd() const { return revokedFd_; }
   // Tells every other rank except `skip`, one way, in a background thread.
   void relayRevoke(int skip);
 
@@ -76,7 +79,8 @@ class FaultService {
   std::vector<net::SockAddr> peers_;
   int timeoutMs_ = 60000;
   int listenFd_ = -1;
-  int wakeFds_[2] = {-1, -1};
+  int wakeFds_[2] = {-1, -1};  // ends the service thread's wait at destruction
+  int revokedFd_ = -1;         // an eventfd, written once when revoked
   std::atomic<bool> stopping_{false};
   std::thread thread_;
   std::thread relay_;

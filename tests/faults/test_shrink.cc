@@ -110,6 +110,41 @@ TEST_P(Shrink, RevokeReachesPendingAndLaterCalls) {
   }
 }
 
+// The revoker cannot send Abort frames: its own engine is busy in a
+// receive on another thread. Every pending call, its own included, still
+// ends with spcclRevoked within a second, through the fault service's relay
+// (the deadline is 20 s).
+TEST_P(Shrink, RevokeFromABusyRankReachesPendingCallsThroughTheRelay) {
+  const int n = 3;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    if (!checkedAllReduce(comm, "before the revoke")) return kChildWrongResult;
+    constexpr int kRevokeAtMs = 500;
+    std::vector<float> data(1024);
+    spcclResult_t pending = spcclSuccess;
+    double pendingMs = 0;
+    // Receives that nobody sends: each rank from the next one.
+    std::thread receiver([&] {
+      auto start = std::chrono::steady_clock::now();
+      pending = spcclRecv(data.data(), data.size(), spcclFloat32, (rank + 1) % n, comm, nullptr);
+      pendingMs = secondsSince(start) * 1000;
+    });
+    if (rank == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kRevokeAtMs));
+      if (spcclCommRevoke(comm) != spcclSuccess) return kChildWrongResult;
+    }
+    receiver.join();
+    std::fprintf(stderr,
+                 "rank %d: pending receive returned %s after %.0f ms (revoke at %d ms): %s\n", rank,
+                 spcclGetErrorString(pending), pendingMs, kRevokeAtMs, spcclGetLastError(comm));
+    if (pending != spcclRevoked) return kChildWrongResult;
+    if (pendingMs > kRevokeAtMs + 1000) return kChildTooSlow;
+    spcclCommDestroy(comm);
+    return kChildOk;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
 // Every rank alive: the flag is the AND of every rank's, no rank failed.
 TEST_P(Shrink, AgreeWithEveryRankAlive) {
   const int n = 4;
