@@ -105,28 +105,36 @@ spcclResult_t sendFaultMessage(const FaultChannelKeys& keys, const net::SockAddr
   return res;
 }
 
-spcclResult_t receiveFaultMessage(const FaultChannelKeys& keys, int fd, const Deadline& deadline,
-                                  FaultMessage* out) {
-  const std::string from = "a fault-channel peer";
-  SPCCL_CHECK(net::recvAll(fd, &out->header, sizeof(out->header), deadline, from));
-  const FaultHeader& h = out->header;
+spcclResult_t checkFaultHeader(const FaultChannelKeys& keys, const FaultHeader& h) {
   if (h.magic != FaultHeader{}.magic || h.version != FaultHeader{}.version ||
       h.commId != keys.commId || h.dst != keys.rank || h.payloadBytes > kMaxFaultPayload)
     return SPCCL_FAIL(spcclRemoteError,
                       "fault channel of rank %d: a message not for this communicator or rank "
                       "(comm %016llx, to rank %d), dropped",
                       keys.rank, static_cast<unsigned long long>(h.commId), h.dst);
-  out->payload.resize(h.payloadBytes);
-  if (h.payloadBytes > 0)
-    SPCCL_CHECK(net::recvAll(fd, out->payload.data(), h.payloadBytes, deadline, from));
+  return spcclSuccess;
+}
+
+spcclResult_t checkFaultSeal(const FaultChannelKeys& keys, const FaultMessage& message) {
   Mac expected;
-  SPCCL_CHECK(macOf(keys, *out, &expected));
-  if (!macEqual(expected, h.mac))
+  SPCCL_CHECK(macOf(keys, message, &expected));
+  if (!macEqual(expected, message.header.mac))
     return SPCCL_FAIL(spcclRemoteError,
                       "fault channel of rank %d: a message claiming to be from rank %d failed "
                       "authentication, dropped",
-                      keys.rank, h.src);
+                      keys.rank, message.header.src);
   return spcclSuccess;
+}
+
+spcclResult_t receiveFaultMessage(const FaultChannelKeys& keys, int fd, const Deadline& deadline,
+                                  FaultMessage* out) {
+  const std::string from = "a fault-channel peer";
+  SPCCL_CHECK(net::recvAll(fd, &out->header, sizeof(out->header), deadline, from));
+  SPCCL_CHECK(checkFaultHeader(keys, out->header));
+  out->payload.resize(out->header.payloadBytes);
+  if (!out->payload.empty())
+    SPCCL_CHECK(net::recvAll(fd, out->payload.data(), out->payload.size(), deadline, from));
+  return checkFaultSeal(keys, *out);
 }
 
 }  // namespace spccl

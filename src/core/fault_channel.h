@@ -71,6 +71,12 @@ spcclResult_t sendFaultMessage(const FaultChannelKeys& keys, const net::SockAddr
                                const std::string& peerName, FaultMessage message,
                                const Deadline& deadline, FaultMessage* reply);
 
+// The checks of a header alone (magic, version, communicator, addressee,
+// payload size), before its payload is read.
+spcclResult_t checkFaultHeader(const FaultChannelKeys& keys, const FaultHeader& header);
+// The MAC of a complete message.
+spcclResult_t checkFaultSeal(const FaultChannelKeys& keys, const FaultMessage& message);
+
 // Reads one message from an accepted connection and checks its seal: the
 // communicator, the addressee (`keys.rank`) and the MAC.
 spcclResult_t receiveFaultMessage(const FaultChannelKeys& keys, int fd, const Deadline& deadline,

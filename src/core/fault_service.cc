@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/clock.h"
 #include "base/knobs.h"
 #include "base/log.h"
 
@@ -20,8 +21,7 @@ namespace spccl {
 namespace {
 
 // A connection gets this long to deliver its message: the sender has it
-// ready, so only a stalled or hostile sender takes it, and then it delays
-// the other messages by this much at most.
+// ready, so only a stalled or hostile sender takes it, holding a slot.
 constexpr int64_t kMessageReadMs = 1000;
 // A relayed revoke waits at most this long for a rank to take it.
 constexpr int64_t kRelayMs = 1000;
@@ -131,15 +131,7 @@ FaultMessage FaultService::answer(const FaultMessage& request) {
   return reply;
 }
 
-void FaultService::handle(int fd) {
-  QuietFailures quiet;  // a bad message is dropped, logged at INFO
-  FaultMessage message;
-  Deadline deadline(kMessageReadMs);
-  if (net::setNonBlocking(fd, false) != spcclSuccess ||
-      receiveFaultMessage(keys_, fd, deadline, &message) != spcclSuccess) {
-    SPCCL_INFO(kLogInit, "rank %d: fault service: %s", keys_.rank, threadLastError().c_str());
-    return;
-  }
+void FaultService::handle(int fd, FaultMessage message) {
   const FaultHeader& h = message.header;
   switch (static_cast<FaultKind>(h.kind)) {
     case FaultKind::Revoke:
@@ -155,12 +147,14 @@ void FaultService::handle(int fd) {
         std::lock_guard<std::mutex> lock(mutex);
         reply = answer(message);
       }
-      if (sealFaultMessage(keys_, &reply) == spcclSuccess) {
-        (void)!net::sendAll(fd, &reply.header, sizeof(reply.header), deadline, peerName(h.src));
-        if (!reply.payload.empty())
-          (void)!net::sendAll(fd, reply.payload.data(), reply.payload.size(), deadline,
-                              peerName(h.src));
-      }
+      // The asker waits for it: the socket's buffer takes it at once.
+      Deadline deadline(kMessageReadMs);
+      if (sealFaultMessage(keys_, &reply) == spcclSuccess &&
+          net::sendAll(fd, &reply.header, sizeof(reply.header), deadline, peerName(h.src)) ==
+              spcclSuccess &&
+          !reply.payload.empty())
+        (void)!net::sendAll(fd, reply.payload.data(), reply.payload.size(), deadline,
+                            peerName(h.src));
       break;
     }
     case FaultKind::Decide: {
@@ -188,23 +182,100 @@ void FaultService::handle(int fd) {
   }
 }
 
-void FaultService::serve() {
-  while (!stopping_) {
-    pollfd fds[2] = {{listenFd_, POLLIN, 0}, {wakeFds_[0], POLLIN, 0}};
-    // The wake pipe ends the wait at destruction; the period only bounds
-    // how long a lost wake-up could delay it.
-    int ready = ::poll(fds, 2, 1000);
-    if (ready <= 0 || stopping_) continue;
-    if (fds[0].revents & POLLIN) {
-      for (;;) {
-        int fd = -1;
-        net::SockAddr from;
-        if (net::acceptNow(listenFd_, &fd, &from) != spcclSuccess || fd < 0) break;
-        handle(fd);
-        ::close(fd);
-      }
+namespace {
+
+// A connection whose message is still coming in.
+struct Incoming {
+  int fd = -1;
+  int64_t deadlineMs = 0;
+  FaultMessage message;
+  size_t have = 0;  // bytes of header, then of header and payload, received
+};
+
+// Reads what is there. True when the connection is done with: the message
+// is complete (*complete), or it failed (logged at INFO).
+bool readIncoming(const FaultChannelKeys& keys, Incoming& in, bool* complete) {
+  *complete = false;
+  constexpr size_t kHeader = sizeof(FaultHeader);
+  for (;;) {
+    size_t want = kHeader + in.message.payload.size();
+    if (in.have == want && in.have >= kHeader) {
+      *complete = checkFaultSeal(keys, in.message) == spcclSuccess;
+      return true;
+    }
+    unsigned char* at = in.have < kHeader
+                            ? reinterpret_cast<unsigned char*>(&in.message.header) + in.have
+                            : in.message.payload.data() + (in.have - kHeader);
+    size_t room = in.have < kHeader ? kHeader - in.have : want - in.have;
+    size_t moved = 0;
+    if (net::recvNow(in.fd, at, room, &moved, "a fault-channel peer") != spcclSuccess) return true;
+    if (moved == 0) return false;  // would block
+    in.have += moved;
+    if (in.have == kHeader) {
+      if (checkFaultHeader(keys, in.message.header) != spcclSuccess) return true;
+      in.message.payload.resize(in.message.header.payloadBytes);
     }
   }
+}
+
+}  // namespace
+
+void FaultService::serve() {
+  // Beyond this many connections at once, the oldest is dropped: a flood of
+  // idle ones evicts itself, while a rank's message is read as it arrives.
+  constexpr size_t kMaxIncoming = 1024;
+  std::vector<Incoming> incoming;
+  auto drop = [&](size_t i) {
+    ::close(incoming[i].fd);
+    incoming.erase(incoming.begin() + static_cast<std::ptrdiff_t>(i));
+  };
+  while (!stopping_) {
+    std::vector<pollfd> fds = {{listenFd_, POLLIN, 0}, {wakeFds_[0], POLLIN, 0}};
+    int64_t waitMs = 1000;  // the wake pipe ends it at destruction; this bounds a lost wake-up
+    const int64_t now = monotonicMs();
+    for (const Incoming& in : incoming) {
+      fds.push_back({in.fd, POLLIN, 0});
+      waitMs = std::min(waitMs, std::max<int64_t>(in.deadlineMs - now, 0));
+    }
+    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
+    if (ready < 0 || stopping_) continue;
+    QuietFailures quiet;  // bad messages are dropped, logged at INFO
+    // Connections first (their fds are fds[2...] in order), then new ones.
+    for (size_t i = incoming.size(); i-- > 0;) {
+      bool done = false, complete = false;
+      if (fds[2 + i].revents != 0) done = readIncoming(keys_, incoming[i], &complete);
+      if (!done && monotonicMs() >= incoming[i].deadlineMs) {
+        SPCCL_INFO(kLogInit,
+                   "rank %d: fault service: a connection sent no complete message "
+                   "within %lld ms, dropped",
+                   keys_.rank, static_cast<long long>(kMessageReadMs));
+        done = true;
+      }
+      if (!done) continue;
+      if (complete)
+        handle(incoming[i].fd, std::move(incoming[i].message));
+      else if (incoming[i].have > 0)
+        SPCCL_INFO(kLogInit, "rank %d: fault service: %s", keys_.rank, threadLastError().c_str());
+      drop(i);
+    }
+    if ((fds[0].revents & POLLIN) == 0) continue;
+    for (;;) {
+      Incoming in;
+      net::SockAddr from;
+      if (net::acceptNow(listenFd_, &in.fd, &from) != spcclSuccess || in.fd < 0) break;
+      if (incoming.size() >= kMaxIncoming) drop(0);
+      in.deadlineMs = monotonicMs() + kMessageReadMs;
+      bool complete = false;
+      // A rank writes its message right after connecting: often it is here.
+      if (readIncoming(keys_, in, &complete)) {
+        if (complete) handle(in.fd, std::move(in.message));
+        ::close(in.fd);
+        continue;
+      }
+      incoming.push_back(std::move(in));
+    }
+  }
+  for (Incoming& in : incoming) ::close(in.fd);
 }
 
 }  // namespace spccl

@@ -70,8 +70,11 @@ class FaultService {
   uint64_t shrinkCount = 0;
 
  private:
+  // Every connection at once, from one poll loop (as the rendezvous root):
+  // an idle or slow sender only holds a slot until its deadline.
   void serve();
-  void handle(int fd);
+  // A complete, authenticated message; fd takes a reply when one is due.
+  void handle(int fd, FaultMessage message);
   // The answer to a Query or an Accept, under `mutex`.
   FaultMessage answer(const FaultMessage& request);
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,8 @@
 
 #include "../common/fork_ranks.h"
 #include "../common/transport_param.h"
+#include "base/socket.h"
+#include "core/comm.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
@@ -164,6 +167,46 @@ TEST_P(Shrink, AgreeWithEveryRankAlive) {
       }
     }
     if (!checkedAllReduce(comm, "after agreeing")) return kChildWrongResult;
+    spcclCommDestroy(comm);
+    return kChildOk;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
+// 300 idle and 100 random-byte connections held open at rank 1's fault
+// service (the coordinator's queries and the decision go there) cost the
+// agreement nothing: the service reads every connection at once.
+TEST_P(Shrink, AgreeWhileIdleConnectionsFloodTheFaultService) {
+  const int n = 3;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    std::vector<int> flood;
+    if (rank == 2) {
+      const spccl::net::SockAddr& target = comm->ranks[1].faultAddr;
+      for (int i = 0; i < 400; ++i) {
+        int fd = socket(target.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, &target.sa, spccl::net::sockAddrLen(target)) != 0) break;
+        if (i % 4 == 3) {
+          std::vector<unsigned char> junk(1000, static_cast<unsigned char>(i));
+          (void)!write(fd, junk.data(), junk.size());
+        }
+        flood.push_back(fd);
+      }
+      std::fprintf(stderr, "rank 2: holds %zu connections to rank 1's fault service\n",
+                   flood.size());
+      if (flood.size() < 400) return kChildWrongResult;
+    }
+    if (!checkedAllReduce(comm, "with the flood in place")) return kChildWrongResult;
+    auto start = std::chrono::steady_clock::now();
+    int flag = 1;
+    spcclResult_t res = spcclCommAgree(comm, &flag);
+    double ms = secondsSince(start) * 1000;
+    std::fprintf(stderr, "rank %d: agreement under the flood: %s in %.0f ms\n", rank,
+                 spcclGetErrorString(res), ms);
+    if (res != spcclSuccess || flag != 1 || !failedRanks(comm).empty()) return kChildWrongResult;
+    if (ms > 1000) return kChildTooSlow;
+    if (!checkedAllReduce(comm, "after the agreement")) return kChildWrongResult;
+    for (int fd : flood) close(fd);
     spcclCommDestroy(comm);
     return kChildOk;
   });
