@@ -45,7 +45,10 @@ spcclResult_t FaultService::listen(net::SockAddr* advertised) {
   net::Interface iface;
   SPCCL_CHECK(net::pickInterface(knobString("SPCCL_SOCKET_IFNAME"), family < 0 ? AF_UNSPEC : family,
                                  &iface));
-  SPCCL_CHECK(net::listenOn(iface.addr, 128, &listenFd_, advertised));
+  // A deep backlog, as the tcp transport's: the thread starts serving only
+  // once the communicator exists, and a flood during its creation must not
+  // make a rank's connection wait for a SYN retransmission.
+  SPCCL_CHECK(net::listenOn(iface.addr, SOMAXCONN, &listenFd_, advertised));
   SPCCL_CHECK(net::setNonBlocking(listenFd_, true));
   if (::pipe2(wakeFds_, O_CLOEXEC | O_NONBLOCK) != 0)
     return SPCCL_FAIL(spcclSystemError, "pipe2 for the fault service: %s", strerror(errno));
