@@ -33,7 +33,8 @@ typedef enum {
   spcclRemoteError = 5,     /* a peer failed or went away */
   spcclInProgress = 6,      /* non-blocking operation not finished yet */
   spcclTimeout = 7,         /* a wait passed its deadline (SPCCL_TIMEOUT_MS) */
-  spcclNumResults = 8,
+  spcclRevoked = 8,         /* the communicator was revoked (spcclCommRevoke, on any rank) */
+  spcclNumResults = 9,
   spcclResult_MaxEnum = 0x7fffffff /* keeps the type int-wide; not a result */
 } spcclResult_t;
 
@@ -139,6 +140,35 @@ spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* coun
 spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError);
 /* The CUDA device current on the thread that created comm; -1 if none. */
 spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device);
+
+/* ---- life after a failure (docs/fault-tolerance.md) ---- */
+/* Revokes comm on every rank, as ULFM's MPI_Comm_revoke: every pending and
+ * later call on comm, on every rank, returns spcclRevoked (pending calls
+ * within a few ms on a live network; a rank that only hears of it through
+ * the revoke's relays, at its next call). Only spcclCommAgree,
+ * spcclCommShrink, spcclCommDestroy and spcclCommAbort remain usable.
+ * Returns at once; revoking twice is harmless. */
+spcclResult_t spcclCommRevoke(spcclComm_t comm);
+/* Fault-tolerant agreement among the ranks of comm that are alive: *flag
+ * becomes the bitwise AND of the flags of the ranks that took part, the
+ * same on every one of them, and so does the set of failed ranks
+ * (spcclCommGetFailedRanks). A rank that is dead, or that does not reach
+ * this call within the communicator's timeout, counts as failed. Works on
+ * a revoked or broken communicator. Bounds: docs/fault-tolerance.md. */
+spcclResult_t spcclCommAgree(spcclComm_t comm, int* flag);
+/* The failed ranks the last spcclCommAgree on comm agreed on, in
+ * increasing order: at most maxRanks of them in failedRanks (may be NULL
+ * when maxRanks is 0), their number in *nFailed. */
+spcclResult_t spcclCommGetFailedRanks(spcclComm_t comm, int* failedRanks, int maxRanks,
+                                      int* nFailed);
+/* Called by every rank of comm not in excludeRanks (and by no other): a new
+ * communicator of those ranks, in their old order, ranks renumbered from 0.
+ * Needs nothing from the excluded ranks, which may be dead, stopped or
+ * alive (the old rank 0 among them). A rank that is itself in excludeRanks
+ * gets spcclInvalidArgument. Works on a revoked or broken communicator.
+ * config may be NULL (comm's settings). */
+spcclResult_t spcclCommShrink(spcclComm_t comm, const int* excludeRanks, int nExclude,
+                              const spcclConfig_t* config, spcclComm_t* newcomm);
 
 const char* spcclGetErrorString(spcclResult_t result);
 /* The message of the last failed call on comm (per communicator); with

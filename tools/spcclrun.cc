@@ -1,10 +1,12 @@
-// spcclrun -n N [--timeout S] [--] PROGRAM ARGS...
+// spcclrun -n N [--timeout S] [--keep-going] [--] PROGRAM ARGS...
 //
 // Starts N ranks of PROGRAM on this host with the launch variables that
 // spcclCommInitFromEnv reads (SPCCL_RANK, SPCCL_NRANKS, SPCCL_LOCAL_RANK,
 // SPCCL_COMM_ID, SPCCL_JOB_SECRET), and ends the job as one: the first rank
 // that fails takes the others down, so peers of a crashed rank do not sit
-// in their collectives until SPCCL_TIMEOUT_MS runs out.
+// in their collectives until SPCCL_TIMEOUT_MS runs out. With --keep-going
+// a rank's death stops nobody: the survivors may revoke, agree and shrink
+// (docs/fault-tolerance.md), and the job's status is theirs.
 //
 // The ranks stay in spcclrun's process group, so a ^C at the terminal
 // reaches all of them directly; signals sent to spcclrun alone (kill, a
@@ -44,20 +46,25 @@ constexpr int64_t kKillGraceMs = 2000;  // SIGTERM, then this long, then SIGKILL
 struct Options {
   int nranks = 0;
   double timeoutSeconds = 0;   // 0: none
+  bool keepGoing = false;      // a rank's end does not end the job
   std::vector<char*> program;  // argv of each rank, nullptr-terminated
 };
 
 void printUsage(FILE* to) {
   std::fprintf(to,
-               "usage: spcclrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]\n"
+               "usage: spcclrun -n N [--timeout SECONDS] [--keep-going] [--] PROGRAM [ARGS...]\n"
                "  -n, --np N           number of ranks to start on this host\n"
                "  --timeout SECONDS    end the job after this long (exit status 124)\n"
+               "  --keep-going         a rank that dies or fails does not stop the others; the\n"
+               "                       status is the survivors' (0 when every rank that was not\n"
+               "                       killed by a signal exited 0), and the dead are listed\n"
                "  -h, --help           this text\n"
                "Each rank gets SPCCL_RANK, SPCCL_NRANKS, SPCCL_LOCAL_RANK, SPCCL_COMM_ID\n"
                "(127.0.0.1 and a free port, unless already set) and SPCCL_JOB_SECRET_FILE: a\n"
                "random 256-bit secret in a 0600 file of a private temporary directory, removed\n"
                "when the job ends (unless SPCCL_JOB_SECRET or SPCCL_JOB_SECRET_FILE is set).\n"
-               "The first rank to fail ends the job with its status (128+signal for a signal).\n");
+               "Without --keep-going, the first rank to fail ends the job with its status\n"
+               "(128+signal for a signal).\n");
 }
 
 std::optional<int> parsePositiveInt(const char* text) {
@@ -113,6 +120,8 @@ std::optional<int> parseOptions(int argc, char** argv, Options* options) {
         return kUsageExit;
       }
       options->timeoutSeconds = *seconds;
+    } else if (arg == "--keep-going") {
+      options->keepGoing = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       std::fprintf(stderr, "spcclrun: unknown option '%s'\n", arg.c_str());
       printUsage(stderr);
@@ -300,6 +309,7 @@ class Job {
       if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) onSignal(sig, info);
       // SIGCHLD, a timeout or EINTR: the loop head reaps and checks deadlines.
     }
+    if (options_.keepGoing && !exitStatus_) return keepGoingStatus();
     return exitStatus_.value_or(0);
   }
 
@@ -323,6 +333,10 @@ class Job {
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
       // After the job has a status, further exits are its consequences.
       if (exitStatus_) continue;
+      if (options_.keepGoing) {
+        recordKeepGoing(rank, pid, status);
+        continue;
+      }
       if (WIFEXITED(status)) {
         std::fprintf(stderr, "spcclrun: rank %d (pid %d) exited with status %d\n", rank, pid,
                      WEXITSTATUS(status));
@@ -333,6 +347,36 @@ class Job {
         endWith(128 + WTERMSIG(status));
       }
     }
+  }
+
+  // --keep-going: a rank killed by a signal died; one that exited is a
+  // survivor, whatever its status.
+  void recordKeepGoing(int rank, pid_t pid, int status) {
+    if (WIFEXITED(status)) {
+      std::fprintf(stderr, "spcclrun: rank %d (pid %d) exited with status %d (--keep-going)\n",
+                   rank, pid, WEXITSTATUS(status));
+      if (!firstFailedSurvivor_) firstFailedSurvivor_ = WEXITSTATUS(status);
+      return;
+    }
+    std::string how = "killed by signal " + signalName(WTERMSIG(status));
+    std::fprintf(stderr, "spcclrun: rank %d (pid %d) died: %s; the others go on (--keep-going)\n",
+                 rank, pid, how.c_str());
+    died_[rank] = how;
+    if (!firstDeath_) firstDeath_ = 128 + WTERMSIG(status);
+  }
+
+  int keepGoingStatus() const {
+    if (died_.empty()) return firstFailedSurvivor_.value_or(0);
+    std::string list;
+    for (const auto& [rank, how] : died_)
+      list += (list.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " (" +
+              how + ")";
+    const int survivors = options_.nranks - static_cast<int>(died_.size());
+    // No survivor: the job failed as a whole, with the first death's status.
+    int status = survivors > 0 ? firstFailedSurvivor_.value_or(0) : firstDeath_.value_or(1);
+    std::fprintf(stderr, "spcclrun: %zu of %d ranks died: %s; %d survived; exit status %d\n",
+                 died_.size(), options_.nranks, list.c_str(), survivors, status);
+    return status;
   }
 
   void onTimeout() {
@@ -373,6 +417,9 @@ class Job {
   std::optional<int> exitStatus_;  // set by the first failure or the timeout
   int64_t killAtMs_ = 0;           // when SIGKILL follows the SIGTERM; 0: not yet
   int signalsReceived_ = 0;
+  std::map<int, std::string> died_;         // --keep-going: rank → how it died
+  std::optional<int> firstFailedSurvivor_;  // --keep-going: the first non-zero exit
+  std::optional<int> firstDeath_;           // --keep-going: 128 + the first death's signal
 };
 
 }  // namespace

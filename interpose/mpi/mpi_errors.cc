@@ -16,6 +16,7 @@ int mpiErrorClassOf(spcclResult_t result) {
     case spcclSystemError:
     case spcclRemoteError:
     case spcclTimeout:
+    case spcclRevoked:
     default:
       return MPI_ERR_OTHER;
   }

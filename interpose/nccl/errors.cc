@@ -47,6 +47,8 @@ ncclResult_t toNcclResult(spcclResult_t result) {
 #else
       return ncclRemoteError;
 #endif
+    case spcclRevoked:  // NCCL's calls on a revoked communicator fail as invalid usage
+      return ncclInvalidUsage;
     default:
       return ncclInternalError;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/api_guard.h"
+#include "api/unique_id.h"
 #include "base/check.h"
 #include "base/knobs.h"
 #include "base/socket.h"
@@ -45,6 +46,10 @@ spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commI
   return createComm(id, nranks, rank, options, comm);
 }
 
+}  // namespace
+
+namespace spccl {
+
 // A unique id whose root runs in this process. Its secret is random (256
 // bits), or, for spcclCommSplit, derived from the parent's secret and the
 // new id (`parent`), so that the id can travel over the parent's
@@ -76,7 +81,7 @@ spcclResult_t newUniqueId(const JobSecret* parent, spcclUniqueId* uniqueId) {
   return spcclSuccess;
 }
 
-}  // namespace
+}  // namespace spccl
 
 extern "C" {
 

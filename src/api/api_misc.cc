@@ -27,6 +27,8 @@ const char* spcclGetErrorString(spcclResult_t result) {
       return "in progress";
     case spcclTimeout:
       return "timeout";
+    case spcclRevoked:
+      return "communicator revoked";
     default:
       return "unknown result code";
   }

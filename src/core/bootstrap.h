@@ -60,6 +60,9 @@ struct RankInfo {
   // communicator: a connecting peer's hello carries an HMAC over it
   // (core/comm.cc), so a hello recorded elsewhere never verifies here.
   unsigned char laneNonce[kNonceBytes] = {};
+  // Where this rank's fault service listens (core/fault_service.h): the
+  // revokes, agreements and shrinks that must work without the engine.
+  net::SockAddr faultAddr{};
 };
 
 // Starts the rendezvous root in a background thread on an already

@@ -16,7 +16,9 @@
 #include "base/knobs.h"
 #include "base/versioned_struct.h"
 #include "core/comm_report.h"
+#include "core/fault_service.h"
 #include "core/link_profile.h"
+#include "core/revoke.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
 #include "sparse/comm_state.h"
@@ -505,6 +507,11 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
       res = openListener("shm", 0, mine.shmHandle, &listeners);
     if (res != spcclSuccess) publishSetupFailure(res, &mine);
   }
+  auto fault = std::make_shared<FaultService>();
+  if (res == spcclSuccess) {
+    res = fault->listen(&mine.faultAddr);
+    if (res != spcclSuccess) publishSetupFailure(res, &mine);
+  }
   const spcclResult_t setup = res;
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): exchangeRankInfo overwrites it
   const std::string setupError = threadLastError();
@@ -534,6 +541,16 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
+  std::vector<net::SockAddr> faultAddrs;
+  for (const RankInfo& info : comm->ranks) faultAddrs.push_back(info.faultAddr);
+  fault->start(FaultChannelKeys{comm->commId, rank, comm->secret}, std::move(faultAddrs),
+               options.timeoutMs);
+  comm->engine->setInterrupt(fault->revokedFd(), [fault, rank] {
+    if (!fault->revoked()) return spcclSuccess;
+    return SPCCL_FAIL(spcclRevoked, "rank %d: the communicator is revoked: %s", rank,
+                      fault->revokedReason().c_str());
+  });
+  comm->fault = std::move(fault);
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   logCommReady(*comm, summarizeLinks(*comm, std::move(deviceNames)));
   *out = comm.release();
@@ -603,6 +620,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
 }
 
 spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result) {
+  result = revokedResult(comm, result);
   if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
   return result;
 }
@@ -622,6 +640,7 @@ spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t calls
 }
 
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn) {
+  SPCCL_CHECK(failIfRevoked(comm));
   {
     std::unique_lock<std::mutex> lock(comm->queueMutex);
     comm->queueCv.wait(lock, [comm] { return comm->queue.empty() && !comm->workerRunning; });
@@ -632,6 +651,10 @@ spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>
 
 spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request) {
+  fn = [comm, call = std::move(fn)] {
+    SPCCL_CHECK(failIfRevoked(comm));
+    return revokedResult(comm, call());
+  };
   auto* req = new spcclRequest();
   req->errorSink = comm->errorSink;
   req->detached = request == nullptr;

@@ -22,6 +22,7 @@ namespace spccl {
 namespace sparse {
 struct CommState;
 }
+class FaultService;
 
 struct CommOptions {
   int timeoutMs = 60000;
@@ -84,6 +85,9 @@ struct spcclComm {
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
   std::shared_ptr<spccl::sparse::CommState> sparse;
+  // Revoke, agreement and shrink (core/fault_service.h): a listener and a
+  // thread that answer whatever the engine is doing.
+  std::shared_ptr<spccl::FaultService> fault;
 
   // Serialises use of the engine between the caller and the worker.
   std::mutex execMutex;

@@ -37,6 +37,7 @@ enum class HandshakeRole : uint32_t {
   RendezvousReply = 3,   // the root's final reply and table to one rank
   DataConnect = 4,       // a lane's or control connection's hello
   SplitSecret = 5,       // deriving a split communicator's secret
+  FaultMessage = 6,      // a revoke, agreement or shrink message (core/fault_channel.h)
 };
 
 // What a MAC covers besides the nonces and the payload.

@@ -547,6 +547,7 @@ spcclResult_t Engine::sleepUntilProgress(int64_t maxWaitMs) {
       }
     }
   }
+  if (interruptFd_ >= 0) fds.push_back({interruptFd_, POLLIN, 0});
   int64_t waitMs = std::min(maxWaitMs, anyWithoutFd ? kNoFdPollMs : kMaxSleepMs);
   if (fds.empty() && !anyWithoutFd) waitMs = std::min<int64_t>(waitMs, kNoFdPollMs);
   int rc = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
@@ -591,6 +592,10 @@ spcclResult_t Engine::wait(std::span<const int> slots, std::span<size_t> receive
       break;
     }
     result = progressAll();
+    if (interruptCheck_ && !broken()) {
+      spcclResult_t interrupted = interruptCheck_();
+      if (interrupted != spcclSuccess) breakWith(interrupted);
+    }
     bool allDone = true;
     for (int slot : slots)
       if (ops_[slot].state != OpState::Done) allDone = false;
@@ -650,6 +655,11 @@ void Engine::requestAbort(spcclResult_t code, const std::string& why) {
   requestedCode_ = code;
   requestedWhy_ = why;
   abortRequested_.store(true, std::memory_order_release);
+}
+
+void Engine::setInterrupt(int fd, std::function<spcclResult_t()> check) {
+  interruptFd_ = fd;
+  interruptCheck_ = std::move(check);
 }
 
 void Engine::abort(spcclResult_t code, const std::string& why) {

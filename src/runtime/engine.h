@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -100,6 +101,12 @@ class Engine {
   // same call ignores it, so a call that every rank rejects leaves the
   // communicator usable.
   void withdraw(spcclResult_t code, const std::string& why, uint64_t callsAhead = 0);
+
+  // An interruption from outside the engine (a revoke heard by the
+  // communicator's fault service, core/revoke.h): while waiting, the engine
+  // also sleeps on `fd`, and when `check` returns a failure it breaks with
+  // it (telling the peers). Set once, before the first call.
+  void setInterrupt(int fd, std::function<spcclResult_t()> check);
 
   // Puts the engine in the error state and tells every peer (best effort).
   void abort(spcclResult_t code, const std::string& why);
@@ -213,6 +220,8 @@ class Engine {
   };
   std::map<uint64_t, WithdrawnCall> withdrawnCalls_;  // by seq: calls this rank rejected
   std::vector<Withdrawal> pendingWithdrawals_;        // peers' withdrawals from calls not begun yet
+  int interruptFd_ = -1;
+  std::function<spcclResult_t()> interruptCheck_;
   spcclResult_t brokenCode_ = spcclSuccess;
   std::string brokenReason_;
   // requestAbort's request, for the thread in wait().

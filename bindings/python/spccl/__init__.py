@@ -24,7 +24,7 @@ from ._compressed import Compression
 from ._enums import (BalanceAction, Codec, CompressSchedule, PrunePolicy, ReduceOp,
                      SparseAlgorithm, SparseEncoding, SparsePartitioner, StageMethod)
 from ._errors import (Error, InProgressError, InternalError, InvalidArgumentError,
-                      InvalidUsageError, RemoteError, SystemError, TimeoutError)
+                      InvalidUsageError, RemoteError, RevokedError, SystemError, TimeoutError)
 from ._group import group
 from ._planners import (BalanceCostModel, BalancePlan, BalanceRank, MicroBatchPlan, Repack,
                         StagePartition, fit_linear_cost, plan_partitions, repack,
@@ -48,5 +48,5 @@ __all__ = [
     "repack", "Repack", "BalanceCostModel", "BalancePlan", "BalanceRank", "BalanceAction",
     "fit_linear_cost",
     "Error", "SystemError", "InternalError", "InvalidArgumentError", "InvalidUsageError",
-    "RemoteError", "InProgressError", "TimeoutError",
+    "RemoteError", "InProgressError", "TimeoutError", "RevokedError",
 ]

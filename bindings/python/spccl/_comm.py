@@ -3,7 +3,7 @@ the launcher's environment), split, close/abort."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _spccl
 from ._compressed import CompressedCollectives
@@ -83,6 +83,29 @@ class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopk
         this rank joins none and gets None."""
         handle = self._handle.split(color, self.rank if key is None else key)
         return None if handle is None else Comm._wrap(handle)
+
+    def revoke(self) -> None:
+        """Revokes the communicator on every rank (as ULFM's ``MPI_Comm_revoke``):
+        every pending and later call on it, on every rank, raises
+        :class:`RevokedError`; only :meth:`agree`, :meth:`shrink`,
+        :meth:`close` and :meth:`abort` remain. Returns at once; idempotent."""
+        self._handle.revoke()
+
+    def agree(self, flag: int = 1) -> Tuple[int, List[int]]:
+        """Fault-tolerant agreement among the ranks alive: returns the bitwise
+        AND of their flags and the failed ranks (increasing), the same on every
+        one of them. A rank that is dead, or does not reach the call within the
+        timeout, counts as failed. Works on a revoked or broken communicator."""
+        value, failed = self._handle.agree(int(flag))
+        return value, list(failed)
+
+    def shrink(self, exclude: Sequence[int], *, timeout_ms: Optional[int] = None) -> "Comm":
+        """Called by every rank not in ``exclude`` (and no other): a new
+        communicator of those ranks, in their old order, renumbered from 0.
+        Needs nothing from the excluded ranks (dead, stopped or alive, rank 0
+        among them). ``timeout_ms``: the new communicator's (default: this
+        one's)."""
+        return Comm._wrap(self._handle.shrink([int(r) for r in exclude], timeout_ms))
 
     def counters(self) -> Dict[str, int]:
         """Traffic since creation: bytes_sent, bytes_received, messages_sent, messages_received."""

@@ -64,8 +64,16 @@ class TimeoutError(Error, builtins.TimeoutError):  # noqa: A001 - spcclTimeout
     code = 7
 
 
+class RevokedError(Error):
+    """The communicator was revoked (``spcclCommRevoke``, on any rank): only
+    ``agree``, ``shrink`` and ``destroy``/``abort`` remain usable."""
+
+    code = 8
+
+
 _BY_CODE = {cls.code: cls for cls in (SystemError, InternalError, InvalidArgumentError,
-                                       InvalidUsageError, RemoteError, InProgressError, TimeoutError)}
+                                       InvalidUsageError, RemoteError, InProgressError, TimeoutError,
+                                       RevokedError)}
 
 
 def error_class(code: int) -> type[Error]:

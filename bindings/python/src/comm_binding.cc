@@ -1,11 +1,13 @@
 // Communicator lifecycle: unique ids, init (explicit and from the launcher's
-// environment), split, close/abort, rank/size, counters.
+// environment), split, close/abort, rank/size, counters; revoke, agree,
+// shrink (docs/fault-tolerance.md).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "comm_handle.h"
 #include "errors.h"
@@ -186,6 +188,39 @@ void bindComm(py::module_& m) {
              }
              raiseOnError(result, parent);
              if (child == nullptr) return nullptr;
+             return std::make_unique<CommHandle>(child);
+           })
+      .def("revoke",
+           [](const CommHandle& self) {
+             runReleased(self, [](spcclComm_t c) { return spcclCommRevoke(c); });
+           })
+      .def("agree",
+           [](const CommHandle& self, int flag) {
+             std::vector<int> failed;
+             runReleased(self, [&](spcclComm_t c) {
+               spcclResult_t result = spcclCommAgree(c, &flag);
+               if (result != spcclSuccess) return result;
+               int count = 0;
+               result = spcclCommGetFailedRanks(c, nullptr, 0, &count);
+               if (result != spcclSuccess) return result;
+               failed.resize(count);
+               return spcclCommGetFailedRanks(c, failed.data(), count, &count);
+             });
+             return py::make_tuple(flag, failed);
+           })
+      .def("shrink",
+           [](const CommHandle& self, const std::vector<int>& exclude,
+              std::optional<int> timeoutMs) -> std::unique_ptr<CommHandle> {
+             spcclComm_t parent = self.get();
+             spcclComm_t child = nullptr;
+             Config config(timeoutMs, std::nullopt, std::nullopt, std::nullopt);
+             spcclResult_t result;
+             {
+               py::gil_scoped_release released;
+               result = spcclCommShrink(parent, exclude.data(), static_cast<int>(exclude.size()),
+                                        timeoutMs ? config.get() : nullptr, &child);
+             }
+             raiseOnError(result, parent);
              return std::make_unique<CommHandle>(child);
            })
       .def("rank",
