@@ -289,6 +289,8 @@ spcclResult_t TlsSession::failed(int rc, const char* op) {
   const long verify = SSL_get_verify_result(ssl_);
   if (verify != X509_V_OK)
     why += std::string(" (peer certificate: ") + X509_verify_cert_error_string(verify) + ")";
+  if (!established_ && context_->mode() == TlsMode::Psk)
+    why += " (the two ends hold different keys: another job secret or communicator)";
   return SPCCL_FAIL(spcclRemoteError, "TLS %s with %s failed (SPCCL_TLS=%s): %s", phase,
                     peerName_.c_str(), tlsModeName(context_->mode()), why.c_str());
 }
