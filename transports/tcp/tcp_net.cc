@@ -257,7 +257,7 @@ spcclResult_t tcpPollFd(void* comm, int* fd, short* events) {
     // During the TLS handshake either side may wait for either direction.
     if (tcp->connected && tcp->tlsContext != nullptr && !tcp->failure.failed() &&
         (tcp->tls == nullptr || !tcp->tls->established())) {
-      *events = tcp->tls == nullptr ? POLLOUT : tcp->tls->wantedEvents();
+      *events = tcp->tls == nullptr ? static_cast<short>(POLLOUT) : tcp->tls->wantedEvents();
       return spcclSuccess;
     }
   }

@@ -77,7 +77,7 @@ constexpr unsigned char kPskCipherId[] = {0x13, 0x01};
 constexpr char kPskCiphersuites[] = "TLS_AES_128_GCM_SHA256";
 constexpr char kCertCiphersuites[] = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384";
 // Larger reads than one record per recv(2) (with read-ahead).
-constexpr size_t kReadBufferBytes = 128 * 1024;
+constexpr size_t kReadBufferBytes = size_t{128} * 1024;
 
 std::string opensslErrors() {
   std::string text;
@@ -93,7 +93,7 @@ std::string opensslErrors() {
 // write(2), and a peer gone away would raise SIGPIPE in the application.
 int bioWrite(BIO* bio, const char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   ssize_t sent;
   do sent = send(fd, data, static_cast<size_t>(size), MSG_NOSIGNAL | MSG_DONTWAIT);
   while (sent < 0 && errno == EINTR);
@@ -103,7 +103,7 @@ int bioWrite(BIO* bio, const char* data, int size) {
 
 int bioRead(BIO* bio, char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   ssize_t got;
   do got = recv(fd, data, static_cast<size_t>(size), MSG_DONTWAIT);
   while (got < 0 && errno == EINTR);
@@ -250,7 +250,8 @@ spcclResult_t TlsSession::create(std::shared_ptr<TlsContext> context, int fd, bo
     return SPCCL_FAIL(spcclSystemError, "TLS with %s: %s", peerName.c_str(),
                       opensslErrors().c_str());
   }
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  session->fd_ = fd;
+  BIO_set_data(bio, &session->fd_);  // the session outlives its BIO
   SSL_set_bio(session->ssl_, bio, bio);
   if (server)
     SSL_set_accept_state(session->ssl_);

@@ -87,6 +87,7 @@ class TlsSession {
 
   std::shared_ptr<TlsContext> context_;
   ssl_st* ssl_ = nullptr;
+  int fd_ = -1;  // what the BIO sends on and receives from
   std::string peerName_, expectedHost_, expectedIp_;
   bool established_ = false;
   short wanted_ = 0;
