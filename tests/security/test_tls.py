@@ -14,7 +14,8 @@ over the tcp transport on loopback.
              (nothing private is committed): valid; a certificate for
              another host (refused, naming the peer rank); a certificate
              from an untrusted CA (refused)
-  bad        SPCCL_TLS=bogus is refused naming the variable
+  bad        SPCCL_TLS=bogus is refused naming the variable, as are ranks
+             whose modes differ and cert mode without its files
 
 usage: test_tls.py TLS_CHECK [case ...]
 """
@@ -196,6 +197,10 @@ def case_cert(program):
 def case_bad(program):
     results, elapsed = launch(program, 2, lambda r: {"SPCCL_TLS": "bogus"})
     expect_fail("bad value", results, elapsed, [r"SPCCL_TLS=bogus"])
+    results, elapsed = launch(program, 2, lambda r: {"SPCCL_TLS": "off" if r == 1 else "psk"})
+    expect_fail("mixed modes", results, elapsed, [r"SPCCL_TLS is \w+ on rank \d but \w+ on rank"])
+    results, elapsed = launch(program, 2, lambda r: {"SPCCL_TLS": "cert"})
+    expect_fail("cert without files", results, elapsed, [r"SPCCL_TLS=cert needs SPCCL_TLS_CA"])
 
 
 CASES = {"psk": case_psk, "wire": case_wire, "secret": case_secret, "cert": case_cert,
