@@ -57,6 +57,13 @@ static const std::vector<KnobSpec> kKnobs = {
      "Interfaces to use, NCCL syntax: prefixes, ^ to exclude, = for exact names"},
     {"SPCCL_SOCKET_FAMILY", "", "AF_INET or AF_INET6 to force an address family"},
     {"SPCCL_SOCKET_BUFFER_BYTES", "4194304", "SO_SNDBUF/SO_RCVBUF of tcp connections"},
+    {"SPCCL_TLS", "off",
+     "Encryption of tcp connections: off, psk (TLS 1.3 with a key derived from the job secret) "
+     "or cert (TLS 1.3 with SPCCL_TLS_CA, SPCCL_TLS_CERT and SPCCL_TLS_KEY; a peer's certificate "
+     "must name its host)"},
+    {"SPCCL_TLS_CA", "", "SPCCL_TLS=cert: PEM file of the CA that signs every rank's certificate"},
+    {"SPCCL_TLS_CERT", "", "SPCCL_TLS=cert: PEM certificate (chain) of this host"},
+    {"SPCCL_TLS_KEY", "", "SPCCL_TLS=cert: PEM private key of SPCCL_TLS_CERT"},
     {"SPCCL_SHM_INLINE_BYTES", "8192",
      "shm: messages up to this size are copied through the socket, larger ones are read "
      "directly from the sender's memory (process_vm_readv)"},

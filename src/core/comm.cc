@@ -16,6 +16,7 @@
 #include "base/knobs.h"
 #include "base/versioned_struct.h"
 #include "core/comm_report.h"
+#include "core/comm_tls.h"
 #include "core/fault_service.h"
 #include "core/link_profile.h"
 #include "core/revoke.h"
@@ -224,6 +225,7 @@ spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
     int rail = l < 0 ? 0 : route.railOf(l);
     // Only the network transport has several devices; shm's is 0.
     SPCCL_CHECK(conn->net->connect(rail, route.handles[rail], &laneOfHello(*conn, step).sendComm));
+    SPCCL_CHECK(secureTcpComm(comm, conn->net, laneOfHello(*conn, step).sendComm, peer));
     PendingHello hello;
     hello.peer = peer;
     FrameHeader& header = hello.hello.header;
@@ -358,6 +360,13 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                "protocol)");
       } else {
         const FrameHeader& header = *reinterpret_cast<const FrameHeader*>(incoming.buffer);
+        // The hello proved the job secret: a certificate that names
+        // another host is a rank's misconfiguration, reported at once.
+        spcclResult_t tls = checkTlsPeer(comm, incoming.net, incoming.recvComm, header.srcRank);
+        if (tls != spcclSuccess) {
+          for (auto& open : pending) open->net->closeRecv(open->recvComm);
+          return tls;
+        }
         laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
         ++accepted;
       }
@@ -496,8 +505,11 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
       res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
                        mine.connsPerRail, kMaxConnsPerRail);
     std::string network = options.transport == "auto" ? "tcp" : options.transport;
+    if (res == spcclSuccess) res = makeCommTls(comm.get(), network);
     if (res == spcclSuccess && network != "shm") {
       res = openNetworkListeners(network, &mine, &listeners, &deviceNames);
+      for (Listener& l : listeners)
+        if (res == spcclSuccess) res = secureTcpComm(*comm, l.net, l.comm, -1);
       // A transport the user named never silently becomes another one.
       if (res != spcclSuccess && options.transport != "auto")
         setThreadLastError(options.transportOrigin + "=" + options.transport + ": " +

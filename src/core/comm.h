@@ -19,6 +19,9 @@
 #include "spccl.h"
 
 namespace spccl {
+namespace transport {
+class TlsContext;
+}
 namespace sparse {
 struct CommState;
 }
@@ -65,6 +68,8 @@ struct spcclComm {
   int nranks = 1;
   uint64_t commId = 0;
   spccl::JobSecret secret;  // keys the handshakes; never sent (core/handshake.h)
+  // SPCCL_TLS on the tcp connections (core/comm_tls.h); null when off.
+  std::shared_ptr<spccl::transport::TlsContext> tls;
   uint64_t splitCount = 0;
   spccl::CommOptions options;
   std::vector<spccl::RankInfo> ranks;

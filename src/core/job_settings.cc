@@ -35,6 +35,7 @@ const SettingView kSettings[] = {
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
     {"SPCCL_PROFILE_LINKS", [](const JobSettings& s) { return std::to_string(s.profileLinks); }},
+    {"SPCCL_TLS", [](const JobSettings& s) { return std::string(s.tls); }},
 };
 
 }  // namespace
@@ -48,6 +49,7 @@ JobSettings localJobSettings(const CommOptions& options) {
       static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;
   s.profileLinks = options.profileLinks ? 1 : 0;
+  copyText(s.tls, knobString("SPCCL_TLS"));
   return s;
 }
 

@@ -22,6 +22,7 @@ struct JobSettings {
   uint64_t stripeMinBytes = 0;  // SPCCL_NET_STRIPE_MIN_BYTES: the receiver cuts like the sender
   int32_t checkRoots = 1;       // SPCCL_CHECK_ROOTS: an extra exchange per rooted call
   int32_t profileLinks = 1;     // SPCCL_PROFILE_LINKS (or spcclConfig_t): an exchange at creation
+  char tls[8] = {};             // SPCCL_TLS: a TLS client cannot talk to a plain server
 };
 
 // This rank's settings, from the knobs and the resolved config options.

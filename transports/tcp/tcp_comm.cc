@@ -14,7 +14,12 @@ namespace spccl::transport {
 
 namespace {
 constexpr size_t kPrefixBytes = sizeof(uint64_t);
-}
+// With TLS a message up to one record (16 KiB of plaintext) goes out as a
+// single record, its length prefix included: one encryption and one
+// send(2) instead of two. Records never span two messages, so between
+// messages the receiver's TLS layer holds nothing but what read-ahead took.
+constexpr size_t kTlsRecordPlaintext = 16384;
+}  // namespace
 
 spcclResult_t TcpComm::fail(spcclResult_t code) {
   requests.abandonInFlight();
@@ -81,21 +86,14 @@ spcclResult_t TcpComm::progressSend() {
     spcclResult_t res = advanceConnect();
     if (res != spcclSuccess || !connected) return res;
   }
+  bool ready = false;
+  SPCCL_CHECK(advanceTls(&ready));
+  if (!ready) return spcclSuccess;
   while (requests.inFlight() > 0) {
     TcpRequest& request = requests.oldest();
     while (request.moved < kPrefixBytes + request.size) {
-      // Prefix and whole remaining payload in one call: the kernel takes
-      // what fits and no message is ever copied in user space.
-      iovec iov[2];
-      int count = 0;
-      if (request.moved < kPrefixBytes)
-        iov[count++] = {reinterpret_cast<char*>(&request.wireLength) + request.moved,
-                        kPrefixBytes - request.moved};
-      size_t payloadDone = request.moved > kPrefixBytes ? request.moved - kPrefixBytes : 0;
-      if (request.size > payloadDone)
-        iov[count++] = {request.data + payloadDone, request.size - payloadDone};
       size_t moved = 0;
-      spcclResult_t res = net::sendvNow(fd, iov, count, &moved, peerName);
+      spcclResult_t res = sendSome(request, &moved);
       if (res != spcclSuccess) return fail(res);
       if (moved == 0) return spcclSuccess;
       request.moved += moved;
@@ -108,13 +106,15 @@ spcclResult_t TcpComm::progressSend() {
 }
 
 spcclResult_t TcpComm::progressRecv() {
+  bool ready = false;
+  SPCCL_CHECK(advanceTls(&ready));
+  if (!ready) return spcclSuccess;
   while (requests.inFlight() > 0) {
     TcpRequest& request = requests.oldest();
     while (request.moved < kPrefixBytes) {
       size_t moved = 0;
-      spcclResult_t res =
-          net::recvNow(fd, reinterpret_cast<char*>(&request.wireLength) + request.moved,
-                       kPrefixBytes - request.moved, &moved, peerName);
+      spcclResult_t res = recvSome(reinterpret_cast<char*>(&request.wireLength) + request.moved,
+                                   kPrefixBytes - request.moved, &moved);
       if (res != spcclSuccess) return fail(res);
       if (moved == 0) return spcclSuccess;
       request.moved += moved;
@@ -128,8 +128,7 @@ spcclResult_t TcpComm::progressRecv() {
     while (request.moved < kPrefixBytes + request.size) {
       size_t payloadDone = request.moved - kPrefixBytes;
       size_t moved = 0;
-      spcclResult_t res = net::recvNow(fd, request.data + payloadDone, request.size - payloadDone,
-                                       &moved, peerName);
+      spcclResult_t res = recvSome(request.data + payloadDone, request.size - payloadDone, &moved);
       if (res != spcclSuccess) return fail(res);
       if (moved == 0) return spcclSuccess;
       request.moved += moved;
@@ -139,6 +138,60 @@ spcclResult_t TcpComm::progressRecv() {
     requests.finishOldest();
   }
   return spcclSuccess;
+}
+
+// ---- bytes: plain or through TLS ----
+
+spcclResult_t TcpComm::advanceTls(bool* ready) {
+  *ready = tlsContext == nullptr || (tls != nullptr && tls->established());
+  if (*ready) return spcclSuccess;
+  if (tls == nullptr) {
+    const std::string ip = kind == CommKind::Send ? net::hostString(remote) : "";
+    spcclResult_t res =
+        TlsSession::create(tlsContext, fd, tlsServer, peerName, tlsExpectedHost, ip, &tls);
+    if (res != spcclSuccess) return fail(res);
+  }
+  bool done = false;
+  spcclResult_t res = tls->handshake(&done);
+  if (res != spcclSuccess) return fail(res);
+  if (!done && monotonicMs() > tlsDeadlineMs)
+    return fail(SPCCL_FAIL(spcclTimeout,
+                           "TLS handshake with %s (SPCCL_TLS=%s): not finished before the deadline",
+                           peerName.c_str(), tlsModeName(tlsContext->mode())));
+  *ready = done;
+  return spcclSuccess;
+}
+
+spcclResult_t TcpComm::sendSome(TcpRequest& request, size_t* moved) {
+  const char* prefix = reinterpret_cast<const char*>(&request.wireLength);
+  if (tls == nullptr) {
+    // Prefix and whole remaining payload in one call: the kernel takes
+    // what fits and no message is ever copied in user space.
+    iovec iov[2];
+    int count = 0;
+    if (request.moved < kPrefixBytes)
+      iov[count++] = {const_cast<char*>(prefix) + request.moved, kPrefixBytes - request.moved};
+    size_t payloadDone = request.moved > kPrefixBytes ? request.moved - kPrefixBytes : 0;
+    if (request.size > payloadDone)
+      iov[count++] = {request.data + payloadDone, request.size - payloadDone};
+    return net::sendvNow(fd, iov, count, moved, peerName);
+  }
+  if (kPrefixBytes + request.size <= kTlsRecordPlaintext) {
+    if (request.moved == 0) {
+      tlsStaging.assign(prefix, prefix + kPrefixBytes);
+      tlsStaging.insert(tlsStaging.end(), request.data, request.data + request.size);
+    }
+    return tls->write(tlsStaging.data() + request.moved, tlsStaging.size() - request.moved, moved);
+  }
+  if (request.moved < kPrefixBytes)
+    return tls->write(prefix + request.moved, kPrefixBytes - request.moved, moved);
+  size_t payloadDone = request.moved - kPrefixBytes;
+  return tls->write(request.data + payloadDone, request.size - payloadDone, moved);
+}
+
+spcclResult_t TcpComm::recvSome(char* data, size_t size, size_t* moved) {
+  if (tls == nullptr) return net::recvNow(fd, data, size, moved, peerName);
+  return tls->read(data, size, moved);
 }
 
 }  // namespace spccl::transport

@@ -22,6 +22,7 @@
 #include "base/knobs.h"
 #include "base/log.h"
 #include "transports/tcp/tcp_comm.h"
+#include "transports/tcp/tcp_tls.h"
 
 namespace spccl::transport {
 namespace {
@@ -152,7 +153,7 @@ spcclResult_t tcpListen(int dev, void* handle, void** listenComm) {
   SPCCL_CHECK(requireDevice("listen", dev));
   if (handle == nullptr || listenComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "tcp listen: handle and listenComm must not be NULL");
-  auto comm = std::make_unique<CommBase>(CommKind::Listen);
+  auto comm = std::make_unique<TcpListenComm>(CommKind::Listen);
   net::SockAddr bound;
   // A deep accept queue: connections that flood it before the engine starts
   // accepting (docs/security.md) must not make a rank's SYN wait for a
@@ -164,7 +165,7 @@ spcclResult_t tcpListen(int dev, void* handle, void** listenComm) {
   TcpHandle published{kTcpHandleMagic, bound};
   std::memset(handle, 0, SPCCL_NET_HANDLE_MAXSIZE);
   std::memcpy(handle, &published, sizeof(published));
-  *listenComm = comm.release();
+  *listenComm = static_cast<CommBase*>(comm.release());
   return spcclSuccess;
 }
 
@@ -205,6 +206,9 @@ spcclResult_t tcpAccept(void* listenComm, void** recvComm) {
   comm->fd = fd;
   comm->connected = true;
   comm->peerName = net::toString(peer);
+  comm->tlsContext = static_cast<TcpListenComm*>(listener)->tlsContext;
+  comm->tlsServer = true;
+  comm->tlsDeadlineMs = monotonicMs() + gTcp.timeoutMs;
   *recvComm = static_cast<CommBase*>(comm.release());
   return spcclSuccess;
 }
@@ -248,6 +252,15 @@ spcclResult_t tcpPollFd(void* comm, int* fd, short* events) {
   CommBase* base = asComm(comm);
   *fd = base->fd;
   *events = POLLIN;
+  if (base->kind != CommKind::Listen) {
+    TcpComm* tcp = asTcpComm(comm);
+    // During the TLS handshake either side may wait for either direction.
+    if (tcp->connected && tcp->tlsContext != nullptr && !tcp->failure.failed() &&
+        (tcp->tls == nullptr || !tcp->tls->established())) {
+      *events = tcp->tls == nullptr ? static_cast<short>(POLLOUT) : tcp->tls->wantedEvents();
+      return spcclSuccess;
+    }
+  }
   if (base->kind == CommKind::Send) {
     TcpComm* send = asTcpComm(comm);
     // POLLERR/POLLHUP are always reported, so an idle send comm waits on no events.
@@ -282,9 +295,39 @@ const spcclNet_v2_t kTcpNet = {"tcp",
                                tcpDescribe,
                                closeComm<TcpComm>,
                                closeComm<TcpComm>,
-                               closeComm<CommBase>};
+                               closeComm<TcpListenComm>};
 
 }  // namespace
+
+spcclResult_t tcpUseTls(void* comm, const std::shared_ptr<TlsContext>& context,
+                        const std::string& expectedHost) {
+  if (comm == nullptr || context == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "tcpUseTls: NULL comm or context");
+  CommBase* base = asComm(comm);
+  if (base->kind == CommKind::Listen) {
+    static_cast<TcpListenComm*>(base)->tlsContext = context;
+    return spcclSuccess;
+  }
+  TcpComm* send = asTcpComm(comm);
+  if (base->kind != CommKind::Send || send->requests.inFlight() > 0 || send->tls != nullptr)
+    return SPCCL_FAIL(spcclInternalError, "tcpUseTls on %s: not a fresh send comm",
+                      base->peerName.c_str());
+  send->tlsContext = context;
+  send->tlsExpectedHost = expectedHost;
+  send->tlsDeadlineMs = send->connectDeadlineMs;
+  return spcclSuccess;
+}
+
+bool tcpTlsPeerNames(void* recvComm, const std::string& host, std::string* subject) {
+  TcpComm* comm = asTcpComm(recvComm);
+  if (comm->tls == nullptr || !comm->tls->established()) return false;
+  net::SockAddr peer{};
+  socklen_t len = sizeof(peer);
+  std::string ip;
+  if (getpeername(comm->fd, &peer.sa, &len) == 0) ip = net::hostString(peer);
+  if (subject != nullptr) *subject = comm->tls->peerSubject();
+  return comm->tls->peerCertificateNames(host, ip);
+}
 }  // namespace spccl::transport
 
 extern "C" const spcclNet_v2_t* spcclNetTcp() { return &spccl::transport::kTcpNet; }
