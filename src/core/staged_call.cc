@@ -170,8 +170,10 @@ spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
                               name.c_str(), timeoutMs);
         else
           result = body();
-        ticket->finish();
+        // Recorded before the stream goes on: whoever synchronises with the
+        // stream, then asks spcclCommGetAsyncError, sees it.
         if (result != spcclSuccess) recordAsyncError(comm, result, threadLastError());
+        ticket->finish();
         return result;
       },
       nullptr);

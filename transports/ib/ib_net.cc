@@ -316,5 +316,5 @@ const spcclNet_v2_t spcclNetPlugin_v2 = {"ib",
 // Error text for the registry (src/core/transport_registry_error_text.h):
 // the messages of this plugin's failures, per thread.
 extern "C" __attribute__((visibility("default"))) const char* spcclNetPluginLastError_v1() {
-  return spccl::threadLastError().c_str();
+  return spccl::threadLastErrorText();
 }

@@ -224,5 +224,5 @@ const spcclNet_v1_t spcclNetPlugin_v1 = {"ucx",
 // Error text for the registry (src/core/transport_registry_error_text.h):
 // the messages of this plugin's failures, per thread.
 extern "C" __attribute__((visibility("default"))) const char* spcclNetPluginLastError_v1() {
-  return spccl::threadLastError().c_str();
+  return spccl::threadLastErrorText();
 }
