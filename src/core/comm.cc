@@ -15,6 +15,7 @@
 #include "core/link_profile.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
+#include "runtime/flight_recorder.h"
 #include "sparse/comm_state.h"
 
 namespace spccl {
@@ -529,6 +530,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.checkRoots = mine.job.checkRoots != 0;
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
+  settings.flightRecords = flightRecorderCapacity();
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   logCommReady(*comm, summarizeLinks(*comm, std::move(deviceNames)));

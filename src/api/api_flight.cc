@@ -1,0 +1,16 @@
+// spcclCommDump: the flight recorder on demand (core/flight_dump.h).
+#include "base/check.h"
+#include "core/comm.h"
+#include "core/flight_dump.h"
+#include "spccl.h"
+
+using namespace spccl;
+
+extern "C" {
+
+spcclResult_t spcclCommDump(spcclComm_t comm, const char* path) {
+  if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommDump: comm is NULL");
+  return finishCall(comm, dumpFlightRecorder(comm, path, "spcclCommDump"));
+}
+
+}  // extern "C"
