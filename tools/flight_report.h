@@ -10,8 +10,8 @@
 
 namespace spccl::info {
 
-// Returns the exit status: 0, or 1 when a file holds no dump or cannot be
-// read.
+// Returns the exit status: 0, or 1 when a file cannot be read or no file
+// holds a dump.
 int printFlightReport(const std::vector<std::string>& paths);
 
 }  // namespace spccl::info

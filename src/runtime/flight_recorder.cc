@@ -16,9 +16,9 @@ namespace spccl {
 namespace {
 
 constexpr int64_t kMaxCapacity = 1 << 20;
-// A record's JSON is under 600 bytes; a dump is written with one write(2)
+// A record's JSON is under 640 bytes; a dump is written with one write(2)
 // when it fits this, so that log lines of other threads do not cut it.
-constexpr size_t kRecordJsonBytes = 640;
+constexpr size_t kRecordJsonBytes = 768;
 constexpr size_t kPeerJsonBytes = 160;
 
 int64_t realtimeMicros() {

@@ -41,7 +41,7 @@ struct FlightRecord {
   uint8_t op = 0;
   FlightState state = FlightState::Running;
   spcclResult_t result = spcclSuccess;
-  char error[192] = "";
+  char error[256] = "";
 };
 
 // SPCCL_FLIGHT_RECORDER, clamped to [0, 1 << 20].
