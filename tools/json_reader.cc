@@ -158,12 +158,13 @@ class Parser {
     for (;;) {
       skipSpace();
       if (pos_ >= input_.size() || input_[pos_] != '"') return fail("expected a key");
-      out->members.emplace_back();
-      if (!string(&out->members.back().first)) return false;
+      out->keys.emplace_back();
+      out->values.emplace_back();
+      if (!string(&out->keys.back())) return false;
       skipSpace();
       if (pos_ >= input_.size() || input_[pos_] != ':') return fail("expected :");
       ++pos_;
-      if (!value(&out->members.back().second, depth + 1)) return false;
+      if (!value(&out->values.back(), depth + 1)) return false;
       skipSpace();
       if (pos_ < input_.size() && input_[pos_] == ',') {
         ++pos_;
@@ -185,8 +186,8 @@ class Parser {
 }  // namespace
 
 const JsonValue* JsonValue::find(std::string_view key) const {
-  for (const auto& member : members)
-    if (member.first == key) return &member.second;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return &values[i];
   return nullptr;
 }
 

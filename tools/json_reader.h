@@ -4,7 +4,6 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace spccl::info {
@@ -15,8 +14,11 @@ struct JsonValue {
   bool boolean = false;
   double number = 0;
   std::string text;
-  std::vector<JsonValue> items;                            // Array
-  std::vector<std::pair<std::string, JsonValue>> members;  // Object, in order
+  std::vector<JsonValue> items;  // Array
+  // Object, in order: keys[i] names values[i] (a vector of pairs would
+  // hold an incomplete type).
+  std::vector<std::string> keys;
+  std::vector<JsonValue> values;
 
   // The member `key` of an object, or nullptr.
   const JsonValue* find(std::string_view key) const;
