@@ -140,6 +140,12 @@ spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* coun
 spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError);
 /* The CUDA device current on the thread that created comm; -1 if none. */
 spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device);
+/* Writes comm's flight recorder (its last SPCCL_FLIGHT_RECORDER calls and
+ * its peers' progress) as one line of JSON to path (created or truncated),
+ * or, path NULL, appended to SPCCL_DEBUG_FILE or stderr. spcclInvalidUsage
+ * when the recorder is off (SPCCL_FLIGHT_RECORDER=0). Safe while another
+ * thread is inside a call on comm. `spccl_info --dump` reads it. */
+spcclResult_t spcclCommDump(spcclComm_t comm, const char* path);
 
 /* ---- life after a failure (docs/fault-tolerance.md) ---- */
 /* Revokes comm on every rank, as ULFM's MPI_Comm_revoke: every pending and

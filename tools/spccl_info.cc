@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/knobs.h"
 #include "coll/collective.h"
+#include "flight_report.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/kernels.h"
 #include "sparse/cpu_calibration.h"
@@ -90,13 +92,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (std::strcmp(argv[i], "--topo") == 0) return spccl::info::printTopoReport();
+    if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc)
+      return spccl::info::printFlightReport(std::vector<std::string>(argv + i + 1, argv + argc));
     bool help = std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0;
     std::fprintf(help ? stdout : stderr,
-                 "usage: spccl_info [--markdown | --topo]\n"
+                 "usage: spccl_info [--markdown | --topo | --dump FILE...]\n"
                  "  prints the version, the optional features built in and every SPCCL_*\n"
                  "  variable; --markdown prints the variables as a Markdown table; --topo\n"
                  "  the host's topology (hwloc), the NICs and rails spccl would use here\n"
-                 "  and the CUDA devices\n");
+                 "  and the CUDA devices; --dump prints flight recorder dumps (spcclCommDump,\n"
+                 "  or SPCCL_DEBUG_FILE after a timeout, abort or crash) and, given several\n"
+                 "  ranks' dumps, which rank has not reached the call the others wait in\n");
     return help ? 0 : 2;
   }
   printReport();

@@ -18,6 +18,7 @@
 #include "core/bootstrap.h"
 #include "core/comm.h"
 #include "core/env_discovery.h"
+#include "core/flight_dump.h"
 #include "core/handshake.h"
 #include "core/staged_call.h"
 #include "spccl.h"
@@ -234,6 +235,10 @@ spcclResult_t spcclCommDestroy(spcclComm_t comm) {
 spcclResult_t spcclCommAbort(spcclComm_t comm) {
   return guardApi("spcclCommAbort", [&]() -> spcclResult_t {
     if (comm == nullptr) return spcclSuccess;
+    {
+      QuietFailures quiet;  // a recorder that is off has nothing to say here
+      dumpFlightRecorder(comm, nullptr, "spcclCommAbort");
+    }
     destroyComm(comm, true);
     return spcclSuccess;
   });

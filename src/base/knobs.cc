@@ -20,6 +20,10 @@ static const std::vector<KnobSpec> kKnobs = {
      "Subsystems to log: comma list of INIT,BOOTSTRAP,NET,COLL,ENV,TUNE,SPARSE,COMPRESS,MIGRATE; "
      "a leading ^ excludes"},
     {"SPCCL_DEBUG_FILE", "", "Write the log to this file instead of stderr (%h host, %p pid)"},
+    {"SPCCL_FLIGHT_RECORDER", "64",
+     "Collective calls each communicator remembers (the flight recorder), dumped as JSON to "
+     "SPCCL_DEBUG_FILE or stderr on a timeout, spcclCommAbort, a fatal signal or spcclCommDump; "
+     "0: off"},
     // launch and rendezvous
     {"SPCCL_RANK", "", "This process's rank (set by spcclrun; read by spcclCommInitFromEnv)"},
     {"SPCCL_NRANKS", "", "Number of ranks (set by spcclrun)"},

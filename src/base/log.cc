@@ -30,6 +30,7 @@ LogState& state() {
 }
 
 std::atomic<int> gLevel{-1};  // -1: not configured yet
+std::atomic<int> gFileDescriptor{2};
 
 struct SubsysName {
   const char* name;
@@ -100,6 +101,7 @@ void configureLocked(LogState& s) {
     if (f != nullptr) s.file = f;
   }
   s.configured = true;
+  gFileDescriptor.store(fileno(s.file));
   gLevel.store(static_cast<int>(s.level));
 }
 
@@ -109,6 +111,11 @@ void logReconfigure() {
   LogState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   configureLocked(s);
+}
+
+int logFileDescriptor() {
+  if (gLevel.load(std::memory_order_acquire) < 0) logReconfigure();
+  return gFileDescriptor.load(std::memory_order_acquire);
 }
 
 bool logEnabled(LogLevel level, unsigned subsys) {

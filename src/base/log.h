@@ -29,6 +29,9 @@ void logMessageV(LogLevel level, unsigned subsys, const char* file, int line, co
                  va_list args);
 // Re-reads the SPCCL_DEBUG* variables (tests change them at run time).
 void logReconfigure();
+// The file descriptor the log is written to (SPCCL_DEBUG_FILE, else
+// stderr's). After the first call, async-signal-safe (an atomic load).
+int logFileDescriptor();
 
 }  // namespace spccl
 

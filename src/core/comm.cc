@@ -22,6 +22,7 @@
 #include "core/revoke.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
+#include "runtime/flight_recorder.h"
 #include "sparse/comm_state.h"
 
 namespace spccl {
@@ -552,6 +553,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.checkRoots = mine.job.checkRoots != 0;
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
+  settings.flightRecords = flightRecorderCapacity();
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   std::vector<net::SockAddr> faultAddrs;
   for (const RankInfo& info : comm->ranks) faultAddrs.push_back(info.faultAddr);

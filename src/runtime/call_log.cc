@@ -8,19 +8,19 @@
 
 namespace spccl {
 
-namespace {
-
-bool reduces(CollType type) {
+bool collReduces(CollType type) {
   return type == CollType::AllReduce || type == CollType::Reduce ||
          type == CollType::ReduceScatter || type == CollType::SparseAllReduce ||
          type == CollType::CompressedAllReduce;
 }
 
-bool rooted(const CollSignature& signature) {
+bool collRooted(const CollSignature& signature) {
   return signature.root >= 0 &&
          (signature.type == CollType::Broadcast || signature.type == CollType::Reduce ||
           signature.type == CollType::Migration);
 }
+
+namespace {
 
 // "1.63 ms": three significant figures in the unit that fits.
 void formatDuration(double seconds, char* out, size_t size) {
@@ -51,10 +51,10 @@ void logCall(const Engine& engine, const CollSignature& signature, const CallCho
   }
   char extra[64] = "";
   int used = 0;
-  if (reduces(signature.type))
+  if (collReduces(signature.type))
     used = std::snprintf(extra, sizeof(extra), " op %s",
                          spcclOpName(static_cast<spcclRedOp_t>(signature.op)));
-  if (rooted(signature))
+  if (collRooted(signature))
     std::snprintf(extra + used, sizeof(extra) - static_cast<size_t>(used), " root %d",
                   signature.root);
   char took[32];

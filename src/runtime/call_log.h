@@ -25,6 +25,11 @@ struct CallRecord {
   spcclResult_t result = spcclSuccess;
 };
 
+// Whether the call has an op (reductions) / a root (rooted calls); the COLL
+// line and the flight recorder name them only then.
+bool collReduces(CollType type);
+bool collRooted(const CollSignature& signature);
+
 // Whether calls with this signature get a COLL line now.
 bool callLogEnabled(const CollSignature& signature);
 

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "runtime/call_log.h"
 #include "runtime/engine.h"
+#include "runtime/flight_recorder.h"
 
 namespace spccl {
 
@@ -27,15 +28,17 @@ const std::string& CollContext::denseAlgorithm() const { return engine_.settings
 const spcclCounters_t& CollContext::counters() const { return engine_.counters(); }
 
 void CollContext::noteChoice(const char* algorithm, std::string_view reason) {
+  if (FlightRecorder* flight = engine_.flightRecorder()) flight->noteAlgorithm(seq_, algorithm);
   if (choice_ == nullptr) return;
   choice_->algorithm = algorithm;
   choice_->reason.assign(reason);
 }
 
-spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
-                            const std::function<spcclResult_t(CollContext&)>& body) {
-  uint64_t seq = 0;
-  SPCCL_CHECK(engine.beginCollective(signature, &seq));
+namespace {
+
+// The call's body, with its COLL line when that is on.
+spcclResult_t runBody(Engine& engine, const CollSignature& signature, uint64_t seq,
+                      const std::function<spcclResult_t(CollContext&)>& body) {
   if (!callLogEnabled(signature)) {
     CollContext ctx(engine, signature, seq);
     return body(ctx);
@@ -51,6 +54,20 @@ spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
   record.bytesSent = engine.counters().bytesSent - sentBefore;
   record.result = result;
   logCall(engine, signature, choice, record);
+  return result;
+}
+
+}  // namespace
+
+spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
+                            const std::function<spcclResult_t(CollContext&)>& body) {
+  uint64_t seq = 0;
+  SPCCL_CHECK(engine.beginCollective(signature, &seq));
+  FlightRecorder* flight = engine.flightRecorder();
+  if (flight == nullptr) return runBody(engine, signature, seq, body);
+  flight->begin(seq, signature, engine.counters());
+  const spcclResult_t result = runBody(engine, signature, seq, body);
+  flight->end(seq, result, engine.counters());
   return result;
 }
 

@@ -100,7 +100,8 @@ class CollContext {
   // SPCCL_DEBUG_SUBSYS with COLL): build a reason for noteChoice only then.
   bool explainsChoice() const { return choice_ != nullptr; }
   // The algorithm this call runs (a table's name) and why, for that line;
-  // nothing when it is off. A later note replaces an earlier one.
+  // the reason is dropped when it is off. A later note replaces an earlier
+  // one. The flight recorder keeps the name (runtime/flight_recorder.h).
   void noteChoice(const char* algorithm, std::string_view reason = {});
 
  private:

@@ -9,6 +9,8 @@
 
 #include "base/check.h"
 #include "base/clock.h"
+#include "base/log.h"
+#include "runtime/flight_recorder.h"
 #include "runtime/lane_split.h"
 
 namespace spccl {
@@ -28,6 +30,9 @@ Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers
     peers_[i].payloadRecvRequests.assign(peers_[i].conn.lanes.size(), nullptr);
     peers_[i].controlClosed = peers_[i].conn.control.recvComm == nullptr;
   }
+  if (settings_.flightRecords > 0)
+    flight_ = std::make_unique<FlightRecorder>(settings_.flightRecords, settings_.commId,
+                                               settings_.rank, settings_.nranks);
 }
 
 Engine::~Engine() {
@@ -69,6 +74,12 @@ void* Engine::scratch(size_t bytes, int slot) {
     scratchSize_[slot] = size;
   }
   return scratch_[slot].get();
+}
+
+int Engine::peerIndex(const Peer& peer) const { return static_cast<int>(&peer - peers_.data()); }
+
+uint64_t Engine::collectiveSeq(const FrameHeader& header) {
+  return header.collType == static_cast<uint8_t>(CollType::SendRecv) ? 0 : header.seq;
 }
 
 spcclResult_t Engine::beginCollective(const CollSignature& signature, uint64_t* seq) {
@@ -301,6 +312,7 @@ spcclResult_t Engine::progressSend(Peer& peer) {
     op.state = OpState::Done;
     counters_.bytesSent += op.bytes;
     counters_.messagesSent += 1;
+    if (flight_) flight_->noteSent(peerIndex(peer), collectiveSeq(op.header), op.bytes);
     peer.sendQueue.pop_front();
   }
   return spcclSuccess;
@@ -436,6 +448,7 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
     op.flags = header.flags;
     counters_.bytesReceived += header.length;
     counters_.messagesReceived += 1;
+    if (flight_) flight_->noteReceived(peerIndex(peer), collectiveSeq(header), header.length);
     peer.recvQueue.pop_front();
     peer.headerParked = false;
   }
@@ -673,6 +686,10 @@ void Engine::abort(spcclResult_t code, const std::string& why) {
     sendAbortFrames(code, why);
   }
   failPendingOps();
+  if (flight_) {
+    flight_->failRunning(code, why);
+    if (code == spcclTimeout) flight_->dump(logFileDescriptor(), "timeout", why.c_str());
+  }
 }
 
 std::vector<unsigned char> Engine::textFrame(FrameKind kind, uint64_t seq, spcclResult_t code,

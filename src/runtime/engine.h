@@ -27,6 +27,8 @@ struct pollfd;
 
 namespace spccl {
 
+class FlightRecorder;
+
 // One connection pair to a peer.
 struct Lane {
   void* sendComm = nullptr;
@@ -58,6 +60,7 @@ struct EngineSettings {
   size_t stripeMinBytes = 256 << 10;  // SPCCL_NET_STRIPE_MIN_BYTES
   bool checkRoots = true;             // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
   std::string denseAlgorithm;         // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
+  size_t flightRecords = 0;           // SPCCL_FLIGHT_RECORDER (runtime/flight_recorder.h); 0: off
 };
 
 class Engine {
@@ -117,6 +120,10 @@ class Engine {
   bool broken() const { return brokenCode_ != spcclSuccess; }
 
   const spcclCounters_t& counters() const { return counters_; }
+  // The last calls and the peers' progress; nullptr when
+  // SPCCL_FLIGHT_RECORDER=0. Dumps itself when the engine breaks with
+  // spcclTimeout (its own deadline, or a peer's).
+  FlightRecorder* flightRecorder() const { return flight_.get(); }
   const std::string& peerName(int peer) const { return peers_[peer].conn.name; }
 
   // Shared resources for algorithms.
@@ -163,6 +170,10 @@ class Engine {
   };
 
   spcclResult_t allocOp(int* slot);
+  int peerIndex(const Peer& peer) const;
+  // The call number a frame belongs to, for the flight recorder; 0 for
+  // point-to-point frames, whose numbers count per peer.
+  static uint64_t collectiveSeq(const FrameHeader& header);
   spcclResult_t checkPeer(int peer, const char* what);
   spcclResult_t progressAll();
   spcclResult_t progressSend(Peer& peer);
@@ -233,6 +244,7 @@ class Engine {
   LinkModel linkModel_;
   std::vector<std::unique_ptr<unsigned char[]>> scratch_;
   std::vector<size_t> scratchSize_;
+  std::unique_ptr<FlightRecorder> flight_;
 };
 
 }  // namespace spccl
