@@ -25,11 +25,13 @@ done
 command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang (scripts/install-deps.sh)" >&2; exit 2; }
 
 build=build-fuzz
+configure_log=$(mktemp)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSPCCL_BUILD_FUZZERS=ON \
   -DSPCCL_BUILD_TESTS=OFF -DSPCCL_BUILD_PERF=OFF -DSPCCL_BUILD_PYTHON=OFF \
-  -DSPCCL_BUILD_CUDA=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 1; }
+  -DSPCCL_BUILD_CUDA=OFF >"$configure_log" 2>&1 ||
+  { cat "$configure_log"; exit 1; }
+rm -f "$configure_log"
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
 cmake --build "$build" -j"${SPCCL_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}"
@@ -54,15 +56,16 @@ for h in "${harnesses[@]}"; do
   "$build/tests/fuzz/fuzz_$h" -max_total_time="$seconds" -rss_limit_mb="${SPCCL_FUZZ_RSS_MB:-2048}" \
     -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/$h-" "$corpus" >"$log" 2>&1 ||
     rc=$?
-  stat() { grep -m1 "^stat::$1:" "$log" | awk '{print $2}'; }
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+  stat() { grep -m1 "^stat::$1:" "$log" | awk '{print $2}' || true; }
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)
   crashes=$(( $(find "$artifacts" -name "$h-*" | wc -l) - before ))
   [ "$rc" -eq 0 ] || [ "$crashes" -gt 0 ] || crashes="1 (exit $rc)"
   printf '%-12s %12s %9s %9s %8s %s\n' "$h" "$(stat number_of_executed_units)" \
     "$(stat average_exec_per_sec)" "$(stat new_units_added)" "${cov:-?}" "$crashes"
   if [ "$rc" -ne 0 ]; then
     status=1
-    grep -E 'ERROR: |runtime error|invariant failed|Test unit written' "$log" | head -5 | sed 's/^/    /'
+    grep -E 'ERROR: |runtime error|invariant failed|Test unit written' "$log" | head -5 |
+      sed 's/^/    /' || true
     cp "$log" "$artifacts/$h.log"
     echo "    full log: $artifacts/$h.log"
   fi

@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<unsigned char> received = in.rest();
   FrameHeader header;
   std::memset(&header, 0, sizeof(header));
-  std::memcpy(&header, received.data(), std::min(received.size(), sizeof(header)));
+  if (!received.empty())
+    std::memcpy(&header, received.data(), std::min(received.size(), sizeof(header)));
   // Describing a peer's signature (mismatch messages) must work on any bytes.
   const std::string theirs = header.signature().describe();
   SPCCL_FUZZ_CHECK(!theirs.empty());

@@ -43,7 +43,7 @@ void laneHello(fuzz::Input& in) {
   std::vector<unsigned char> bytes = in.rest();
   LaneHello hello;
   std::memset(&hello, 0, sizeof(hello));
-  std::memcpy(&hello, bytes.data(), std::min(bytes.size(), sizeof(hello)));
+  if (!bytes.empty()) std::memcpy(&hello, bytes.data(), std::min(bytes.size(), sizeof(hello)));
   const FrameHeader& h = hello.header;
   const bool fieldsValid = bytes.size() == sizeof(hello) && h.magic == kFrameMagic &&
                            h.kind == static_cast<uint16_t>(FrameKind::Hello) &&

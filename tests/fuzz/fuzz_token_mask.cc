@@ -28,6 +28,8 @@ void maskRows(fuzz::Input& in, size_t tokens, size_t rowBytes, spcclPrunePolicy_
     SPCCL_FUZZ_CHECK(rows[i] < tokens && mask[rows[i]] != 0);
     SPCCL_FUZZ_CHECK(i == 0 || rows[i] > rows[i - 1]);
   }
+  // token_allreduce.cc packs only a non-empty count of elements.
+  if (rows.empty() || rowBytes == 0) return;
   std::vector<unsigned char> tensor(tokens * rowBytes);
   for (size_t i = 0; i < tensor.size(); ++i) tensor[i] = static_cast<unsigned char>(i * 31 + 7);
   // Exactly rows.size() rows packed: nothing written past them.
