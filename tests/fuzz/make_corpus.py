@@ -197,10 +197,23 @@ def side_channel():
     }
 
 
+def tcp_stream():
+    def msg(payload):
+        return struct.pack("<Q", len(payload)) + payload
+    def caps(*c):
+        return bytes([len(c) - 1]) + b"".join(struct.pack("<H", x) for x in c)
+    return {
+        "two": caps(16, 8) + msg(b"hello") + msg(b""),
+        "exact": caps(4, 4, 4) + msg(b"abcd") + msg(b"efgh") + msg(b"ijkl"),
+        "oversize": caps(4) + msg(b"too long"),
+        "truncated": caps(64) + struct.pack("<Q", 32) + b"short",
+    }
+
+
 def main():
     makers = {"frame": frame, "handshake": handshake, "unique_id": unique_id, "sparse": sparse,
               "compress": compress, "token_mask": token_mask, "npy": npy, "knobs": knobs,
-              "side_channel": side_channel}
+              "side_channel": side_channel, "tcp_stream": tcp_stream}
     for name, make in makers.items():
         folder = os.path.join(CORPUS, name)
         shutil.rmtree(folder, ignore_errors=True)
