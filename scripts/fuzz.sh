@@ -16,7 +16,8 @@ if [ $# -lt 1 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
 fi
 seconds=$1
 shift
-all=(frame handshake unique_id sparse compress token_mask npy knobs side_channel tcp_stream)
+all=(frame handshake unique_id sparse compress token_mask npy knobs side_channel tcp_stream
+     shm_stream)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 for h in "${harnesses[@]}"; do

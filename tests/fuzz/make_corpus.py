@@ -210,10 +210,28 @@ def tcp_stream():
     }
 
 
+def shm_stream():
+    hello = struct.pack("<Ii", 0x5350534D, 1234)
+    def inline(payload):
+        return struct.pack("<QB", len(payload), 1) + payload
+    def remote(payload, address=0x7f0000001000):
+        return struct.pack("<QBQ", len(payload), 2, address) + payload
+    def caps(*c):
+        return bytes([len(c) - 1]) + b"".join(struct.pack("<H", x) for x in c)
+    return {
+        "inline": caps(16, 8) + hello + inline(b"hello") + inline(b""),
+        "remote_refused": caps(32, 32) + hello + remote(b"streamed after kNak") + inline(b"x"),
+        "bad_hello": caps(4) + struct.pack("<Ii", 0x1234, 1) + inline(b"abcd"),
+        "bad_mode": caps(4) + hello + struct.pack("<QB", 1, 3) + b"z",
+        "oversize": caps(2) + hello + inline(b"abc"),
+    }
+
+
 def main():
     makers = {"frame": frame, "handshake": handshake, "unique_id": unique_id, "sparse": sparse,
               "compress": compress, "token_mask": token_mask, "npy": npy, "knobs": knobs,
-              "side_channel": side_channel, "tcp_stream": tcp_stream}
+              "side_channel": side_channel, "tcp_stream": tcp_stream,
+              "shm_stream": shm_stream}
     for name, make in makers.items():
         folder = os.path.join(CORPUS, name)
         shutil.rmtree(folder, ignore_errors=True)
