@@ -2,7 +2,7 @@
 // receive side: the sender's Hello, then per message [u64 length][u8 mode]
 // and, for a remote message, the sender's address. Remote reads are refused
 // here (shmRefuseRemoteReadsForTesting), so each remote message is answered
-// kNak and its payload streamed, as when ptrace rules forbid
+// kNak (an empty one kAck) and its payload streamed, as when ptrace rules forbid
 // process_vm_readv. The peer is the other end of a socketpair that sends
 // the input's stream and shuts down its writing side.
 // Input: [receives u8][capacity u16 per receive][stream bytes].
@@ -86,7 +86,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       at += sizeof(uint64_t);
-      answers += shm::kNak;
+      // Nothing to copy is a successful copy (an honest sender never sends
+      // an empty message remote: only those above SPCCL_SHM_INLINE_BYTES).
+      answers += length == 0 ? shm::kAck : shm::kNak;
     }
     if (stream.size() - at < length) {
       modelFails = true;
@@ -99,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   SPCCL_FUZZ_CHECK(modelFails == (res != spcclSuccess));
   for (size_t i = completed; i < receives; ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
-  // Each remote descriptor read was answered, kNak, in order.
+  // Each remote descriptor read was answered, in order.
   std::string got(answers.size() + 1, '\0');
   const ssize_t n = ::recv(fds[1], got.data(), got.size(), MSG_DONTWAIT);
   got.resize(n > 0 ? static_cast<size_t>(n) : 0);

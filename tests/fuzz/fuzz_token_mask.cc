@@ -80,10 +80,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const size_t tokens = in.take<uint16_t>() % 4096;
-  const size_t rowBytes = in.take<uint8_t>() % 33;
+  const size_t tokens = in.take<uint16_t>() % 1024;
+  const size_t rowBytes = in.take<uint8_t>() % 17;
   const uint8_t policy = in.take<uint8_t>();
-  const size_t keep = in.take<uint16_t>() % 4200;
+  const size_t keep = in.take<uint16_t>() % 1100;
   if (policy & 0x80)
     topTokens(in, tokens, keep);
   else
