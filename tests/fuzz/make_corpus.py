@@ -227,11 +227,34 @@ def shm_stream():
     }
 
 
+def sparse_call():
+    # SparseCallHeader on x86-64 (src/sparse/call_agreement.h): 456 bytes.
+    def header(nnz, hashes, stages=0, gammas=(), last_algorithm=-1, last_seconds=0.0):
+        h = struct.pack("<QQiiii", nnz, 7, 0, 0, 0, 1)
+        h += struct.pack("<Q", len(hashes)) + b"".join(
+            struct.pack("<Q", x) for x in hashes).ljust(32 * 8, b"\0")
+        h += struct.pack("<ii", stages, 0)
+        h += b"".join(struct.pack("<d", g) for g in gammas).ljust(16 * 8, b"\0")
+        h += struct.pack("<iidi", last_algorithm, 0, last_seconds, 0) + bytes(4)
+        assert len(h) == 456, len(h)
+        return h
+    full = [i * 0x0400000000000000 + 5 for i in range(32)]
+    return {
+        "small_sets": bytes([1]) + struct.pack("<d", 0.01) + header(3, [10, 20, 30]) +
+                      header(2, [20, 40]),
+        "full_sketches": bytes([2]) + struct.pack("<d", 0.2) + header(1000, full) +
+                         header(900, [x + 1 for x in full]) + header(800, full),
+        "stages": bytes([1]) + struct.pack("<d", 0.05) +
+                  header(10, [1], 3, (0.5, 0.75, 1.0), 1, 0.002) +
+                  header(12, [2], 2, (0.4, 0.6), 1, 0.003),
+    }
+
+
 def main():
     makers = {"frame": frame, "handshake": handshake, "unique_id": unique_id, "sparse": sparse,
               "compress": compress, "token_mask": token_mask, "npy": npy, "knobs": knobs,
               "side_channel": side_channel, "tcp_stream": tcp_stream,
-              "shm_stream": shm_stream}
+              "shm_stream": shm_stream, "sparse_call": sparse_call}
     for name, make in makers.items():
         folder = os.path.join(CORPUS, name)
         shutil.rmtree(folder, ignore_errors=True)
