@@ -17,7 +17,7 @@ fi
 seconds=$1
 shift
 all=(frame handshake unique_id sparse compress token_mask npy knobs side_channel tcp_stream
-     shm_stream sparse_call)
+     shm_stream sparse_call rank_table)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 for h in "${harnesses[@]}"; do

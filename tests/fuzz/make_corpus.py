@@ -250,11 +250,31 @@ def sparse_call():
     }
 
 
+def rank_table():
+    # RankInfo on x86-64 (src/core/bootstrap.h): 1704 bytes, JobSettings at 88.
+    def info(rank, nranks, transport=b"tcp", algorithm=b"", chunk=1 << 20, stripe=256 << 10):
+        r = bytearray(RANK_INFO_BYTES)
+        struct.pack_into("<iii", r, 0, rank, nranks, 1000 + rank)
+        r[24:24 + 6] = b"node%d" % rank + b"\0"
+        job = transport.ljust(32, b"\0") + algorithm.ljust(64, b"\0")
+        job += struct.pack("<QQii", chunk, stripe, 1, 1)
+        r[88:88 + len(job)] = job
+        return bytes(r)
+    # The last entry stops after its settings (the harness zero-fills it).
+    last = lambda *a, **k: info(*a, **k)[:200]
+    return {
+        "agree": bytes([1, 0]) + info(0, 2) + last(1, 2),
+        "algorithm_differs": bytes([1, 1]) + info(0, 2, algorithm=b"ring") + last(1, 2),
+        "chunk_differs": bytes([1, 1]) + info(0, 2) + last(1, 2, chunk=4096),
+    }
+
+
 def main():
     makers = {"frame": frame, "handshake": handshake, "unique_id": unique_id, "sparse": sparse,
               "compress": compress, "token_mask": token_mask, "npy": npy, "knobs": knobs,
               "side_channel": side_channel, "tcp_stream": tcp_stream,
-              "shm_stream": shm_stream, "sparse_call": sparse_call}
+              "shm_stream": shm_stream, "sparse_call": sparse_call,
+              "rank_table": rank_table}
     for name, make in makers.items():
         folder = os.path.join(CORPUS, name)
         shutil.rmtree(folder, ignore_errors=True)
