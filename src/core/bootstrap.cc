@@ -362,6 +362,13 @@ uint64_t randomU64() {
   return value;
 }
 
+void terminateRankInfoText(RankInfo* info) {
+  info->hostname[sizeof(info->hostname) - 1] = '\0';
+  info->setupError[sizeof(info->setupError) - 1] = '\0';
+  info->job.transport[sizeof(info->job.transport) - 1] = '\0';
+  info->job.algorithm[sizeof(info->job.algorithm) - 1] = '\0';
+}
+
 bool helloAcceptable(const ClientHello& h, uint64_t commId) {
   return h.magic == kUniqueIdMagic && h.version == kHandshakeVersion &&
          h.infoBytes == sizeof(RankInfo) && h.commId == commId && h.nranks >= 1 && h.rank >= 0 &&
@@ -491,6 +498,7 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
     reply.message[sizeof(reply.message) - 1] = '\0';
     return SPCCL_FAIL(static_cast<spcclResult_t>(reply.status), "%s", reply.message);
   }
+  for (RankInfo& info : table) terminateRankInfoText(&info);
   *all = std::move(table);
   return spcclSuccess;
 }

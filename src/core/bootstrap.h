@@ -102,6 +102,11 @@ struct RootReply {
 // (the first bytes from an unauthenticated peer; tests/fuzz/fuzz_handshake.cc).
 bool helloAcceptable(const ClientHello& hello, uint64_t commId);
 
+// Ends each text field of a RankInfo received in the table (hostname,
+// setupError, the settings' transport and algorithm) with a NUL, whatever
+// the rank sent: they are printed with %s and copied into strings.
+void terminateRankInfoText(RankInfo* info);
+
 // Starts the rendezvous root in a background thread on an already
 // listening socket; it serves one rendezvous (the size comes from the first
 // rank that authenticates) and exits. It serves every connection at once

@@ -1,7 +1,8 @@
 // The rendezvous table's shared settings (src/core/job_settings.h): every
 // rank's RankInfo arrives from the root as bytes, and communicator
 // creation compares their JobSettings (checkJobSettingsAgree), text fields
-// included. Input: [ranks u8][me u8][a RankInfo per rank].
+// included; the text fields are then terminated as rendezvousOnce does
+// (terminateRankInfoText, core/bootstrap.h). Input: [ranks u8][me u8][a RankInfo per rank].
 #include <vector>
 
 #include "core/bootstrap.h"
@@ -26,6 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!bytes.empty()) std::memcpy(&r, bytes.data(), bytes.size());
   }
   const spcclResult_t res = checkJobSettingsAgree(ranks, me);
+  // What rendezvousOnce does to the table before anything prints it.
+  for (RankInfo& r : ranks) {
+    terminateRankInfoText(&r);
+    SPCCL_FUZZ_CHECK(std::strlen(r.hostname) < sizeof(r.hostname));
+    SPCCL_FUZZ_CHECK(std::strlen(r.setupError) < sizeof(r.setupError));
+    SPCCL_FUZZ_CHECK(std::strlen(r.job.transport) < sizeof(r.job.transport));
+    SPCCL_FUZZ_CHECK(std::strlen(r.job.algorithm) < sizeof(r.job.algorithm));
+  }
   // Identical settings on every rank always agree.
   if (n > 1 && std::memcmp(&ranks[0].job, &ranks[1].job, sizeof(JobSettings)) == 0 &&
       (n < 3 || std::memcmp(&ranks[0].job, &ranks[2].job, sizeof(JobSettings)) == 0))
