@@ -27,6 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!bytes.empty()) std::memcpy(&r, bytes.data(), bytes.size());
   }
   const spcclResult_t res = checkJobSettingsAgree(ranks, me);
+  // Identical settings on every rank always agree.
+  if (n > 1 && std::memcmp(&ranks[0].job, &ranks[1].job, sizeof(JobSettings)) == 0 &&
+      (n < 3 || std::memcmp(&ranks[0].job, &ranks[2].job, sizeof(JobSettings)) == 0))
+    SPCCL_FUZZ_CHECK(res == spcclSuccess);
   // What rendezvousOnce does to the table before anything prints it.
   for (RankInfo& r : ranks) {
     terminateRankInfoText(&r);
@@ -35,9 +39,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SPCCL_FUZZ_CHECK(std::strlen(r.job.transport) < sizeof(r.job.transport));
     SPCCL_FUZZ_CHECK(std::strlen(r.job.algorithm) < sizeof(r.job.algorithm));
   }
-  // Identical settings on every rank always agree.
-  if (n > 1 && std::memcmp(&ranks[0].job, &ranks[1].job, sizeof(JobSettings)) == 0 &&
-      (n < 3 || std::memcmp(&ranks[0].job, &ranks[2].job, sizeof(JobSettings)) == 0))
-    SPCCL_FUZZ_CHECK(res == spcclSuccess);
   return 0;
 }
