@@ -6,7 +6,9 @@
 #          libibverbs (optional transport plugins), pybind11, numpy, pytest,
 #          PyTorch (the Python bindings and their tests), python3-venv and
 #          python3-pip (the wheel test), python3-mypy (the stub checks),
-#          clang-format and clang-tidy (the checks .ci/run makes), Slurm and
+#          clang-format and clang-tidy (the checks .ci/run makes), clang and
+#          libclang-rt-14-dev (libFuzzer and the sanitizer runtimes for
+#          scripts/fuzz.sh's harnesses, tests/fuzz), Slurm and
 #          MUNGE (ctest slurm_cluster runs a throw-away cluster on the netns
 #          testbed) (default)
 #   bench: build + PyTorch (Gloo peer), numpy, matplotlib
@@ -17,6 +19,7 @@ packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-torch
           python3-venv python3-pip python3-mypy
           libopenblas-dev libucx-dev libibverbs-dev clang-format clang-tidy
+          clang libclang-rt-14-dev
           slurm-wlm munge)
 if [ "$what" = bench ]; then
   packages+=(python3-torch python3-numpy python3-matplotlib)

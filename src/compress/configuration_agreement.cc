@@ -19,9 +19,13 @@ ConfigurationHeader ConfigurationHeader::of(const CompressedCall& call) {
 }
 
 std::string ConfigurationHeader::describe() const {
+  // A peer's header holds any int: one outside spcclCompressSchedule_t's
+  // values (a negative one) must not be loaded through the enum type.
+  const bool knownSchedule = schedule >= 0 && schedule < spcclNumCompressSchedules;
   return std::string("codec ") + codecName(static_cast<kernels::Codec>(codec)) + ", bits " +
          std::to_string(bits) + ", blockSize " + std::to_string(blockSize) + ", schedule " +
-         compressScheduleName(static_cast<spcclCompressSchedule_t>(schedule));
+         (knownSchedule ? compressScheduleName(static_cast<spcclCompressSchedule_t>(schedule))
+                        : "unknown (" + std::to_string(schedule) + ")");
 }
 
 spcclResult_t agreeOnConfiguration(CollContext& ctx, const CompressedCall& call) {

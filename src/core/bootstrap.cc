@@ -25,42 +25,6 @@ namespace spccl {
 
 namespace {
 
-// The rendezvous handshake (docs/security.md):
-//   rank -> root  ClientHello     magic, version, rank, nranks, commId, nonceC
-//   root -> rank  RootChallenge   nonceS, MAC_root(nonceC, nonceS, hello)
-//   rank -> root  ClientProof     MAC_client(nonceC, nonceS, hello | info), info
-//   root -> rank  RootReply, the table (on success), MAC_reply(nonceC, nonceS, reply | table)
-// Each MAC binds its role, the communicator id and both ranks (the root is
-// rank -1), so a replayed or reflected message never verifies.
-struct ClientHello {
-  uint32_t magic;
-  uint32_t version;
-  int32_t rank;
-  int32_t nranks;
-  uint32_t infoBytes;
-  uint32_t reserved;
-  uint64_t commId;
-  Nonce nonce;
-};
-
-struct RootChallenge {
-  uint32_t magic;
-  uint32_t version;
-  Nonce nonce;
-  Mac mac;
-};
-
-struct ClientProof {
-  Mac mac;
-  RankInfo info;
-};
-
-struct RootReply {
-  uint32_t status;  // spcclResult_t
-  uint32_t nranks;
-  char message[256];
-};
-
 uint64_t fnv1a(const void* data, size_t size, uint64_t hash = 1469598103934665603ull) {
   const unsigned char* bytes = static_cast<const unsigned char*>(data);
   for (size_t i = 0; i < size; ++i) {
@@ -281,9 +245,7 @@ class RendezvousRoot {
 
   void onHello(RootConnection& c) {
     const ClientHello& h = c.hello;
-    if (h.magic != kUniqueIdMagic || h.version != kHandshakeVersion ||
-        h.infoBytes != sizeof(RankInfo) || h.commId != commId_ || h.nranks < 1 || h.rank < 0 ||
-        h.rank >= h.nranks) {
+    if (!helloAcceptable(h, commId_)) {
       refuse(c, "not a rendezvous hello of this communicator (protocol, version or id)");
       return;
     }
@@ -398,6 +360,19 @@ uint64_t randomU64() {
       value = static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
               static_cast<uint64_t>(monotonicMs());
   return value;
+}
+
+void terminateRankInfoText(RankInfo* info) {
+  info->hostname[sizeof(info->hostname) - 1] = '\0';
+  info->setupError[sizeof(info->setupError) - 1] = '\0';
+  info->job.transport[sizeof(info->job.transport) - 1] = '\0';
+  info->job.algorithm[sizeof(info->job.algorithm) - 1] = '\0';
+}
+
+bool helloAcceptable(const ClientHello& h, uint64_t commId) {
+  return h.magic == kUniqueIdMagic && h.version == kHandshakeVersion &&
+         h.infoBytes == sizeof(RankInfo) && h.commId == commId && h.nranks >= 1 && h.rank >= 0 &&
+         h.rank < h.nranks;
 }
 
 spcclUniqueId encodeUniqueId(const UniqueIdContents& contents) {
@@ -529,6 +504,7 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
     reply.message[sizeof(reply.message) - 1] = '\0';
     return SPCCL_FAIL(static_cast<spcclResult_t>(reply.status), "%s", reply.message);
   }
+  for (RankInfo& info : table) terminateRankInfoText(&info);
   *all = std::move(table);
   return spcclSuccess;
 }

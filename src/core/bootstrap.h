@@ -65,6 +65,51 @@ struct RankInfo {
   net::SockAddr faultAddr{};
 };
 
+// The rendezvous handshake (docs/security.md):
+//   rank -> root  ClientHello     magic, version, rank, nranks, commId, nonceC
+//   root -> rank  RootChallenge   nonceS, MAC_root(nonceC, nonceS, hello)
+//   rank -> root  ClientProof     MAC_client(nonceC, nonceS, hello | info), info
+//   root -> rank  RootReply, the table (on success), MAC_reply(nonceC, nonceS, reply | table)
+// Each MAC binds its role, the communicator id and both ranks (the root is
+// rank -1), so a replayed or reflected message never verifies.
+struct ClientHello {
+  uint32_t magic;
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  uint32_t infoBytes;
+  uint32_t reserved;
+  uint64_t commId;
+  Nonce nonce;
+};
+
+struct RootChallenge {
+  uint32_t magic;
+  uint32_t version;
+  Nonce nonce;
+  Mac mac;
+};
+
+struct ClientProof {
+  Mac mac;
+  RankInfo info;
+};
+
+struct RootReply {
+  uint32_t status;  // spcclResult_t
+  uint32_t nranks;
+  char message[256];
+};
+
+// The root's check of a hello, before it spends a nonce and a MAC on it
+// (the first bytes from an unauthenticated peer; tests/fuzz/fuzz_handshake.cc).
+bool helloAcceptable(const ClientHello& hello, uint64_t commId);
+
+// Ends each text field of a RankInfo received in the table (hostname,
+// setupError, the settings' transport and algorithm) with a NUL, whatever
+// the rank sent: they are printed with %s and copied into strings.
+void terminateRankInfoText(RankInfo* info);
+
 // Starts the rendezvous root in a background thread on an already
 // listening socket; it serves one rendezvous (the size comes from the first
 // rank that authenticates) and exits. It serves every connection at once

@@ -42,19 +42,6 @@ struct Listener {
   void* comm = nullptr;
 };
 
-// The first message on every lane and control connection: a frame header
-// naming the sender's rank and lane, the sender's fresh nonce, and
-// HMAC(secret, DataConnect | commId | src | dst | lane | acceptor's
-// laneNonce | nonce | header). The acceptor's laneNonce is fresh per
-// communicator and reached the sender through the authenticated
-// rendezvous, so a hello recorded from another communicator never verifies,
-// and the secret itself is never sent.
-struct LaneHello {
-  FrameHeader header;
-  Nonce nonce;
-  Mac mac;
-};
-
 // An accepted connection whose hello has not arrived yet.
 struct PendingAccept {
   const spcclNet_v2_t* net = nullptr;
@@ -249,29 +236,6 @@ spcclResult_t connectLanes(spcclComm& comm, int peer, PeerConnection* conn,
   return spcclSuccess;
 }
 
-// A hello names a lane (or the control connection) this rank expects from
-// that peer and has not accepted yet.
-bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
-                  const unsigned char* buffer, size_t size) {
-  LaneHello hello;
-  if (size != sizeof(hello)) return false;
-  std::memcpy(&hello, buffer, sizeof(hello));
-  const FrameHeader& header = hello.header;
-  if (header.magic != kFrameMagic || header.kind != static_cast<uint16_t>(FrameKind::Hello) ||
-      header.commId != comm.commId || header.srcRank < 0 || header.srcRank >= comm.nranks ||
-      header.srcRank == comm.rank)
-    return false;
-  PeerConnection& from = peers[header.srcRank];
-  if (header.step != kControlHelloStep && header.step >= from.lanes.size()) return false;
-  Mac expected{};
-  if (handshakeMac(comm.secret, laneContext(comm, header.srcRank, comm.rank, header.step),
-                   laneNonceOf(comm.ranks[comm.rank]), hello.nonce, &header, sizeof(header),
-                   &expected) != spcclSuccess ||
-      !macEqual(expected, hello.mac))
-    return false;
-  return laneOfHello(from, header.step).recvComm == nullptr;
-}
-
 // "host:port" -> "host" ("[v6]:port" -> "[v6]").
 std::string sourceOf(const std::string& where) {
   size_t colon = where.rfind(':');
@@ -435,6 +399,27 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
 }
 
 }  // namespace
+
+bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
+                  const unsigned char* buffer, size_t size) {
+  LaneHello hello;
+  if (size != sizeof(hello)) return false;
+  std::memcpy(&hello, buffer, sizeof(hello));
+  const FrameHeader& header = hello.header;
+  if (header.magic != kFrameMagic || header.kind != static_cast<uint16_t>(FrameKind::Hello) ||
+      header.commId != comm.commId || header.srcRank < 0 || header.srcRank >= comm.nranks ||
+      header.srcRank == comm.rank)
+    return false;
+  PeerConnection& from = peers[header.srcRank];
+  if (header.step != kControlHelloStep && header.step >= from.lanes.size()) return false;
+  Mac expected{};
+  if (handshakeMac(comm.secret, laneContext(comm, header.srcRank, comm.rank, header.step),
+                   laneNonceOf(comm.ranks[comm.rank]), hello.nonce, &header, sizeof(header),
+                   &expected) != spcclSuccess ||
+      !macEqual(expected, hello.mac))
+    return false;
+  return laneOfHello(from, header.step).recvComm == nullptr;
+}
 
 spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) {
   knobsEchoOnce();

@@ -113,6 +113,29 @@ struct spcclRequest {
 
 namespace spccl {
 
+// The first message on every lane and control connection: a frame header
+// naming the sender's rank and lane, the sender's fresh nonce, and
+// HMAC(secret, DataConnect | commId | src | dst | lane | acceptor's
+// laneNonce | nonce | header). The acceptor's laneNonce is fresh per
+// communicator and reached the sender through the authenticated
+// rendezvous, so a hello recorded from another communicator never verifies,
+// and the secret itself is never sent.
+struct LaneHello {
+  FrameHeader header;
+  Nonce nonce;
+  Mac mac;
+};
+
+static_assert(sizeof(LaneHello) == sizeof(FrameHeader) + kNonceBytes + kMacBytes);
+
+// Whether `size` bytes received on an accepted connection are a LaneHello
+// for a lane (or the control connection) this rank expects from that peer
+// and has not accepted yet: right rank range, lane, communicator, and a MAC
+// over this rank's laneNonce. The first bytes from an unauthenticated peer
+// (tests/fuzz/fuzz_handshake.cc).
+bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
+                  const unsigned char* buffer, size_t size);
+
 // Creates the communicator: rendezvous, connections to every peer,
 // link profiling. On failure *comm is untouched and everything is released.
 spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "base/check.h"
@@ -20,6 +21,13 @@ void copyText(char (&field)[N], const std::string& text) {
   std::snprintf(field, N, "%s", text.c_str());
 }
 
+// A text field of another rank's settings: the table arrives as bytes, so
+// its NUL is not to be relied on.
+template <size_t N>
+std::string textOf(const char (&field)[N]) {
+  return std::string(field, strnlen(field, N));
+}
+
 // One setting, shown as text for the comparison and the message.
 struct SettingView {
   const char* knob;
@@ -27,9 +35,9 @@ struct SettingView {
 };
 
 const SettingView kSettings[] = {
-    {"SPCCL_TRANSPORT", [](const JobSettings& s) { return std::string(s.transport); }},
+    {"SPCCL_TRANSPORT", [](const JobSettings& s) { return textOf(s.transport); }},
     {"SPCCL_ALGO",
-     [](const JobSettings& s) { return s.algorithm[0] ? std::string(s.algorithm) : "(model)"; }},
+     [](const JobSettings& s) { return s.algorithm[0] ? textOf(s.algorithm) : "(model)"; }},
     {"SPCCL_CHUNK_BYTES", [](const JobSettings& s) { return std::to_string(s.chunkBytes); }},
     {"SPCCL_NET_STRIPE_MIN_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},

@@ -13,7 +13,7 @@
 namespace spccl::sparse {
 namespace {
 
-size_t bitmapBytes(uint64_t universe) { return static_cast<size_t>((universe + 7) / 8); }
+size_t bitmapBytes(uint64_t universe) { return bitmapMapBytes(universe); }
 
 }  // namespace
 

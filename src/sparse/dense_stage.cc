@@ -39,7 +39,7 @@ struct MessageCursor {
     }
     std::memset(block, 0, length * s);
     if (encoding == Encoding::Bitmap) {
-      const size_t mapBytes = static_cast<size_t>((body.universe + 7) / 8);
+      const size_t mapBytes = bitmapMapBytes(body.universe);
       const unsigned char* values = body.data + mapBytes;
       for (size_t word = 0; word * 64 < length; ++word) {
         const size_t at = base / 8 + word * 8;
@@ -59,13 +59,15 @@ struct MessageCursor {
 
 spcclResult_t checkBody(Encoding encoding, const MessageBody& body) {
   const size_t s = body.valueBytes;
-  const size_t mapBytes = static_cast<size_t>((body.universe + 7) / 8);
-  if (encoding == Encoding::Dense && body.bytes != body.universe * s)
+  const size_t mapBytes = bitmapMapBytes(body.universe);
+  // In 128 bits: a universe or nnz near 2^64 must not wrap to a small size.
+  if (encoding == Encoding::Dense &&
+      body.bytes != static_cast<unsigned __int128>(body.universe) * s)
     return SPCCL_FAIL(spcclRemoteError,
                       "sparse Dense message: body of %zu bytes, expected %llu values", body.bytes,
                       static_cast<unsigned long long>(body.universe));
   if (encoding != Encoding::Bitmap) return spcclSuccess;
-  if (body.bytes != mapBytes + body.nnz * s)
+  if (body.bytes != mapBytes + static_cast<unsigned __int128>(body.nnz) * s)
     return SPCCL_FAIL(spcclRemoteError,
                       "sparse Bitmap message: body of %zu bytes, expected %llu for nnz %llu",
                       body.bytes, static_cast<unsigned long long>(mapBytes + body.nnz * s),

@@ -2,6 +2,8 @@
 // 2.6 (2)) and dispatch to the codecs of encoding_codecs.h.
 #include "sparse/encoding.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "base/check.h"
@@ -22,7 +24,7 @@ size_t bodyBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueB
     case Encoding::Coo:
       return nnz * cooPositionBytes(universe) + valueTotal;
     case Encoding::Bitmap:
-      return static_cast<size_t>((universe + 7) / 8) + valueTotal;
+      return bitmapMapBytes(universe) + valueTotal;
     case Encoding::Packed:
       // Without the positions: every gap is below U, so no varint is longer
       // than U - 1's.
@@ -30,7 +32,10 @@ size_t bodyBytes(Encoding encoding, size_t nnz, uint64_t universe, size_t valueB
                                          : nnz * varintBytes(universe > 0 ? universe - 1 : 0)) +
              valueTotal;
     case Encoding::Dense:
-      return static_cast<size_t>(universe) * valueBytes;
+      // Saturated: a wrapped product would make Dense look cheapest.
+      return universe > SIZE_MAX / std::max<size_t>(valueBytes, 1)
+                 ? SIZE_MAX
+                 : static_cast<size_t>(universe) * valueBytes;
   }
   return 0;
 }

@@ -45,6 +45,12 @@ spcclResult_t decodeCoo(const MessageBody& body, std::vector<uint64_t>* position
 
 // Bitmap: ceil(U/8) bytes, bit i (byte i/8, bit i%8) = position i present;
 // then the values in ascending position order.
+// ceil(U/8) without the wrap of (U + 7) / 8 for a universe within 7 of
+// 2^64, which made a 0-byte map (the receiver read before its message,
+// the sender wrote past its buffer).
+constexpr size_t bitmapMapBytes(uint64_t universe) {
+  return static_cast<size_t>(universe / 8 + (universe % 8 != 0));
+}
 void encodeBitmap(const uint64_t* positions, const unsigned char* values, size_t nnz,
                   uint64_t universe, size_t valueBytes, unsigned char* out);
 spcclResult_t decodeBitmap(const MessageBody& body, std::vector<uint64_t>* positions,

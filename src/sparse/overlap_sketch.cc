@@ -27,8 +27,11 @@ double estimateUnionSize(std::span<const OverlapSketch> sketches, std::span<cons
   std::vector<uint64_t> all;
   bool complete = true;  // every set fits its sketch: the union is counted exactly
   for (size_t r = 0; r < sketches.size(); ++r) {
-    all.insert(all.end(), sketches[r].hashes, sketches[r].hashes + sketches[r].count);
-    if (sizes[r] > sketches[r].count) complete = false;
+    // A peer's sketch arrives as bytes: its count is at most kSketchSize
+    // only if the peer says so truthfully.
+    const size_t count = std::min<uint64_t>(sketches[r].count, kSketchSize);
+    all.insert(all.end(), sketches[r].hashes, sketches[r].hashes + count);
+    if (sizes[r] > count) complete = false;
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());

@@ -19,7 +19,6 @@ namespace {
 constexpr int64_t kPeerGoneGraceMs = 200;
 // closeSend flushes what was sent for at most this long, then forces.
 constexpr int64_t kCloseFlushMs = 2000;
-constexpr uint32_t kMaxAddressBytes = 1u << 16;
 
 void complete(UcxRequest* r, ucs_status_t status) {
   ++worker()->completions;
@@ -186,15 +185,13 @@ void UcxComm::progressSetup() {
     return;
   }
   AddressHeader header;
-  std::memcpy(&header, side.received().data(), sizeof(header));
-  if (header.magic != kAddressMagic || header.addressLength == 0 ||
-      header.addressLength > kMaxAddressBytes) {
+  const size_t total = addressAnswerBytes(side.received().data(), &header);
+  if (total == 0) {
     fail(SPCCL_FAIL(spcclRemoteError,
                     "ucx: %s answered with something that is not a spccl ucx address",
                     peerName.c_str()));
     return;
   }
-  size_t total = sizeof(header) + header.addressLength;
   if (side.received().size() < total) {  // the header is in; now the address
     side.expectTotal(total);
     progressSetup();

@@ -20,18 +20,11 @@
 #include "base/socket.h"
 #include "spccl_net.h"
 #include "transports/common/side_channel.h"
+#include "transports/ucx/ucx_address.h"
 
 namespace spccl::ucx {
 
 enum class CommKind : uint32_t { Listen, Send, Recv };
-
-constexpr uint32_t kAddressMagic = 0x53505558;  // "SPUX"
-
-struct AddressHeader {
-  uint32_t magic;
-  uint32_t addressLength;
-  uint64_t tag;
-};
 
 struct UcxComm;
 

@@ -6,6 +6,10 @@
 // Everything codec_passes.h runs per element is forced inline, so each
 // entry point below holds its own vectorised copy. No FMA is enabled: a
 // fused v - m * level would round differently from the reference.
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "kernels/cpu/compress/codec_passes.h"
 #include "kernels/cpu/compress/compress_cpu.h"
 #include "kernels/cpu/compress/f32_runs.h"
@@ -151,11 +155,10 @@ bool codecVariantSupported(CodecVariant variant) {
 #ifdef SPCCL_HAVE_AVX2_CODECS
   __builtin_cpu_init();  // in case a static constructor asks before libgcc's has run
   if (!__builtin_cpu_supports("avx2")) return false;
-#ifdef __clang_analyzer__  // clang-tidy 14's clang knows no "f16c" feature name
-  return variant == CodecVariant::Avx2;
-#else
-  return variant == CodecVariant::Avx2 || __builtin_cpu_supports("f16c");
-#endif
+  if (variant == CodecVariant::Avx2) return true;
+  // CPUID.1:ECX.F16C: clang 14's __builtin_cpu_supports knows no "f16c".
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
 #else
   return false;
 #endif
