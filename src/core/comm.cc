@@ -586,6 +586,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
     comm->stopping = true;
     if (abort) {
       for (auto& item : comm->queue) {
+        const bool detached = item.second->detached;  // see the worker's loop
         {
           std::lock_guard<std::mutex> requestLock(item.second->state.mutex);
           item.second->state.done = true;
@@ -593,7 +594,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
           item.second->state.error = "communicator aborted";
           item.second->state.cv.notify_all();
         }
-        if (item.second->detached) delete item.second;
+        if (detached) delete item.second;
       }
       // Dropping the jobs releases the streams that wait for them
       // (core/staged_call.cc).
@@ -684,14 +685,17 @@ spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
             }
             error = threadLastError();
           }
+          // Read before the request completes: a waiter may free it as soon
+          // as it sees done, so nothing here touches it after the lock.
+          const bool detached = item.second->detached;
           {
             std::lock_guard<std::mutex> requestLock(item.second->state.mutex);
             item.second->state.done = true;
             item.second->state.result = result;
             item.second->state.error = error;
+            item.second->state.cv.notify_all();
           }
-          item.second->state.cv.notify_all();
-          if (item.second->detached) delete item.second;
+          if (detached) delete item.second;
           lock.lock();
           comm->workerRunning = false;
           comm->queueCv.notify_all();
