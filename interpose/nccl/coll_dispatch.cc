@@ -15,7 +15,6 @@
 #include "real_nccl.h"
 #include "routing.h"
 #include "settings.h"
-#include "spccl_gpu.h"
 
 namespace spccl::nccl {
 
@@ -78,12 +77,6 @@ ncclResult_t checkArguments(InterposedComm* comm, const CollCall& call, bool* pr
     return refuse(comm, call,
                   "op " + std::to_string(call.op) + " was made for datatype " +
                       std::to_string(op->datatype) + ", not " + std::to_string(call.datatype));
-  if (op->pointer != nullptr && !spcclTakesDeviceMemory() &&
-      memoryKindOf(op->pointer) == MemoryKind::Device)
-    return refuse(comm, call,
-                  "the scalar of op " + std::to_string(call.op) +
-                      " is in device memory; spccl reads host memory only (until its GPU "
-                      "support)");
   *premul = true;
   return ncclSuccess;
 }
@@ -137,7 +130,7 @@ spcclResult_t runSpccl(const CollCall& c, Target target, spcclComm_t s, const vo
 // its spccl group has ended.
 //
 // Host buffers: the work queued on the caller's stream is waited for, then
-// spccl runs the call at once (NULL stream). Device buffers (spccl_gpu.h):
+// spccl runs the call at once (NULL stream). Device buffers:
 // the caller's stream goes to spccl, which enqueues the call in its order
 // and returns; nothing here waits for the GPU. A PreMulSum on device
 // buffers is the exception: the input is copied to host memory on the
@@ -311,7 +304,6 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
   shape.nranks = comm->nranks;
   shape.deviceBuffers = memoryKindOf(call.sendbuff) == MemoryKind::Device ||
                         memoryKindOf(call.recvbuff) == MemoryKind::Device;
-  shape.spcclTakesDevice = spcclTakesDeviceMemory();
   const Route route = decideRoute(s, shape);
   switch (route.target) {
     case Target::Nccl: {
@@ -323,11 +315,6 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       return r;
     }
-    case Target::Refused:
-      return refuse(comm, call,
-                    "a buffer is device memory, and the spccl this library was built with serves "
-                    "host memory only (no spcclCommGetAsyncError/spcclCommCuDevice in its "
-                    "spccl.h); SPCCL_NCCL_MODE=forward sends such calls to the real NCCL");
     default:
       break;
   }

@@ -11,7 +11,6 @@
 #include "profiling_alias.h"
 #include "real_nccl.h"
 #include "settings.h"
-#include "spccl_gpu.h"
 
 using namespace spccl::nccl;
 
@@ -153,8 +152,8 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   // spccl's (a stream-ordered call that failed after it returned), else
   // the interposer's sticky one.
   spcclResult_t spcclError = spcclSuccess;
-  if (spcclAsyncErrorOf(mine->spccl, &spcclError) == spcclSuccess && spcclError != spcclSuccess &&
-      spcclError != spcclInProgress)
+  if (spcclCommGetAsyncError(mine->spccl, &spcclError) == spcclSuccess &&
+      spcclError != spcclSuccess && spcclError != spcclInProgress)
     mine->asyncError.store(toNcclResult(spcclError));
   const auto ours = static_cast<ncclResult_t>(mine->asyncError.load());
   if (forwarding()) {
@@ -195,7 +194,7 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
   SPCCL_REAL_OR(CommCuDevice, mine->real, device);
   if (device == nullptr) return fail(mine, ncclInvalidArgument, "ncclCommCuDevice: device is NULL");
   int spcclDevice = -1;
-  *device = spcclCuDeviceOf(mine->spccl, &spcclDevice) == spcclSuccess && spcclDevice >= 0
+  *device = spcclCommCuDevice(mine->spccl, &spcclDevice) == spcclSuccess && spcclDevice >= 0
                 ? spcclDevice
                 : mine->cudaDevice;
   return ncclSuccess;

@@ -27,8 +27,7 @@ Route decideRoute(const Settings& settings, const CallShape& call) {
   auto dense = [&](Reason reason) {
     return Route{forward ? Target::Nccl : Target::SpcclDense, reason};
   };
-  if (call.deviceBuffers && (forward || !call.spcclTakesDevice))
-    return Route{forward ? Target::Nccl : Target::Refused, Reason::DeviceBuffer};
+  if (call.deviceBuffers && forward) return Route{Target::Nccl, Reason::DeviceBuffer};
   if (!call.allReduce) return dense(Reason::NotAllReduce);
   if (elementSize(call.datatype) == 0) return dense(Reason::NoSpcclType);
   if (call.nranks < 2) return dense(Reason::SingleRank);
@@ -80,8 +79,6 @@ std::string pathName(const Route& route, const CompressSetting& compress) {
       return std::string("spccl dense") + reasonText(route.reason);
     case Target::Nccl:
       return std::string("nccl") + reasonText(route.reason);
-    case Target::Refused:
-      return std::string("refused") + reasonText(route.reason);
   }
   return "?";
 }

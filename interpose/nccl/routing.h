@@ -7,8 +7,7 @@
 // One input is rank-local: where the buffers live (memory_kind.h). NCCL
 // programs pass device buffers on every rank or on none. Device buffers go
 // to the real NCCL in forward mode; in replace mode they take the same
-// routes as host buffers where spccl takes device memory (spccl_gpu.h),
-// and are refused where it does not.
+// routes as host buffers (spccl takes device memory and streams).
 #pragma once
 
 #include <nccl.h>
@@ -26,8 +25,6 @@ enum class Target {
   SpcclCompressed,  // spcclCompressedAllReduce (lossy, SPCCL_NCCL_COMPRESS)
   SpcclDense,       // spccl's collective of the same name
   Nccl,             // the real NCCL, arguments unchanged (forward mode)
-  Refused,          // replace mode, device buffers, spccl without GPU support: fails on
-                    // this rank, peers are told
 };
 
 // Why a call did not take the sparse or compressed path.
@@ -50,7 +47,6 @@ struct CallShape {
   size_t bytes = 0;  // count * element size (0 for types spccl does not know)
   int nranks = 1;
   bool deviceBuffers = false;
-  bool spcclTakesDevice = false;  // spccl_gpu.h: replace mode routes device buffers as host ones
 };
 
 struct Route {
