@@ -162,10 +162,12 @@ Call onHost(const StagedCall& staged, Call call) {
   return call;
 }
 
-spcclResult_t stage(spcclComm_t comm, const Call& call, StagedCall& staged) {
+// The call's buffers and their checks; the pinned buffers are taken only
+// for a call that runs now (a group's calls are staged at its end).
+spcclResult_t stage(spcclComm_t comm, const Call& call, StagedCall& staged, bool runsNow) {
   addBuffers(staged, call.args, comm->rank, comm->nranks);
   SPCCL_CHECK(staged.requireSameKind("sendbuff", "recvbuff"));
-  return staged.prepare();
+  return runsNow ? staged.prepare() : staged.validate();
 }
 
 Call makeCall(CollType type, const void* sendbuff, void* recvbuff, size_t count,
@@ -219,7 +221,7 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   call.stream = stream;
   spcclResult_t res = validate(comm, call, stream, name);
   StagedCall staged(comm, name, stream);
-  if (res == spcclSuccess) res = stage(comm, call, staged);
+  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/tlsGroup.depth == 0);
   if (res != spcclSuccess) return reject(comm, res);
   if (tlsGroup.depth > 0) {
     rememberComm(comm);
@@ -238,7 +240,7 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   StagedCall staged(comm, name, nullptr);
-  if (res == spcclSuccess) res = stage(comm, call, staged);
+  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/true);
   if (res != spcclSuccess) return reject(comm, res);
   Call host = onHost(staged, call);
   return finishCall(comm, staged.runQueued([comm, host] { return execute(comm, host); }, request));
@@ -260,7 +262,7 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
     StagedCall staged(comm, name, stream);
     staged.add(isSend ? "sendbuff" : "recvbuff", buffer, bytes,
                isSend ? device::Access::Read : device::Access::Write);
-    res = staged.prepare();
+    res = staged.validate();  // staged, with its group, at the group's end
   }
   if (res != spcclSuccess) return finishCall(comm, res);
   DeferredP2P op{isSend,

@@ -65,7 +65,7 @@ void recordAsyncError(spcclComm_t comm, spcclResult_t result, const std::string&
 StagedCall::StagedCall(spcclComm_t comm, const char* call, void* stream)
     : comm_(comm), call_(call), stream_(stream), staging_(std::make_shared<device::StagingSet>()) {}
 
-spcclResult_t StagedCall::prepare() {
+spcclResult_t StagedCall::validate() {
   if (stream_ != nullptr && device::cudaDriver() == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument,
                       "%s: stream is not NULL, but this process has not loaded the CUDA driver: "
@@ -81,6 +81,12 @@ spcclResult_t StagedCall::prepare() {
                       "%s: device buffers, but no CUDA context is current on this thread "
                       "(call cudaSetDevice first)",
                       call_);
+  return spcclSuccess;
+}
+
+spcclResult_t StagedCall::prepare() {
+  SPCCL_CHECK(validate());
+  if (!staging_->hasDeviceMemory()) return spcclSuccess;
   device::ScopedCudaContext current(context_);
   return staging_->allocate();
 }

@@ -33,7 +33,12 @@ class StagedCall {
   spcclResult_t requireSameKind(const char* first, const char* second) const {
     return staging_->requireSameKind(call_, first, second);
   }
-  // After the last add, before hostView: takes the pinned buffers.
+  // After the last add: whether the call can be staged (a stream needs
+  // the driver, device buffers a CUDA context), without taking buffers:
+  // for calls that run later, staged again with their group.
+  spcclResult_t validate();
+  // After the last add, before hostView: validate, then take the pinned
+  // buffers.
   spcclResult_t prepare();
   void* hostView(const void* pointer) const { return staging_->hostView(pointer); }
 

@@ -5,6 +5,7 @@
 // paths on a real GPU.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -74,17 +75,27 @@ float sumOverRanks(int n, size_t i) {
   return s;
 }
 
-// A stand-in for a kernel that writes the input late: it sleeps, then
-// fills. If spccl read the input before the stream reached the call, the
-// result would hold the old values.
+// A stand-in for a kernel that writes the input late: it waits until the
+// test opens its gate (at most 5 s; no gate: 30 ms), then fills. If spccl
+// read the input before the stream reached the call, the result would hold
+// the old values; if the call waited for the stream, it would return only
+// after the gate's time ran out, with `written` already set.
 struct LateWrite {
   float* target;
   std::vector<float> values;
+  std::atomic<bool>* gate = nullptr;
+  std::atomic<bool> written{false};
 };
 void lateWrite(void* arg) {
   auto* w = static_cast<LateWrite*>(arg);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  if (w->gate == nullptr)
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  else
+    while (!w->gate->load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::memcpy(w->target, w->values.data(), w->values.size() * sizeof(float));
+  w->written = true;
 }
 
 void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body) {
@@ -103,14 +114,15 @@ TEST(StreamLogic, CallWaitsForTheStreamAndTheStreamForTheCall) {
       const size_t count = 4099;
       void* stream = emuCudaStreamCreate();
       DeviceFloats send(count, stream, std::vector<float>(count, -1.0f)), recv(count, stream);
-      // Enqueued before the call: writes the real input 30 ms later.
-      LateWrite late{send.data, rankValues(rank, count)};
+      // Enqueued before the call: writes the real input once the gate opens,
+      // which happens only after the call has returned.
+      std::atomic<bool> gate{false};
+      LateWrite late{send.data, rankValues(rank, count), &gate};
       emuCudaLaunch(stream, &lateWrite, &late);
-      const auto start = std::chrono::steady_clock::now();
       EXPECT_EQ(spcclAllReduce(send.data, recv.data, count, spcclFloat32, spcclSum, comm, stream),
                 spcclSuccess);
-      const double returnedAfter =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_FALSE(late.written) << "the call waited for the stream instead of enqueueing";
+      gate = true;
       // Enqueued after the call: must not change what the call read.
       LateWrite clobber{send.data, std::vector<float>(count, 7.0f)};
       emuCudaLaunch(stream, &lateWrite, &clobber);
@@ -120,7 +132,6 @@ TEST(StreamLogic, CallWaitsForTheStreamAndTheStreamForTheCall) {
           ADD_FAILURE() << "rank " << rank << " element " << i << ": " << out[i];
           break;
         }
-      EXPECT_LT(returnedAfter, 0.025) << "the call waited for the stream instead of enqueueing";
       emuCudaStreamDestroy(stream);
       return kChildOk;
     });
