@@ -43,7 +43,7 @@ const SettingView kSettings[] = {
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
     {"SPCCL_PROFILE_LINKS", [](const JobSettings& s) { return std::to_string(s.profileLinks); }},
-    {"SPCCL_TLS", [](const JobSettings& s) { return std::string(s.tls); }},
+    {"SPCCL_TLS", [](const JobSettings& s) { return textOf(s.tls); }},
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SPCCL_FUZZ_CHECK(std::strlen(r.setupError) < sizeof(r.setupError));
     SPCCL_FUZZ_CHECK(std::strlen(r.job.transport) < sizeof(r.job.transport));
     SPCCL_FUZZ_CHECK(std::strlen(r.job.algorithm) < sizeof(r.job.algorithm));
+    SPCCL_FUZZ_CHECK(std::strlen(r.job.tls) < sizeof(r.job.tls));
   }
   return 0;
 }
