@@ -19,11 +19,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# >= 3)) || { echo "usage: bench_compressed.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES [ROUNDS [ITERS]]" >&2; exit 2; }
 n=$1 rate=$2 bytes=$3 rounds=${4:-3} iters=${5:-5}
+rate=$(resolve_rate "$rate" "$n")
 build=${SPCCL_BUILD_DIR:-$repo/build}
 perf="$build/perf/compressed_all_reduce_perf"
 [[ -x $perf ]] || { echo "bench_compressed: $perf missing (ninja -C $build compressed_all_reduce_perf)" >&2; exit 2; }

@@ -18,6 +18,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 usage() {
   echo "usage: bench_migrate.sh [--raw DIR] [--raw-name NAME] [--wait-load L] E RATE [RUNS] [-- FLAGS...]" >&2
   exit 2
@@ -27,6 +29,7 @@ raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# >= 2)) || usage
 e=$1 rate=$2 runs=2
+rate=$(resolve_rate "$rate" "$e")
 shift 2
 if (($#)) && [[ $1 != -- ]]; then runs=$1; shift; fi
 flags=(-x 1,1.5,2,4,8 -r 3 -n 5)

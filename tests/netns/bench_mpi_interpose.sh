@@ -25,10 +25,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 n=${1:-8} rate=${2:-1gbit} count=${3:-16777216} density=${4:-0.01} rounds=${5:-3}
+rate=$(resolve_rate "$rate" "$n")
 repo=$(cd "$here/../.." && pwd)
 build=${SPCCL_BUILD_DIR:-$repo/build}
 export NETLAB_PREFIX=${NETLAB_PREFIX:-splmpi} NETLAB_SUBNET=${NETLAB_SUBNET:-10.77.2}

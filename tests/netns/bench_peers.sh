@@ -28,12 +28,15 @@ STATE_FILE="/run/netlab-${PREFIX}.state"
 
 # shellcheck source=lib/raw_results.sh
 source "$HERE/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$HERE/lib/dilation.sh"
 usage() { echo "usage: bench_peers.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE SIZE_BYTES" >&2; exit 2; }
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# == 3)) || usage
 n=$1 rate=$2 bytes=$3
+rate=$(resolve_rate "$rate" "$n")
 [[ $n =~ ^[0-9]+$ && $n -ge 2 && $bytes =~ ^[0-9]+$ ]] || usage
 default_peers="gloo openmpi-ring openmpi-default"
 [[ -n ${BENCH_SPCCL_CMD:-} ]] && default_peers+=" spccl"

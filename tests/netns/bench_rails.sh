@@ -12,11 +12,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# >= 3)) || { echo "usage: bench_rails.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES [RAILS] [ROUNDS]" >&2; exit 2; }
 n=$1 rate=$2 bytes=$3 rails=${4:-2} rounds=${5:-3}
+rate=$(resolve_rate "$rate" "$n")
 netlab="$here/netlab"
 results=$(mktemp /tmp/bench-rails.XXXXXX)
 brought_up=0

@@ -14,11 +14,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# >= 4)) || { echo "usage: bench_sparse.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES DENSITY [ROUNDS]" >&2; exit 2; }
 n=$1 rate=$2 bytes=$3 density=$4 rounds=${5:-3}
+rate=$(resolve_rate "$rate" "$n")
 netlab="$here/netlab"
 results=$(mktemp /tmp/bench-sparse.XXXXXX)
 brought_up=0

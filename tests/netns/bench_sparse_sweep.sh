@@ -16,11 +16,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/raw_results.sh
 source "$here/lib/raw_results.sh"
+# shellcheck source=lib/dilation.sh
+source "$here/lib/dilation.sh"
 invocation=("$0" "$@")
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 (($# >= 4)) || { echo "usage: bench_sparse_sweep.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES OUT [DENSITIES [ALGORITHMS]]" >&2; exit 2; }
 n=$1 rate=$2 bytes=$3 out=$4
+rate=$(resolve_rate "$rate" "$n")
 densities=${5:-"0.001 0.005 0.01 0.05 0.1 0.5"}
 algorithms=${6:-"auto bp hc agsparse block"}
 [[ $out != - || -n $RAW_DIR ]] || { echo "bench_sparse_sweep: OUT '-' needs --raw DIR" >&2; exit 2; }
