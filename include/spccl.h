@@ -512,6 +512,21 @@ spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t
                                     const void* migrated, size_t migratedCount,
                                     size_t migratedOffset, spcclDataType_t datatype,
                                     spcclRedOp_t op, spcclComm_t comm, void* stream);
+/* Non-blocking forms of the three (spcclTest/spcclWait; no stream). They
+ * run in issue order with the communicator's other work, so a straggler can
+ * broadcast its shed columns while it computes its own, and a helper can
+ * compute its own columns while the shed ones arrive: the transfer overlaps
+ * the compute (docs/migration.md). The buffers must stay untouched until the
+ * request completes. */
+spcclResult_t spcclImigrateBroadcast(void* buff, size_t count, spcclDataType_t datatype,
+                                     int straggler, spcclComm_t comm, spcclRequest_t* request);
+spcclResult_t spcclImigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                  spcclDataType_t datatype, spcclRedOp_t op, int dest,
+                                  spcclComm_t comm, spcclRequest_t* request);
+spcclResult_t spcclImigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                     const void* migrated, size_t migratedCount,
+                                     size_t migratedOffset, spcclDataType_t datatype,
+                                     spcclRedOp_t op, spcclComm_t comm, spcclRequest_t* request);
 /* MPI semantics: root's sendbuff holds nranks * recvcount elements, rank r
  * gets block r (root's own block is copied locally); the root sends every
  * block itself (peer-to-peer, no relaying). */

@@ -18,10 +18,13 @@
 // (F: --flops, per rank) and chi times that on the straggler, and does no
 // arithmetic; the check's untimed iterations still compute for real.
 //
+// --overlap 1 runs (b)'s broadcasts of shed data as non-blocking calls
+// (spcclImigrateBroadcast) during each rank's own GEMMs (broadcastDuring).
+//
 //   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
 //                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
 //                                [-t tolerance] [-c 0|1] [-J FILE]
-//                                [--compute gemm|sleep] [--flops F]
+//                                [--compute gemm|sleep] [--flops F] [--overlap 0|1]
 // Rank 0 prints one row per (chi, mode): the median over rounds of ms per
 // iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per
 // iteration and the MB of migrated inputs it had to ship. As nccl-tests' -c, the check is on
@@ -70,6 +73,7 @@ struct Options {
   std::string jsonPath;       // -J: empty = none
   bool sleepCompute = false;  // --compute sleep: GEMMs are timed sleeps
   double flops = 2e10;        // --flops: the modelled device's FLOP/s per rank
+  bool overlap = false;       // --overlap 1: (b)'s broadcasts run during the own GEMMs
 };
 
 enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
@@ -166,6 +170,26 @@ void ownBackward(Rank& r, int keep) {
   r.gemm(true, false, H, keep, B, r.X.data(), H, r.gY.data(), C, r.gW.data(), C);
 }
 
+// The straggler's broadcast of shed data (Wm, gYm), and this rank's own
+// GEMMs, which do not need it. With --overlap the broadcast is queued
+// (spcclImigrateBroadcast) and runs on the communicator's worker while the
+// GEMMs run, so the straggler's send and the helpers' receive hide behind
+// their own columns; without, it completes first (the paper's order).
+template <typename OwnWork>
+void broadcastDuring(Rank& r, std::vector<float>& shed, OwnWork&& ownWork) {
+  if (!r.opt.overlap) {
+    CHECK(spcclMigrateBroadcast(shed.data(), shed.size(), spcclFloat32, r.opt.straggler, r.comm,
+                                nullptr));
+    ownWork();
+    return;
+  }
+  spcclRequest_t request = nullptr;
+  CHECK(spcclImigrateBroadcast(shed.data(), shed.size(), spcclFloat32, r.opt.straggler, r.comm,
+                               &request));
+  ownWork();
+  CHECK(spcclWait(request));
+}
+
 struct Slice {
   size_t begin = 0, length = 0;
 };
@@ -191,8 +215,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
   if (migrating && mode != Mode::ScatterGather) {
     r.Wm.resize(size_t(H) * L);
     if (straggler) packColumns(r.W.data(), H, C, C - L, L, r.Wm.data());
-    CHECK(spcclMigrateBroadcast(r.Wm.data(), r.Wm.size(), spcclFloat32, s, r.comm, nullptr));
-    ownForward(r, keep);
+    broadcastDuring(r, r.Wm, [&] { ownForward(r, keep); });
     r.Ym.assign(size_t(B) * L, 0.0f);
     r.gemm(false, false, B, m, H, r.X.data(), H, r.Wm.data() + c0, L, r.Ym.data() + c0, L);
     CHECK(spcclMigrateReduce(r.Ym.data(), r.Ym.data(), r.Ym.size(), spcclFloat32, spcclSum, s,
@@ -233,8 +256,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
   if (migrating && mode != Mode::ScatterGather) {
     r.gYm.resize(size_t(B) * L);
     if (straggler) packColumns(r.gY.data(), B, C, C - L, L, r.gYm.data());
-    CHECK(spcclMigrateBroadcast(r.gYm.data(), r.gYm.size(), spcclFloat32, s, r.comm, nullptr));
-    ownBackward(r, keep);
+    broadcastDuring(r, r.gYm, [&] { ownBackward(r, keep); });
     r.gXm.assign(size_t(B) * H, 0.0f);
     r.gemm(false, true, B, H, m, r.gYm.data() + c0, L, r.Wm.data() + c0, L, r.gXm.data(), H);
     r.gWm.assign(size_t(H) * L, 0.0f);
@@ -429,9 +451,9 @@ bool writeJson(const Options& o, int nranks, const std::vector<Row>& rows, bool 
   std::fprintf(f,
                "], \"batch\": %d, \"hidden\": %d, \"columns\": %d, \"straggler\": %d, "
                "\"iters\": %d, \"warmup_iters\": %d, \"rounds\": %d, \"compute\": \"%s\", "
-               "\"flops\": %g, \"tolerance\": ",
+               "\"flops\": %g, \"overlap\": %s, \"tolerance\": ",
                o.batch, o.hidden, o.columns, o.straggler, o.iters, o.warmup, o.rounds,
-               o.sleepCompute ? "sleep" : "gemm", o.flops);
+               o.sleepCompute ? "sleep" : "gemm", o.flops, o.overlap ? "true" : "false");
   printJsonNumber(f, o.tolerance);
   std::fprintf(f, ", \"check\": %s},\n \"check_result\": %s,\n \"results\": [",
                o.check ? "true" : "false", o.check ? (checked ? "\"OK\"" : "\"FAILED\"") : "null");
@@ -516,6 +538,13 @@ Options parse(int argc, char** argv) {
         std::exit(2);
       }
       o.sleepCompute = model == "sleep";
+    } else if (a == "--overlap") {
+      const std::string value = next();
+      if (value != "0" && value != "1") {
+        std::fprintf(stderr, "--overlap %s: expected 0 or 1\n", value.c_str());
+        std::exit(2);
+      }
+      o.overlap = value == "1";
     } else if (a == "--flops") {
       o.flops = std::atof(next());
       if (!(o.flops > 0)) {

@@ -73,6 +73,91 @@ spcclResult_t rootedExchange(const char* call, bool rootSends, const void* sendb
       });
 }
 
+// The blocking (stream) and non-blocking (request) forms of the three
+// migration calls share their checks and bodies: request == nullptr runs
+// the call at once or on the stream, else queues it (spcclTest/spcclWait).
+spcclResult_t migrateBroadcast(const char* call, void* buff, size_t count, spcclDataType_t datatype,
+                               int straggler, spcclComm_t comm, void* stream,
+                               spcclRequest_t* request) {
+  clearThreadLastError();
+  size_t bytes = 0;
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
+  if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  StagedCall staged(comm, call, stream);
+  staged.add("buff", buff, bytes, device::Access::ReadWrite);
+  return runMigrationCall(
+      comm, staged, {call, "straggler"},
+      migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
+      [=](const HostView& view) {
+        void* host = view(buff);
+        return [=](CollContext& ctx) {
+          return migrationBroadcast(ctx, host, count, datatype, straggler);
+        };
+      },
+      request);
+}
+
+spcclResult_t migrateReduce(const char* call, const void* sendbuff, void* recvbuff, size_t count,
+                            spcclDataType_t datatype, spcclRedOp_t op, int dest, spcclComm_t comm,
+                            void* stream, spcclRequest_t* request) {
+  clearThreadLastError();
+  size_t bytes = 0;
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkOp(call, op);
+  if (res == spcclSuccess) res = checkRank(call, "dest", dest, comm->nranks);
+  if (res == spcclSuccess) res = checkBuffer(call, "sendbuff", sendbuff, bytes);
+  if (res == spcclSuccess && comm->rank == dest)
+    res = checkBuffer(call, "recvbuff", recvbuff, bytes);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  StagedCall staged(comm, call, stream);
+  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+  if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+  return runMigrationCall(
+      comm, staged, {call, "dest"},
+      migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+      [=](const HostView& view) {
+        const void* send = view(sendbuff);
+        void* recv = view(recvbuff);
+        return [=](CollContext& ctx) {
+          return migrationReduce(ctx, send, recv, count, datatype, op, dest);
+        };
+      },
+      request);
+}
+
+spcclResult_t migrateAllReduce(const char* call, const void* sendbuff, void* recvbuff, size_t count,
+                               const void* migrated, size_t migratedCount, size_t migratedOffset,
+                               spcclDataType_t datatype, spcclRedOp_t op, spcclComm_t comm,
+                               void* stream, spcclRequest_t* request) {
+  clearThreadLastError();
+  size_t bytes = 0;
+  spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
+  if (res == spcclSuccess) res = checkOp(call, op);
+  if (res == spcclSuccess) res = checkSendAndRecv(call, sendbuff, recvbuff, bytes);
+  if (res == spcclSuccess)
+    res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
+  if (res != spcclSuccess) return rejectCall(comm, res);
+  StagedCall staged(comm, call, stream);
+  staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
+  staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+  staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
+  return runMigrationCall(
+      comm, staged, {call, nullptr},
+      migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
+      [=](const HostView& view) {
+        const void* send = view(sendbuff);
+        void* recv = view(recvbuff);
+        const MigratedPart part{view(migrated), migratedCount, migratedOffset};
+        return [=](CollContext& ctx) {
+          return mergedMigrationAllReduce(ctx, send, recv, count, part, datatype, op,
+                                          ctx.denseAlgorithm());
+        };
+      },
+      request);
+}
+
 }  // namespace
 
 extern "C" {
@@ -80,24 +165,59 @@ extern "C" {
 spcclResult_t spcclMigrateBroadcast(void* buff, size_t count, spcclDataType_t datatype,
                                     int straggler, spcclComm_t comm, void* stream) {
   return guardCommApi("spcclMigrateBroadcast", comm, [&]() -> spcclResult_t {
-    const char* call = "spcclMigrateBroadcast";
-    clearThreadLastError();
-    size_t bytes = 0;
-    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-    if (res == spcclSuccess) res = checkRank(call, "straggler", straggler, comm->nranks);
-    if (res == spcclSuccess) res = checkBuffer(call, "buff", buff, bytes);
-    if (res != spcclSuccess) return rejectCall(comm, res);
-    StagedCall staged(comm, call, stream);
-    staged.add("buff", buff, bytes, device::Access::ReadWrite);
-    return runMigrationCall(
-        comm, staged, {call, "straggler"},
-        migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
-        [=](const HostView& view) {
-          void* host = view(buff);
-          return [=](CollContext& ctx) {
-            return migrationBroadcast(ctx, host, count, datatype, straggler);
-          };
-        });
+    return migrateBroadcast("spcclMigrateBroadcast", buff, count, datatype, straggler, comm, stream,
+                            nullptr);
+  });
+}
+
+spcclResult_t spcclImigrateBroadcast(void* buff, size_t count, spcclDataType_t datatype,
+                                     int straggler, spcclComm_t comm, spcclRequest_t* request) {
+  return guardCommApi("spcclImigrateBroadcast", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclImigrateBroadcast";
+    if (request == nullptr) return rejectCall(comm, checkNotNull(call, "request", request));
+    return migrateBroadcast(call, buff, count, datatype, straggler, comm, nullptr, request);
+  });
+}
+
+spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 spcclDataType_t datatype, spcclRedOp_t op, int dest,
+                                 spcclComm_t comm, void* stream) {
+  return guardCommApi("spcclMigrateReduce", comm, [&]() -> spcclResult_t {
+    return migrateReduce("spcclMigrateReduce", sendbuff, recvbuff, count, datatype, op, dest, comm,
+                         stream, nullptr);
+  });
+}
+
+spcclResult_t spcclImigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                  spcclDataType_t datatype, spcclRedOp_t op, int dest,
+                                  spcclComm_t comm, spcclRequest_t* request) {
+  return guardCommApi("spcclImigrateReduce", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclImigrateReduce";
+    if (request == nullptr) return rejectCall(comm, checkNotNull(call, "request", request));
+    return migrateReduce(call, sendbuff, recvbuff, count, datatype, op, dest, comm, nullptr,
+                         request);
+  });
+}
+
+spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                    const void* migrated, size_t migratedCount,
+                                    size_t migratedOffset, spcclDataType_t datatype,
+                                    spcclRedOp_t op, spcclComm_t comm, void* stream) {
+  return guardCommApi("spcclMigrateAllReduce", comm, [&]() -> spcclResult_t {
+    return migrateAllReduce("spcclMigrateAllReduce", sendbuff, recvbuff, count, migrated,
+                            migratedCount, migratedOffset, datatype, op, comm, stream, nullptr);
+  });
+}
+
+spcclResult_t spcclImigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                     const void* migrated, size_t migratedCount,
+                                     size_t migratedOffset, spcclDataType_t datatype,
+                                     spcclRedOp_t op, spcclComm_t comm, spcclRequest_t* request) {
+  return guardCommApi("spcclImigrateAllReduce", comm, [&]() -> spcclResult_t {
+    const char* call = "spcclImigrateAllReduce";
+    if (request == nullptr) return rejectCall(comm, checkNotNull(call, "request", request));
+    return migrateAllReduce(call, sendbuff, recvbuff, count, migrated, migratedCount,
+                            migratedOffset, datatype, op, comm, nullptr, request);
   });
 }
 
@@ -115,68 +235,6 @@ spcclResult_t spcclMigrateSlice(spcclComm_t comm, int straggler, size_t total, s
     *begin = slice.offset;
     *length = slice.count;
     return spcclSuccess;
-  });
-}
-
-spcclResult_t spcclMigrateReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                 spcclDataType_t datatype, spcclRedOp_t op, int dest,
-                                 spcclComm_t comm, void* stream) {
-  return guardCommApi("spcclMigrateReduce", comm, [&]() -> spcclResult_t {
-    const char* call = "spcclMigrateReduce";
-    clearThreadLastError();
-    size_t bytes = 0;
-    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-    if (res == spcclSuccess) res = checkOp(call, op);
-    if (res == spcclSuccess) res = checkRank(call, "dest", dest, comm->nranks);
-    if (res == spcclSuccess) res = checkBuffer(call, "sendbuff", sendbuff, bytes);
-    if (res == spcclSuccess && comm->rank == dest)
-      res = checkBuffer(call, "recvbuff", recvbuff, bytes);
-    if (res != spcclSuccess) return rejectCall(comm, res);
-    StagedCall staged(comm, call, stream);
-    staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
-    if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
-    return runMigrationCall(comm, staged, {call, "dest"},
-                            migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
-                            [=](const HostView& view) {
-                              const void* send = view(sendbuff);
-                              void* recv = view(recvbuff);
-                              return [=](CollContext& ctx) {
-                                return migrationReduce(ctx, send, recv, count, datatype, op, dest);
-                              };
-                            });
-  });
-}
-
-spcclResult_t spcclMigrateAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                                    const void* migrated, size_t migratedCount,
-                                    size_t migratedOffset, spcclDataType_t datatype,
-                                    spcclRedOp_t op, spcclComm_t comm, void* stream) {
-  return guardCommApi("spcclMigrateAllReduce", comm, [&]() -> spcclResult_t {
-    const char* call = "spcclMigrateAllReduce";
-    clearThreadLastError();
-    size_t bytes = 0;
-    spcclResult_t res = checkCommonAndSize(call, comm, stream, datatype, count, &bytes);
-    if (res == spcclSuccess) res = checkOp(call, op);
-    if (res == spcclSuccess) res = checkSendAndRecv(call, sendbuff, recvbuff, bytes);
-    if (res == spcclSuccess)
-      res = checkMigratedPart(count, migrated, migratedCount, migratedOffset, datatype, call);
-    if (res != spcclSuccess) return rejectCall(comm, res);
-    StagedCall staged(comm, call, stream);
-    staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
-    staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
-    staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
-    return runMigrationCall(
-        comm, staged, {call, nullptr},
-        migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
-        [=](const HostView& view) {
-          const void* send = view(sendbuff);
-          void* recv = view(recvbuff);
-          const MigratedPart part{view(migrated), migratedCount, migratedOffset};
-          return [=](CollContext& ctx) {
-            return mergedMigrationAllReduce(ctx, send, recv, count, part, datatype, op,
-                                            ctx.denseAlgorithm());
-          };
-        });
   });
 }
 

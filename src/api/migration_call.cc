@@ -8,16 +8,19 @@ namespace spccl::migrate {
 spcclResult_t runMigrationCall(
     spcclComm_t comm, StagedCall& staged, const RootedCallNames& names,
     const CollSignature& signature,
-    const std::function<std::function<spcclResult_t(CollContext&)>(const HostView&)>& makeBody) {
+    const std::function<std::function<spcclResult_t(CollContext&)>(const HostView&)>& makeBody,
+    spcclRequest_t* request) {
   spcclResult_t res = staged.requireSameKind("sendbuff", "recvbuff");
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   auto body = makeBody([&staged](const void* pointer) { return staged.hostView(pointer); });
-  return finishCall(
-      comm, staged.runCollective(signature, [names, body](CollContext& ctx) -> spcclResult_t {
-        SPCCL_CHECK(agreeOnRoot(ctx, names));
-        return body(ctx);
-      }));
+  auto rooted = [names, body](CollContext& ctx) -> spcclResult_t {
+    SPCCL_CHECK(agreeOnRoot(ctx, names));
+    return body(ctx);
+  };
+  return finishCall(comm, request != nullptr
+                              ? staged.runCollectiveQueued(signature, rooted, request)
+                              : staged.runCollective(signature, rooted));
 }
 
 }  // namespace spccl::migrate

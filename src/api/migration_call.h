@@ -20,13 +20,16 @@ namespace spccl::migrate {
 // call), then runs body on a fresh CollContext for `signature`, in issue
 // order with the communicator's other work, at once or on the stream, and
 // records a failure as comm's last error. body receives the staged
-// StagedCall's hostView to find its buffers. A rooted signature (root >= 0)
+// StagedCall's hostView to find its buffers. With a request (the
+// non-blocking forms, spcclImigrate*), the call is queued on the
+// communicator's worker and completes through spcclTest/spcclWait. A rooted signature (root >= 0)
 // first runs agreeOnRoot with `names`; unrooted calls pass
 // names.argument = nullptr.
 using HostView = std::function<void*(const void*)>;
 spcclResult_t runMigrationCall(
     spcclComm_t comm, StagedCall& staged, const RootedCallNames& names,
     const CollSignature& signature,
-    const std::function<std::function<spcclResult_t(CollContext&)>(const HostView&)>& makeBody);
+    const std::function<std::function<spcclResult_t(CollContext&)>(const HostView&)>& makeBody,
+    spcclRequest_t* request = nullptr);
 
 }  // namespace spccl::migrate

@@ -206,6 +206,64 @@ TEST(MigrateCollectives, MergedAllReduceInPlaceAndAverage) {
   });
 }
 
+// The non-blocking forms give the blocking forms' results, queued back to
+// back and completed in issue order whatever order they are waited in,
+// with a blocking call issued after them running after them.
+TEST(MigrateCollectives, NonBlockingFormsMatchBlockingOnes) {
+  onRanks(3, [](spcclComm_t comm, int rank) {
+    const int straggler = 2;
+    const size_t count = 5000, window = 900, offset = 1000;
+    auto shed = [&](int who) {
+      std::vector<float> v(count);
+      for (size_t i = 0; i < count; ++i) v[i] = who == straggler ? float(i % 97) : -1.0f;
+      return v;
+    };
+    std::vector<float> contribution(count), migrated(window);
+    for (size_t i = 0; i < count; ++i) contribution[i] = float((rank * 5 + i) % 11);
+    for (size_t i = 0; i < window; ++i) migrated[i] = float((rank + i) % 7);
+    const size_t myWindow = rank == straggler ? 0 : window;
+
+    std::vector<float> blockingShed = shed(rank), blockingSum(count), blockingMerged(count);
+    bool ok = report(spcclMigrateBroadcast(blockingShed.data(), count, spcclFloat32, straggler,
+                                           comm, nullptr) == spcclSuccess,
+                     rank, spcclGetLastError(comm));
+    ok &= report(spcclMigrateReduce(contribution.data(), blockingSum.data(), count, spcclFloat32,
+                                    spcclSum, straggler, comm, nullptr) == spcclSuccess,
+                 rank, spcclGetLastError(comm));
+    ok &= report(spcclMigrateAllReduce(contribution.data(), blockingMerged.data(), count,
+                                       migrated.data(), myWindow, offset, spcclFloat32, spcclSum,
+                                       comm, nullptr) == spcclSuccess,
+                 rank, spcclGetLastError(comm));
+
+    std::vector<float> queuedShed = shed(rank), queuedSum(count), queuedMerged(count);
+    spcclRequest_t requests[3] = {};
+    ok &= report(spcclImigrateBroadcast(queuedShed.data(), count, spcclFloat32, straggler, comm,
+                                        &requests[0]) == spcclSuccess,
+                 rank, spcclGetLastError(comm));
+    ok &= report(spcclImigrateReduce(contribution.data(), queuedSum.data(), count, spcclFloat32,
+                                     spcclSum, straggler, comm, &requests[1]) == spcclSuccess,
+                 rank, spcclGetLastError(comm));
+    ok &= report(spcclImigrateAllReduce(contribution.data(), queuedMerged.data(), count,
+                                        migrated.data(), myWindow, offset, spcclFloat32, spcclSum,
+                                        comm, &requests[2]) == spcclSuccess,
+                 rank, spcclGetLastError(comm));
+    // A blocking call after them runs after them (issue order).
+    float one = 1.0f, ranks = 0.0f;
+    ok &= report(
+        spcclAllReduce(&one, &ranks, 1, spcclFloat32, spcclSum, comm, nullptr) == spcclSuccess &&
+            ranks == 3.0f,
+        rank, "all-reduce after the queued calls");
+    for (int i = 2; i >= 0; --i)
+      ok &= report(spcclWait(requests[i]) == spcclSuccess, rank, spcclGetLastError(comm));
+    ok &= report(queuedShed == blockingShed, rank, "Imigrate broadcast != blocking broadcast");
+    if (rank == straggler)
+      ok &= report(queuedSum == blockingSum, rank, "Imigrate reduce != blocking reduce");
+    ok &= report(queuedMerged == blockingMerged, rank, "Imigrate all-reduce != blocking one");
+    ok &= report(blockingShed == shed(straggler), rank, "broadcast did not deliver the shed data");
+    return ok;
+  });
+}
+
 // Scatter then gather returns the root's buffer; every rank gets its block.
 TEST(MigrateCollectives, ScatterGatherRoundTrip) {
   for (int nranks : {2, 3, 5}) {
@@ -314,6 +372,15 @@ TEST(MigrateCollectives, BadArgumentsNameTheArgument) {
     expectInvalid(spcclScatter(x, x, 4, spcclFloat32, 3, comm, nullptr), comm, "root 3", &ok);
     expectInvalid(spcclGather(x, x, SIZE_MAX / 2, spcclFloat32, 0, comm, nullptr), comm,
                   "overflows", &ok);
+    expectInvalid(spcclImigrateBroadcast(x, 8, spcclFloat32, 0, comm, nullptr), comm,
+                  "spcclImigrateBroadcast: request is NULL", &ok);
+    expectInvalid(spcclImigrateReduce(x, x, 8, spcclFloat32, spcclSum, 0, comm, nullptr), comm,
+                  "spcclImigrateReduce: request is NULL", &ok);
+    spcclRequest_t request = nullptr;
+    expectInvalid(spcclImigrateReduce(x, x, 8, spcclFloat32, spcclSum, 9, comm, &request), comm,
+                  "dest 9", &ok);
+    expectInvalid(spcclImigrateAllReduce(x, x, 8, x, 4, 0, spcclFloat32, spcclSum, comm, nullptr),
+                  comm, "spcclImigrateAllReduce: request is NULL", &ok);
     // Nothing was sent: the communicator still works.
     ok &= report(spcclMigrateBroadcast(x, 8, spcclFloat32, 1, comm, nullptr) == spcclSuccess, 0,
                  spcclGetLastError(comm));
