@@ -335,7 +335,8 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
                   "%s: peer %d is this rank; its matching call must be in the same group",
                   call.name, call.root);
     void* buffer = call.kind == Collective::Send ? const_cast<void*>(call.sendbuff) : call.recvbuff;
-    deferSelfTransfer(lease.shared(), call.kind == Collective::Send, buffer, shape.bytes, call.stream);
+    deferSelfTransfer(lease.shared(), call.kind == Collective::Send, buffer, shape.bytes,
+                      call.stream);
     return ncclSuccess;
   }
   SpcclTask task{comm,

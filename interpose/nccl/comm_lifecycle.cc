@@ -15,8 +15,8 @@
 #include "errors.h"
 #include "group.h"
 #include "memory_kind.h"
-#include "runtime/engine.h"
 #include "real_nccl.h"
+#include "runtime/engine.h"
 #include "settings.h"
 #include "unique_id.h"
 
@@ -248,8 +248,8 @@ ncclResult_t split(const CommLease& lease, int color, int key, ncclComm_t* out,
   Creation creation;
   creation.spcclPart = [pending, parent, color, key]() {
     InterposedComm* comm = pending->comm.get();
-    const ncclResult_t r = finishSpccl(
-        parent.get(), spcclCommSplit(parent->spccl, color, key, &comm->spccl, nullptr));
+    const ncclResult_t r =
+        finishSpccl(parent.get(), spcclCommSplit(parent->spccl, color, key, &comm->spccl, nullptr));
     if (r == ncclSuccess && comm->spccl != nullptr) {
       spcclCommUserRank(comm->spccl, &comm->rank);
       spcclCommCount(comm->spccl, &comm->nranks);
@@ -284,9 +284,8 @@ ncclResult_t shrink(const CommLease& lease, const int* excludeRanks, int exclude
     return fail(parent.get(), ncclInvalidArgument, "%s: shrinkFlags %d is not a NCCL_SHRINK_ value",
                 call, flags);
   if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr))
-    return fail(parent.get(), ncclInvalidArgument,
-                "%s: excludeRanksList %p, excludeRanksCount %d", call,
-                static_cast<const void*>(excludeRanks), excludeCount);
+    return fail(parent.get(), ncclInvalidArgument, "%s: excludeRanksList %p, excludeRanksCount %d",
+                call, static_cast<const void*>(excludeRanks), excludeCount);
   std::vector<bool> excluded(static_cast<size_t>(parent->nranks), false);
   for (int i = 0; i < excludeCount; ++i) {
     const int r = excludeRanks[i];
@@ -316,10 +315,9 @@ ncclResult_t shrink(const CommLease& lease, const int* excludeRanks, int exclude
   // has nothing to stop for it.
   creation.spcclPart = [pending, parent, exclude]() {
     InterposedComm* comm = pending->comm.get();
-    const ncclResult_t r =
-        finishSpccl(parent.get(), spcclCommShrink(parent->spccl, exclude.data(),
-                                                  static_cast<int>(exclude.size()), nullptr,
-                                                  &comm->spccl));
+    const ncclResult_t r = finishSpccl(
+        parent.get(), spcclCommShrink(parent->spccl, exclude.data(),
+                                      static_cast<int>(exclude.size()), nullptr, &comm->spccl));
     if (r == ncclSuccess && comm->spccl != nullptr) {
       spcclCommUserRank(comm->spccl, &comm->rank);
       spcclCommCount(comm->spccl, &comm->nranks);
@@ -403,10 +401,9 @@ ncclResult_t destroy(std::shared_ptr<InterposedComm> owned, bool abort) {
   if (inside > 0 && !owned->calls.waitUntilIdle(std::chrono::milliseconds(timeoutMs))) {
     // The wrapper lives on with the last lease; the spccl communicator
     // must not be freed under a call that is still inside it.
-    SPCCL_WARN(
-        "NCCL interposer: %s: call(s) of other threads on rank %d's communicator %016" PRIx64
-        " did not return within %d ms; its spccl communicator stays allocated",
-        abort ? "ncclCommAbort" : "ncclCommDestroy", owned->rank, owned->id, timeoutMs);
+    SPCCL_WARN("NCCL interposer: %s: call(s) of other threads on rank %d's communicator %016" PRIx64
+               " did not return within %d ms; its spccl communicator stays allocated",
+               abort ? "ncclCommAbort" : "ncclCommDestroy", owned->rank, owned->id, timeoutMs);
     return abort ? realResult
                  : fail(owned.get(), ncclInternalError,
                         "ncclCommDestroy: calls on the communicator did not return within %d ms",

@@ -46,9 +46,9 @@ spcclResult_t agreedDensity(InterposedComm* comm, const CollCall& call, double* 
   std::string error;
   bool copied = true;
   for (size_t k = 0; k < plan.chunks && copied; ++k)
-    copied = copyOnStream(sample.data() + k * runBytes,
-                          send + k * plan.strideElements * elementBytes, runBytes, call.stream,
-                          &error);
+    copied =
+        copyOnStream(sample.data() + k * runBytes, send + k * plan.strideElements * elementBytes,
+                     runBytes, call.stream, &error);
   copied = copied && finishStreamWork(call.stream, &error);
   if (!copied)
     SPCCL_WARN("NCCL interposer: %s: sampling the device buffer for its density: %s", call.name,

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+
 #include "coll_dispatch.h"
 #include "spccl.h"
 

@@ -115,7 +115,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
                 "ncclCommFinalize: the communicator was revoked (ncclCommRevoke); destroy or "
                 "shrink it");
   if (mine->finalized.exchange(true))
-    return fail(mine, ncclInvalidArgument, "ncclCommFinalize: the communicator is finalized already");
+    return fail(mine, ncclInvalidArgument,
+                "ncclCommFinalize: the communicator is finalized already");
   SPCCL_REAL_OR(CommFinalize, mine->real);
   return ncclSuccess;
 }

@@ -45,9 +45,9 @@ struct Creation {
 
 struct Operation {
   std::shared_ptr<InterposedComm> comm;  // leased again at the group's end
-  bool spcclGroupable = false;        // a dense collective, send or receive
-  bool collective = false;            // not send or receive
-  std::function<ncclResult_t()> run;  // issues the spccl call
+  bool spcclGroupable = false;           // a dense collective, send or receive
+  bool collective = false;               // not send or receive
+  std::function<ncclResult_t()> run;     // issues the spccl call
 };
 
 bool inGroup();
@@ -56,8 +56,8 @@ bool inGroup();
 // communicator, before its other calls. With device buffers or a stream
 // the copy is enqueued on the receive's stream (after the send's stream's
 // work, when that is another stream).
-void deferSelfTransfer(std::shared_ptr<InterposedComm> comm, bool isSend, void* buffer, size_t bytes,
-                       cudaStream_t stream);
+void deferSelfTransfer(std::shared_ptr<InterposedComm> comm, bool isSend, void* buffer,
+                       size_t bytes, cudaStream_t stream);
 void groupStart();
 // Outside a group: runs c now. Inside: at the outermost end.
 ncclResult_t runOrDefer(Creation c);

@@ -41,8 +41,8 @@ struct InterposedComm {
   uint64_t id = 0;   // spccl's communicator id: the same on every rank (the report's key)
   std::string name;  // ncclConfig_t::commName, when given
 
-  std::atomic<bool> revoked{false};    // ncclCommRevoke was called on this rank
-  std::atomic<bool> finalized{false};  // ncclCommFinalize was called
+  std::atomic<bool> revoked{false};          // ncclCommRevoke was called on this rank
+  std::atomic<bool> finalized{false};        // ncclCommFinalize was called
   std::atomic<int> asyncError{ncclSuccess};  // sticky: a peer failed or went away
 
   std::mutex mutex;  // guards what follows

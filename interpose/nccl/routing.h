@@ -42,9 +42,9 @@ enum class Reason {
   OpNotSumAvg,  // prod, max, min, a PreMulSum op of the real NCCL, or not an op
   BelowThreshold,
   SparseOff,
-  DeviceBuffer,         // forward mode, device buffers, no spccl path for them
-  DeviceDense,          // forward mode, device buffers, the agreed density above the threshold
-  DeviceInGroup,        // forward mode, device buffers inside a group: no probe there
+  DeviceBuffer,   // forward mode, device buffers, no spccl path for them
+  DeviceDense,    // forward mode, device buffers, the agreed density above the threshold
+  DeviceInGroup,  // forward mode, device buffers inside a group: no probe there
 };
 
 struct CallShape {

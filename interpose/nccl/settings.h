@@ -1,8 +1,8 @@
 // The NCCL interposer's knobs, read once per process (declared with the
 // others in src/base/knobs.cc): SPCCL_NCCL_MODE, SPCCL_NCCL_LIB (real_nccl.cc),
 // SPCCL_NCCL_SPARSE, SPCCL_NCCL_COMPRESS, SPCCL_NCCL_DEVICE_DENSITY,
-// SPCCL_INTERPOSE_MIN_BYTES and SPCCL_INTERPOSE_REPORT. Set them the same on every rank: the routing
-// reads them.
+// SPCCL_INTERPOSE_MIN_BYTES and SPCCL_INTERPOSE_REPORT. Set them the same on every rank: the
+// routing reads them.
 #pragma once
 
 #include <cstddef>

@@ -132,8 +132,10 @@ static void checkAllReduce(ncclComm_t comm, size_t count, double density, const 
   for (size_t i = 0; i < count; ++i) {
     double want = 0;
     for (int k = 0; k < nranks; ++k) want += valueAt(ranks[k], i, density);
-    CHECK(fabs(buf[i] - want) < 1e-6, "all-reduce of %zu (density %g) on %d ranks: [%zu] = %g, "
-          "want %g", count, density, nranks, i, buf[i], want);
+    CHECK(fabs(buf[i] - want) < 1e-6,
+          "all-reduce of %zu (density %g) on %d ranks: [%zu] = %g, "
+          "want %g",
+          count, density, nranks, i, buf[i], want);
   }
   free(buf);
 }
@@ -141,8 +143,7 @@ static void checkAllReduce(ncclComm_t comm, size_t count, double density, const 
 /* ---- --kill RANK ---- */
 
 static void checkKillRevokeShrink(int victim) {
-  CHECK(gNranks >= 3 && victim >= 0 && victim < gNranks, "--kill %d on %d ranks", victim,
-        gNranks);
+  CHECK(gNranks >= 3 && victim >= 0 && victim < gNranks, "--kill %d on %d ranks", victim, gNranks);
   ncclComm_t world = initWorld();
   int all[64];
   for (int r = 0; r < gNranks; ++r) all[r] = r;
@@ -231,8 +232,7 @@ static void checkAbortWhileBlocked(void) {
     const double start = now();
     const ncclResult_t r = ncclAllReduce(x, x, 1024, ncclFloat32, ncclSum, world, NULL);
     CHECK(r != ncclSuccess, "an all-reduce after the peer aborted succeeded");
-    CHECK(now() - start < 10.0, "the all-reduce after the peer aborted took %.1f s",
-          now() - start);
+    CHECK(now() - start < 10.0, "the all-reduce after the peer aborted took %.1f s", now() - start);
     NCCLCHECK(ncclCommAbort(world));
     return;
   }
@@ -246,9 +246,10 @@ static void checkAbortWhileBlocked(void) {
   CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
   const double callMs = 1e3 * (blocked.returnedAt - abortAt);
   writeMark("aborted", NULL, 0);
-  printf("rank 0: ncclCommAbort returned in %.1f ms; the blocked all-reduce %.1f ms after it "
-         "began, with %d (%s): %s\n",
-         abortMs, callMs, (int)blocked.result, ncclGetErrorString(blocked.result), blocked.error);
+  printf(
+      "rank 0: ncclCommAbort returned in %.1f ms; the blocked all-reduce %.1f ms after it "
+      "began, with %d (%s): %s\n",
+      abortMs, callMs, (int)blocked.result, ncclGetErrorString(blocked.result), blocked.error);
   CHECK(blocked.result != ncclSuccess, "the blocked all-reduce succeeded");
   CHECK(strstr(blocked.error, "ncclCommAbort") != NULL, "the blocked call's error: %s",
         blocked.error);
