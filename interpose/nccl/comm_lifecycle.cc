@@ -377,7 +377,7 @@ void interruptCalls(InterposedComm* comm) {
 
 }  // namespace
 
-ncclResult_t destroy(std::shared_ptr<InterposedComm> owned, bool abort) {
+ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
   const Settings& s = settings();
   if (s.report) {
     std::string header =

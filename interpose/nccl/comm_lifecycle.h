@@ -33,6 +33,6 @@ ncclResult_t revoke(InterposedComm* comm, int flags);
 // Either way the spccl communicator is freed only once no call is left
 // inside, within SPCCL_TIMEOUT_MS (past it, it stays allocated, with a
 // WARN). Prints the report (SPCCL_INTERPOSE_REPORT) first.
-ncclResult_t destroy(std::shared_ptr<InterposedComm> comm, bool abort);
+ncclResult_t destroy(const std::shared_ptr<InterposedComm>& comm, bool abort);
 
 }  // namespace spccl::nccl

@@ -134,7 +134,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm %p is %s",
                 static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
   }
-  return destroy(std::move(mine), false);
+  return destroy(mine, false);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommDestroy)
 
@@ -147,7 +147,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     return fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm %p is %s",
                 static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
   }
-  return destroy(std::move(mine), true);
+  return destroy(mine, true);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommAbort)
 
