@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "core/comm.h"
+#include "density_probe.h"
 #include "errors.h"
 #include "group.h"
 #include "interposed_comm.h"
@@ -279,7 +280,10 @@ ncclResult_t forwardToReal(ncclComm_t comm, const CollCall& c) {
 ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
   const Settings& s = settings();
   const bool forward = s.mode == Mode::Forward;
-  InterposedComm* comm = findComm(handle);
+  // Held until the call returns: an ncclCommAbort of another thread waits
+  // for it (comm_lease.h). A deferred call is leased again at the group's end.
+  const CommLease lease = leaseComm(handle);
+  InterposedComm* comm = lease.get();
   if (comm == nullptr) {
     // A real NCCL communicator (or NULL): the real NCCL's business.
     if (forward) return forwardToReal(handle, call);
@@ -304,7 +308,13 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
   shape.nranks = comm->nranks;
   shape.deviceBuffers = memoryKindOf(call.sendbuff) == MemoryKind::Device ||
                         memoryKindOf(call.recvbuff) == MemoryKind::Device;
-  const Route route = decideRoute(s, shape);
+  Route route = decideRoute(s, shape, inGroup());
+  if (route.needsDensity) {
+    double density = 1;
+    const spcclResult_t agreed = agreedDensity(comm, call, &density);
+    if (agreed != spcclSuccess) return finishSpccl(comm, agreed);
+    route = routeByDensity(s, route, density);
+  }
   switch (route.target) {
     case Target::Nccl: {
       const auto start = std::chrono::steady_clock::now();
@@ -325,7 +335,8 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
                   "%s: peer %d is this rank; its matching call must be in the same group",
                   call.name, call.root);
     void* buffer = call.kind == Collective::Send ? const_cast<void*>(call.sendbuff) : call.recvbuff;
-    deferSelfTransfer(comm, call.kind == Collective::Send, buffer, shape.bytes, call.stream);
+    deferSelfTransfer(lease.shared(), call.kind == Collective::Send, buffer, shape.bytes,
+                      call.stream);
     return ncclSuccess;
   }
   SpcclTask task{comm,
@@ -337,7 +348,7 @@ ncclResult_t issue(ncclComm_t handle, const CollCall& call) {
                  std::make_shared<std::vector<unsigned char>>()};
   if (!inGroup()) return task();
   Operation deferred;
-  deferred.comm = comm;
+  deferred.comm = lease.shared();
   deferred.spcclGroupable = spcclGroupable(call.kind, route.target);
   deferred.collective = !isPointToPoint(call.kind);
   deferred.run = task;

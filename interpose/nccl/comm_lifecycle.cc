@@ -1,6 +1,7 @@
 #include "comm_lifecycle.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstddef>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "group.h"
 #include "memory_kind.h"
 #include "real_nccl.h"
+#include "runtime/engine.h"
 #include "settings.h"
 #include "unique_id.h"
 
@@ -96,7 +98,7 @@ ncclComm_t publish(std::unique_ptr<InterposedComm> comm, const char* call) {
              call, comm->rank, comm->nranks, comm->id, comm->name.empty() ? "" : "name ",
              comm->name.empty() ? (comm->real != nullptr ? "spccl and the real NCCL" : "spccl")
                                 : comm->name.c_str());
-  return handleOf(registerComm(std::move(comm)));
+  return registerComm(std::shared_ptr<InterposedComm>(std::move(comm)));
 }
 
 // Forward mode: rank 0 makes the real NCCL's unique id and broadcasts it,
@@ -227,9 +229,15 @@ ncclResult_t initAll(ncclComm_t* comms, int ndev, const int* devlist) {
   return result;
 }
 
-ncclResult_t split(InterposedComm* parent, int color, int key, ncclComm_t* out,
+ncclResult_t split(const CommLease& lease, int color, int key, ncclComm_t* out,
                    ncclConfig_t* config) {
-  if (out == nullptr) return fail(parent, ncclInvalidArgument, "ncclCommSplit: newcomm is NULL");
+  const std::shared_ptr<InterposedComm>& parent = lease.shared();
+  if (out == nullptr)
+    return fail(parent.get(), ncclInvalidArgument, "ncclCommSplit: newcomm is NULL");
+  if (parent->revoked.load())
+    return fail(parent.get(), ncclInvalidUsage,
+                "ncclCommSplit: the communicator was revoked (ncclCommRevoke); spccl can only "
+                "shrink a revoked communicator (ncclCommShrink)");
   auto pending = std::make_shared<PendingInit>();
   const ncclResult_t copied = copyConfig(config, "ncclCommSplit", &pending->config);
   if (copied != ncclSuccess) return copied;
@@ -241,7 +249,7 @@ ncclResult_t split(InterposedComm* parent, int color, int key, ncclComm_t* out,
   creation.spcclPart = [pending, parent, color, key]() {
     InterposedComm* comm = pending->comm.get();
     const ncclResult_t r =
-        finishSpccl(parent, spcclCommSplit(parent->spccl, color, key, &comm->spccl, nullptr));
+        finishSpccl(parent.get(), spcclCommSplit(parent->spccl, color, key, &comm->spccl, nullptr));
     if (r == ncclSuccess && comm->spccl != nullptr) {
       spcclCommUserRank(comm->spccl, &comm->rank);
       spcclCommCount(comm->spccl, &comm->nranks);
@@ -255,6 +263,7 @@ ncclResult_t split(InterposedComm* parent, int color, int key, ncclComm_t* out,
                          SPCCL_FORWARD(real, CommSplit, parent->real, color, key,
                                        &pending->comm->real, pending->config.forReal()));
     };
+  creation.uses = parent;
   creation.complete = [pending, color](ncclResult_t result) {
     if (result == ncclSuccess && color == NCCL_SPLIT_NOCOLOR) {
       *pending->out = nullptr;
@@ -266,67 +275,57 @@ ncclResult_t split(InterposedComm* parent, int color, int key, ncclComm_t* out,
   return runOrDefer(std::move(creation));
 }
 
-ncclResult_t shrink(InterposedComm* parent, const int* excludeRanks, int excludeCount,
+ncclResult_t shrink(const CommLease& lease, const int* excludeRanks, int excludeCount,
                     ncclComm_t* out, ncclConfig_t* config, int flags) {
+  const std::shared_ptr<InterposedComm>& parent = lease.shared();
   const char* call = "ncclCommShrink";
-  if (out == nullptr) return fail(parent, ncclInvalidArgument, "%s: newcomm is NULL", call);
+  if (out == nullptr) return fail(parent.get(), ncclInvalidArgument, "%s: newcomm is NULL", call);
   if (flags != NCCL_SHRINK_DEFAULT && flags != NCCL_SHRINK_ABORT)
-    return fail(parent, ncclInvalidArgument, "%s: shrinkFlags %d is not a NCCL_SHRINK_ value", call,
-                flags);
+    return fail(parent.get(), ncclInvalidArgument, "%s: shrinkFlags %d is not a NCCL_SHRINK_ value",
+                call, flags);
   if (excludeCount < 0 || (excludeCount > 0 && excludeRanks == nullptr))
-    return fail(parent, ncclInvalidArgument, "%s: excludeRanksList %p, excludeRanksCount %d", call,
-                static_cast<const void*>(excludeRanks), excludeCount);
+    return fail(parent.get(), ncclInvalidArgument, "%s: excludeRanksList %p, excludeRanksCount %d",
+                call, static_cast<const void*>(excludeRanks), excludeCount);
   std::vector<bool> excluded(static_cast<size_t>(parent->nranks), false);
   for (int i = 0; i < excludeCount; ++i) {
     const int r = excludeRanks[i];
     if (r < 0 || r >= parent->nranks)
-      return fail(parent, ncclInvalidArgument, "%s: excluded rank %d is out of range [0, %d)", call,
-                  r, parent->nranks);
+      return fail(parent.get(), ncclInvalidArgument, "%s: excluded rank %d is out of range [0, %d)",
+                  call, r, parent->nranks);
     excluded[static_cast<size_t>(r)] = true;
   }
   if (excluded[static_cast<size_t>(parent->rank)])
-    return fail(parent, ncclInvalidArgument,
+    return fail(parent.get(), ncclInvalidArgument,
                 "%s: rank %d is in its own exclusion list; excluded ranks do not call it", call,
                 parent->rank);
-  std::vector<int> survivors;
-  for (int r = 0; r < parent->nranks; ++r)
-    if (!excluded[static_cast<size_t>(r)]) survivors.push_back(r);
   auto pending = std::make_shared<PendingInit>();
   const ncclResult_t copied = copyConfig(config, call, &pending->config);
   if (copied != ncclSuccess) return copied;
-  const int newRank = static_cast<int>(std::find(survivors.begin(), survivors.end(), parent->rank) -
-                                       survivors.begin());
-  pending->comm = newComm(newRank, static_cast<int>(survivors.size()),
-                          config != nullptr ? pending->config.name : parent->name);
+  // The new rank and size are spccl's (dense, old order); these are
+  // replaced by its answer.
+  pending->comm = newComm(0, 0, config != nullptr ? pending->config.name : parent->name);
   pending->comm->cudaDevice = parent->cudaDevice;
   pending->out = out;
   pending->call = call;
+  std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
   Creation creation;
-  // The survivors alone: the lowest makes a spccl id and sends it to the
-  // others over the parent (point to point: the excluded ranks take no
-  // part), then they create the new communicator.
-  creation.spcclPart = [pending, parent, survivors]() {
+  // spccl's shrink runs over the fault channel, not the parent's engine: it
+  // works after a revoke or a failure, and the excluded ranks take no part.
+  // NCCL_SHRINK_ABORT asks NCCL to stop the parent's kernels first; spccl
+  // has nothing to stop for it.
+  creation.spcclPart = [pending, parent, exclude]() {
     InterposedComm* comm = pending->comm.get();
-    const int leader = survivors.front();
-    spcclUniqueId id;
-    spcclResult_t r = spcclSuccess;
-    if (parent->rank == leader) {
-      r = spcclGetUniqueId(&id);
-      if (r == spcclSuccess && survivors.size() > 1) {
-        spcclGroupStart();
-        for (size_t i = 1; i < survivors.size(); ++i)
-          spcclSend(&id, sizeof(id), spcclUint8, survivors[i], parent->spccl, nullptr);
-        r = spcclGroupEnd();
-      }
-    } else {
-      r = spcclRecv(&id, sizeof(id), spcclUint8, leader, parent->spccl, nullptr);
+    const ncclResult_t r = finishSpccl(
+        parent.get(), spcclCommShrink(parent->spccl, exclude.data(),
+                                      static_cast<int>(exclude.size()), nullptr, &comm->spccl));
+    if (r == ncclSuccess && comm->spccl != nullptr) {
+      spcclCommUserRank(comm->spccl, &comm->rank);
+      spcclCommCount(comm->spccl, &comm->nranks);
     }
-    if (r != spcclSuccess) return finishSpccl(parent, r);
-    return finishSpccl(nullptr, spcclCommInitRank(&comm->spccl, comm->nranks, id, comm->rank));
+    return r;
   };
   if (forwarding())
-    creation.realPart = [pending, parent, flags,
-                         exclude = std::vector<int>(excludeRanks, excludeRanks + excludeCount)]() {
+    creation.realPart = [pending, parent, flags, exclude]() {
       const RealNccl* real = realNccl();
       std::vector<int> list = exclude;  // the real NCCL takes a non-const list
       return realOutcome(
@@ -334,33 +333,88 @@ ncclResult_t shrink(InterposedComm* parent, const int* excludeRanks, int exclude
           SPCCL_FORWARD(real, CommShrink, parent->real, list.data(), static_cast<int>(list.size()),
                         &pending->comm->real, pending->config.forReal(), flags));
     };
+  creation.uses = parent;
   creation.complete = [pending](ncclResult_t result) {
     return completeCreation(pending->comm, pending->out, result, pending->call);
   };
   return runOrDefer(std::move(creation));
 }
 
-ncclResult_t destroy(InterposedComm* comm, bool abort) {
-  const Settings& s = settings();
-  if (s.report) {
-    std::string header =
-        std::string(abort ? "aborted" : "destroyed") + ", " + std::to_string(comm->nranks) +
-        " ranks, " + (comm->name.empty() ? "" : "name " + comm->name + ", ") +
-        "SPCCL_NCCL_MODE=" + modeName(s.mode) + ", SPCCL_NCCL_SPARSE=" + (s.sparse ? "1" : "0") +
-        ", SPCCL_NCCL_COMPRESS=" + describe(s.compress) +
-        ", SPCCL_INTERPOSE_MIN_BYTES=" + std::to_string(s.minBytes);
-    comm->report.print(comm->id, comm->rank, comm->nranks, header);
-  }
-  std::unique_ptr<InterposedComm> owned = unregisterComm(comm);
-  ncclResult_t result =
-      finishSpccl(nullptr, abort ? spcclCommAbort(owned->spccl) : spcclCommDestroy(owned->spccl));
-  if (owned->real != nullptr) {
-    const RealNccl* real = realNccl();
-    const ncclResult_t r = abort ? SPCCL_FORWARD(real, CommAbort, owned->real)
-                                 : SPCCL_FORWARD(real, CommDestroy, owned->real);
+ncclResult_t revoke(InterposedComm* comm, int flags) {
+  const char* call = "ncclCommRevoke";
+  // NCCL's answers (init.cc): a flag other than NCCL_REVOKE_DEFAULT, a
+  // second revoke and a revoke after ncclCommFinalize are invalid
+  // arguments.
+  if (flags != NCCL_REVOKE_DEFAULT)
+    return fail(comm, ncclInvalidArgument, "%s: revokeFlags %d must be NCCL_REVOKE_DEFAULT (0)",
+                call, flags);
+  if (comm->finalized.load())
+    return fail(comm, ncclInvalidArgument, "%s: the communicator was finalized", call);
+  if (comm->revoked.exchange(true))
+    return fail(comm, ncclInvalidArgument, "%s: the communicator is already revoked", call);
+  // spccl's revoke reaches every rank (NCCL's stays on the calling one):
+  // the peers' calls on comm fail at once instead of waiting for them to
+  // revoke too. Revoking on every rank, as NCCL programs do, is harmless.
+  ncclResult_t result = finishSpccl(comm, spcclCommRevoke(comm->spccl));
+  if (comm->real != nullptr) {
+    const ncclResult_t r = SPCCL_FORWARD(realNccl(), CommRevoke, comm->real, flags);
     if (r != ncclSuccess) noteRealFailure();
     if (result == ncclSuccess) result = r;
   }
+  return result;
+}
+
+namespace {
+
+// ncclCommAbort while other threads are inside calls on comm: each is
+// asked to stop at its next wake-up of the engine, as spcclCommAbort does
+// (the spccl communicator is freed only after they have left).
+void interruptCalls(InterposedComm* comm) {
+  if (comm->spccl == nullptr || comm->spccl->engine == nullptr) return;
+  static const std::string kWhy = "ncclCommAbort was called on this communicator";
+  comm->spccl->engine->requestAbort(spcclRemoteError, kWhy);
+}
+
+}  // namespace
+
+ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
+  const Settings& s = settings();
+  if (s.report) {
+    std::string header =
+        std::string(abort ? "aborted" : "destroyed") + ", " + std::to_string(owned->nranks) +
+        " ranks, " + (owned->name.empty() ? "" : "name " + owned->name + ", ") +
+        "SPCCL_NCCL_MODE=" + modeName(s.mode) + ", SPCCL_NCCL_SPARSE=" + (s.sparse ? "1" : "0") +
+        ", SPCCL_NCCL_COMPRESS=" + describe(s.compress) +
+        ", SPCCL_INTERPOSE_MIN_BYTES=" + std::to_string(s.minBytes);
+    owned->report.print(owned->id, owned->rank, owned->nranks, header);
+  }
+  const int inside = owned->calls.close();
+  const RealNccl* real = owned->real != nullptr ? realNccl() : nullptr;
+  ncclResult_t realResult = ncclSuccess;
+  if (abort) {
+    if (inside > 0) interruptCalls(owned.get());
+    // First, so that a call of another thread blocked in the real NCCL
+    // returns (NCCL's abort is made for that).
+    if (real != nullptr) realResult = SPCCL_FORWARD(real, CommAbort, owned->real);
+  }
+  const int timeoutMs = owned->spccl != nullptr ? owned->spccl->options.timeoutMs : 0;
+  if (inside > 0 && !owned->calls.waitUntilIdle(std::chrono::milliseconds(timeoutMs))) {
+    // The wrapper lives on with the last lease; the spccl communicator
+    // must not be freed under a call that is still inside it.
+    SPCCL_WARN("NCCL interposer: %s: call(s) of other threads on rank %d's communicator %016" PRIx64
+               " did not return within %d ms; its spccl communicator stays allocated",
+               abort ? "ncclCommAbort" : "ncclCommDestroy", owned->rank, owned->id, timeoutMs);
+    return abort ? realResult
+                 : fail(owned.get(), ncclInternalError,
+                        "ncclCommDestroy: calls on the communicator did not return within %d ms",
+                        timeoutMs);
+  }
+  ncclResult_t result =
+      finishSpccl(nullptr, abort ? spcclCommAbort(owned->spccl) : spcclCommDestroy(owned->spccl));
+  owned->spccl = nullptr;
+  if (real != nullptr && !abort) realResult = SPCCL_FORWARD(real, CommDestroy, owned->real);
+  if (realResult != ncclSuccess) noteRealFailure();
+  if (result == ncclSuccess) result = realResult;
   return result;
 }
 

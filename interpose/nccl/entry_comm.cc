@@ -22,7 +22,8 @@ bool forwarding() { return settings().mode == Mode::Forward; }
 // the real NCCL (a real communicator, or NULL: its answer), and replace
 // mode fails it.
 #define SPCCL_FIND_COMM(mine, comm, call, name, ...)                                               \
-  InterposedComm* mine = findComm(comm);                                                           \
+  const CommLease mine##Lease = leaseComm(comm);                                                   \
+  InterposedComm* mine = mine##Lease.get();                                                        \
   if (mine == nullptr) {                                                                           \
     if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__);                         \
     return fail(nullptr, ncclInvalidArgument, "%s: comm %p is %s", call, static_cast<void*>(comm), \
@@ -90,7 +91,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
                            ncclConfig_t* config) {
   SPCCL_PASS_BACK(CommSplit, comm, color, key, newcomm, config);
   SPCCL_FIND_COMM(mine, comm, "ncclCommSplit", CommSplit, comm, color, key, newcomm, config);
-  return split(mine, color, key, newcomm, config);
+  return split(mineLease, color, key, newcomm, config);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommSplit)
 
@@ -100,25 +101,39 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
                   shrinkFlags);
   SPCCL_FIND_COMM(mine, comm, "ncclCommShrink", CommShrink, comm, excludeRanksList,
                   excludeRanksCount, newcomm, config, shrinkFlags);
-  return shrink(mine, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  return shrink(mineLease, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommShrink)
 
-// spccl's calls complete before they return: nothing is in flight.
+// spccl's calls complete before they return: nothing is in flight. As
+// NCCL, finalizing twice or after a revoke is an invalid argument.
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   SPCCL_PASS_BACK(CommFinalize, comm);
   SPCCL_FIND_COMM(mine, comm, "ncclCommFinalize", CommFinalize, comm);
   if (mine->revoked.load())
-    return fail(mine, ncclInvalidUsage, "ncclCommFinalize: the communicator was revoked");
+    return fail(mine, ncclInvalidArgument,
+                "ncclCommFinalize: the communicator was revoked (ncclCommRevoke); destroy or "
+                "shrink it");
+  if (mine->finalized.exchange(true))
+    return fail(mine, ncclInvalidArgument,
+                "ncclCommFinalize: the communicator is finalized already");
   SPCCL_REAL_OR(CommFinalize, mine->real);
   return ncclSuccess;
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommFinalize)
 
+// The handle is unregistered first, so that no call starts on it; calls
+// of other threads still inside are waited for (ncclCommAbort stops them
+// first): comm_lifecycle.h.
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   SPCCL_PASS_BACK(CommDestroy, comm);
   if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
-  SPCCL_FIND_COMM(mine, comm, "ncclCommDestroy", CommDestroy, comm);
+  std::shared_ptr<InterposedComm> mine = unregisterComm(comm);
+  if (mine == nullptr) {
+    if (forwarding()) return SPCCL_FORWARD(realNccl(), CommDestroy, comm);
+    return fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm %p is %s",
+                static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
+  }
   return destroy(mine, false);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommDestroy)
@@ -126,21 +141,26 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommDestroy)
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   SPCCL_PASS_BACK(CommAbort, comm);
   if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
-  SPCCL_FIND_COMM(mine, comm, "ncclCommAbort", CommAbort, comm);
+  std::shared_ptr<InterposedComm> mine = unregisterComm(comm);
+  if (mine == nullptr) {
+    if (forwarding()) return SPCCL_FORWARD(realNccl(), CommAbort, comm);
+    return fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm %p is %s",
+                static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
+  }
   return destroy(mine, true);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommAbort)
 
-// Nothing of spccl's is in flight when a call has returned: revoking marks
-// the communicator, whose later calls fail; destroy, split and shrink work.
+// spcclCommRevoke on every rank of the communicator (NCCL's revoke stays
+// on the calling rank; revoking on every rank, as NCCL programs do, is
+// harmless). Later calls on it fail with ncclInvalidUsage, as NCCL's;
+// destroy, abort and shrink work (split does not: spccl shrinks a revoked
+// communicator but does not split it).
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   SPCCL_PASS_BACK(CommRevoke, comm, revokeFlags);
+  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
   SPCCL_FIND_COMM(mine, comm, "ncclCommRevoke", CommRevoke, comm, revokeFlags);
-  if (revokeFlags != NCCL_REVOKE_DEFAULT)
-    return fail(mine, ncclInvalidArgument, "ncclCommRevoke: revokeFlags %d must be 0", revokeFlags);
-  mine->revoked.store(true);
-  SPCCL_REAL_OR(CommRevoke, mine->real, revokeFlags);
-  return ncclSuccess;
+  return revoke(mine, revokeFlags);
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommRevoke)
 

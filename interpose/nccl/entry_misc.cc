@@ -77,7 +77,8 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclGetErrorString)
 const char* ncclGetLastError(ncclComm_t comm) {
   const RealNccl* real = insideRealNccl() || forwarding() ? realNccl() : nullptr;
   if (insideRealNccl() && real->GetLastError != nullptr) return callReal(real->GetLastError, comm);
-  InterposedComm* mine = findComm(comm);
+  const CommLease lease = leaseComm(comm);
+  InterposedComm* mine = lease.get();
   if (mine != nullptr) {
     {
       std::lock_guard<std::mutex> lock(mine->mutex);
@@ -161,7 +162,8 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclMemFree)
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
   SPCCL_PASS_BACK(RedOpCreatePreMulSum, op, scalar, datatype, residence, comm);
-  InterposedComm* mine = findComm(comm);
+  const CommLease lease = leaseComm(comm);
+  InterposedComm* mine = lease.get();
   if (forwarding())
     return SPCCL_FORWARD(realNccl(), RedOpCreatePreMulSum, op, scalar, datatype, residence,
                          mine != nullptr ? mine->real : comm);
@@ -192,7 +194,8 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclRedOpCreatePreMulSum)
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   SPCCL_PASS_BACK(RedOpDestroy, op, comm);
-  InterposedComm* mine = findComm(comm);
+  const CommLease lease = leaseComm(comm);
+  InterposedComm* mine = lease.get();
   if (forwarding())
     return SPCCL_FORWARD(realNccl(), RedOpDestroy, op, mine != nullptr ? mine->real : comm);
   if (mine == nullptr)

@@ -18,7 +18,7 @@ namespace spccl::nccl {
 namespace {
 
 struct SelfTransfer {
-  InterposedComm* comm;
+  std::shared_ptr<InterposedComm> comm;
   bool isSend;
   void* buffer;
   size_t bytes;
@@ -88,11 +88,30 @@ ncclResult_t replay(InterposedComm* comm, const std::vector<Operation*>& ops) {
   return result;
 }
 
+// A deferred call's lease on its communicator, taken at the group's end;
+// empty, with *result set, when the communicator was destroyed since.
+CommLease leaseAgain(const std::shared_ptr<InterposedComm>& comm, const char* what,
+                     ncclResult_t* result) {
+  CommLease lease(comm);
+  if (!lease)
+    *result = fail(comm.get(), ncclInvalidUsage,
+                   "ncclGroupEnd: %s: the communicator was destroyed or aborted after the call was "
+                   "issued in the group",
+                   what);
+  return lease;
+}
+
 ncclResult_t runCreations(std::vector<Creation>& creations, bool endRealGroup,
                           ncclSimInfo_t* simInfo) {
   const size_t n = creations.size();
   std::vector<ncclResult_t> results(n, ncclSuccess);
-  runEach(n, [&](size_t i) { results[i] = creations[i].spcclPart(); });
+  std::vector<CommLease> parents(n);
+  for (size_t i = 0; i < n; ++i)
+    if (creations[i].uses != nullptr)
+      parents[i] = leaseAgain(creations[i].uses, "a split or shrink", &results[i]);
+  runEach(n, [&](size_t i) {
+    if (results[i] == ncclSuccess) results[i] = creations[i].spcclPart();
+  });
   for (size_t i = 0; i < n; ++i)
     if (results[i] == ncclSuccess && creations[i].realPart) results[i] = creations[i].realPart();
   ncclResult_t groupResult = ncclSuccess;
@@ -112,12 +131,12 @@ ncclResult_t runSelfTransfers(const std::vector<SelfTransfer>& transfers) {
   ncclResult_t result = ncclSuccess;
   std::vector<InterposedComm*> done;
   for (const SelfTransfer& first : transfers) {
-    InterposedComm* comm = first.comm;
+    InterposedComm* comm = first.comm.get();
     if (std::find(done.begin(), done.end(), comm) != done.end()) continue;
     done.push_back(comm);
     std::vector<const SelfTransfer*> sends, recvs;
     for (const SelfTransfer& t : transfers)
-      if (t.comm == comm) (t.isSend ? sends : recvs).push_back(&t);
+      if (t.comm.get() == comm) (t.isSend ? sends : recvs).push_back(&t);
     if (sends.size() != recvs.size()) {
       result = firstFailure(result, fail(comm, ncclInvalidUsage,
                                          "ncclGroupEnd: %zu sends to this rank (%d) but %zu "
@@ -157,15 +176,20 @@ ncclResult_t runOperations(std::vector<Operation>& operations) {
   std::vector<std::vector<Operation*>> perComm;
   for (Operation& op : operations) {
     size_t k = 0;
-    while (k < comms.size() && comms[k] != op.comm) ++k;
+    while (k < comms.size() && comms[k] != op.comm.get()) ++k;
     if (k == comms.size()) {
-      comms.push_back(op.comm);
+      comms.push_back(op.comm.get());
       perComm.emplace_back();
     }
     perComm[k].push_back(&op);
   }
   std::vector<ncclResult_t> results(comms.size(), ncclSuccess);
-  runEach(comms.size(), [&](size_t k) { results[k] = replay(comms[k], perComm[k]); });
+  std::vector<CommLease> leases(comms.size());
+  for (size_t k = 0; k < comms.size(); ++k)
+    leases[k] = leaseAgain(perComm[k].front()->comm, "its collectives", &results[k]);
+  runEach(comms.size(), [&](size_t k) {
+    if (results[k] == ncclSuccess) results[k] = replay(comms[k], perComm[k]);
+  });
   ncclResult_t result = ncclSuccess;
   for (ncclResult_t r : results) result = firstFailure(result, r);
   return result;
@@ -187,16 +211,16 @@ ncclResult_t runOrDefer(Creation c) {
   return c.complete(result);
 }
 
-void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes,
-                       cudaStream_t stream) {
-  tGroup.selfTransfers.push_back(SelfTransfer{comm, isSend, buffer, bytes, stream});
+void deferSelfTransfer(std::shared_ptr<InterposedComm> comm, bool isSend, void* buffer,
+                       size_t bytes, cudaStream_t stream) {
+  tGroup.selfTransfers.push_back(SelfTransfer{std::move(comm), isSend, buffer, bytes, stream});
 }
 
 void defer(Operation op) { tGroup.operations.push_back(std::move(op)); }
 
 uint64_t deferredCollectives(const InterposedComm* comm) {
   uint64_t n = 0;
-  for (const Operation& op : tGroup.operations) n += op.comm == comm && op.collective ? 1 : 0;
+  for (const Operation& op : tGroup.operations) n += op.comm.get() == comm && op.collective ? 1 : 0;
   return n;
 }
 

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace spccl::nccl {
 
@@ -37,13 +38,16 @@ struct Creation {
   // Then, with the first failure of the steps (or success): publishes the
   // communicator or releases it; returns the call's result.
   std::function<ncclResult_t(ncclResult_t)> complete;
+  // The parent of a split or shrink: deferred, the steps run under a lease
+  // taken at the group's end (the issuing call's lease has been returned).
+  std::shared_ptr<InterposedComm> uses;
 };
 
 struct Operation {
-  InterposedComm* comm = nullptr;
-  bool spcclGroupable = false;        // a dense collective, send or receive
-  bool collective = false;            // not send or receive
-  std::function<ncclResult_t()> run;  // issues the spccl call
+  std::shared_ptr<InterposedComm> comm;  // leased again at the group's end
+  bool spcclGroupable = false;           // a dense collective, send or receive
+  bool collective = false;               // not send or receive
+  std::function<ncclResult_t()> run;     // issues the spccl call
 };
 
 bool inGroup();
@@ -52,8 +56,8 @@ bool inGroup();
 // communicator, before its other calls. With device buffers or a stream
 // the copy is enqueued on the receive's stream (after the send's stream's
 // work, when that is another stream).
-void deferSelfTransfer(InterposedComm* comm, bool isSend, void* buffer, size_t bytes,
-                       cudaStream_t stream);
+void deferSelfTransfer(std::shared_ptr<InterposedComm> comm, bool isSend, void* buffer,
+                       size_t bytes, cudaStream_t stream);
 void groupStart();
 // Outside a group: runs c now. Inside: at the outermost end.
 ncclResult_t runOrDefer(Creation c);

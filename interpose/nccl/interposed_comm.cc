@@ -9,7 +9,7 @@ namespace {
 
 struct Registry {
   std::shared_mutex mutex;
-  std::map<const InterposedComm*, std::unique_ptr<InterposedComm>> comms;
+  std::map<const InterposedComm*, std::shared_ptr<InterposedComm>> comms;
 };
 
 Registry& registry() {
@@ -19,28 +19,35 @@ Registry& registry() {
 
 }  // namespace
 
-InterposedComm* findComm(ncclComm_t handle) {
+CommLease leaseComm(ncclComm_t handle) {
   const auto* key = reinterpret_cast<const InterposedComm*>(handle);
   Registry& r = registry();
-  std::shared_lock<std::shared_mutex> lock(r.mutex);
-  auto it = r.comms.find(key);
-  return it != r.comms.end() ? it->second.get() : nullptr;
+  std::shared_ptr<InterposedComm> comm;
+  {
+    std::shared_lock<std::shared_mutex> lock(r.mutex);
+    auto it = r.comms.find(key);
+    if (it == r.comms.end()) return CommLease();
+    comm = it->second;
+  }
+  // Closed in between (a destroy took it): empty, as if unknown.
+  return CommLease(std::move(comm));
 }
 
-InterposedComm* registerComm(std::unique_ptr<InterposedComm> comm) {
-  InterposedComm* raw = comm.get();
+ncclComm_t registerComm(std::shared_ptr<InterposedComm> comm) {
+  const InterposedComm* raw = comm.get();
   Registry& r = registry();
   std::unique_lock<std::shared_mutex> lock(r.mutex);
   r.comms[raw] = std::move(comm);
-  return raw;
+  return handleOf(raw);
 }
 
-std::unique_ptr<InterposedComm> unregisterComm(InterposedComm* comm) {
+std::shared_ptr<InterposedComm> unregisterComm(ncclComm_t handle) {
+  const auto* key = reinterpret_cast<const InterposedComm*>(handle);
   Registry& r = registry();
   std::unique_lock<std::shared_mutex> lock(r.mutex);
-  auto it = r.comms.find(comm);
+  auto it = r.comms.find(key);
   if (it == r.comms.end()) return nullptr;
-  std::unique_ptr<InterposedComm> owned = std::move(it->second);
+  std::shared_ptr<InterposedComm> owned = std::move(it->second);
   r.comms.erase(it);
   return owned;
 }

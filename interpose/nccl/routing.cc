@@ -22,12 +22,13 @@ bool compressible(int datatype) {
 
 }  // namespace
 
-Route decideRoute(const Settings& settings, const CallShape& call) {
+Route decideRoute(const Settings& settings, const CallShape& call, bool inGroup) {
   const bool forward = settings.mode == Mode::Forward;
+  const bool forwardDevice = forward && call.deviceBuffers;
   auto dense = [&](Reason reason) {
+    if (forwardDevice) return Route{Target::Nccl, Reason::DeviceBuffer};
     return Route{forward ? Target::Nccl : Target::SpcclDense, reason};
   };
-  if (call.deviceBuffers && forward) return Route{Target::Nccl, Reason::DeviceBuffer};
   if (!call.allReduce) return dense(Reason::NotAllReduce);
   if (elementSize(call.datatype) == 0) return dense(Reason::NoSpcclType);
   if (call.nranks < 2) return dense(Reason::SingleRank);
@@ -39,7 +40,18 @@ Route decideRoute(const Settings& settings, const CallShape& call) {
   if (settings.compress.enabled && compressible(call.datatype))
     return Route{Target::SpcclCompressed, Reason::None};
   if (!settings.sparse) return dense(Reason::SparseOff);
-  return Route{Target::SpcclSparse, Reason::None};
+  if (!forwardDevice) return Route{Target::SpcclSparse, Reason::None};
+  // The density probe blocks for an exchange with the other ranks, which
+  // a thread driving several ranks in one group cannot wait for.
+  if (settings.deviceDensity <= 0) return Route{Target::Nccl, Reason::DeviceBuffer};
+  if (inGroup) return Route{Target::Nccl, Reason::DeviceInGroup};
+  return Route{Target::SpcclSparse, Reason::None, true};
+}
+
+Route routeByDensity(const Settings& settings, const Route& route, double agreedDensity) {
+  if (!route.needsDensity) return route;
+  if (agreedDensity <= settings.deviceDensity) return Route{Target::SpcclSparse, Reason::None};
+  return Route{Target::Nccl, Reason::DeviceDense};
 }
 
 namespace {
@@ -63,6 +75,10 @@ const char* reasonText(Reason reason) {
       return " (SPCCL_NCCL_SPARSE=0)";
     case Reason::DeviceBuffer:
       return " (device buffers)";
+    case Reason::DeviceDense:
+      return " (device buffers, denser than SPCCL_NCCL_DEVICE_DENSITY)";
+    case Reason::DeviceInGroup:
+      return " (device buffers in a group)";
   }
   return "";
 }

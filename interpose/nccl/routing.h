@@ -5,9 +5,14 @@
 // inside spcclSparseAllReduce by its planner, from counts the ranks
 // exchanged (src/sparse/call_agreement.h), never from rank-local data.
 // One input is rank-local: where the buffers live (memory_kind.h). NCCL
-// programs pass device buffers on every rank or on none. Device buffers go
-// to the real NCCL in forward mode; in replace mode they take the same
-// routes as host buffers (spccl takes device memory and streams).
+// programs pass device buffers on every rank or on none. In replace mode
+// device buffers take the same routes as host buffers (spccl takes device
+// memory and streams). In forward mode the real NCCL runs a dense
+// all-reduce of device memory faster than spccl can stage it through host
+// memory, so device buffers reach spccl only when it saves much: a
+// compressed all-reduce the user opted into, or a sparse one whose data
+// the ranks have agreed is sparse enough (density_probe.h measures it; then
+// routeByDensity decides, from the agreed value, the same on every rank).
 #pragma once
 
 #include <nccl.h>
@@ -37,7 +42,9 @@ enum class Reason {
   OpNotSumAvg,  // prod, max, min, a PreMulSum op of the real NCCL, or not an op
   BelowThreshold,
   SparseOff,
-  DeviceBuffer,
+  DeviceBuffer,   // forward mode, device buffers, no spccl path for them
+  DeviceDense,    // forward mode, device buffers, the agreed density above the threshold
+  DeviceInGroup,  // forward mode, device buffers inside a group: no probe there
 };
 
 struct CallShape {
@@ -52,10 +59,19 @@ struct CallShape {
 struct Route {
   Target target = Target::SpcclDense;
   Reason reason = Reason::None;
+  // Forward mode, device buffers, target SpcclSparse: only if the agreed
+  // density is at most SPCCL_NCCL_DEVICE_DENSITY (routeByDensity).
+  bool needsDensity = false;
 };
 
-// Pure: the same inputs give the same route on every rank.
-Route decideRoute(const Settings& settings, const CallShape& call);
+// Pure: the same inputs give the same route on every rank. inGroup: the
+// call is issued inside ncclGroupStart/End.
+Route decideRoute(const Settings& settings, const CallShape& call, bool inGroup = false);
+
+// A route that needsDensity, given the density the ranks agreed on (the
+// same number on every rank, so the same answer): sparse at most
+// SPCCL_NCCL_DEVICE_DENSITY, else the real NCCL.
+Route routeByDensity(const Settings& settings, const Route& route, double agreedDensity);
 
 // The report's name of a route ("spccl dense (below SPCCL_INTERPOSE_MIN_BYTES)").
 std::string pathName(const Route& route, const CompressSetting& compress);

@@ -78,6 +78,15 @@ std::string describe(const CompressSetting& s) {
          ":" + std::to_string(s.blockSize);
 }
 
+bool parseDensity(const std::string& text, double* out) {
+  *out = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !(value >= 0 && value <= 1)) return false;
+  *out = value;
+  return true;
+}
+
 const Settings& settings() {
   static std::once_flag once;
   static Settings s;
@@ -102,14 +111,22 @@ const Settings& settings() {
     s.minBytes = minBytes > 0 ? static_cast<size_t>(minBytes) : 0;
     s.sparse = knobInt("SPCCL_NCCL_SPARSE") != 0;
     s.report = knobInt("SPCCL_INTERPOSE_REPORT") != 0;
+    const std::string density = knobString("SPCCL_NCCL_DEVICE_DENSITY");
+    if (!parseDensity(density, &s.deviceDensity))
+      SPCCL_WARN(
+          "NCCL interposer: SPCCL_NCCL_DEVICE_DENSITY=%s is not a number in [0, 1]; device "
+          "all-reduces stay on the real NCCL",
+          density.c_str());
     const std::string compress = knobString("SPCCL_NCCL_COMPRESS");
     std::string error;
     if (!parseCompressSetting(compress, &s.compress, &error))
       SPCCL_WARN("NCCL interposer: SPCCL_NCCL_COMPRESS=%s: %s; compression stays off",
                  compress.c_str(), error.c_str());
     SPCCL_INFO(kLogInit,
-               "NCCL interposer: %s mode, sparse all-reduce %s, compression %s, min bytes %zu",
-               modeName(s.mode), s.sparse ? "on" : "off", describe(s.compress).c_str(), s.minBytes);
+               "NCCL interposer: %s mode, sparse all-reduce %s, compression %s, min bytes %zu, "
+               "device density %g",
+               modeName(s.mode), s.sparse ? "on" : "off", describe(s.compress).c_str(), s.minBytes,
+               s.deviceDensity);
   });
   return s;
 }

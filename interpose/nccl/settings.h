@@ -1,8 +1,8 @@
 // The NCCL interposer's knobs, read once per process (declared with the
 // others in src/base/knobs.cc): SPCCL_NCCL_MODE, SPCCL_NCCL_LIB (real_nccl.cc),
-// SPCCL_NCCL_SPARSE, SPCCL_NCCL_COMPRESS, SPCCL_INTERPOSE_MIN_BYTES and
-// SPCCL_INTERPOSE_REPORT. Set them the same on every rank: the routing
-// reads them.
+// SPCCL_NCCL_SPARSE, SPCCL_NCCL_COMPRESS, SPCCL_NCCL_DEVICE_DENSITY,
+// SPCCL_INTERPOSE_MIN_BYTES and SPCCL_INTERPOSE_REPORT. Set them the same on every rank: the
+// routing reads them.
 #pragma once
 
 #include <cstddef>
@@ -32,11 +32,18 @@ struct CompressSetting {
 bool parseCompressSetting(const std::string& text, CompressSetting* out, std::string* error);
 std::string describe(const CompressSetting& setting);  // "off", "piecewise:4:twoshot:256"
 
+// SPCCL_NCCL_DEVICE_DENSITY's value: a number in [0, 1]; false otherwise.
+bool parseDensity(const std::string& text, double* out);
+
 struct Settings {
   Mode mode = Mode::Forward;  // in effect: forward falls back to replace without a real NCCL
   size_t minBytes = 65536;
   bool sparse = true;
   CompressSetting compress;
+  // SPCCL_NCCL_DEVICE_DENSITY: forward mode, device buffers: the largest
+  // agreed density (nonzero fraction of a sample) that goes to spccl's
+  // sparse all-reduce; 0: none do.
+  double deviceDensity = 0;
   bool report = false;
 };
 

@@ -140,6 +140,12 @@ static const std::vector<KnobSpec> kKnobs = {
      "Lossy, opt-in: CODEC:BITS[:SCHEDULE[:BLOCK]] (e.g. piecewise:4, linear:8:ring) sends "
      "ncclAllReduce of f32, f16 or bf16 with sum or avg, from SPCCL_INTERPOSE_MIN_BYTES on, to "
      "spcclCompressedAllReduce; off: never. Set it the same on every rank"},
+    {"SPCCL_NCCL_DEVICE_DENSITY", "0",
+     "Forward mode, device buffers: an ncclAllReduce the sparse path would take goes to spccl's "
+     "sparse all-reduce (staged through host memory) when the ranks' mean nonzero fraction, "
+     "sampled from the send buffers and agreed by all, is at most this (e.g. 0.05); 0: device "
+     "all-reduces stay on the real NCCL. The sample costs a stream synchronisation and a small "
+     "exchange per eligible call. Set it the same on every rank"},
 };
 
 const std::vector<KnobSpec>& allKnobs() { return kKnobs; }

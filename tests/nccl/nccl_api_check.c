@@ -383,6 +383,14 @@ static void checkErrors(ncclComm_t comm) {
   checkAllReduce(comm, 1000, 1.0, ncclSum, 0, 71);
 }
 
+/* Returns once every rank has entered it: an all-reduce's result holds
+ * every rank's contribution. */
+static void barrier(ncclComm_t world) {
+  int one = 1;
+  NCCLCHECK(ncclAllReduce(&one, &one, 1, ncclInt32, ncclSum, world, gStream));
+  CHECK(one == gNranks, "barrier: %d of %d ranks", one, gNranks);
+}
+
 static void checkSplit(ncclComm_t world) {
   const int color = gNranks >= 3 && gRank == gNranks - 1 ? NCCL_SPLIT_NOCOLOR : gRank % 2;
   ncclComm_t half = (ncclComm_t)1;
@@ -391,6 +399,7 @@ static void checkSplit(ncclComm_t world) {
   NCCLCHECK(ncclCommSplit(world, color, -gRank, &half, &config));
   if (color == NCCL_SPLIT_NOCOLOR) {
     CHECK(half == NULL, "NOCOLOR gave a communicator");
+    barrier(world);
     return;
   }
   int members = 0, rank = -1, count = -1;
@@ -408,6 +417,9 @@ static void checkSplit(ncclComm_t world) {
     if (r % 2 == color && !(gNranks >= 3 && r == gNranks - 1)) sum += r + 1;
   NCCLCHECK(ncclAllReduce(&value, &value, 1, ncclInt32, ncclSum, half, gStream));
   CHECK(value == sum, "split all-reduce %d, want %d", value, sum);
+  /* spccl's revoke reaches every rank and stops their calls in flight: not
+   * before each has its result of the all-reduce above */
+  barrier(world);
   /* revoked: later calls fail, destroy works */
   NCCLCHECK(ncclCommRevoke(half, NCCL_REVOKE_DEFAULT));
   CHECK(ncclAllReduce(&value, &value, 1, ncclInt32, ncclSum, half, gStream) == ncclInvalidUsage,

@@ -3,7 +3,8 @@
 # place of NCCL, and checks the outcome.
 #
 #   run_nccl_test.sh [--np N] [--install preload|libdir] [--env VAR=VALUE]...
-#                    [--report] [--expect REGEX]... [--reject REGEX]... -- PROG [ARGS...]
+#                    [--report] [--killed K] [--expect REGEX]... [--reject REGEX]...
+#                    -- PROG [ARGS...]
 #
 #   --install preload  LD_PRELOAD=libspccl_nccl.so (the default)
 #             libdir   a directory whose libnccl.so.2 is libspccl_nccl.so,
@@ -11,6 +12,8 @@
 #   --env      set for the ranks
 #   --report   SPCCL_INTERPOSE_REPORT=1, and every communicator's report
 #              lines must be equal on all its ranks (check_report.py)
+#   --killed   K ranks kill themselves: spcclrun --keep-going, and the
+#              other N - K must print PASS
 #   --expect / --reject  extended regexes the output (stdout and stderr of
 #              every rank) must / must not match
 #   @IDDIR@ in ARGS becomes a fresh directory for the unique id's file.
@@ -27,7 +30,7 @@ if [[ -n ${SKIP_REASON:-} ]]; then
   exit 77
 fi
 
-np=1 install=preload report=0
+np=1 install=preload report=0 killed=0
 envs=() expects=() rejects=()
 while (($#)); do
   case $1 in
@@ -35,6 +38,7 @@ while (($#)); do
     --install) install=${2:?}; shift 2 ;;
     --env) envs+=("${2:?}"); shift 2 ;;
     --report) report=1; shift ;;
+    --killed) killed=${2:?}; shift 2 ;;
     --expect) expects+=("${2:?}"); shift 2 ;;
     --reject) rejects+=("${2:?}"); shift 2 ;;
     --) shift; break ;;
@@ -74,13 +78,15 @@ rank_env=("LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
 echo "== spcclrun -n $np, libspccl_nccl.so by $install: ${envs[*]} ${prog[*]}"
 status=0
-timeout 280 "$SPCCLRUN" -n "$np" -- env "${rank_env[@]}" "${sanitizer_env[@]}" "${envs[@]}" \
+keep_going=()
+((killed > 0)) && keep_going=(--keep-going)
+timeout 280 "$SPCCLRUN" "${keep_going[@]}" -n "$np" -- env "${rank_env[@]}" "${sanitizer_env[@]}" "${envs[@]}" \
   "${prog[@]}" >"$work/out" 2>&1 || status=$?
 cat "$work/out"
 ((status == 77)) && { echo "SKIPPED: the program says why, above"; exit 77; }
 ((status == 0)) || { echo "FAIL: the job exits $status"; exit 1; }
 passes=$(grep -c ': PASS' "$work/out" || true)
-((passes == np)) || { echo "FAIL: $passes of $np ranks printed PASS"; exit 1; }
+((passes == np - killed)) || { echo "FAIL: $passes of $((np - killed)) ranks printed PASS"; exit 1; }
 if ((report)); then
   python3 "$CHECK_REPORT" "$work/out" || { echo "FAIL: the reports differ between ranks"; exit 1; }
 fi
