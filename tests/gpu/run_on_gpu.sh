@@ -265,7 +265,7 @@ if [[ $mode == dry-run ]]; then
   note "   ninja -C $build -j $jobs: ${targets[*]} (those that exist)"
   note "   stages: host collectives($([[ -x $root/tests/gpu/run_collectives.sh ]] && echo present || echo absent))" \
     "torch($([[ -x $root/tests/gpu/run_torch_shim.sh ]] && echo present || echo absent))" \
-    "kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
+    "pieces cudaipc devicebench kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
   exit 0
 fi
 
