@@ -17,10 +17,11 @@ export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 
 tests=$build/tests/cuda_emulation/spccl_cuda_ipc_tests
 if [[ -x $tests ]]; then
-  # Not under the emulation's LD_LIBRARY_PATH: the real libcuda.so.1.
+  # On a GPU machine the loader finds NVIDIA's libcuda.so.1 (no emulation
+  # on LD_LIBRARY_PATH here, unless the caller put it there to try this).
   timeout 60 "$tests" >"$results/cuda_ipc_tests.log" 2>&1
   status=$?
-  echo "== spccl_cuda_ipc_tests (real driver): exit $status"
+  echo "== spccl_cuda_ipc_tests (on the libcuda.so.1 the loader finds): exit $status"
   [[ $status -eq 0 ]] || failed=1
   grep -E '^\[ +(OK|FAILED) +\]|Failure|error' "$results/cuda_ipc_tests.log" | head -n 20
 else

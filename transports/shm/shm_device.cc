@@ -42,7 +42,7 @@ spcclResult_t DeviceReceiver::copy(const shm::DeviceDescriptor& descriptor, void
   if (location.context == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument,
                       "cuda_ipc: %s sent %zu bytes of device memory, but the receive buffer %p is "
-                      "%s memory of no CUDA context: receive into device, pinned or managed memory",
+                      "%s, of no CUDA context: receive into device, pinned or managed memory",
                       peer_.c_str(), bytes, target, device::memoryKindName(location.kind));
   if (context_ == nullptr) context_ = location.context;
   device::ScopedCudaContext current(context_);
