@@ -8,8 +8,10 @@
 #include "api/arguments.h"
 #include "base/check.h"
 #include "coll/collective.h"
+#include "coll/dense_pieces.h"
 #include "coll/root_agreement.h"
 #include "core/comm.h"
+#include "core/piece_gates.h"
 #include "core/staged_call.h"
 #include "spccl.h"
 
@@ -189,11 +191,32 @@ Call makeCall(CollType type, const void* sendbuff, void* recvbuff, size_t count,
   return call;
 }
 
+size_t stagingPieceBytes(spcclComm_t comm) { return comm->engine->settings().stagingChunkBytes; }
+
+// The call on ctx, in pieces where it is large (coll/dense_pieces.h). gates:
+// where this rank's device buffers arrive piece by piece
+// (StagedCall::runCollectiveInPieces); nullptr: every piece is there.
+spcclResult_t executeOn(spcclComm_t comm, CollContext& ctx, const Call& call, PieceGates* gates) {
+  SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
+  const size_t pieceBytes = stagingPieceBytes(comm);
+  const size_t pieces = densePieceCount(call.args, pieceBytes);
+  if (pieces == 1) return runDenseCollective(ctx, call.args, ctx.denseAlgorithm());
+  const int timeoutMs = comm->options.timeoutMs;
+  for (size_t k = 0; k < pieces; ++k) {
+    if (gates != nullptr && !gates->awaitInput(k, timeoutMs))
+      return SPCCL_FAIL(spcclSystemError,
+                        "%s: rank %d: piece %zu of %zu of the input did not arrive from the device "
+                        "within %d ms (the stream's work before the call is still running)",
+                        call.name, ctx.rank(), k, pieces, timeoutMs);
+    SPCCL_CHECK(runDensePiece(ctx, call.args, pieceBytes, k, ctx.denseAlgorithm()));
+    if (gates != nullptr) gates->pieceRan(k);
+  }
+  return spcclSuccess;
+}
+
 spcclResult_t execute(spcclComm_t comm, const Call& call) {
-  return runCollective(*comm->engine, call.signature, [&](CollContext& ctx) -> spcclResult_t {
-    SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
-    return runDenseCollective(ctx, call.args, ctx.denseAlgorithm());
-  });
+  return runCollective(*comm->engine, call.signature,
+                       [&](CollContext& ctx) { return executeOn(comm, ctx, call, nullptr); });
 }
 
 void rememberComm(spcclComm_t comm) {
@@ -229,7 +252,20 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
     return spcclSuccess;
   }
   Call host = onHost(staged, call);
-  return finishCall(comm, staged.run([comm, host] { return execute(comm, host); }));
+  const size_t pieceBytes = stagingPieceBytes(comm);
+  const size_t pieces = densePieceCount(call.args, pieceBytes);
+  if (pieces == 1)
+    return finishCall(comm, staged.run([comm, host] { return execute(comm, host); }));
+  const CollArgs user = call.args;
+  const int rank = comm->rank, nranks = comm->nranks;
+  return finishCall(comm, staged.runCollectiveInPieces(
+                              call.signature, pieces,
+                              [user, rank, nranks, pieceBytes](size_t k) {
+                                return densePieceRanges(user, rank, nranks, pieceBytes, k);
+                              },
+                              [comm, host](CollContext& ctx, PieceGates* gates) {
+                                return executeOn(comm, ctx, host, gates);
+                              }));
 }
 
 spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, const char* name) {

@@ -55,7 +55,8 @@ static const std::vector<KnobSpec> kKnobs = {
     // network
     {"SPCCL_TIMEOUT_MS", "60000", "Deadline of every wait, in milliseconds"},
     {"SPCCL_TRANSPORT", "auto",
-     "auto (shm for same-host peers, tcp otherwise), tcp, shm, or a plugin name "
+     "auto (shm for same-host peers, tcp otherwise), tcp, shm, cuda_ipc (one host: shm, and "
+     "messages in CUDA device memory go peer to peer through CUDA IPC), or a plugin name "
      "(libspccl-net-NAME.so)"},
     {"SPCCL_SOCKET_IFNAME", "",
      "Interfaces to use, NCCL syntax: prefixes, ^ to exclude, = for exact names"},
@@ -98,6 +99,12 @@ static const std::vector<KnobSpec> kKnobs = {
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
+    {"SPCCL_STAGING_CHUNK_BYTES", "8388608",
+     "All-reduce, broadcast, reduce, all-gather and reduce-scatter calls whose per-rank block is "
+     "larger run in pieces of this many bytes per block, so that copying device buffers through "
+     "pinned memory overlaps the transfers (docs/gpu.md); every rank cuts the same way, whatever "
+     "its memory. 0: never cut. Every rank must set it the same (checked when a communicator is "
+     "created)"},
     {"SPCCL_SPARSE_MEASURED_TIMES", "0",
      "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "
      "rank sets it; faster where CPU dominates, but the choice, hence float rounding, can then "

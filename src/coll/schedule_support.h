@@ -17,6 +17,9 @@ enum DenseScratchSlot : int {
   kScratchLanding = 0,   // where incoming messages land before they are reduced
   kScratchStaging = 1,   // reduced data that is not the caller's output
   kScratchSendCopy = 2,  // a copy of the input when it overlaps the output
+  // Around a schedule, never inside one (coll/dense_pieces.h): one piece
+  // of an all-gather's output or a reduce-scatter's input, gathered.
+  kScratchPieceBlocks = 3,
 };
 
 inline size_t elementSize(const CollArgs& args) { return spcclTypeSize(args.datatype); }

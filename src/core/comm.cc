@@ -139,10 +139,10 @@ spcclResult_t routeTo(const spcclComm& comm, int peer, Route* route) {
   bool sameHost = them.hostId == me.hostId;
   if (setting == "auto") {
     route->transport = sameHost ? "shm" : "tcp";
-  } else if (setting == "shm" && !sameHost) {
+  } else if ((setting == "shm" || setting == "cuda_ipc") && !sameHost) {
     return SPCCL_FAIL(spcclInvalidUsage,
-                      "SPCCL_TRANSPORT=shm, but rank %d is on host %s and rank %d on host %s", peer,
-                      them.hostname, comm.rank, me.hostname);
+                      "SPCCL_TRANSPORT=%s, but rank %d is on host %s and rank %d on host %s",
+                      setting.c_str(), peer, them.hostname, comm.rank, me.hostname);
   } else {
     route->transport = setting;
   }
@@ -535,6 +535,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.commId = comm->commId;
   settings.timeoutMs = options.timeoutMs;
   settings.chunkBytes = static_cast<size_t>(mine.job.chunkBytes);
+  settings.stagingChunkBytes = static_cast<size_t>(mine.job.stagingChunkBytes);
   settings.checkRoots = mine.job.checkRoots != 0;
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);

@@ -39,6 +39,8 @@ const SettingView kSettings[] = {
     {"SPCCL_ALGO",
      [](const JobSettings& s) { return s.algorithm[0] ? textOf(s.algorithm) : "(model)"; }},
     {"SPCCL_CHUNK_BYTES", [](const JobSettings& s) { return std::to_string(s.chunkBytes); }},
+    {"SPCCL_STAGING_CHUNK_BYTES",
+     [](const JobSettings& s) { return std::to_string(s.stagingChunkBytes); }},
     {"SPCCL_NET_STRIPE_MIN_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
@@ -53,6 +55,9 @@ JobSettings localJobSettings(const CommOptions& options) {
   copyText(s.transport, options.transport);
   copyText(s.algorithm, options.algorithmOverride);
   s.chunkBytes = static_cast<uint64_t>(std::max(knobInt("SPCCL_CHUNK_BYTES"), kMinChunkBytes));
+  // 0 turns the cut off; a piece is at least a page.
+  const int64_t staging = knobInt("SPCCL_STAGING_CHUNK_BYTES");
+  s.stagingChunkBytes = staging <= 0 ? 0 : static_cast<uint64_t>(std::max(staging, kMinChunkBytes));
   s.stripeMinBytes =
       static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/check.h"
 #include "core/comm.h"
@@ -51,6 +52,20 @@ class TicketRelease {
 
  private:
   std::shared_ptr<StreamTicket> ticket_;
+};
+
+// Lets every hold on the stream go on once the last copy of the call's
+// job is gone: run, failed, or dropped unrun by an abort.
+class GatesRelease {
+ public:
+  explicit GatesRelease(std::shared_ptr<PieceGates> gates) : gates_(std::move(gates)) {}
+  ~GatesRelease() { gates_->releaseAll(); }
+  GatesRelease(const GatesRelease&) = delete;
+  GatesRelease& operator=(const GatesRelease&) = delete;
+  PieceGates* gates() const { return gates_.get(); }
+
+ private:
+  std::shared_ptr<PieceGates> gates_;
 };
 
 void recordAsyncError(spcclComm_t comm, spcclResult_t result, const std::string& why) {
@@ -133,6 +148,75 @@ spcclResult_t StagedCall::runCollectiveQueued(const CollSignature& signature,
         return spccl::runCollective(*comm->engine, signature, body);
       },
       request);
+}
+
+spcclResult_t StagedCall::enqueuePieceCopies(size_t pieces,
+                                             const std::function<PieceRanges(size_t)>& rangesOf,
+                                             const std::shared_ptr<PieceGates>& gates) const {
+  std::vector<PieceRanges> ranges;
+  ranges.reserve(pieces);
+  for (size_t k = 0; k < pieces; ++k) ranges.push_back(rangesOf(k));
+  for (size_t k = 0; k < pieces; ++k) {
+    for (const device::StagedRange& range : ranges[k].reads)
+      SPCCL_CHECK(staging_->copyRangeIn(stream_, range));
+    SPCCL_CHECK(device::enqueueHostFunction(
+        stream_, [gates, k] { gates->inputStaged(k); }, call_));
+  }
+  for (size_t k = 0; k < pieces; ++k) {
+    SPCCL_CHECK(device::enqueueHostFunction(
+        stream_, [gates, k] { gates->holdForOutput(k); }, call_));
+    for (const device::StagedRange& range : ranges[k].writes)
+      SPCCL_CHECK(staging_->copyRangeOut(stream_, range));
+  }
+  return device::enqueueHostFunction(
+      stream_, [staging = staging_] {}, call_);
+}
+
+spcclResult_t StagedCall::runCollectiveInPieces(
+    const CollSignature& signature, size_t pieces,
+    const std::function<PieceRanges(size_t)>& rangesOf,
+    std::function<spcclResult_t(CollContext&, PieceGates*)> body) {
+  spcclComm_t comm = comm_;
+  auto collective = [comm, signature, body = std::move(body)](PieceGates* gates) {
+    return spccl::runCollective(*comm->engine, signature,
+                                [&](CollContext& ctx) { return body(ctx, gates); });
+  };
+  if (pieces <= 1 || !staging_->hasDeviceMemory())
+    return run([collective] { return collective(nullptr); });
+  if (stream_ != nullptr) SPCCL_CHECK(checkNoAsyncError(call_, comm_));
+  device::ScopedCudaContext current(context_);
+  auto gates = std::make_shared<PieceGates>();
+  // Made in place, like runOnStream's TicketRelease: from here every path
+  // releases the holds, the worker's included.
+  auto release = std::make_shared<GatesRelease>(gates);
+  if (const spcclResult_t enqueued = enqueuePieceCopies(pieces, rangesOf, gates);
+      enqueued != spcclSuccess) {
+    release.reset();
+    device::cudaDriver()->streamSynchronize(stream_);  // before the pinned buffers go back
+    return enqueued;
+  }
+  if (stream_ == nullptr) {
+    // The NULL stream holds until the pieces ran, then copies out; the
+    // call returns when that is done.
+    const spcclResult_t result = runBlocking(comm_, [&] { return collective(gates.get()); });
+    release.reset();
+    const device::CuResult synced = device::cudaDriver()->streamSynchronize(nullptr);
+    if (result != spcclSuccess) return result;
+    if (synced != 0)
+      return SPCCL_FAIL(spcclSystemError, "%s: copying the results to the device: %s", call_,
+                        device::describeCuError("cuStreamSynchronize", synced).c_str());
+    return spcclSuccess;
+  }
+  return runAsync(
+      comm,
+      [comm, release, collective = std::move(collective)]() -> spcclResult_t {
+        const spcclResult_t result = collective(release->gates());
+        // Recorded before the stream goes on (as in runOnStream).
+        if (result != spcclSuccess) recordAsyncError(comm, result, threadLastError());
+        release->gates()->releaseAll();
+        return result;
+      },
+      nullptr);
 }
 
 spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {

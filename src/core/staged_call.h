@@ -17,6 +17,8 @@
 #include <functional>
 #include <memory>
 
+#include "coll/dense_pieces.h"
+#include "core/piece_gates.h"
 #include "device/staging.h"
 #include "runtime/coll_context.h"
 #include "spccl.h"
@@ -53,12 +55,28 @@ class StagedCall {
   // `signature` (runtime/coll_context.h, runCollective).
   spcclResult_t runCollective(const CollSignature& signature,
                               std::function<spcclResult_t(CollContext&)> body);
+  // A blocking collective cut into `pieces` (coll/dense_pieces.h). body
+  // runs the pieces in order on one context; where gates is not nullptr it
+  // waits for each piece's input (awaitInput) and says when each ran
+  // (pieceRan). That is where this rank has device buffers: they are then
+  // copied piece by piece (rangesOf) in the stream's order, the NULL
+  // stream's for a call without one, and the copies overlap the pieces
+  // (core/piece_gates.h). Otherwise as runCollective.
+  spcclResult_t runCollectiveInPieces(const CollSignature& signature, size_t pieces,
+                                      const std::function<PieceRanges(size_t)>& rangesOf,
+                                      std::function<spcclResult_t(CollContext&, PieceGates*)> body);
   spcclResult_t runCollectiveQueued(const CollSignature& signature,
                                     std::function<spcclResult_t(CollContext&)> body,
                                     spcclRequest_t* request);
 
  private:
   spcclResult_t runOnStream(std::function<spcclResult_t()> body);
+  // On the call's stream (or the NULL stream): every piece's copies in,
+  // each followed by gates->inputStaged; then per piece a hold and its
+  // copies out; then the pinned buffers' release.
+  spcclResult_t enqueuePieceCopies(size_t pieces,
+                                   const std::function<PieceRanges(size_t)>& rangesOf,
+                                   const std::shared_ptr<PieceGates>& gates) const;
 
   spcclComm_t comm_;
   const char* call_;

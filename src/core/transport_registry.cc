@@ -78,6 +78,10 @@ spcclResult_t findTable(const std::string& name, const spcclNet_v2_t** out) {
     *out = spcclNetShm();
     return spcclSuccess;
   }
+  if (name == "cuda_ipc") {
+    *out = spcclNetCudaIpc();
+    return spcclSuccess;
+  }
   std::string library = "libspccl-net-" + name + ".so";
   std::string error;
   void* handle = openPlugin(library, &error);

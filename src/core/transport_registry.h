@@ -1,4 +1,4 @@
-// Finds transports by name: tcp and shm are built in, anything else is a
+// Finds transports by name: tcp, shm and cuda_ipc are built in, anything else is a
 // plugin "libspccl-net-<name>.so" exporting spcclNetPlugin_v2 (or _v1,
 // adapted to one device: core/net_v1_adapter.h). Each is
 // initialised once per process. A transport whose init fails (a plugin

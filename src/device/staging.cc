@@ -78,6 +78,44 @@ void* StagingSet::hostView(const void* pointer) const {
   return const_cast<void*>(pointer);
 }
 
+const StagingSet::Buffer* StagingSet::stagedAt(const void* base) const {
+  for (const Buffer& buffer : buffers_)
+    if (buffer.pointer == base && buffer.staging.data() != nullptr) return &buffer;
+  return nullptr;
+}
+
+spcclResult_t StagingSet::copyRangeIn(CuStream stream, const StagedRange& range) const {
+  const Buffer* buffer = stagedAt(range.base);
+  if (buffer == nullptr || range.bytes == 0) return spcclSuccess;
+  if (range.offset > buffer->bytes || range.bytes > buffer->bytes - range.offset)
+    return SPCCL_FAIL(spcclInternalError, "%s: piece [%zu, +%zu) lies outside its %zu bytes",
+                      buffer->name, range.offset, range.bytes, buffer->bytes);
+  const auto source = reinterpret_cast<CuDevicePtr>(buffer->pointer) + range.offset;
+  void* target = static_cast<char*>(buffer->staging.data()) + range.offset;
+  const CuResult result = cudaDriver()->memcpyDtoHAsync(target, source, range.bytes, stream);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "copying %s (%zu bytes at %zu) from the device: %s",
+                      buffer->name, range.bytes, range.offset,
+                      describeCuError("cuMemcpyDtoHAsync", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t StagingSet::copyRangeOut(CuStream stream, const StagedRange& range) const {
+  const Buffer* buffer = stagedAt(range.base);
+  if (buffer == nullptr || range.bytes == 0) return spcclSuccess;
+  if (range.offset > buffer->bytes || range.bytes > buffer->bytes - range.offset)
+    return SPCCL_FAIL(spcclInternalError, "%s: piece [%zu, +%zu) lies outside its %zu bytes",
+                      buffer->name, range.offset, range.bytes, buffer->bytes);
+  const auto target = reinterpret_cast<CuDevicePtr>(buffer->pointer) + range.offset;
+  const void* source = static_cast<const char*>(buffer->staging.data()) + range.offset;
+  const CuResult result = cudaDriver()->memcpyHtoDAsync(target, source, range.bytes, stream);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "copying %s (%zu bytes at %zu) to the device: %s",
+                      buffer->name, range.bytes, range.offset,
+                      describeCuError("cuMemcpyHtoDAsync", result).c_str());
+  return spcclSuccess;
+}
+
 spcclResult_t StagingSet::copyIn(CuStream stream) const {
   const CudaDriver* d = cudaDriver();
   for (const Buffer& buffer : buffers_) {

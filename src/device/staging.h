@@ -14,6 +14,15 @@
 
 namespace spccl::device {
 
+// Part of one argument's bytes: `bytes` at `offset` from the pointer the
+// argument was registered with (add's `pointer`). A call cut into pieces
+// (coll/dense_pieces.h) copies each piece's ranges on their own.
+struct StagedRange {
+  const void* base;
+  size_t offset;
+  size_t bytes;
+};
+
 enum class Access {
   Read = 1,       // the call reads it: copied in
   Write = 2,      // the call writes it: copied out
@@ -47,6 +56,11 @@ class StagingSet {
   spcclResult_t copyIn(CuStream stream) const;
   // Staging -> device for every buffer the call writes; stream NULL: now.
   spcclResult_t copyOut(CuStream stream) const;
+  // The same for part of a buffer, always in the stream's order (the NULL
+  // stream's too). A range of an argument without a staging copy (memory
+  // the CPU reaches, or not registered) is nothing to copy.
+  spcclResult_t copyRangeIn(CuStream stream, const StagedRange& range) const;
+  spcclResult_t copyRangeOut(CuStream stream, const StagedRange& range) const;
 
  private:
   struct Buffer {
@@ -58,6 +72,8 @@ class StagingSet {
     PinnedBuffer staging;  // device memory only
   };
   const Buffer* find(const char* name) const;
+  // The staged buffer registered at exactly `base`, or nullptr.
+  const Buffer* stagedAt(const void* base) const;
   std::vector<Buffer> buffers_;
 };
 

@@ -12,6 +12,11 @@
 // few emuCuda* helpers for the tests (emulated_driver.h) are provided.
 #include "emulated_driver.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -21,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,10 +52,27 @@ thread_local void* tCurrent = nullptr;
 thread_local int tPushDepth = 0;
 
 enum class Kind { Device, PinnedHost, Managed };
+// Device memory is a shared mapping of a memfd, so that another process
+// can map it too (the IPC handles: /proc/<pid>/fd/<fd> of the owner).
 struct Allocation {
   size_t bytes;
   Kind kind;
+  int fd = -1;          // device memory of this process: its memfd
+  uint32_t serial = 0;  // in its IPC handle: a later memfd may reuse the fd number
+  bool opened = false;  // a peer's device memory, mapped by cuIpcOpenMemHandle
 };
+
+// What cuIpcGetMemHandle writes into the 64 bytes of a CUipcMemHandle.
+struct IpcHandle {
+  uint32_t magic;
+  int32_t pid;
+  int32_t fd;
+  uint32_t serial;
+  uint64_t bytes;
+  unsigned char unused[40];
+};
+static_assert(sizeof(IpcHandle) == 64, "CUipcMemHandle is 64 bytes");
+constexpr uint32_t kIpcMagic = 0x49554d45;  // "EMUI"
 
 // A stream: its operations run in order on a thread of their own.
 class Stream {
@@ -101,8 +124,29 @@ class Stream {
   std::thread thread_;
 };
 
+// emuCudaCloseCopyGate's gate. The copies enqueued while it is closed
+// take a ticket; those past `passing` wait for it to open.
+struct CopyGate {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool closed = false;
+  uint64_t passing = 0;
+  uint64_t issued = 0;
+
+  // At enqueue: whether this copy must wait.
+  bool takeTicket() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return closed && issued++ >= passing;
+  }
+  void waitOpen() {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait_for(lock, std::chrono::seconds(10), [this] { return !closed; });
+  }
+};
+
 struct State {
   std::mutex mutex;
+  CopyGate copyGate;
   std::map<uintptr_t, Allocation> allocations;  // by start address
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>();  // the NULL stream
@@ -157,13 +201,27 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
     ++(toDevice ? state().counters.copiesToDevice : state().counters.copiesFromDevice);
   }
   const bool pageable = !isPinned(toDevice ? from : to, bytes);
+  const bool gated = !toDevice && state().copyGate.takeTicket();
+  if (gated) {
+    stream->enqueue([to, from, bytes] {
+      state().copyGate.waitOpen();
+      std::memcpy(to, from, bytes);
+    });
+    if (pageable) stream->synchronize();
+    return kSuccess;
+  }
   if (toDevice && pageable) {
     auto snapshot = std::make_shared<std::vector<unsigned char>>(
         static_cast<const unsigned char*>(from), static_cast<const unsigned char*>(from) + bytes);
     stream->enqueue([to, snapshot] { std::memcpy(to, snapshot->data(), snapshot->size()); });
     return kSuccess;
   }
-  stream->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+  stream->enqueue([to, from, bytes, toDevice] {
+    std::memcpy(to, from, bytes);
+    if (!toDevice) return;
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().counters.copiesToDeviceDone;
+  });
   if (!toDevice && pageable) stream->synchronize();
   return kSuccess;
 }
@@ -234,6 +292,70 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   Stream* s = streamOf(stream);
   if (s == nullptr) return kInvalidHandle;
   s->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+  return kSuccess;
+}
+
+// ---- IPC: a peer process maps the owner's memfd ----
+
+CuResult cuMemGetAddressRange_v2(uint64_t* base, size_t* bytes, uint64_t pointer) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  uintptr_t start = 0;
+  const Allocation* a = find(static_cast<uintptr_t>(pointer), 1, &start);
+  if (a == nullptr || a->kind == Kind::PinnedHost) return kInvalidValue;
+  if (base != nullptr) *base = start;
+  if (bytes != nullptr) *bytes = a->bytes;
+  return kSuccess;
+}
+
+CuResult cuIpcGetMemHandle(void* handle, uint64_t pointer) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().allocations.find(static_cast<uintptr_t>(pointer));
+  if (it == state().allocations.end() || it->second.fd < 0) return kInvalidValue;
+  IpcHandle h{};
+  h.magic = kIpcMagic;
+  h.pid = getpid();
+  h.fd = it->second.fd;
+  h.serial = it->second.serial;
+  h.bytes = it->second.bytes;
+  std::memcpy(handle, &h, sizeof(h));
+  return kSuccess;
+}
+
+struct IpcHandleBytes {
+  unsigned char bytes[64];
+};
+
+CuResult cuIpcOpenMemHandle_v2(uint64_t* pointer, IpcHandleBytes handle, unsigned /*flags*/) {
+  IpcHandle h{};
+  std::memcpy(&h, handle.bytes, sizeof(h));
+  if (h.magic != kIpcMagic) return kInvalidValue;
+  if (h.pid == getpid()) return kInvalidContext;  // the driver refuses a process's own handle
+  const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+  const int fd = open(path.c_str(), O_RDWR);
+  if (fd < 0) return kInvalidValue;
+  void* p = mmap(nullptr, h.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  Allocation allocation{h.bytes, Kind::Device};
+  allocation.opened = true;
+  state().allocations[reinterpret_cast<uintptr_t>(p)] = allocation;
+  ++state().counters.liveAllocations;
+  *pointer = reinterpret_cast<uint64_t>(p);
+  return kSuccess;
+}
+
+CuResult cuIpcCloseMemHandle(uint64_t pointer) {
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().allocations.find(static_cast<uintptr_t>(pointer));
+    if (it == state().allocations.end() || !it->second.opened) return kInvalidValue;
+    bytes = it->second.bytes;
+    state().allocations.erase(it);
+    --state().counters.liveAllocations;
+  }
+  munmap(reinterpret_cast<void*>(pointer), bytes);
   return kSuccess;
 }
 
@@ -357,25 +479,50 @@ CuResult cuGetErrorString(CuResult error, const char** text) {
 void emuCudaSetCurrent(int current) { tCurrent = current != 0 ? kContext : nullptr; }
 
 void* emuCudaAlloc(size_t bytes, int kind) {
-  void* p = std::malloc(bytes > 0 ? bytes : 1);
+  const size_t size = bytes > 0 ? bytes : 1;
+  void* p = nullptr;
+  int fd = -1;
+  if (kind == EmuCudaDevice) {
+    fd = memfd_create("emulated-cuda-device", 0);
+    if (fd < 0) return nullptr;
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+        (p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+      close(fd);
+      return nullptr;
+    }
+  } else {
+    p = std::malloc(size);
+  }
   if (p == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(state().mutex);
-  state().allocations[reinterpret_cast<uintptr_t>(p)] =
-      Allocation{bytes > 0 ? bytes : 1, kind == EmuCudaDevice    ? Kind::Device
-                                        : kind == EmuCudaManaged ? Kind::Managed
-                                                                 : Kind::PinnedHost};
+  Allocation allocation{size, kind == EmuCudaDevice    ? Kind::Device
+                              : kind == EmuCudaManaged ? Kind::Managed
+                                                       : Kind::PinnedHost};
+  allocation.fd = fd;
+  static uint32_t serial = 0;
+  allocation.serial = ++serial;
+  state().allocations[reinterpret_cast<uintptr_t>(p)] = allocation;
   ++state().counters.liveAllocations;
   if (kind == EmuCudaPinnedHost) ++state().counters.pinnedAllocations;
   return p;
 }
 
 int emuCudaFree(void* pointer) {
+  Allocation allocation{};
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    if (state().allocations.erase(reinterpret_cast<uintptr_t>(pointer)) == 0) return -1;
+    auto it = state().allocations.find(reinterpret_cast<uintptr_t>(pointer));
+    if (it == state().allocations.end() || it->second.opened) return -1;
+    allocation = it->second;
+    state().allocations.erase(it);
     --state().counters.liveAllocations;
   }
-  std::free(pointer);
+  if (allocation.fd < 0) {
+    std::free(pointer);
+    return 0;
+  }
+  munmap(pointer, allocation.bytes);
+  close(allocation.fd);
   return 0;
 }
 
@@ -404,6 +551,21 @@ int emuCudaLaunch(void* handle, void (*fn)(void*), void* userData) {
   if (stream == nullptr) return -1;
   stream->enqueue([fn, userData] { fn(userData); });
   return 0;
+}
+
+void emuCudaCloseCopyGate(uint64_t passing) {
+  CopyGate& gate = state().copyGate;
+  std::lock_guard<std::mutex> lock(gate.mutex);
+  gate.closed = true;
+  gate.passing = passing;
+  gate.issued = 0;
+}
+
+void emuCudaOpenCopyGate(void) {
+  CopyGate& gate = state().copyGate;
+  std::lock_guard<std::mutex> lock(gate.mutex);
+  gate.closed = false;
+  gate.cv.notify_all();
 }
 
 EmuCudaCounters emuCudaCounters(void) {

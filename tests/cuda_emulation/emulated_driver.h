@@ -15,6 +15,7 @@ enum { EmuCudaDevice = 0, EmuCudaPinnedHost = 1, EmuCudaManaged = 2 };
 typedef struct {
   uint64_t copiesToDevice;
   uint64_t copiesFromDevice;
+  uint64_t copiesToDeviceDone; /* host-to-device copies that finished on their stream */
   uint64_t hostFunctions;
   uint64_t pinnedAllocations; /* cuMemHostAlloc calls, the pool's misses */
   int64_t liveAllocations;    /* of every kind */
@@ -29,6 +30,13 @@ void emuCudaStreamDestroy(void* stream);
 /* fn(userData) in stream order: a stand-in for a kernel. */
 int emuCudaLaunch(void* stream, void (*fn)(void*), void* userData);
 EmuCudaCounters emuCudaCounters(void);
+/* A gate on the device-to-host copies enqueued from now on: the first
+ * `passing` of them run, every later one waits on its stream until
+ * emuCudaOpenCopyGate (or 10 s, so that a test that fails still ends).
+ * Makes the order of copies and network transfers observable without
+ * timing them. */
+void emuCudaCloseCopyGate(uint64_t passing);
+void emuCudaOpenCopyGate(void);
 
 #ifdef __cplusplus
 }

@@ -13,67 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "../common/fork_ranks.h"
-#include "emulated_driver.h"
+#include "emulated_ranks.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
 
-extern "C" {
-// The emulated driver's own entry points, for the tests' copies.
-int cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream);
-int cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void* stream);
-int cuStreamSynchronize(void* stream);
-}
-
 namespace {
-
-spcclComm_t initRank(int n, const spcclUniqueId& id, int rank) {
-  emuCudaSetCurrent(1);
-  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
-  config.profileLinks = 0;
-  config.timeoutMs = 20000;
-  spcclComm_t comm = nullptr;
-  if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclSuccess) _exit(kChildInitFailed);
-  return comm;
-}
-
-// count floats of emulated device memory holding `values`, copied in on `stream`.
-struct DeviceFloats {
-  DeviceFloats(size_t count, void* stream, const std::vector<float>& values = {})
-      : count(count),
-        data(static_cast<float*>(emuCudaAlloc(count * sizeof(float), EmuCudaDevice))) {
-    if (!values.empty()) upload(values, stream);
-  }
-  ~DeviceFloats() { emuCudaFree(data); }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-  void upload(const std::vector<float>& values, void* stream) {
-    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data), values.data(), count * sizeof(float),
-                         stream);
-  }
-  std::vector<float> download(void* stream) const {
-    std::vector<float> out(count);
-    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data), count * sizeof(float),
-                         stream);
-    cuStreamSynchronize(stream);
-    return out;
-  }
-  size_t count;
-  float* data;
-};
-
-std::vector<float> rankValues(int rank, size_t count) {
-  std::vector<float> v(count);
-  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>((rank + 1) * 1000 + i % 97);
-  return v;
-}
-
-float sumOverRanks(int n, size_t i) {
-  float s = 0;
-  for (int r = 0; r < n; ++r) s += static_cast<float>((r + 1) * 1000 + i % 97);
-  return s;
-}
 
 // A stand-in for a kernel that writes the input late: it waits until the
 // test opens its gate (at most 5 s; no gate: 30 ms), then fills. If spccl
@@ -96,16 +41,6 @@ void lateWrite(void* arg) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::memcpy(w->target, w->values.data(), w->values.size() * sizeof(float));
   w->written = true;
-}
-
-void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body) {
-  auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
-    spcclComm_t comm = initRank(n, id, rank);
-    const int status = body(rank, comm);
-    spcclCommDestroy(comm);
-    return ::testing::Test::HasFailure() && status == kChildOk ? kChildWrongResult : status;
-  });
-  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
 TEST(StreamLogic, CallWaitsForTheStreamAndTheStreamForTheCall) {

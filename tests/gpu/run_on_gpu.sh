@@ -5,6 +5,8 @@
 #   host        test_cuda_logic_on_host (the kernels' logic on the CPU; no GPU needed)
 #   collectives tests/gpu/run_collectives.sh BUILD RESULTS   (where that script exists)
 #   torch       tests/gpu/run_torch_shim.sh BUILD RESULTS    (where that script exists)
+#   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
+#   cudaipc     tests/gpu/run_cuda_ipc.sh BUILD RESULTS       (CUDA IPC and the cuda_ipc transport)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   kernels     every test_gpu_* binary, counts up to 2^24 + 1
 #   sanitizer   the same at small counts under compute-sanitizer memcheck, then racecheck
@@ -30,7 +32,9 @@
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 4097)
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
-#                             build=300 collectives=120 torch=90 devicebench=120 kernel=120 (each binary)
+#                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90
+#                             devicebench=120
+#                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
 #   SPCCL_GPU_PARALLEL        kernel and sanitizer runs at a time on the one GPU (default 8,
 #                             every binary at once; 1 runs them one after the other)
@@ -80,7 +84,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [devicebench]=120 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicebench]=120 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -251,7 +255,7 @@ read -ra extra_cmake <<<"${SPCCL_GPU_CMAKE_ARGS:-}"
 cmake_args+=("${extra_cmake[@]}")
 
 targets=(spccl spccl_nccl spcclrun spccl_gpu_tests spccl_gpu_collective_tests all_reduce_perf
-  sparse_all_reduce_perf)
+  sparse_all_reduce_perf all_gather_perf reduce_scatter_perf spccl_cuda_ipc_tests)
 [[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && targets+=(kernels_bench)
 read -ra extra <<<"${SPCCL_GPU_EXTRA_TARGETS:-}"
 targets+=("${extra[@]}")
@@ -261,7 +265,7 @@ if [[ $mode == dry-run ]]; then
   note "   ninja -C $build -j $jobs: ${targets[*]} (those that exist)"
   note "   stages: host collectives($([[ -x $root/tests/gpu/run_collectives.sh ]] && echo present || echo absent))" \
     "torch($([[ -x $root/tests/gpu/run_torch_shim.sh ]] && echo present || echo absent))" \
-    "kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
+    "pieces cudaipc devicebench kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
   exit 0
 fi
 
@@ -333,6 +337,8 @@ external() {
 }
 external collectives run_collectives.sh
 external torch run_torch_shim.sh
+external pieces run_staging_pieces.sh
+external cudaipc run_cuda_ipc.sh
 external devicebench run_device_bench.sh
 
 binaries=()

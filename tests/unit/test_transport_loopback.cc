@@ -363,7 +363,7 @@ TEST_P(TransportLoopback, EchoesEverySizeWithSeveralRequestsOutstanding) {
           [&](void* sendComm, void* recvComm, int) { return echoChild(sendComm, recvComm); });
   EXPECT_EQ(childStatus_, 0);
 
-  if (std::string(GetParam().name) == "shm") {
+  if (std::string(GetParam().name) == "shm" || std::string(GetParam().name) == "cuda_ipc") {
     // The echoes this process received took both data paths.
     size_t inlineLimit = static_cast<size_t>(knobInt("SPCCL_SHM_INLINE_BYTES"));
     uint64_t small = 0;
@@ -500,15 +500,19 @@ TEST_P(ShmTransportRemoteReadRefused, LargeMessagesFallBackToStreaming) {
   EXPECT_EQ(after.inlineMessages - before.inlineMessages, kSizes.size() - 1);
 }
 
+// cuda_ipc is shm for host memory (transports/shm/shm_device.h): the same
+// paths, the same fallback.
 INSTANTIATE_TEST_SUITE_P(Shm, ShmTransportRemoteReadRefused,
-                         ::testing::Values(TransportCase{"shm", spcclNetShm}),
+                         ::testing::Values(TransportCase{"shm", spcclNetShm},
+                                           TransportCase{"cuda_ipc", spcclNetCudaIpc}),
                          [](const ::testing::TestParamInfo<TransportCase>& info) {
                            return std::string(info.param.name);
                          });
 
 INSTANTIATE_TEST_SUITE_P(BuiltIn, TransportLoopback,
                          ::testing::Values(TransportCase{"tcp", spcclNetTcp},
-                                           TransportCase{"shm", spcclNetShm}),
+                                           TransportCase{"shm", spcclNetShm},
+                                           TransportCase{"cuda_ipc", spcclNetCudaIpc}),
                          [](const ::testing::TestParamInfo<TransportCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <memory>
 #include <string>
 
 #include "transports/common/stream_comm.h"
@@ -13,6 +14,7 @@
 namespace spccl::transport {
 
 struct ShmComm;
+class DeviceReceiver;
 
 enum class ShmStage : uint8_t {
   // send side
@@ -33,15 +35,17 @@ struct ShmRequest {
   size_t capacity = 0;  // receive buffer size
   shm::Mode mode = shm::Mode::Inline;
   ShmStage stage = ShmStage::WriteHeader;
-  unsigned char header[shm::kRemoteHeaderBytes] = {};
+  unsigned char header[shm::kDeviceHeaderBytes] = {};
   size_t headerSize = 0;
   size_t moved = 0;  // bytes of the current stage transferred
   bool done = false;
   size_t result = 0;
 };
 
-// Fills request.header for a message of request.size bytes sent as `mode`.
-void encodeSendHeader(ShmRequest& request, shm::Mode mode);
+// Fills request.header for a message of request.size bytes sent as `mode`
+// (Remote: request.data's address; Device: *device).
+void encodeSendHeader(ShmRequest& request, shm::Mode mode,
+                      const shm::DeviceDescriptor* device = nullptr);
 
 struct ShmComm : CommBase {
   using CommBase::CommBase;
@@ -49,6 +53,9 @@ struct ShmComm : CommBase {
   CommFailure failure;
   InOrderRequests<ShmRequest> requests;
   pid_t peerPid = 0;
+  // A cuda_ipc comm (shm_device.h): payloads in device memory travel as
+  // Device messages. Plain shm comms refuse them.
+  bool deviceIpc = false;
 
   // The hello, written (send side) or read (receive side) before any message.
   shm::Hello hello{};
@@ -70,6 +77,9 @@ struct ShmComm : CommBase {
 
   // Receive side: answers not yet written to the socket.
   std::string pendingAnswers;
+  // Receive side of a cuda_ipc comm, made at its first Device message.
+  // shared_ptr: destroyed where DeviceReceiver is complete.
+  std::shared_ptr<DeviceReceiver> deviceReceiver;
 
   spcclResult_t startConnect();
   spcclResult_t progress();
@@ -77,6 +87,10 @@ struct ShmComm : CommBase {
   // Whether the send side has bytes it may write now (for pollFd).
   bool hasWritableWork();
   bool awaitsAnswer();
+  // Whether nothing may be written behind this request while it awaits
+  // its answer: a Remote descriptor before the first kAck (a kNak must be
+  // followed by its bytes).
+  bool gatesLaterRequests(const ShmRequest& request) const;
 
  private:
   spcclResult_t advanceConnect();
@@ -87,6 +101,7 @@ struct ShmComm : CommBase {
   spcclResult_t readHello();
   spcclResult_t readInto(void* data, size_t size, size_t* done, bool* complete);
   spcclResult_t copyFromPeer(ShmRequest& request, bool* refused);
+  spcclResult_t copyFromPeerDevice(ShmRequest& request, std::string* refusal);
   spcclResult_t flushAnswers();
 };
 

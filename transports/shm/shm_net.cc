@@ -19,6 +19,7 @@
 #include "base/knobs.h"
 #include "base/log.h"
 #include "transports/shm/shm_comm.h"
+#include "transports/shm/shm_device.h"
 
 namespace spccl::transport {
 namespace {
@@ -180,14 +181,21 @@ spcclResult_t shmIsend(void* sendComm, const void* data, size_t size, void*, voi
   if (sendComm == nullptr || request == nullptr || (data == nullptr && size > 0))
     return SPCCL_FAIL(spcclInvalidArgument, "shm isend: NULL comm, request or data");
   ShmComm* comm = asShmComm(sendComm);
+  // cuda_ipc: device memory goes as a handle the receiver opens.
+  shm::DeviceDescriptor device{};
+  const bool onDevice = comm->deviceIpc && size > 0 && isDeviceMemory(data);
+  if (onDevice) SPCCL_CHECK(describeDevicePayload(data, size, comm->peerName, &device));
   ShmRequest* posted = nullptr;
   SPCCL_CHECK(postRequest(comm, "shm isend", &posted));
   posted->data = static_cast<char*>(const_cast<void*>(data));
   posted->size = size;
   posted->stage = ShmStage::WriteHeader;
-  encodeSendHeader(*posted, size > comm->inlineBytes && !comm->remoteReadsRefused
-                                ? shm::Mode::Remote
-                                : shm::Mode::Inline);
+  if (onDevice)
+    encodeSendHeader(*posted, shm::Mode::Device, &device);
+  else
+    encodeSendHeader(*posted, size > comm->inlineBytes && !comm->remoteReadsRefused
+                                  ? shm::Mode::Remote
+                                  : shm::Mode::Inline);
   comm->progress();  // start at once when the socket has room; failures stay in the comm
   *request = posted;
   return spcclSuccess;
@@ -257,7 +265,59 @@ const spcclNet_v2_t kShmNet = {"shm",
                                closeComm<ShmComm>,
                                closeComm<CommBase>};
 
+// ---- cuda_ipc: shm's comms that also carry device memory (shm_device.h) ----
+
+spcclResult_t cudaIpcGetProperties(int dev, spcclNetProperties_v2_t* props) {
+  SPCCL_CHECK(shmGetProperties(dev, props));
+  std::snprintf(props->name, sizeof(props->name), "cuda_ipc");
+  props->ptrSupport = SPCCL_PTR_HOST | SPCCL_PTR_CUDA;
+  return spcclSuccess;
+}
+
+spcclResult_t cudaIpcConnect(int dev, const void* handle, void** sendComm) {
+  SPCCL_CHECK(shmConnect(dev, handle, sendComm));
+  asShmComm(*sendComm)->deviceIpc = true;
+  return spcclSuccess;
+}
+
+spcclResult_t cudaIpcAccept(void* listenComm, void** recvComm) {
+  SPCCL_CHECK(shmAccept(listenComm, recvComm));
+  if (*recvComm != nullptr) asShmComm(*recvComm)->deviceIpc = true;
+  return spcclSuccess;
+}
+
+// Nothing to register: a device buffer is exported per message.
+spcclResult_t cudaIpcRegMr(void*, void*, size_t, int type, void** mhandle) {
+  if (mhandle != nullptr) *mhandle = nullptr;
+  if (type != SPCCL_PTR_HOST && type != SPCCL_PTR_CUDA)
+    return SPCCL_FAIL(spcclInvalidArgument,
+                      "cuda_ipc regMr: memory type %d is not supported (host or CUDA memory)",
+                      type);
+  return spcclSuccess;
+}
+
+const spcclNet_v2_t kCudaIpcNet = {"cuda_ipc",
+                                   SPCCL_NET_ABI_VERSION,
+                                   shmInit,
+                                   shmDevices,
+                                   cudaIpcGetProperties,
+                                   shmListen,
+                                   cudaIpcConnect,
+                                   cudaIpcAccept,
+                                   cudaIpcRegMr,
+                                   nullptr,
+                                   deregMrNotNeeded,
+                                   shmIsend,
+                                   shmIrecv,
+                                   shmTest,
+                                   shmPollFd,
+                                   shmDescribe,
+                                   closeComm<ShmComm>,
+                                   closeComm<ShmComm>,
+                                   closeComm<CommBase>};
+
 }  // namespace
 }  // namespace spccl::transport
 
 extern "C" const spcclNet_v2_t* spcclNetShm() { return &spccl::transport::kShmNet; }
+extern "C" const spcclNet_v2_t* spcclNetCudaIpc() { return &spccl::transport::kCudaIpcNet; }

@@ -7,3 +7,9 @@
 #include "spccl_net.h"
 
 extern "C" const spcclNet_v2_t* spcclNetShm();
+
+// cuda_ipc: the shm transport whose messages may also lie in CUDA device
+// memory; those go peer to peer through CUDA IPC (shm_device.h), not
+// through the socket or process_vm_readv. SPCCL_TRANSPORT=cuda_ipc, one
+// host only.
+extern "C" const spcclNet_v2_t* spcclNetCudaIpc();

@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/check.h"
 #include "base/socket.h"
 #include "transports/shm/shm_comm.h"
+#include "transports/shm/shm_device.h"
 #include "transports/shm/shm_testing.h"
 
 namespace spccl::transport {
@@ -19,6 +21,7 @@ namespace {
 std::atomic<uint64_t> gInlineMessages{0};
 std::atomic<uint64_t> gRemoteReads{0};
 std::atomic<uint64_t> gStreamedFallback{0};
+std::atomic<uint64_t> gDeviceCopies{0};
 std::atomic<bool> gRefuseRemoteReads{false};
 
 // Large enough that the syscall cost vanishes, small enough to retry a
@@ -28,7 +31,8 @@ constexpr size_t kRemoteReadChunk = 64u << 20;
 }  // namespace
 
 ShmReceiveStats shmReceiveStats() {
-  return {gInlineMessages.load(), gRemoteReads.load(), gStreamedFallback.load()};
+  return {gInlineMessages.load(), gRemoteReads.load(), gStreamedFallback.load(),
+          gDeviceCopies.load()};
 }
 
 void shmRefuseRemoteReadsForTesting(bool refuse) { gRefuseRemoteReads = refuse; }
@@ -106,6 +110,16 @@ spcclResult_t ShmComm::copyFromPeer(ShmRequest& request, bool* refused) {
   return spcclSuccess;
 }
 
+spcclResult_t ShmComm::copyFromPeerDevice(ShmRequest& request, std::string* refusal) {
+  shm::DeviceDescriptor descriptor{};
+  std::memcpy(&descriptor, request.header + shm::kPrefixBytes, sizeof(descriptor));
+  if (!deviceReceiver) deviceReceiver = std::make_shared<DeviceReceiver>(peerName);
+  refusal->clear();
+  if (deviceReceiver->copy(descriptor, request.data, request.size) != spcclSuccess)
+    *refusal = threadLastError();
+  return spcclSuccess;
+}
+
 spcclResult_t ShmComm::progressRecv() {
   SPCCL_CHECK(flushAnswers());
   if (helloMoved < sizeof(hello)) {
@@ -121,7 +135,9 @@ spcclResult_t ShmComm::progressRecv() {
       uint64_t length = 0;
       std::memcpy(&length, request.header, sizeof(length));
       request.mode = static_cast<shm::Mode>(request.header[sizeof(length)]);
-      if (request.mode != shm::Mode::Inline && request.mode != shm::Mode::Remote)
+      const bool known = request.mode == shm::Mode::Inline || request.mode == shm::Mode::Remote ||
+                         (request.mode == shm::Mode::Device && deviceIpc);
+      if (!known)
         return fail(SPCCL_FAIL(spcclRemoteError, "shm: bad message mode %d from %s",
                                static_cast<int>(request.mode), peerName.c_str()));
       if (length > request.capacity)
@@ -132,6 +148,20 @@ spcclResult_t ShmComm::progressRecv() {
       request.stage =
           request.mode == shm::Mode::Inline ? ShmStage::ReadPayload : ShmStage::ReadAddress;
       if (request.mode == shm::Mode::Inline) request.moved = 0;
+    }
+    if (request.stage == ShmStage::ReadAddress && request.mode == shm::Mode::Device) {
+      SPCCL_CHECK(readInto(request.header, shm::kDeviceHeaderBytes, &request.moved, &complete));
+      if (!complete) return spcclSuccess;
+      std::string refusal;
+      SPCCL_CHECK(copyFromPeerDevice(request, &refusal));
+      // The sender waits for the answer either way; a refusal then fails
+      // both ends (the CPU cannot stream device memory instead).
+      pendingAnswers.push_back(refusal.empty() ? shm::kAck : shm::kNak);
+      SPCCL_CHECK(flushAnswers());
+      if (!refusal.empty()) return fail(SPCCL_FAIL(spcclSystemError, "%s", refusal.c_str()));
+      request.moved = 0;
+      request.stage = ShmStage::Finished;
+      ++gDeviceCopies;
     }
     if (request.stage == ShmStage::ReadAddress) {
       SPCCL_CHECK(readInto(request.header, shm::kRemoteHeaderBytes, &request.moved, &complete));

@@ -10,7 +10,7 @@
 
 namespace spccl::transport {
 
-void encodeSendHeader(ShmRequest& request, shm::Mode mode) {
+void encodeSendHeader(ShmRequest& request, shm::Mode mode, const shm::DeviceDescriptor* device) {
   request.mode = mode;
   uint64_t length = request.size;
   std::memcpy(request.header, &length, sizeof(length));
@@ -20,6 +20,10 @@ void encodeSendHeader(ShmRequest& request, shm::Mode mode) {
     uint64_t address = reinterpret_cast<uintptr_t>(request.data);
     std::memcpy(request.header + shm::kPrefixBytes, &address, sizeof(address));
     request.headerSize = shm::kRemoteHeaderBytes;
+  }
+  if (mode == shm::Mode::Device) {
+    std::memcpy(request.header + shm::kPrefixBytes, device, sizeof(*device));
+    request.headerSize = shm::kDeviceHeaderBytes;
   }
 }
 
@@ -47,6 +51,11 @@ spcclResult_t ShmComm::progressSend() {
   return spcclSuccess;
 }
 
+bool ShmComm::gatesLaterRequests(const ShmRequest& request) const {
+  // A Device message is never streamed, whatever its answer.
+  return request.mode == shm::Mode::Remote && !remoteReadsConfirmed;
+}
+
 bool ShmComm::awaitsAnswer() {
   for (size_t i = 0; i < requests.inFlight(); ++i)
     if (requests.inFlightAt(i).stage == ShmStage::AwaitAnswer) return true;
@@ -56,9 +65,10 @@ bool ShmComm::awaitsAnswer() {
 bool ShmComm::hasWritableWork() {
   if (!connected || helloMoved < sizeof(hello)) return true;
   for (size_t i = 0; i < requests.inFlight(); ++i) {
-    ShmStage stage = requests.inFlightAt(i).stage;
+    const ShmRequest& request = requests.inFlightAt(i);
+    ShmStage stage = request.stage;
     if (stage == ShmStage::WriteHeader || stage == ShmStage::StreamPayload) return true;
-    if (stage == ShmStage::AwaitAnswer && !remoteReadsConfirmed) return false;
+    if (stage == ShmStage::AwaitAnswer && gatesLaterRequests(request)) return false;
   }
   return false;
 }
@@ -79,6 +89,17 @@ spcclResult_t ShmComm::readAnswers() {
       ShmRequest& request = requests.inFlightAt(i);
       if (request.stage != ShmStage::AwaitAnswer) continue;
       char answer = answers[next++];
+      if (request.mode == shm::Mode::Device) {
+        // An answer about device memory says nothing about remote reads.
+        if (answer == shm::kAck) {
+          request.stage = ShmStage::Finished;
+          continue;
+        }
+        return fail(SPCCL_FAIL(spcclRemoteError,
+                               "cuda_ipc: %s could not copy %zu bytes of this process's device "
+                               "memory (its error says why)",
+                               peerName.c_str(), request.size));
+      }
       if (answer == shm::kAck) {
         remoteReadsConfirmed = true;
         request.stage = ShmStage::Finished;
@@ -96,7 +117,8 @@ spcclResult_t ShmComm::readAnswers() {
         // Descriptors not written yet would only be refused too.
         for (size_t later = i + 1; later < requests.inFlight(); ++later) {
           ShmRequest& queued = requests.inFlightAt(later);
-          if (queued.stage == ShmStage::WriteHeader && queued.moved == 0)
+          if (queued.stage == ShmStage::WriteHeader && queued.moved == 0 &&
+              queued.mode == shm::Mode::Remote)
             encodeSendHeader(queued, shm::Mode::Inline);
         }
       } else {
@@ -112,7 +134,7 @@ spcclResult_t ShmComm::writeRequests() {
     ShmRequest& request = requests.inFlightAt(i);
     if (request.stage == ShmStage::Finished) continue;
     if (request.stage == ShmStage::AwaitAnswer) {
-      if (!remoteReadsConfirmed) return spcclSuccess;
+      if (gatesLaterRequests(request)) return spcclSuccess;
       continue;
     }
     bool streaming = request.stage == ShmStage::StreamPayload;
@@ -137,7 +159,7 @@ spcclResult_t ShmComm::writeRequests() {
       request.stage = ShmStage::Finished;
     } else {
       request.stage = ShmStage::AwaitAnswer;
-      if (!remoteReadsConfirmed) return spcclSuccess;
+      if (gatesLaterRequests(request)) return spcclSuccess;
     }
   }
   return spcclSuccess;

@@ -12,6 +12,7 @@ struct ShmReceiveStats {
   uint64_t inlineMessages = 0;    // carried through the socket
   uint64_t remoteReads = 0;       // copied with process_vm_readv
   uint64_t streamedFallback = 0;  // streamed after the remote read was refused
+  uint64_t deviceCopies = 0;      // cuda_ipc: copied from the sender's device memory
 };
 
 ShmReceiveStats shmReceiveStats();

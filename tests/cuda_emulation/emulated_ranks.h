@@ -1,0 +1,83 @@
+// Ranks of the emulation tests: forked processes over real sockets, each
+// with the emulated driver (emulated_driver.h) current, and emulated
+// device buffers of floats.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "../common/fork_ranks.h"
+#include "emulated_driver.h"
+#include "spccl.h"
+
+extern "C" {
+// The emulated driver's own entry points, for the tests' copies.
+int cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream);
+int cuMemcpyHtoDAsync_v2(uint64_t dst, const void* src, size_t bytes, void* stream);
+int cuStreamSynchronize(void* stream);
+}
+
+namespace spccl::testing {
+
+inline spcclComm_t initRank(int n, const spcclUniqueId& id, int rank) {
+  emuCudaSetCurrent(1);
+  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+  config.profileLinks = 0;
+  config.timeoutMs = 20000;
+  spcclComm_t comm = nullptr;
+  if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclSuccess) _exit(kChildInitFailed);
+  return comm;
+}
+
+// count floats of emulated device memory holding `values`, copied in on `stream`.
+struct DeviceFloats {
+  DeviceFloats(size_t count, void* stream, const std::vector<float>& values = {})
+      : count(count),
+        data(static_cast<float*>(emuCudaAlloc(count * sizeof(float), EmuCudaDevice))) {
+    if (!values.empty()) upload(values, stream);
+  }
+  ~DeviceFloats() { emuCudaFree(data); }
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  void upload(const std::vector<float>& values, void* stream) {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data), values.data(), count * sizeof(float),
+                         stream);
+  }
+  std::vector<float> download(void* stream) const {
+    std::vector<float> out(count);
+    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data), count * sizeof(float),
+                         stream);
+    cuStreamSynchronize(stream);
+    return out;
+  }
+  size_t count;
+  float* data;
+};
+
+inline std::vector<float> rankValues(int rank, size_t count) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>((rank + 1) * 1000 + i % 97);
+  return v;
+}
+
+inline float sumOverRanks(int n, size_t i) {
+  float s = 0;
+  for (int r = 0; r < n; ++r) s += static_cast<float>((r + 1) * 1000 + i % 97);
+  return s;
+}
+
+// Runs body on n forked ranks, each with its communicator; every rank
+// must return kChildOk without a failed expectation.
+inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body) {
+  auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initRank(n, id, rank);
+    const int status = body(rank, comm);
+    spcclCommDestroy(comm);
+    return ::testing::Test::HasFailure() && status == kChildOk ? kChildWrongResult : status;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
+}  // namespace spccl::testing

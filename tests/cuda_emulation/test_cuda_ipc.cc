@@ -1,0 +1,355 @@
+// CUDA IPC (src/device/cuda_ipc.h) and the cuda_ipc transport
+// (transports/shm/shm_net.h) between two real processes: one exports a
+// range of its device memory, the other opens it, copies from it, writes
+// into it; then device messages through the transport. Driver calls go
+// through driver_api.h, so the binary runs against the emulated driver in
+// CI (whose device memory is a memfd the peer maps: a write by one process
+// is seen by the other only if both map the same memory) and against
+// NVIDIA's on a lent GPU (tests/gpu/run_on_gpu.sh, stage cudaipc).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../common/fork_ranks.h"
+#include "base/check.h"
+#include "device/cuda_ipc.h"
+#include "driver_api.h"
+#include "spccl_net.h"
+#include "transports/shm/shm_net.h"
+#include "transports/shm/shm_testing.h"
+
+using namespace spccl::testing;
+using spccl::device::ExportedDeviceRange;
+using spccl::device::PeerDeviceMemory;
+
+namespace {
+
+constexpr size_t kBytes = 1 << 20;
+constexpr size_t kOffset = 4096;
+constexpr size_t kRange = 64 << 10;
+
+bool sendAll(int fd, const void* data, size_t bytes) {
+  return send(fd, data, bytes, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes);
+}
+// Exactly `bytes`, within 10 s.
+bool recvAll(int fd, void* data, size_t bytes) {
+  pollfd ready{fd, POLLIN, 0};
+  return poll(&ready, 1, 10000) == 1 &&
+         recv(fd, data, bytes, MSG_WAITALL) == static_cast<ssize_t>(bytes);
+}
+
+unsigned char patternAt(size_t i, int round = 0) {
+  return static_cast<unsigned char>(i * 7 + 3 + round);
+}
+
+std::vector<unsigned char> pattern(size_t bytes, size_t from = 0, int round = 0) {
+  std::vector<unsigned char> v(bytes);
+  for (size_t i = 0; i < bytes; ++i) v[i] = patternAt(from + i, round);
+  return v;
+}
+
+// Device memory of `bytes` (cuMemAlloc) holding `contents`, freed at the end.
+struct DeviceBytes {
+  DeviceBytes(const DriverApi* api, size_t bytes, const std::vector<unsigned char>& contents = {})
+      : api(api), bytes(bytes) {
+    if (api->memAlloc(&address, bytes) != 0) address = 0;
+    if (address != 0 && !contents.empty())
+      api->memcpyHtoD(address, contents.data(), contents.size());
+  }
+  ~DeviceBytes() {
+    if (address != 0) api->memFree(address);
+  }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* at(size_t offset) const { return reinterpret_cast<void*>(address + offset); }
+  std::vector<unsigned char> read(size_t offset, size_t count) const {
+    std::vector<unsigned char> out(count);
+    api->memcpyDtoH(out.data(), address + offset, count);
+    return out;
+  }
+  const DriverApi* api;
+  size_t bytes;
+  uint64_t address = 0;
+};
+
+// The first index where got and expected differ, or -1.
+long firstDifference(const std::vector<unsigned char>& got,
+                     const std::vector<unsigned char>& expected) {
+  for (size_t i = 0; i < got.size() && i < expected.size(); ++i)
+    if (got[i] != expected[i]) return static_cast<long>(i);
+  return got.size() == expected.size() ? -1
+                                       : static_cast<long>(std::min(got.size(), expected.size()));
+}
+
+int childStatus() { return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk; }
+
+// Runs owner(fd) and peer(fd) in two processes joined by a socket pair.
+void runPair(const std::function<int(int)>& first, const std::function<int(int)>& second) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  const auto outcomes = forkRanks(2, [&](int rank, const spcclUniqueId&) {
+    close(fds[1 - rank]);
+    return rank == 0 ? first(fds[0]) : second(fds[1]);
+  });
+  close(fds[0]);
+  close(fds[1]);
+  EXPECT_EQ(outcomes[0].status, kChildOk) << "the first process";
+  EXPECT_EQ(outcomes[1].status, kChildOk) << "the second process";
+}
+
+// ---- device/cuda_ipc.h ----
+
+// Exports [kOffset, +kRange), then checks that the peer's write landed.
+int owner(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  DeviceBytes memory(api, kBytes, pattern(kBytes));
+  ExportedDeviceRange range{};
+  if (spccl::device::exportDeviceRange(memory.at(kOffset), kRange, "sendbuff", &range) !=
+      spcclSuccess) {
+    ADD_FAILURE() << spccl::threadLastError();
+    return kChildWrongResult;
+  }
+  EXPECT_EQ(range.offset, kOffset);
+  EXPECT_EQ(range.bytes, kRange);
+  char done = 0;
+  if (!sendAll(fd, &range, sizeof(range)) || !recvAll(fd, &done, 1)) return kChildTooSlow;
+  // The peer wrote 0xAB over the first 100 bytes of the range, nothing else.
+  EXPECT_EQ(firstDifference(memory.read(kOffset, 100), std::vector<unsigned char>(100, 0xAB)), -1);
+  EXPECT_EQ(memory.read(kOffset + 100, 1)[0], patternAt(kOffset + 100));
+  return childStatus();
+}
+
+// Opens the handle, copies the range into its own device memory, writes
+// into the owner's.
+int peer(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  ExportedDeviceRange range{};
+  if (!recvAll(fd, &range, sizeof(range))) return kChildTooSlow;
+  void* stream = nullptr;
+  api->streamCreate(&stream, 1);
+  {
+    PeerDeviceMemory opened;
+    if (opened.open(range.handle, "the owner") != spcclSuccess) {
+      ADD_FAILURE() << spccl::threadLastError();
+      return kChildWrongResult;
+    }
+    DeviceBytes mine(api, kRange);
+    EXPECT_EQ(spccl::device::copyFromPeer(opened, range.offset, mine.at(0), range.bytes, stream),
+              spcclSuccess);
+    api->streamSynchronize(stream);
+    EXPECT_EQ(firstDifference(mine.read(0, kRange), pattern(kRange, kOffset)), -1);
+    const std::vector<unsigned char> marks(100, 0xAB);
+    api->memcpyHtoD(mine.address, marks.data(), marks.size());
+    EXPECT_EQ(api->memcpyAsync(opened.base() + range.offset, mine.address, 100, stream), 0);
+    api->streamSynchronize(stream);
+  }  // closed here
+  const char done = 1;
+  if (!sendAll(fd, &done, 1)) return kChildTooSlow;
+  api->streamDestroy(stream);
+  return childStatus();
+}
+
+TEST(CudaIpc, APeerProcessCopiesFromAndWritesIntoExportedDeviceMemory) { runPair(owner, peer); }
+
+TEST(CudaIpc, BadRangesAndOwnHandlesAreRefusedNamingTheBuffer) {
+  // In a child: the driver must not be initialised in the parent, which
+  // forks the other tests' processes.
+  const auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+    const DriverApi* api = driverWithContext();
+    if (api == nullptr) return kChildInitFailed;
+    DeviceBytes memory(api, kBytes);
+    std::vector<unsigned char> host(16);
+    ExportedDeviceRange range{};
+    EXPECT_EQ(spccl::device::exportDeviceRange(host.data(), host.size(), "recvbuff", &range),
+              spcclInvalidArgument);
+    EXPECT_NE(spccl::threadLastError().find("recvbuff"), std::string::npos)
+        << spccl::threadLastError();
+    EXPECT_EQ(spccl::device::exportDeviceRange(memory.at(kBytes - 8), 16, "sendbuff", &range),
+              spcclInvalidArgument);
+    EXPECT_NE(spccl::threadLastError().find("leave its allocation"), std::string::npos)
+        << spccl::threadLastError();
+    EXPECT_EQ(spccl::device::exportDeviceRange(memory.at(0), kBytes, "sendbuff", &range),
+              spcclSuccess);
+    PeerDeviceMemory own;
+    EXPECT_EQ(own.open(range.handle, "this process"), spcclSystemError);
+    EXPECT_NE(spccl::threadLastError().find("cuIpcOpenMemHandle"), std::string::npos)
+        << spccl::threadLastError();
+    return childStatus();
+  });
+  EXPECT_EQ(outcomes[0].status, kChildOk);
+}
+
+// ---- the cuda_ipc transport ----
+
+const spcclNet_v2_t* cudaIpc() {
+  static const spcclNet_v2_t* net = [] {
+    spcclNetInitArgs_v2_t args{};
+    args.timeoutMs = 10000;
+    const spcclNet_v2_t* table = spcclNetCudaIpc();
+    return table->init(&args) == spcclSuccess ? table : nullptr;
+  }();
+  return net;
+}
+
+// Tests `request` until it is done or fails, at most 10 s.
+spcclResult_t waitRequest(void* request, size_t* size) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    int done = 0;
+    const spcclResult_t res = cudaIpc()->test(request, &done, size);
+    if (res != spcclSuccess || done) return res;
+    usleep(100);
+  }
+  return spcclTimeout;
+}
+
+// The receiving process: listens, hands its handle to the sender, accepts.
+void* acceptSender(int fd, void** listenComm) {
+  unsigned char handle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  if (cudaIpc() == nullptr || cudaIpc()->listen(0, handle, listenComm) != spcclSuccess ||
+      !sendAll(fd, handle, sizeof(handle)))
+    return nullptr;
+  void* recvComm = nullptr;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (recvComm == nullptr && std::chrono::steady_clock::now() < until) {
+    if (cudaIpc()->accept(*listenComm, &recvComm) != spcclSuccess) return nullptr;
+    usleep(100);
+  }
+  return recvComm;
+}
+
+void* connectToReceiver(int fd) {
+  unsigned char handle[SPCCL_NET_HANDLE_MAXSIZE] = {};
+  void* sendComm = nullptr;
+  if (cudaIpc() == nullptr || !recvAll(fd, handle, sizeof(handle)) ||
+      cudaIpc()->connect(0, handle, &sendComm) != spcclSuccess)
+    return nullptr;
+  return sendComm;
+}
+
+constexpr size_t kMessage = 512 << 10;
+
+// Two messages from the sender's device memory (its buffer reused, with
+// new contents: the second must not come from a stale copy) into device
+// memory here, then a small one from host memory through the socket.
+int deviceReceiver(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  void* listenComm = nullptr;
+  void* recvComm = acceptSender(fd, &listenComm);
+  if (recvComm == nullptr) return kChildInitFailed;
+  DeviceBytes target(api, kMessage);
+  const spccl::transport::ShmReceiveStats before = spccl::transport::shmReceiveStats();
+  for (int round = 0; round < 2; ++round) {
+    void* request = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(cudaIpc()->irecv(recvComm, target.at(0), kMessage, nullptr, &request), spcclSuccess);
+    EXPECT_EQ(waitRequest(request, &size), spcclSuccess) << spccl::threadLastError();
+    EXPECT_EQ(size, kMessage);
+    EXPECT_EQ(firstDifference(target.read(0, kMessage), pattern(kMessage, 0, round)), -1)
+        << "message " << round;
+  }
+  std::vector<unsigned char> host(64);
+  void* request = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(cudaIpc()->irecv(recvComm, host.data(), host.size(), nullptr, &request), spcclSuccess);
+  EXPECT_EQ(waitRequest(request, &size), spcclSuccess) << spccl::threadLastError();
+  EXPECT_EQ(firstDifference(host, pattern(64)), -1);
+  const spccl::transport::ShmReceiveStats after = spccl::transport::shmReceiveStats();
+  EXPECT_EQ(after.deviceCopies - before.deviceCopies, 2u);
+  EXPECT_EQ(after.inlineMessages - before.inlineMessages, 1u);
+  const char done = 1;
+  sendAll(fd, &done, 1);
+  cudaIpc()->closeRecv(recvComm);
+  cudaIpc()->closeListen(listenComm);
+  return childStatus();
+}
+
+int deviceSender(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  void* sendComm = connectToReceiver(fd);
+  if (sendComm == nullptr) return kChildInitFailed;
+  DeviceBytes source(api, 2 * kMessage);
+  for (int round = 0; round < 2; ++round) {
+    // The payload lies at an offset in its allocation.
+    const std::vector<unsigned char> contents = pattern(kMessage, 0, round);
+    api->memcpyHtoD(source.address + kMessage / 2, contents.data(), contents.size());
+    void* request = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(cudaIpc()->isend(sendComm, source.at(kMessage / 2), kMessage, nullptr, &request),
+              spcclSuccess)
+        << spccl::threadLastError();
+    // Done only once the receiver copied: then the buffer may change.
+    EXPECT_EQ(waitRequest(request, &size), spcclSuccess) << spccl::threadLastError();
+  }
+  const std::vector<unsigned char> host = pattern(64);
+  void* request = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(cudaIpc()->isend(sendComm, host.data(), host.size(), nullptr, &request), spcclSuccess);
+  EXPECT_EQ(waitRequest(request, &size), spcclSuccess) << spccl::threadLastError();
+  char done = 0;
+  recvAll(fd, &done, 1);  // the receiver has what it needs before this side closes
+  cudaIpc()->closeSend(sendComm);
+  return childStatus();
+}
+
+TEST(CudaIpcTransport, DeviceMessagesGoPeerToPeerAndHostOnesThroughTheSocket) {
+  runPair(deviceReceiver, deviceSender);
+}
+
+// Device memory cannot land in pageable host memory (no CUDA context to
+// copy in, and the CPU cannot stream device memory): both ends fail, each
+// saying why.
+int refusingReceiver(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  void* listenComm = nullptr;
+  void* recvComm = acceptSender(fd, &listenComm);
+  if (recvComm == nullptr) return kChildInitFailed;
+  std::vector<unsigned char> pageable(kMessage);
+  void* request = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(cudaIpc()->irecv(recvComm, pageable.data(), kMessage, nullptr, &request), spcclSuccess);
+  EXPECT_NE(waitRequest(request, &size), spcclSuccess);
+  EXPECT_NE(spccl::threadLastError().find("receive into device, pinned or managed memory"),
+            std::string::npos)
+      << spccl::threadLastError();
+  const char done = 1;
+  sendAll(fd, &done, 1);
+  cudaIpc()->closeRecv(recvComm);
+  cudaIpc()->closeListen(listenComm);
+  return childStatus();
+}
+
+int refusedSender(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  void* sendComm = connectToReceiver(fd);
+  if (sendComm == nullptr) return kChildInitFailed;
+  DeviceBytes source(api, kMessage);
+  void* request = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(cudaIpc()->isend(sendComm, source.at(0), kMessage, nullptr, &request), spcclSuccess);
+  EXPECT_EQ(waitRequest(request, &size), spcclRemoteError);
+  EXPECT_NE(spccl::threadLastError().find("could not copy"), std::string::npos)
+      << spccl::threadLastError();
+  char done = 0;
+  recvAll(fd, &done, 1);
+  cudaIpc()->closeSend(sendComm);
+  return childStatus();
+}
+
+TEST(CudaIpcTransport, DeviceMessageIntoPageableMemoryFailsBothEnds) {
+  runPair(refusingReceiver, refusedSender);
+}
+
+}  // namespace
