@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pipelined staging on a lent GPU (docs/gpu.md, "Pieces"): the same
 # device-buffer calls with large calls cut into pieces whose copies overlap
-# the transfers (SPCCL_STAGING_CHUNK_BYTES, default 8 MiB) and with the cut
+# the transfers (SPCCL_STAGING_CHUNK_BYTES=8 MiB; the default is 0, off) and with the cut
 # off (0), on 2 ranks sharing the GPU, each call on a stream, results
 # checked (-c 1): all-reduce, all-gather and reduce-scatter, 16 and 64 MiB
 # (9 runs of about 6 s each on the H200 figures of docs/gpu.md).
