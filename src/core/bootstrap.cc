@@ -513,8 +513,8 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
 }  // namespace
 
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,
-                               std::vector<RankInfo>* all) {
-  Deadline deadline(timeoutMs);
+                               std::vector<RankInfo>* all, const std::atomic<bool>* cancel) {
+  Deadline deadline(timeoutMs, cancel);
   std::string rootName = "rendezvous root " + net::toString(id.root);
   for (;;) {
     bool retry = false;
