@@ -270,6 +270,9 @@ spcclResult_t spcclCommFinalize(spcclComm_t comm) {
 spcclResult_t spcclCommAbort(spcclComm_t comm) {
   return guardApi("spcclCommAbort", [&]() -> spcclResult_t {
     if (comm == nullptr) return spcclSuccess;
+    // A creation still running stops first: it may be publishing the
+    // engine the flight recorder below reads.
+    if (comm->init) cancelCommInit(*comm);
     {
       QuietFailures quiet;  // a recorder that is off has nothing to say here
       dumpFlightRecorder(comm, nullptr, "spcclCommAbort");

@@ -428,6 +428,9 @@ static spcclResult_t transferAll(int fd, size_t size, short events, const Deadli
     pollfd pfd{fd, events, 0};
     int ready = poll(&pfd, 1, pollTimeout(deadline));
     if (ready < 0 && errno != EINTR) SPCCL_SYSCHECK(ready, "poll");
+    if (ready == 0 && deadline.cancelled())
+      return SPCCL_FAIL(spcclTimeout, "%s %s: the wait was cancelled (%zu of %zu bytes done)",
+                        direction, peerName.c_str(), done, size);
     if (ready == 0 && deadline.expired())
       return SPCCL_FAIL(spcclTimeout, "%s %s timed out after %lld ms (%zu of %zu bytes done)",
                         direction, peerName.c_str(), static_cast<long long>(deadline.timeoutMs()),

@@ -471,8 +471,7 @@ std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int r
   return comm;
 }
 
-spcclResult_t setUpComm(spcclComm& commRef, const UniqueIdContents& id, CommInit* init) {
-  spcclComm* comm = &commRef;
+spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* init) {
   const CommOptions& options = comm->options;
   const int rank = comm->rank;
   const int nranks = comm->nranks;
@@ -589,7 +588,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
                          const CommOptions& options, spcclComm_t* out) {
   std::unique_ptr<spcclComm> comm = newComm(id, nranks, rank, options);
   if (!options.blocking) return startCommInit(std::move(comm), id, out);
-  SPCCL_CHECK(setUpComm(*comm, id, nullptr));
+  SPCCL_CHECK(setUpComm(comm.get(), id, nullptr));
   *out = comm.release();
   return spcclSuccess;
 }

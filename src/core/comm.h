@@ -161,7 +161,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
 // init (may be NULL) is the background creation that may cancel it.
 std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int rank,
                                    const CommOptions& options);
-spcclResult_t setUpComm(spcclComm& comm, const UniqueIdContents& id, CommInit* init);
+spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* init);
 void destroyComm(spcclComm_t comm, bool abort);
 
 // The API boundary: a failed call's message becomes comm's last error

@@ -15,7 +15,7 @@ void runCommInit(spcclComm& comm, const UniqueIdContents& id, CommInit& init) {
   clearThreadLastError();
   spcclResult_t result = spcclSuccess;
   try {
-    result = setUpComm(comm, id, &init);
+    result = setUpComm(&comm, id, &init);
   } catch (const std::bad_alloc&) {
     result = SPCCL_FAIL(spcclSystemError, "rank %d: communicator creation ran out of memory",
                         comm.rank);

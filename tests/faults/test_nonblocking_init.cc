@@ -235,7 +235,8 @@ TEST_P(NonBlockingInit, AbortDuringCreationReturnsFastAndLeaksNoThread) {
   }
 }
 
-// spcclCommFinalize with non-blocking requests outstanding: on a
+// spcclCommFinalize with non-blocking requests outstanding (rank 1 joins
+// them 300 ms late): on a
 // non-blocking communicator it returns spcclInProgress, the state polls to
 // spcclSuccess, every request is done with the right sum; on a blocking one
 // it returns once they are done. Later calls fail with spcclInvalidUsage.
@@ -249,6 +250,9 @@ TEST_P(NonBlockingInit, FinalizeCompletesOutstandingRequests) {
       spcclResult_t created = spcclCommInitRankConfig(&comm, n, id, rank, &config);
       if (created != (blocking ? spcclSuccess : spcclInProgress)) return kChildInitFailed;
       if (pollState(comm, 20000) != spcclSuccess) return kChildInitFailed;
+      // Rank 1 issues late, so rank 0's requests are still running when it
+      // finalizes: a finalize that does not wait for them fails below.
+      if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
       const int kRequests = 8;
       std::vector<std::vector<float>> buffers(kRequests, std::vector<float>(1 << 16));
       std::vector<spcclRequest_t> requests(kRequests, nullptr);
@@ -262,6 +266,12 @@ TEST_P(NonBlockingInit, FinalizeCompletesOutstandingRequests) {
       if (finalized != (blocking ? spcclSuccess : spcclInProgress)) {
         std::fprintf(stderr, "rank %d: finalize returned %d: %s\n", rank, finalized,
                      spcclGetLastError(comm));
+        return kChildWrongResult;
+      }
+      spcclResult_t flushing = spcclInternalError;
+      spcclCommGetAsyncError(comm, &flushing);
+      if (!blocking && rank == 0 && flushing != spcclInProgress) {
+        std::fprintf(stderr, "rank 0: state %d right after finalize\n", flushing);
         return kChildWrongResult;
       }
       if (pollState(comm, 20000) != spcclSuccess) return kChildWrongResult;
