@@ -13,9 +13,7 @@ spcclResult_t failException(const char* call, const std::exception& e) {
   return SPCCL_FAIL(spcclInternalError, "%s: %s", call, e.what());
 }
 
-spcclResult_t commReadyFor(spcclComm_t comm, const char* call) {
-  return awaitCommInit(comm, call);
-}
+spcclResult_t commReadyFor(spcclComm_t comm, const char* call) { return awaitCommInit(comm, call); }
 
 CommCallScope::CommCallScope(spcclComm_t comm) : comm_(comm) {
   if (comm_ != nullptr) comm_->callsInFlight.fetch_add(1, std::memory_order_acq_rel);

@@ -519,6 +519,15 @@ spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
   for (;;) {
     bool retry = false;
     spcclResult_t res = rendezvousOnce(id, mine, deadline, rootName, all, &retry);
+    // The usual reason a rank waits for its table until the deadline: a
+    // rank that never called init. Said in those words, with the wait's own.
+    if (!retry && res == spcclTimeout && !deadline.cancelled())
+      return SPCCL_FAIL(spcclTimeout,
+                        "rank %d: the rendezvous timed out after %" PRId64
+                        " ms: not all %d ranks reached %s (a rank that never called init, or a "
+                        "root that cannot be reached): %s",
+                        mine.rank, timeoutMs, mine.nranks, rootName.c_str(),
+                        threadLastError().c_str());
     if (!retry) return res;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (deadline.expired())

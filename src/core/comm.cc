@@ -563,8 +563,7 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
     // engine (link profiling below talks to the peers), one before it
     // stops the creation here.
     std::lock_guard<std::mutex> lock(init->mutex);
-    if (init->cancel.load())
-      return SPCCL_FAIL(spcclRemoteError, "rank %d: creation aborted", rank);
+    if (init->cancel.load()) return SPCCL_FAIL(spcclRemoteError, "rank %d: creation aborted", rank);
     comm->engine = std::move(engine);
   } else {
     comm->engine = std::move(engine);

@@ -17,8 +17,8 @@ void runCommInit(spcclComm& comm, const UniqueIdContents& id, CommInit& init) {
   try {
     result = setUpComm(&comm, id, &init);
   } catch (const std::bad_alloc&) {
-    result = SPCCL_FAIL(spcclSystemError, "rank %d: communicator creation ran out of memory",
-                        comm.rank);
+    result =
+        SPCCL_FAIL(spcclSystemError, "rank %d: communicator creation ran out of memory", comm.rank);
   } catch (const std::exception& e) {
     result = SPCCL_FAIL(spcclInternalError, "rank %d: communicator creation failed: %s", comm.rank,
                         e.what());
@@ -74,8 +74,8 @@ spcclResult_t awaitCommInit(spcclComm_t comm, const char* call) {
                       "%lld ms",
                       call, comm->rank, static_cast<long long>(boundMs));
   if (init.result == spcclSuccess) return spcclSuccess;
-  spcclResult_t failed = SPCCL_FAIL(init.result, "%s: the communicator's creation failed: %s",
-                                    call, init.error.c_str());
+  spcclResult_t failed = SPCCL_FAIL(init.result, "%s: the communicator's creation failed: %s", call,
+                                    init.error.c_str());
   comm->lastError = threadLastError();
   return failed;
 }
