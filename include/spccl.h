@@ -156,7 +156,9 @@ spcclResult_t spcclCommDestroy(spcclComm_t comm);
  * fails with spcclInvalidUsage. */
 spcclResult_t spcclCommFinalize(spcclComm_t comm);
 /* Tears the communicator down at once and tells the peers, which fail
- * their pending operations with spcclRemoteError. */
+ * their pending operations with spcclRemoteError. A non-blocking creation
+ * still running is stopped (its waits end within tens of ms) and its
+ * thread joined before the call returns. */
 spcclResult_t spcclCommAbort(spcclComm_t comm);
 spcclResult_t spcclCommCount(const spcclComm_t comm, int* count);
 spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank);
