@@ -160,6 +160,38 @@ TEST_P(NonBlockingInit, SplitPollsToSuccess) {
   expectAllOk(outcomes);
 }
 
+// A non-blocking shrink: ranks 0, 1 and 3 shrink without rank 2 (alive,
+// not calling), get spcclInProgress and a handle, poll to success and
+// reduce on the new communicator.
+TEST_P(NonBlockingInit, ShrinkPollsToSuccess) {
+  const int n = 4;
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 20000);
+    if (rank == 2) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));  // outlives the others' shrink
+      spcclCommDestroy(comm);
+      return kChildOk;
+    }
+    const int exclude[] = {2};
+    spcclConfig_t config = nonBlockingConfig(20000);
+    spcclComm_t shrunk = nullptr;
+    spcclResult_t res = spcclCommShrink(comm, exclude, 1, &config, &shrunk);
+    if (res != spcclInProgress || shrunk == nullptr) {
+      std::fprintf(stderr, "rank %d: shrink returned %d: %s\n", rank, res, spcclGetLastError(comm));
+      return kChildInitFailed;
+    }
+    if (pollState(shrunk, 20000) != spcclSuccess) {
+      std::fprintf(stderr, "rank %d: shrunk failed: %s\n", rank, spcclGetLastError(shrunk));
+      return kChildInitFailed;
+    }
+    int code = allReduceAndCheck(shrunk, rank < 2 ? rank : rank - 1, 3);
+    spcclCommDestroy(shrunk);
+    spcclCommDestroy(comm);
+    return code;
+  });
+  expectAllOk(outcomes);
+}
+
 // Rank 0 never creates its communicator (its process keeps the rendezvous
 // root of the unique id alive): the others' state turns from
 // spcclInProgress into spcclTimeout naming the rendezvous, within the
