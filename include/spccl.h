@@ -92,12 +92,26 @@ typedef struct {
   const char* transport;    /* "tcp", "shm", "auto" or a plugin name; NULL: SPCCL_TRANSPORT */
   const char* socketIfname; /* NCCL syntax; NULL: SPCCL_SOCKET_IFNAME */
   int profileLinks; /* measure alpha/beta at init (1) or not (0); UNDEF: SPCCL_PROFILE_LINKS */
+  /* 1: creation completes before the call returns. 0 (NCCL's non-blocking
+   * communicator): spcclCommInitRank, spcclCommInitRankConfig,
+   * spcclCommInitFromEnv, spcclCommSplit and spcclCommShrink return
+   * spcclInProgress at once with a valid handle; the rendezvous and the
+   * connections run on a background thread; poll spcclCommGetAsyncError
+   * until it is no longer spcclInProgress. Other calls on the communicator
+   * meanwhile wait for the creation (within 3 x timeoutMs + 1 s) and fail
+   * with its error if it failed; spcclCommAbort and spcclCommDestroy stop
+   * it within tens of ms. Split and Shrink still agree on the new
+   * communicator with the parent's ranks inside the call. Arguments are
+   * checked before the call returns. Appended last: older binaries' smaller
+   * structs read as UNDEF. UNDEF: SPCCL_COMM_BLOCKING (default 1); with a
+   * NULL config, Split and Shrink take the parent's setting. */
+  int blocking;
 } spcclConfig_t;
 
 #define SPCCL_CONFIG_INITIALIZER                                                                 \
   {                                                                                              \
     sizeof(spcclConfig_t), SPCCL_CONFIG_MAGIC, SPCCL_VERSION_CODE, SPCCL_CONFIG_UNDEF_INT, NULL, \
-        NULL, SPCCL_CONFIG_UNDEF_INT                                                             \
+        NULL, SPCCL_CONFIG_UNDEF_INT, SPCCL_CONFIG_UNDEF_INT                                     \
   }
 
 #define SPCCL_SPLIT_NOCOLOR (-1)
@@ -127,16 +141,35 @@ spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* confi
  * ordered by (key, old rank). color SPCCL_SPLIT_NOCOLOR: *newcomm = NULL. */
 spcclResult_t spcclCommSplit(spcclComm_t comm, int color, int key, spcclComm_t* newcomm,
                              const spcclConfig_t* config);
+/* Frees comm. After spcclCommFinalize it frees without communicating; on a
+ * communicator whose non-blocking creation still runs, it stops the
+ * creation first (as spcclCommAbort does). */
 spcclResult_t spcclCommDestroy(spcclComm_t comm);
+/* NCCL's ncclCommFinalize: completes every operation issued on comm
+ * (non-blocking requests, calls enqueued on streams, in issue order) and
+ * leaves it ready for spcclCommDestroy; later calls on comm fail with
+ * spcclInvalidUsage (Test/Wait on earlier requests still work). A blocking
+ * communicator returns when the work is done, with the first failure of a
+ * stream-enqueued call if any. A non-blocking one (spcclConfig_t.blocking
+ * = 0) returns spcclInProgress at once; spcclCommGetAsyncError reports
+ * spcclInProgress until the flush ran, then its result. A second call
+ * fails with spcclInvalidUsage. */
+spcclResult_t spcclCommFinalize(spcclComm_t comm);
 /* Tears the communicator down at once and tells the peers, which fail
- * their pending operations with spcclRemoteError. */
+ * their pending operations with spcclRemoteError. A non-blocking creation
+ * still running is stopped (its waits end within tens of ms) and its
+ * thread joined before the call returns. */
 spcclResult_t spcclCommAbort(spcclComm_t comm);
 spcclResult_t spcclCommCount(const spcclComm_t comm, int* count);
 spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank);
 spcclResult_t spcclCommGetCounters(const spcclComm_t comm, spcclCounters_t* counters);
-/* The first failure of a call enqueued on a CUDA stream, found after that
- * call returned (spcclSuccess if none). Once set, every later call on comm
- * fails with it; spcclGetLastError(comm) says why. */
+/* The communicator's state, NCCL's way: spcclInProgress while a
+ * non-blocking creation (spcclConfig_t.blocking = 0) or a non-blocking
+ * spcclCommFinalize is still under way; the creation's error if it failed;
+ * the first failure of a call enqueued on a CUDA stream, found after that
+ * call returned; then the finalize flush's error; spcclSuccess if none.
+ * Once a stream call failed, every later call on comm fails with it;
+ * spcclGetLastError(comm) says why. Never waits. */
 spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError);
 /* The CUDA device current on the thread that created comm; -1 if none. */
 spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device);

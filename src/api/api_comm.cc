@@ -17,6 +17,7 @@
 #include "coll/small_allgather.h"
 #include "core/bootstrap.h"
 #include "core/comm.h"
+#include "core/comm_init.h"
 #include "core/env_discovery.h"
 #include "core/flight_dump.h"
 #include "core/handshake.h"
@@ -45,6 +46,17 @@ spcclResult_t initRank(spcclComm_t* comm, int nranks, const spcclUniqueId& commI
   CommOptions options;
   SPCCL_CHECK(resolveCommOptions(config, &options));
   return createComm(id, nranks, rank, options, comm);
+}
+
+// spcclInProgress while a non-blocking spcclCommFinalize's flush is queued,
+// then its result.
+spcclResult_t finalizeStateOf(spcclComm_t comm) {
+  if (comm->finalizeRequest == nullptr) return spcclSuccess;
+  AsyncRequest& flush = comm->finalizeRequest->state;
+  std::lock_guard<std::mutex> lock(flush.mutex);
+  if (!flush.done) return spcclInProgress;
+  if (flush.result != spcclSuccess) comm->lastError = flush.error;
+  return flush.result;
 }
 
 }  // namespace
@@ -232,9 +244,35 @@ spcclResult_t spcclCommDestroy(spcclComm_t comm) {
   });
 }
 
+spcclResult_t spcclCommFinalize(spcclComm_t comm) {
+  return guardCommApi("spcclCommFinalize", comm, [&]() -> spcclResult_t {
+    clearThreadLastError();
+    if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommFinalize: comm is NULL");
+    if (comm->finalized.load())
+      return finishCall(comm, SPCCL_FAIL(spcclInvalidUsage,
+                                         "spcclCommFinalize: rank %d's communicator is already "
+                                         "finalized",
+                                         comm->rank));
+    if (!comm->options.blocking) {
+      // Queued behind every outstanding operation: done when they are.
+      spcclResult_t queued = runAsync(
+          comm, [] { return spcclSuccess; }, &comm->finalizeRequest);
+      comm->finalized.store(true);
+      return queued == spcclSuccess ? spcclInProgress : finishCall(comm, queued);
+    }
+    spcclResult_t flushed = runBlocking(comm, [] { return spcclSuccess; });
+    comm->finalized.store(true);
+    if (flushed == spcclSuccess) flushed = checkNoAsyncError("spcclCommFinalize", comm);
+    return finishCall(comm, flushed);
+  });
+}
+
 spcclResult_t spcclCommAbort(spcclComm_t comm) {
   return guardApi("spcclCommAbort", [&]() -> spcclResult_t {
     if (comm == nullptr) return spcclSuccess;
+    // A creation still running stops first: it may be publishing the
+    // engine the flight recorder below reads.
+    if (comm->init) cancelCommInit(*comm);
     {
       QuietFailures quiet;  // a recorder that is off has nothing to say here
       dumpFlightRecorder(comm, nullptr, "spcclCommAbort");
@@ -245,7 +283,7 @@ spcclResult_t spcclCommAbort(spcclComm_t comm) {
 }
 
 spcclResult_t spcclCommCount(const spcclComm_t comm, int* count) {
-  return guardCommApi("spcclCommCount", comm, [&]() -> spcclResult_t {
+  return guardCommQuery("spcclCommCount", comm, [&]() -> spcclResult_t {
     if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
     if (count == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "count is NULL");
     *count = comm->nranks;
@@ -254,18 +292,21 @@ spcclResult_t spcclCommCount(const spcclComm_t comm, int* count) {
 }
 
 spcclResult_t spcclCommGetAsyncError(spcclComm_t comm, spcclResult_t* asyncError) {
-  return guardCommApi("spcclCommGetAsyncError", comm, [&]() -> spcclResult_t {
+  return guardCommQuery("spcclCommGetAsyncError", comm, [&]() -> spcclResult_t {
     if (comm == nullptr)
       return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: comm is NULL");
     if (asyncError == nullptr)
       return SPCCL_FAIL(spcclInvalidArgument, "spcclCommGetAsyncError: asyncError is NULL");
-    *asyncError = asyncErrorOf(comm);
+    spcclResult_t state = commInitState(comm);
+    if (state == spcclSuccess) state = asyncErrorOf(comm);
+    if (state == spcclSuccess) state = finalizeStateOf(comm);
+    *asyncError = state;
     return spcclSuccess;
   });
 }
 
 spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device) {
-  return guardCommApi("spcclCommCuDevice", comm, [&]() -> spcclResult_t {
+  return guardCommQuery("spcclCommCuDevice", comm, [&]() -> spcclResult_t {
     if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: comm is NULL");
     if (device == nullptr)
       return SPCCL_FAIL(spcclInvalidArgument, "spcclCommCuDevice: device is NULL");
@@ -275,7 +316,7 @@ spcclResult_t spcclCommCuDevice(const spcclComm_t comm, int* device) {
 }
 
 spcclResult_t spcclCommUserRank(const spcclComm_t comm, int* rank) {
-  return guardCommApi("spcclCommUserRank", comm, [&]() -> spcclResult_t {
+  return guardCommQuery("spcclCommUserRank", comm, [&]() -> spcclResult_t {
     if (comm == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "comm is NULL");
     if (rank == nullptr) return SPCCL_FAIL(spcclInvalidArgument, "rank is NULL");
     *rank = comm->rank;

@@ -104,8 +104,10 @@ spcclResult_t spcclCommShrink(spcclComm_t comm, const int* excludeRanks, int nEx
     UniqueIdContents id;
     SPCCL_CHECK(keepError(comm, decodeUniqueId(wire, &id)));
     SPCCL_CHECK(keepError(comm, deriveJobSecret(comm->secret, id.commId, &id.secret)));
-    return keepError(comm, createComm(id, static_cast<int>(plan.survivors.size()), plan.newRank,
-                                      options, newcomm));
+    spcclResult_t made =
+        createComm(id, static_cast<int>(plan.survivors.size()), plan.newRank, options, newcomm);
+    // spcclInProgress: a non-blocking creation on its way, no error of comm's.
+    return made == spcclInProgress ? made : keepError(comm, made);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "api/api_guard.h"
 
 #include "core/comm.h"
+#include "core/comm_init.h"
 
 namespace spccl {
 
@@ -11,6 +12,8 @@ spcclResult_t failOutOfMemory(const char* call) {
 spcclResult_t failException(const char* call, const std::exception& e) {
   return SPCCL_FAIL(spcclInternalError, "%s: %s", call, e.what());
 }
+
+spcclResult_t commReadyFor(spcclComm_t comm, const char* call) { return awaitCommInit(comm, call); }
 
 CommCallScope::CommCallScope(spcclComm_t comm) : comm_(comm) {
   if (comm_ != nullptr) comm_->callsInFlight.fetch_add(1, std::memory_order_acq_rel);

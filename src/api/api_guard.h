@@ -42,10 +42,28 @@ spcclResult_t guardApi(const char* call, Body&& body) noexcept {
   }
 }
 
+// A call that only reads what the communicator knew from its creating
+// call (rank, size, device) or reports its state: it runs while a
+// non-blocking creation is still under way (core/comm_init.h).
+template <typename Body>
+spcclResult_t guardCommQuery(const char* call, spcclComm_t comm, Body&& body) noexcept {
+  return guardApi(call, [&]() -> spcclResult_t {
+    CommCallScope inFlight(comm);
+    return body();
+  });
+}
+
+// Waits for a non-blocking creation of comm to end (its deadline bounds
+// the wait) and fails with its error if it failed; spcclSuccess otherwise.
+spcclResult_t commReadyFor(spcclComm_t comm, const char* call);
+
+// Every other call on a communicator: as guardCommQuery, once the
+// communicator's creation ended (a non-blocking one may still run).
 template <typename Body>
 spcclResult_t guardCommApi(const char* call, spcclComm_t comm, Body&& body) noexcept {
   return guardApi(call, [&]() -> spcclResult_t {
     CommCallScope inFlight(comm);
+    SPCCL_CHECK(commReadyFor(comm, call));
     return body();
   });
 }

@@ -54,6 +54,10 @@ static const std::vector<KnobSpec> kKnobs = {
      "the same host id may use shm"},
     // network
     {"SPCCL_TIMEOUT_MS", "60000", "Deadline of every wait, in milliseconds"},
+    {"SPCCL_COMM_BLOCKING", "1",
+     "0: communicator creation (InitRank, InitRankConfig, InitFromEnv, Split, Shrink) returns "
+     "spcclInProgress at once and finishes on a background thread; poll "
+     "spcclCommGetAsyncError (NCCL_COMM_BLOCKING; spcclConfig_t.blocking overrides it)"},
     {"SPCCL_TRANSPORT", "auto",
      "auto (shm for same-host peers, tcp otherwise), tcp, shm, cuda_ipc (one host: shm, and "
      "messages in CUDA device memory go peer to peer through CUDA IPC), or a plugin name "

@@ -217,8 +217,10 @@ spcclResult_t pickInterface(const std::string& spec, int family, Interface* out)
 
 namespace {
 
+// A poll that returns 0 before the deadline expired (a cancellable
+// deadline's slice, core/clock.h) is not a timeout: callers poll again.
 int pollTimeout(const Deadline& deadline) {
-  return static_cast<int>(std::min<int64_t>(deadline.remainingMs(), INT_MAX));
+  return static_cast<int>(std::min<int64_t>(deadline.waitSliceMs(), INT_MAX));
 }
 
 }  // namespace
@@ -241,7 +243,7 @@ int connectOnce(const SockAddr& addr, const Deadline& deadline, int* fd) {
       pollfd pfd{sock, POLLOUT, 0};
       int ready;
       do ready = poll(&pfd, 1, pollTimeout(deadline));
-      while (ready < 0 && errno == EINTR);
+      while ((ready < 0 && errno == EINTR) || (ready == 0 && !deadline.expired()));
       socklen_t len = sizeof(err);
       if (ready == 0)
         err = ETIMEDOUT;
@@ -426,7 +428,10 @@ static spcclResult_t transferAll(int fd, size_t size, short events, const Deadli
     pollfd pfd{fd, events, 0};
     int ready = poll(&pfd, 1, pollTimeout(deadline));
     if (ready < 0 && errno != EINTR) SPCCL_SYSCHECK(ready, "poll");
-    if (ready == 0)
+    if (ready == 0 && deadline.cancelled())
+      return SPCCL_FAIL(spcclTimeout, "%s %s: the wait was cancelled (%zu of %zu bytes done)",
+                        direction, peerName.c_str(), done, size);
+    if (ready == 0 && deadline.expired())
       return SPCCL_FAIL(spcclTimeout, "%s %s timed out after %lld ms (%zu of %zu bytes done)",
                         direction, peerName.c_str(), static_cast<long long>(deadline.timeoutMs()),
                         done, size);

@@ -513,12 +513,21 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
 }  // namespace
 
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,
-                               std::vector<RankInfo>* all) {
-  Deadline deadline(timeoutMs);
+                               std::vector<RankInfo>* all, const std::atomic<bool>* cancel) {
+  Deadline deadline(timeoutMs, cancel);
   std::string rootName = "rendezvous root " + net::toString(id.root);
   for (;;) {
     bool retry = false;
     spcclResult_t res = rendezvousOnce(id, mine, deadline, rootName, all, &retry);
+    // The usual reason a rank waits for its table until the deadline: a
+    // rank that never called init. Said in those words, with the wait's own.
+    if (!retry && res == spcclTimeout && !deadline.cancelled())
+      return SPCCL_FAIL(spcclTimeout,
+                        "rank %d: the rendezvous timed out after %" PRId64
+                        " ms: not all %d ranks reached %s (a rank that never called init, or a "
+                        "root that cannot be reached): %s",
+                        mine.rank, timeoutMs, mine.nranks, rootName.c_str(),
+                        threadLastError().c_str());
     if (!retry) return res;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (deadline.expired())

@@ -4,6 +4,7 @@
 // (core/handshake.h, docs/security.md); the secret itself is never sent.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -127,8 +128,11 @@ void startRendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId,
 void waitForRendezvousRoot(uint64_t commId, int64_t maxMs);
 
 // Sends this rank's info to the root and receives everyone's, indexed by rank.
+// cancel (may be NULL): once set, the exchange fails within a few tens of ms
+// (a non-blocking creation being aborted, core/comm_init.h).
 spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine, int64_t timeoutMs,
-                               std::vector<RankInfo>* all);
+                               std::vector<RankInfo>* all,
+                               const std::atomic<bool>* cancel = nullptr);
 
 // Same host <=> same host id: hostname, boot id and network namespace
 // (emulated hosts in namespaces must not use shm), or SPCCL_HOSTID.

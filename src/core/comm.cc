@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/knobs.h"
 #include "base/versioned_struct.h"
+#include "core/comm_init.h"
 #include "core/comm_report.h"
 #include "core/comm_tls.h"
 #include "core/fault_service.h"
@@ -243,9 +244,9 @@ std::string sourceOf(const std::string& where) {
 }
 
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
-                          std::vector<PeerConnection>* peers) {
+                          std::vector<PeerConnection>* peers, const std::atomic<bool>* cancel) {
   const int n = comm.nranks;
-  Deadline deadline(comm.options.timeoutMs);
+  Deadline deadline(comm.options.timeoutMs, cancel);
   peers->assign(n, PeerConnection{});
   std::vector<PendingHello> hellos;
   int expected = 0;  // lanes from every peer: as many as this rank opens to it
@@ -428,6 +429,7 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
   out->socketIfname = knobString("SPCCL_SOCKET_IFNAME");
   out->profileLinks = knobInt("SPCCL_PROFILE_LINKS") != 0;
   out->algorithmOverride = knobString("SPCCL_ALGO");
+  out->blocking = knobInt("SPCCL_COMM_BLOCKING") != 0;
   if (config != nullptr) {
     // The size is not checked: a config shorter than its header reads as
     // one that sets nothing.
@@ -444,6 +446,8 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
       out->socketIfname = config->socketIfname;
     if (in.has(&spcclConfig_t::profileLinks) && config->profileLinks != SPCCL_CONFIG_UNDEF_INT)
       out->profileLinks = config->profileLinks != 0;
+    if (in.has(&spcclConfig_t::blocking) && config->blocking != SPCCL_CONFIG_UNDEF_INT)
+      out->blocking = config->blocking != 0;
   }
   if (out->timeoutMs <= 0)
     return SPCCL_FAIL(spcclInvalidArgument, "timeout %d ms must be positive (SPCCL_TIMEOUT_MS)",
@@ -452,8 +456,8 @@ spcclResult_t resolveCommOptions(const spcclConfig_t* config, CommOptions* out) 
   return spcclSuccess;
 }
 
-spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
-                         const CommOptions& options, spcclComm_t* out) {
+std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int rank,
+                                   const CommOptions& options) {
   auto comm = std::make_unique<spcclComm>();
   comm->errorSink = std::make_shared<LastErrorSink>();
   comm->errorSink->comm = comm.get();
@@ -464,6 +468,14 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->sparse = std::make_shared<sparse::CommState>(id.commId);
   comm->secret = id.secret;
   comm->options = options;
+  return comm;
+}
+
+spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* init) {
+  const CommOptions& options = comm->options;
+  const int rank = comm->rank;
+  const int nranks = comm->nranks;
+  const std::atomic<bool>* cancel = init != nullptr ? &init->cancel : nullptr;
 
   RankInfo mine;
   mine.rank = rank;
@@ -491,7 +503,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
       res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
                        mine.connsPerRail, kMaxConnsPerRail);
     std::string network = options.transport == "auto" ? "tcp" : options.transport;
-    if (res == spcclSuccess) res = makeCommTls(comm.get(), network);
+    if (res == spcclSuccess) res = makeCommTls(comm, network);
     if (res == spcclSuccess && network != "shm") {
       res = openNetworkListeners(network, &mine, &listeners, &deviceNames);
       for (Listener& l : listeners)
@@ -513,7 +525,9 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   const spcclResult_t setup = res;
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): exchangeRankInfo overwrites it
   const std::string setupError = threadLastError();
-  res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks);
+  res = exchangeRankInfo(id, mine, options.timeoutMs, &comm->ranks, cancel);
+  // The root still waits for a rank: it has no replies to send soon.
+  const bool rendezvousTimedOut = res == spcclTimeout;
   if (setup != spcclSuccess) {
     res = setup;  // this rank's own reason, not what the rendezvous said after it
     setThreadLastError(setupError);
@@ -521,11 +535,15 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   if (res == spcclSuccess) res = checkEveryRankSetUp(comm->ranks, rank);
   if (res == spcclSuccess) res = checkJobSettingsAgree(comm->ranks, rank);
   std::vector<PeerConnection> peers;
-  if (res == spcclSuccess && nranks > 1) res = connectMesh(*comm, listeners, &peers);
+  if (res == spcclSuccess && nranks > 1) res = connectMesh(*comm, listeners, &peers, cancel);
   closeListeners();
   if (res != spcclSuccess) {
     for (PeerConnection& p : peers) closePeerConnection(p);
-    waitForRendezvousRoot(id.commId, kRootReplyWaitMs);
+    // Not when aborted (the caller waits for this thread, and the root's
+    // other ranks are no concern of it any more), nor when the rendezvous
+    // timed out.
+    const bool aborted = cancel != nullptr && cancel->load();
+    if (!aborted && !rendezvousTimedOut) waitForRendezvousRoot(id.commId, kRootReplyWaitMs);
     return res;
   }
   if (peers.empty()) peers.resize(nranks);
@@ -540,7 +558,17 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   settings.flightRecords = flightRecorderCapacity();
-  comm->engine = std::make_unique<Engine>(settings, std::move(peers));
+  auto engine = std::make_unique<Engine>(settings, std::move(peers));
+  if (init != nullptr) {
+    // Published under the creation's lock: an abort from now on stops the
+    // engine (link profiling below talks to the peers), one before it
+    // stops the creation here.
+    std::lock_guard<std::mutex> lock(init->mutex);
+    if (init->cancel.load()) return SPCCL_FAIL(spcclRemoteError, "rank %d: creation aborted", rank);
+    comm->engine = std::move(engine);
+  } else {
+    comm->engine = std::move(engine);
+  }
   std::vector<net::SockAddr> faultAddrs;
   for (const RankInfo& info : comm->ranks) faultAddrs.push_back(info.faultAddr);
   fault->start(FaultChannelKeys{comm->commId, rank, comm->secret}, std::move(faultAddrs),
@@ -553,6 +581,14 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   comm->fault = std::move(fault);
   if (options.profileLinks && nranks > 1) SPCCL_CHECK(profileLinks(*comm));
   logCommReady(*comm, summarizeLinks(*comm, std::move(deviceNames)));
+  return spcclSuccess;
+}
+
+spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
+                         const CommOptions& options, spcclComm_t* out) {
+  std::unique_ptr<spcclComm> comm = newComm(id, nranks, rank, options);
+  if (!options.blocking) return startCommInit(std::move(comm), id, out);
+  SPCCL_CHECK(setUpComm(comm.get(), id, nullptr));
   *out = comm.release();
   return spcclSuccess;
 }
@@ -582,6 +618,9 @@ bool waitForCallsToLeave(spcclComm_t comm) {
 
 void destroyComm(spcclComm_t comm, bool abort) {
   if (comm == nullptr) return;
+  // A creation still running is stopped either way: nothing of it needs
+  // flushing, and its thread must not outlive comm.
+  if (comm->init) cancelCommInit(*comm);
   {
     std::unique_lock<std::mutex> lock(comm->queueMutex);
     comm->stopping = true;
@@ -613,6 +652,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
   }
   if (comm->worker.joinable()) comm->worker.join();
   if (abort && !waitForCallsToLeave(comm)) return;
+  delete comm->finalizeRequest;  // never handed to the user: spcclCommGetAsyncError polls it
   {
     std::lock_guard<std::mutex> lock(comm->errorSink->mutex);
     comm->errorSink->comm = nullptr;
@@ -621,6 +661,9 @@ void destroyComm(spcclComm_t comm, bool abort) {
 }
 
 spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result) {
+  // A non-blocking child communicator (spcclCommSplit) on its way: not a
+  // failure of comm's.
+  if (result == spcclInProgress) return result;
   result = revokedResult(comm, result);
   if (result != spcclSuccess && comm != nullptr) comm->lastError = threadLastError();
   return result;
@@ -640,7 +683,20 @@ spcclResult_t rejectCall(spcclComm_t comm, spcclResult_t failure, uint64_t calls
   return finishCall(comm, failure);
 }
 
+namespace {
+
+spcclResult_t failIfFinalized(spcclComm_t comm) {
+  if (!comm->finalized.load()) return spcclSuccess;
+  return SPCCL_FAIL(spcclInvalidUsage,
+                    "rank %d: the communicator was finalized (spcclCommFinalize); only "
+                    "spcclCommDestroy and spcclCommAbort remain",
+                    comm->rank);
+}
+
+}  // namespace
+
 spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>& fn) {
+  SPCCL_CHECK(failIfFinalized(comm));
   SPCCL_CHECK(failIfRevoked(comm));
   {
     std::unique_lock<std::mutex> lock(comm->queueMutex);
@@ -652,6 +708,7 @@ spcclResult_t runBlocking(spcclComm_t comm, const std::function<spcclResult_t()>
 
 spcclResult_t runAsync(spcclComm_t comm, std::function<spcclResult_t()> fn,
                        spcclRequest_t* request) {
+  SPCCL_CHECK(failIfFinalized(comm));
   fn = [comm, call = std::move(fn)] {
     SPCCL_CHECK(failIfRevoked(comm));
     return revokedResult(comm, call());

@@ -26,6 +26,7 @@ namespace sparse {
 struct CommState;
 }
 class FaultService;
+struct CommInit;
 
 struct CommOptions {
   int timeoutMs = 60000;
@@ -36,6 +37,10 @@ struct CommOptions {
   std::string socketIfname;
   bool profileLinks = true;
   std::string algorithmOverride;
+  // false: creation returns spcclInProgress at once and runs on a
+  // background thread (core/comm_init.h); SPCCL_COMM_BLOCKING or
+  // spcclConfig_t.blocking.
+  bool blocking = true;
 };
 
 // Reads the knobs, then applies the fields a (possibly older, smaller)
@@ -86,6 +91,15 @@ struct spcclComm {
   // API calls using this communicator right now (api/api_guard.h): an
   // abort from another thread waits for them to leave before freeing it.
   std::atomic<int> callsInFlight{0};
+
+  // A creation still running, or over, on a background thread
+  // (core/comm_init.h); null for a communicator created blocking.
+  std::shared_ptr<spccl::CommInit> init;
+  // Set by spcclCommFinalize: every later call but the queries, Destroy and
+  // Abort fails. finalizeRequest: a non-blocking communicator's flush, queued
+  // behind its outstanding work; spcclCommGetAsyncError polls it.
+  std::atomic<bool> finalized{false};
+  spcclRequest_t finalizeRequest = nullptr;
 
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
@@ -138,8 +152,16 @@ bool acceptsHello(const spcclComm& comm, std::vector<PeerConnection>& peers,
 
 // Creates the communicator: rendezvous, connections to every peer,
 // link profiling. On failure *comm is untouched and everything is released.
+// With options.blocking false, *comm is set at once and spcclInProgress
+// returned; the rest runs on a background thread (core/comm_init.h).
 spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
                          const CommOptions& options, spcclComm_t* comm);
+// The two halves of createComm. newComm: the communicator's identity, no
+// connections yet. setUpComm: the rendezvous, the connections, the engine;
+// init (may be NULL) is the background creation that may cancel it.
+std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int rank,
+                                   const CommOptions& options);
+spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* init);
 void destroyComm(spcclComm_t comm, bool abort);
 
 // The API boundary: a failed call's message becomes comm's last error

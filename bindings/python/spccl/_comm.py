@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import _spccl
 from ._compressed import CompressedCollectives
 from ._dense import DenseCollectives
-from ._errors import InvalidArgumentError
+from ._errors import Error, InvalidArgumentError
 from ._migrate import MigrationCollectives
 from ._sparse import SparseCollectives
 from ._token_topk import TokenTopkCollectives
@@ -39,29 +39,36 @@ class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopk
     Keyword options (None: the library default, which the ``SPCCL_*``
     variables may set): ``timeout_ms`` (deadline of every wait),
     ``transport`` ("tcp", "shm", "auto" or a plugin), ``socket_ifname``
-    (NCCL syntax), ``profile_links`` (measure alpha/beta per link at init).
+    (NCCL syntax), ``profile_links`` (measure alpha/beta per link at init),
+    ``blocking`` (False: return at once while the rendezvous and connections
+    run in the background, NCCL's non-blocking communicator; poll
+    :meth:`async_error` until it is no longer :class:`InProgressError`.
+    Other calls meanwhile wait for the creation; ``SPCCL_COMM_BLOCKING``).
 
     Usable as a context manager; ``close()`` when done (garbage collection
     closes it too)."""
 
     def __init__(self, unique_id: UniqueId | bytes, rank: int, size: int, *,
                  timeout_ms: Optional[int] = None, transport: Optional[str] = None,
-                 socket_ifname: Optional[str] = None, profile_links: Optional[bool] = None) -> None:
+                 socket_ifname: Optional[str] = None, profile_links: Optional[bool] = None,
+                 blocking: Optional[bool] = None) -> None:
         if not isinstance(unique_id, (UniqueId, bytes)):
             raise InvalidArgumentError(
                 f"unique_id: expected spccl.UniqueId or bytes, got {type(unique_id).__name__}", 3)
         self._handle = _spccl.CommHandle.init_rank(bytes(unique_id), rank, size, timeout_ms,
-                                                   transport, socket_ifname, profile_links)
+                                                   transport, socket_ifname, profile_links,
+                                                   blocking)
 
     @classmethod
     def from_env(cls, *, timeout_ms: Optional[int] = None, transport: Optional[str] = None,
                  socket_ifname: Optional[str] = None,
-                 profile_links: Optional[bool] = None) -> "Comm":
+                 profile_links: Optional[bool] = None,
+                 blocking: Optional[bool] = None) -> "Comm":
         """Rank, size and rendezvous from the launcher: spcclrun (``SPCCL_*``),
         torchrun (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``:
         spccl listens on MASTER_PORT + 1), Open MPI, PMI or Slurm."""
         return cls._wrap(_spccl.CommHandle.init_from_env(timeout_ms, transport, socket_ifname,
-                                                         profile_links))
+                                                         profile_links, blocking))
 
     @classmethod
     def _wrap(cls, handle: Any) -> "Comm":
@@ -110,6 +117,22 @@ class Comm(DenseCollectives, SparseCollectives, CompressedCollectives, TokenTopk
     def counters(self) -> Dict[str, int]:
         """Traffic since creation: bytes_sent, bytes_received, messages_sent, messages_received."""
         return self._handle.counters()
+
+    def async_error(self) -> Optional[Error]:
+        """The communicator's state, never waiting (``spcclCommGetAsyncError``):
+        None when it is ready and nothing failed; an :class:`InProgressError`
+        while a non-blocking creation or :meth:`finalize` is under way;
+        otherwise the failure (creation, or a call enqueued on a stream) as
+        an :class:`Error` instance, returned, not raised."""
+        return self._handle.async_error()
+
+    def finalize(self) -> None:
+        """Completes every operation issued on the communicator and leaves it
+        ready for :meth:`close` (``spcclCommFinalize``); later calls raise
+        :class:`InvalidUsageError`. A non-blocking communicator returns at
+        once: poll :meth:`async_error` until it is no longer
+        :class:`InProgressError`."""
+        self._handle.finalize()
 
     def close(self) -> None:
         """Destroys the communicator (local; idempotent)."""

@@ -78,9 +78,11 @@ namespace {
 class Config {
  public:
   Config(std::optional<int> timeoutMs, std::optional<std::string> transport,
-         std::optional<std::string> socketIfname, std::optional<bool> profileLinks)
+         std::optional<std::string> socketIfname, std::optional<bool> profileLinks,
+         std::optional<bool> blocking = std::nullopt)
       : transport_(std::move(transport)), socketIfname_(std::move(socketIfname)) {
     if (timeoutMs) config_.timeoutMs = *timeoutMs;
+    if (blocking) config_.blocking = *blocking ? 1 : 0;
     if (transport_) config_.transport = transport_->c_str();
     if (socketIfname_) config_.socketIfname = socketIfname_->c_str();
     if (profileLinks) config_.profileLinks = *profileLinks ? 1 : 0;
@@ -103,6 +105,12 @@ spcclUniqueId uniqueIdFromBytes(const py::bytes& bytes) {
   return id;
 }
 
+// Raises unless result is success or spcclInProgress: a non-blocking
+// creation (blocking=False) on its way, polled with Comm.async_error.
+void raiseUnlessStarted(spcclResult_t result, spcclComm_t comm) {
+  if (result != spcclInProgress) raiseOnError(result, comm);
+}
+
 // Init calls rendezvous with the other ranks: the GIL is released while
 // they wait, and the thread's last error names what went wrong.
 template <typename Init>
@@ -113,7 +121,7 @@ std::unique_ptr<CommHandle> initReleased(Init&& init) {
     py::gil_scoped_release released;
     result = init(&comm);
   }
-  raiseOnError(result, nullptr);
+  raiseUnlessStarted(result, nullptr);
   return std::make_unique<CommHandle>(comm);
 }
 
@@ -158,25 +166,29 @@ void bindComm(py::module_& m) {
           "init_rank",
           [](const py::bytes& uniqueId, int rank, int size, std::optional<int> timeoutMs,
              std::optional<std::string> transport, std::optional<std::string> socketIfname,
-             std::optional<bool> profileLinks) {
+             std::optional<bool> profileLinks, std::optional<bool> blocking) {
             spcclUniqueId id = uniqueIdFromBytes(uniqueId);
-            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks);
+            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks,
+                          blocking);
             return initReleased([&](spcclComm_t* out) {
               return spcclCommInitRankConfig(out, size, id, rank, config.get());
             });
           },
           py::arg("unique_id"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"),
-          py::arg("transport"), py::arg("socket_ifname"), py::arg("profile_links"))
+          py::arg("transport"), py::arg("socket_ifname"), py::arg("profile_links"),
+          py::arg("blocking"))
       .def_static(
           "init_from_env",
           [](std::optional<int> timeoutMs, std::optional<std::string> transport,
-             std::optional<std::string> socketIfname, std::optional<bool> profileLinks) {
-            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks);
+             std::optional<std::string> socketIfname, std::optional<bool> profileLinks,
+             std::optional<bool> blocking) {
+            Config config(timeoutMs, std::move(transport), std::move(socketIfname), profileLinks,
+                          blocking);
             return initReleased(
                 [&](spcclComm_t* out) { return spcclCommInitFromEnv(out, config.get()); });
           },
           py::arg("timeout_ms"), py::arg("transport"), py::arg("socket_ifname"),
-          py::arg("profile_links"))
+          py::arg("profile_links"), py::arg("blocking"))
       .def("split",
            [](const CommHandle& self, int color, int key) -> std::unique_ptr<CommHandle> {
              spcclComm_t parent = self.get();
@@ -186,7 +198,7 @@ void bindComm(py::module_& m) {
                py::gil_scoped_release released;
                result = spcclCommSplit(parent, color, key, &child, nullptr);
              }
-             raiseOnError(result, parent);
+             raiseUnlessStarted(result, parent);
              if (child == nullptr) return nullptr;
              return std::make_unique<CommHandle>(child);
            })
@@ -220,7 +232,7 @@ void bindComm(py::module_& m) {
                result = spcclCommShrink(parent, exclude.data(), static_cast<int>(exclude.size()),
                                         timeoutMs ? config.get() : nullptr, &child);
              }
-             raiseOnError(result, parent);
+             raiseUnlessStarted(result, parent);
              return std::make_unique<CommHandle>(child);
            })
       .def("rank",
@@ -240,6 +252,24 @@ void bindComm(py::module_& m) {
              spcclCounters_t counters{};
              runReleased(self, [&](spcclComm_t c) { return spcclCommGetCounters(c, &counters); });
              return countersDict(counters);
+           })
+      .def("async_error",
+           [](const CommHandle& self) -> py::object {
+             spcclComm_t comm = self.get();
+             spcclResult_t state = spcclSuccess;
+             raiseOnError(spcclCommGetAsyncError(comm, &state), comm);
+             if (state == spcclSuccess) return py::none();
+             return errorObject(state, state == spcclInProgress ? "" : spcclGetLastError(comm));
+           })
+      .def("finalize",
+           [](const CommHandle& self) {
+             spcclComm_t comm = self.get();
+             spcclResult_t result;
+             {
+               py::gil_scoped_release released;  // a blocking one waits for the queued work
+               result = spcclCommFinalize(comm);
+             }
+             raiseUnlessStarted(result, comm);
            })
       .def("close", &CommHandle::close)
       .def("abort", &CommHandle::abort)

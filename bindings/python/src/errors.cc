@@ -13,12 +13,16 @@ void raiseOnError(spcclResult_t result, spcclComm_t comm) {
   raiseError(result, spcclGetLastError(comm));
 }
 
-void raiseError(spcclResult_t result, const std::string& message) {
+py::object errorObject(spcclResult_t result, const std::string& message) {
   const std::string text = message.empty() ? spcclGetErrorString(result) : message;
   py::object errorClass =
       py::module_::import("spccl._errors").attr("error_class")(static_cast<int>(result));
-  py::object error = errorClass(py::str(text), static_cast<int>(result));
-  PyErr_SetObject(errorClass.ptr(), error.ptr());
+  return errorClass(py::str(text), static_cast<int>(result));
+}
+
+void raiseError(spcclResult_t result, const std::string& message) {
+  py::object error = errorObject(result, message);
+  PyErr_SetObject(error.get_type().ptr(), error.ptr());
   throw py::error_already_set();
 }
 

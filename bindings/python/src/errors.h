@@ -4,6 +4,8 @@
 // read the same text a C user would.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <string>
 
 #include "spccl.h"
@@ -19,5 +21,9 @@ void raiseOnError(spcclResult_t result, spcclComm_t comm);
 // Raises the spccl.Error subclass of result (not spcclSuccess) with message,
 // e.g. what a non-blocking operation failed with. Call with the GIL held.
 [[noreturn]] void raiseError(spcclResult_t result, const std::string& message);
+
+// The spccl.Error subclass instance of result with message, not raised
+// (what Comm.async_error returns). Call with the GIL held.
+pybind11::object errorObject(spcclResult_t result, const std::string& message);
 
 }  // namespace spccl_python
