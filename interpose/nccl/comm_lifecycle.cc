@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -35,6 +36,15 @@ struct ConfigCopy {
   ncclConfig_t config{};
   std::string name;
   ncclConfig_t* forReal() { return given ? &config : nullptr; }
+  // NCCL's contract: config.blocking = 0 (or, left undefined,
+  // NCCL_COMM_BLOCKING=0) makes creation return ncclInProgress at once and
+  // ncclCommGetAsyncError report it until the communicator is ready.
+  bool nonBlocking() const {
+    const bool reaches = given && config.size >= offsetof(ncclConfig_t, blocking) + sizeof(int);
+    if (reaches && config.blocking != NCCL_CONFIG_UNDEF_INT) return config.blocking == 0;
+    const char* env = std::getenv("NCCL_COMM_BLOCKING");
+    return env != nullptr && std::strcmp(env, "0") == 0;
+  }
 };
 
 ncclResult_t copyConfig(const ncclConfig_t* config, const char* call, ConfigCopy* out) {
@@ -164,8 +174,15 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
   Creation creation;
   creation.spcclPart = [pending, forward]() {
     InterposedComm* comm = pending->comm.get();
-    const ncclResult_t r = finishSpccl(
-        nullptr, spcclCommInitRank(&comm->spccl, comm->nranks, pending->spcclId, comm->rank));
+    // Replace mode honours a non-blocking config with spccl's own
+    // (spcclInProgress maps to ncclInProgress); forward mode needs spccl's
+    // communicator at once to share the real id, and the real NCCL gets the
+    // caller's config.
+    spcclConfig_t spcclConfig = SPCCL_CONFIG_INITIALIZER;
+    spcclConfig.blocking = !forward && pending->config.nonBlocking() ? 0 : 1;
+    const ncclResult_t r =
+        finishSpccl(nullptr, spcclCommInitRankConfig(&comm->spccl, comm->nranks,
+                                                     pending->spcclId, comm->rank, &spcclConfig));
     if (r != ncclSuccess || !forward) return r;
     return shareRealId(comm, &pending->realId);
   };

@@ -172,10 +172,12 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   // spccl's (a stream-ordered call that failed after it returned), else
   // the interposer's sticky one.
   spcclResult_t spcclError = spcclSuccess;
-  if (spcclCommGetAsyncError(mine->spccl, &spcclError) == spcclSuccess &&
-      spcclError != spcclSuccess && spcclError != spcclInProgress)
+  const bool asked = spcclCommGetAsyncError(mine->spccl, &spcclError) == spcclSuccess;
+  if (asked && spcclError != spcclSuccess && spcclError != spcclInProgress)
     mine->asyncError.store(toNcclResult(spcclError));
-  const auto ours = static_cast<ncclResult_t>(mine->asyncError.load());
+  auto ours = static_cast<ncclResult_t>(mine->asyncError.load());
+  // A non-blocking creation (or finalize) still running.
+  if (asked && spcclError == spcclInProgress && ours == ncclSuccess) ours = ncclInProgress;
   if (forwarding()) {
     const ncclResult_t r = SPCCL_FORWARD(realNccl(), CommGetAsyncError, mine->real, asyncError);
     if (r == ncclSuccess && *asyncError == ncclSuccess) *asyncError = ours;

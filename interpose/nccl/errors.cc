@@ -94,6 +94,7 @@ ncclResult_t fail(InterposedComm* comm, ncclResult_t code, const char* fmt, ...)
 
 ncclResult_t finishSpccl(InterposedComm* comm, spcclResult_t result) {
   if (result == spcclSuccess) return ncclSuccess;
+  if (result == spcclInProgress) return ncclInProgress;  // not a failure
   // The communicator's message, unless the failure never reached it (a
   // call that failed before it had one, such as a creation).
   std::string message = spcclGetLastError(comm != nullptr ? comm->spccl : nullptr);

@@ -39,7 +39,7 @@
 int cuStreamSynchronize(void* stream); /* the emulated driver's */
 #endif
 
-static int gRank = 0, gNranks = 1, gChecks = 0, gReplace = 0;
+static int gRank = 0, gNranks = 1, gChecks = 0, gReplace = 0, gNonBlocking = 0;
 static double gLossyTolerance = 0;
 static cudaStream_t gStream = NULL;
 
@@ -514,12 +514,13 @@ static void checkSimulatedGroup(ncclComm_t comm) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s ID_DIR [--replace] [--fake-stream]\n", argv[0]);
+    fprintf(stderr, "usage: %s ID_DIR [--replace] [--fake-stream] [--nonblocking]\n", argv[0]);
     return 2;
   }
   for (int i = 2; i < argc; ++i) {
     if (strcmp(argv[i], "--replace") == 0) gReplace = 1;
     if (strcmp(argv[i], "--fake-stream") == 0) gStream = (cudaStream_t)(uintptr_t)0x10;
+    if (strcmp(argv[i], "--nonblocking") == 0) gNonBlocking = 1;
     if (strcmp(argv[i], "--lossy") == 0 && i + 1 < argc) gLossyTolerance = atof(argv[++i]);
   }
 #ifdef SPCCL_EMULATED_DEVICE
@@ -536,7 +537,25 @@ int main(int argc, char** argv) {
   ncclComm_t world = NULL;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "world";
-  NCCLCHECK(ncclCommInitRankConfig(&world, gNranks, id, gRank, &config));
+  if (gNonBlocking) {
+    /* NCCL's contract: ncclInProgress at once, then poll ncclCommGetAsyncError. */
+    config.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&world, gNranks, id, gRank, &config);
+    CHECK(r == ncclInProgress || r == ncclSuccess, "non-blocking init returned %d (%s): %s", (int)r,
+          ncclGetErrorString(r), ncclGetLastError(NULL));
+    CHECK(world != NULL, "non-blocking init gave no communicator");
+    int polls = 0;
+    ncclResult_t state = ncclInProgress;
+    for (; polls < 30000 && state == ncclInProgress; ++polls) {
+      NCCLCHECK(ncclCommGetAsyncError(world, &state));
+      if (state == ncclInProgress) usleep(1000);
+    }
+    CHECK(state == ncclSuccess, "non-blocking init ended with %d (%s) after %d polls: %s",
+          (int)state, ncclGetErrorString(state), polls, ncclGetLastError(world));
+    printf("rank %d: non-blocking init returned %d, ready after %d polls\n", gRank, (int)r, polls);
+  } else {
+    NCCLCHECK(ncclCommInitRankConfig(&world, gNranks, id, gRank, &config));
+  }
   int count = -1, rank = -1, device = -2;
   NCCLCHECK(ncclCommCount(world, &count));
   NCCLCHECK(ncclCommUserRank(world, &rank));
