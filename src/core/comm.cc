@@ -23,6 +23,7 @@
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/frame_checksum.h"
 #include "sparse/comm_state.h"
 
 namespace spccl {
@@ -490,6 +491,8 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
     if (mine.connsPerRail < 1 || mine.connsPerRail > kMaxConnsPerRail)
       res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
                        mine.connsPerRail, kMaxConnsPerRail);
+    bool checksum = false;
+    if (res == spcclSuccess) res = parseWireChecksum(knobString("SPCCL_WIRE_CHECKSUM"), &checksum);
     std::string network = options.transport == "auto" ? "tcp" : options.transport;
     if (res == spcclSuccess) res = makeCommTls(comm.get(), network);
     if (res == spcclSuccess && network != "shm") {
@@ -539,6 +542,7 @@ spcclResult_t createComm(const UniqueIdContents& id, int nranks, int rank,
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   settings.flightRecords = flightRecorderCapacity();
+  settings.wireChecksum = std::string(mine.job.wireChecksum) == "crc32c";
   comm->engine = std::make_unique<Engine>(settings, std::move(peers));
   std::vector<net::SockAddr> faultAddrs;
   for (const RankInfo& info : comm->ranks) faultAddrs.push_back(info.faultAddr);

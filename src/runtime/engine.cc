@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/frame_checksum.h"
 #include "runtime/lane_split.h"
 
 namespace spccl {
@@ -201,6 +202,7 @@ spcclResult_t Engine::postSend(int peer, const void* data, size_t bytes, const C
   op.header.srcRank = settings_.rank;
   op.header.length = bytes;
   op.header.flags = flags;
+  if (settings_.wireChecksum) op.header.reserved = frameChecksum(op.header, data, bytes);
   peers_[peer].sendQueue.push_back(*slot);
   return progressSend(peers_[peer]);
 }
@@ -314,6 +316,16 @@ spcclResult_t Engine::checkPayload(const Peer& peer, const FrameHeader& header,
                         header.step, peer.conn.name.c_str(), header.seq,
                         header.signature().describe().c_str(), peer.payloadRecvSizes[l], l,
                         slice.bytes);
+  }
+  if (settings_.wireChecksum) {
+    const uint32_t computed = frameChecksum(header, data, header.length);
+    if (computed != header.reserved)
+      return SPCCL_FAIL(spcclRemoteError,
+                        "message %u from %s in call #%" PRIu64
+                        " %s failed its checksum (CRC32C %08x, the frame says %08x): altered "
+                        "between the ranks (SPCCL_WIRE_CHECKSUM)",
+                        header.step, peer.conn.name.c_str(), header.seq,
+                        header.signature().describe().c_str(), computed, header.reserved);
   }
   return spcclSuccess;
 }

@@ -61,6 +61,7 @@ struct EngineSettings {
   bool checkRoots = true;             // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
   std::string denseAlgorithm;         // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
   size_t flightRecords = 0;           // SPCCL_FLIGHT_RECORDER (runtime/flight_recorder.h); 0: off
+  bool wireChecksum = false;          // SPCCL_WIRE_CHECKSUM, agreed (runtime/frame_checksum.h)
 };
 
 class Engine {
@@ -210,7 +211,7 @@ class Engine {
   spcclResult_t testPayload(Peer& peer, std::vector<void*>& requests, bool* done,
                             std::vector<size_t>* sizes = nullptr);
   // A received payload against its header: each lane's slice the size the
-  // header announced.
+  // header announced, and with SPCCL_WIRE_CHECKSUM the checksum.
   spcclResult_t checkPayload(const Peer& peer, const FrameHeader& header, const void* data) const;
   // Adds the fds of the peer's lanes that have a payload request pending.
   void pollPayloadLanes(const Peer& peer, bool isSend, std::vector<pollfd>* fds,
