@@ -15,8 +15,8 @@ spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, v
   const std::vector<int> peers = peersInTurn(r, n);
   std::vector<PeerRequest> receives(peers.size()), sends(peers.size());
   for (size_t i = 0; i < peers.size(); ++i)
-    SPCCL_CHECK(ctx.irecv(peers[i], out + static_cast<size_t>(peers[i]) * bytes, bytes,
-                          &receives[i]));
+    SPCCL_CHECK(
+        ctx.irecv(peers[i], out + static_cast<size_t>(peers[i]) * bytes, bytes, &receives[i]));
   for (size_t i = 0; i < peers.size(); ++i) SPCCL_CHECK(ctx.isend(peers[i], own, bytes, &sends[i]));
   // Every rank sends exactly `bytes`; a shorter message would leave the
   // rest of its slot as it was, and the callers read fixed-size records.
@@ -25,8 +25,8 @@ spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, v
     SPCCL_CHECK(ctx.wait(&receives[i], &received));
     if (received != bytes)
       return SPCCL_FAIL(spcclRemoteError,
-                        "rank %d: %s (call #%llu): %zu bytes from rank %d, every rank sends %zu",
-                        r, ctx.signature().describe().c_str(),
+                        "rank %d: %s (call #%llu): %zu bytes from rank %d, every rank sends %zu", r,
+                        ctx.signature().describe().c_str(),
                         static_cast<unsigned long long>(ctx.seq()), received, peers[i], bytes);
   }
   return ctx.waitAll(sends);

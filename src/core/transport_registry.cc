@@ -9,8 +9,8 @@
 #include "base/check.h"
 #include "base/knobs.h"
 #include "core/net_v1_adapter.h"
-#include "core/transport_testing.h"
 #include "core/transport_registry_error_text.h"
+#include "core/transport_testing.h"
 #include "transports/shm/shm_net.h"
 #include "transports/tcp/tcp_net.h"
 

@@ -33,7 +33,7 @@ uint32_t crc32cTable(uint32_t crc, const unsigned char* p, size_t n) {
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) uint32_t crc32cSse42(uint32_t crc, const unsigned char* p,
-                                                        size_t n) {
+                                                       size_t n) {
   uint64_t c = crc;
   for (; n >= 8; n -= 8, p += 8) {
     uint64_t word;

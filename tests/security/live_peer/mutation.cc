@@ -91,12 +91,18 @@ void writeField(unsigned char* at, const Field& f, uint64_t v) {
 // all ones, the top bit, or random.
 uint64_t nearbyValue(uint64_t old, Rng& rng) {
   switch (rng.below(6)) {
-    case 0: return old + 1;
-    case 1: return old - 1;
-    case 2: return 0;
-    case 3: return ~0ull;
-    case 4: return 1ull << 63;
-    default: return rng.next();
+    case 0:
+      return old + 1;
+    case 1:
+      return old - 1;
+    case 2:
+      return 0;
+    case 3:
+      return ~0ull;
+    case 4:
+      return 1ull << 63;
+    default:
+      return rng.next();
   }
 }
 
@@ -148,8 +154,8 @@ Rewrite rewriteMessage(const Mutation& mutation, const unsigned char* message, s
     case MutationKind::HeaderBitFlip: {
       const size_t bit = rng.below(size * 8);
       bytes[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
-      out.description = "flip bit " + std::to_string(bit) + " (" + fieldAt(bit / 8).name +
-                        ") of " + what;
+      out.description =
+          "flip bit " + std::to_string(bit) + " (" + fieldAt(bit / 8).name + ") of " + what;
       out.sends.push_back(std::move(bytes));
       break;
     }
@@ -206,8 +212,8 @@ Rewrite rewriteMessage(const Mutation& mutation, const unsigned char* message, s
       const uint64_t cut = length == 0 ? 0 : 1 + rng.below(length);
       writeField(bytes.data(), f, length - cut);
       out.truncateNextPayloadBy = cut;
-      out.description = "length " + std::to_string(length) + " -> " +
-                        std::to_string(length - cut) + " in " + what + ", body cut to match";
+      out.description = "length " + std::to_string(length) + " -> " + std::to_string(length - cut) +
+                        " in " + what + ", body cut to match";
       out.sends.push_back(std::move(bytes));
       break;
     }

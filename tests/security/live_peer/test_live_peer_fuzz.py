@@ -208,6 +208,7 @@ def main():
     violations = []
     start = time.monotonic()
     done = 0
+    not_reached = 0
     pending = list(REGRESSIONS)
     while pending or (iterations and done < iterations) or (not iterations and
                                                             time.monotonic() - start < seconds):
@@ -239,6 +240,8 @@ def main():
         per_kind[kind] += 1
         fake_result = outcomes[fake][1] or {}
         what = fake_result.get("mutation", "(exited)" if fake_result == {} else "(not reached)")
+        if what == "(not reached)":
+            not_reached += 1  # the fake rank sent fewer messages than in its census
         line = []
         for r, (rc, result, err) in enumerate(outcomes):
             if r == fake:
@@ -257,7 +260,8 @@ def main():
                   "error_unnamed",
                   "error_late", "hang", "crash"]
     print(f"\nlive_peer_fuzz: {done} iterations in {time.monotonic() - start:.0f} s "
-          f"(seed {seed}, transports {','.join(transports)}, checksum {checksum_mode})")
+          f"(seed {seed}, transports {','.join(transports)}, checksum {checksum_mode}; "
+          f"{not_reached} mutations not reached)")
     print("| mutation | iterations | " + " | ".join(categories) + " |")
     print("|---|---|" + "---|" * len(categories))
     for kind in KINDS:

@@ -97,7 +97,8 @@ bool knownWorkload(const std::string& name) {
 
 WorkloadResult runWorkload(const std::string& name, spcclComm_t comm) {
   if (name == "dense") return runExact(denseValue, kDenseCount, comm, spcclEncodingAuto, false);
-  if (name == "sparse_coo") return runExact(sparseValue, kSparseCount, comm, spcclEncodingCoo, true);
+  if (name == "sparse_coo")
+    return runExact(sparseValue, kSparseCount, comm, spcclEncodingCoo, true);
   if (name == "sparse_bitmap")
     return runExact(sparseValue, kSparseCount, comm, spcclEncodingBitmap, true);
   if (name == "sparse_packed")

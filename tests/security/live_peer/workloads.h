@@ -15,11 +15,11 @@ namespace spccl::livefuzz {
 
 struct WorkloadResult {
   spcclResult_t code = spcclSuccess;
-  std::string error;       // spcclGetLastError when code fails
-  bool checked = false;    // an exact reference exists
-  bool matches = true;     // result == reference (when checked)
-  std::string mismatch;    // the first differing element
-  uint64_t hash = 0;       // FNV-1a of the result's bytes
+  std::string error;     // spcclGetLastError when code fails
+  bool checked = false;  // an exact reference exists
+  bool matches = true;   // result == reference (when checked)
+  std::string mismatch;  // the first differing element
+  uint64_t hash = 0;     // FNV-1a of the result's bytes
 };
 
 // "dense", "sparse_coo", "sparse_bitmap", "sparse_packed",
