@@ -243,10 +243,19 @@ def main():
         if what == "(not reached)":
             not_reached += 1  # the fake rank sent fewer messages than in its census
         line = []
+        named_fake = {r for r, (rc, result, err) in enumerate(outcomes)
+                      if r != fake and result and result["status"] in ("error", "init_error")
+                      and re.search(rf"\brank {fake}\b", result["error"])}
         for r, (rc, result, err) in enumerate(outcomes):
             if r == fake:
                 continue
             category, bad, detail = judge(r, fake, rc, result, err, census[r], kind, checksum)
+            # A relay: the error names another real rank whose own error names
+            # the fake one (a 3-rank cascade; the peer it names did send it
+            # something bad, because the fake rank made that peer fail).
+            if category == "error_unnamed" and any(
+                    re.search(rf"\brank {q}\b", detail) for q in named_fake - {r}):
+                category, bad = "error_relayed", False
             tally[kind][category] += 1
             line.append(f"rank {r}: {category}")
             if bad:
