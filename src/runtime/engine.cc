@@ -306,7 +306,9 @@ spcclResult_t Engine::checkPayload(const Peer& peer, const FrameHeader& header,
   // header where its payload belonged) must be caught here: the rest of the
   // buffer would pass for data.
   const int lanes = static_cast<int>(peer.conn.lanes.size());
-  const int used = lanesUsed(header.length, lanes, settings_.stripeMinBytes);
+  // An empty payload is never posted (progressRecv), so no lane has a size.
+  const int used =
+      header.length == 0 ? 0 : lanesUsed(header.length, lanes, settings_.stripeMinBytes);
   for (int l = 0; l < used; ++l) {
     const LaneSlice slice = laneSlice(header.length, lanes, settings_.stripeMinBytes, l);
     if (peer.payloadRecvSizes[l] != slice.bytes)
