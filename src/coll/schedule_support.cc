@@ -15,9 +15,12 @@ spcclResult_t acquireScratch(CollContext& ctx, size_t bytes, int slot, char** ou
 spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t received, size_t expected,
                                  const char* schedule) {
   if (received == expected) return spcclSuccess;
-  return SPCCL_FAIL(spcclInvalidUsage,
+  // SPCCL_ALGO and SPCCL_CHUNK_BYTES are job settings, agreed at creation
+  // (core/job_settings.h), so the peer broke the protocol: spcclRemoteError,
+  // which breaks the communicator and tells the other ranks (runCollective).
+  return SPCCL_FAIL(spcclRemoteError,
                     "rank %d: %s (seq %llu) received %zu bytes from rank %d where its %s schedule "
-                    "expects %zu; do all ranks use the same SPCCL_ALGO and SPCCL_CHUNK_BYTES?",
+                    "expects %zu (the ranks agreed on SPCCL_ALGO and SPCCL_CHUNK_BYTES)",
                     ctx.rank(), ctx.signature().describe().c_str(),
                     static_cast<unsigned long long>(ctx.seq()), received, peer, schedule, expected);
 }

@@ -12,17 +12,24 @@ spcclResult_t allGatherSmall(CollContext& ctx, const void* mine, size_t bytes, v
   unsigned char* out = static_cast<unsigned char*>(all);
   unsigned char* own = out + static_cast<size_t>(r) * bytes;
   if (own != mine) std::memcpy(own, mine, bytes);
-  std::vector<PeerRequest> requests;
-  requests.reserve(2 * static_cast<size_t>(n));
-  for (int peer : peersInTurn(r, n)) {
-    requests.emplace_back();
-    SPCCL_CHECK(ctx.irecv(peer, out + static_cast<size_t>(peer) * bytes, bytes, &requests.back()));
+  const std::vector<int> peers = peersInTurn(r, n);
+  std::vector<PeerRequest> receives(peers.size()), sends(peers.size());
+  for (size_t i = 0; i < peers.size(); ++i)
+    SPCCL_CHECK(
+        ctx.irecv(peers[i], out + static_cast<size_t>(peers[i]) * bytes, bytes, &receives[i]));
+  for (size_t i = 0; i < peers.size(); ++i) SPCCL_CHECK(ctx.isend(peers[i], own, bytes, &sends[i]));
+  // Every rank sends exactly `bytes`; a shorter message would leave the
+  // rest of its slot as it was, and the callers read fixed-size records.
+  for (size_t i = 0; i < peers.size(); ++i) {
+    size_t received = 0;
+    SPCCL_CHECK(ctx.wait(&receives[i], &received));
+    if (received != bytes)
+      return SPCCL_FAIL(spcclRemoteError,
+                        "rank %d: %s (call #%llu): %zu bytes from rank %d, every rank sends %zu", r,
+                        ctx.signature().describe().c_str(),
+                        static_cast<unsigned long long>(ctx.seq()), received, peers[i], bytes);
   }
-  for (int peer : peersInTurn(r, n)) {
-    requests.emplace_back();
-    SPCCL_CHECK(ctx.isend(peer, own, bytes, &requests.back()));
-  }
-  return ctx.waitAll(requests);
+  return ctx.waitAll(sends);
 }
 
 spcclResult_t internalAllGather(Engine& engine, const void* mine, size_t bytes, void* all) {

@@ -101,9 +101,12 @@ void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const 
 spcclResult_t checkEncodedSize(const CollContext& ctx, const CompressedCall& call, int peer,
                                size_t received, size_t expected) {
   if (received == expected) return spcclSuccess;
-  return SPCCL_FAIL(spcclInvalidUsage,
-                    "%s #%llu: rank %d sent %zu bytes of codes where %zu were expected; the ranks "
-                    "run different compression configurations or spccl versions",
+  // The configurations were agreed before any code moved (configuration
+  // agreement), so the peer broke the protocol: spcclRemoteError, which
+  // breaks the communicator and tells the other ranks (runCollective).
+  return SPCCL_FAIL(spcclRemoteError,
+                    "%s #%llu: rank %d sent %zu bytes of codes where %zu were expected (the "
+                    "ranks agreed on the compression configuration; different spccl versions?)",
                     call.name, static_cast<unsigned long long>(ctx.seq()), peer, received,
                     expected);
 }

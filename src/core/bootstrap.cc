@@ -368,6 +368,7 @@ void terminateRankInfoText(RankInfo* info) {
   info->job.transport[sizeof(info->job.transport) - 1] = '\0';
   info->job.algorithm[sizeof(info->job.algorithm) - 1] = '\0';
   info->job.tls[sizeof(info->job.tls) - 1] = '\0';
+  info->job.wireChecksum[sizeof(info->job.wireChecksum) - 1] = '\0';
 }
 
 bool helloAcceptable(const ClientHello& h, uint64_t commId) {

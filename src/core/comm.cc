@@ -24,6 +24,7 @@
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/frame_checksum.h"
 #include "sparse/comm_state.h"
 
 namespace spccl {
@@ -502,6 +503,8 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
     if (mine.connsPerRail < 1 || mine.connsPerRail > kMaxConnsPerRail)
       res = SPCCL_FAIL(spcclInvalidArgument, "SPCCL_NET_CONNS_PER_RAIL=%d: expected 1..%d",
                        mine.connsPerRail, kMaxConnsPerRail);
+    bool checksum = false;
+    if (res == spcclSuccess) res = parseWireChecksum(knobString("SPCCL_WIRE_CHECKSUM"), &checksum);
     std::string network = options.transport == "auto" ? "tcp" : options.transport;
     if (res == spcclSuccess) res = makeCommTls(comm, network);
     if (res == spcclSuccess && network != "shm") {
@@ -558,6 +561,7 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);
   settings.flightRecords = flightRecorderCapacity();
+  settings.wireChecksum = std::string(mine.job.wireChecksum) == "crc32c";
   auto engine = std::make_unique<Engine>(settings, std::move(peers));
   if (init != nullptr) {
     // Published under the creation's lock: an abort from now on stops the

@@ -46,6 +46,7 @@ const SettingView kSettings[] = {
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
     {"SPCCL_PROFILE_LINKS", [](const JobSettings& s) { return std::to_string(s.profileLinks); }},
     {"SPCCL_TLS", [](const JobSettings& s) { return textOf(s.tls); }},
+    {"SPCCL_WIRE_CHECKSUM", [](const JobSettings& s) { return textOf(s.wireChecksum); }},
 };
 
 }  // namespace
@@ -63,6 +64,7 @@ JobSettings localJobSettings(const CommOptions& options) {
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;
   s.profileLinks = options.profileLinks ? 1 : 0;
   copyText(s.tls, knobString("SPCCL_TLS"));
+  copyText(s.wireChecksum, knobString("SPCCL_WIRE_CHECKSUM"));
   return s;
 }
 

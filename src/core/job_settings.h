@@ -24,6 +24,7 @@ struct JobSettings {
   int32_t checkRoots = 1;          // SPCCL_CHECK_ROOTS: an extra exchange per rooted call
   int32_t profileLinks = 1;  // SPCCL_PROFILE_LINKS (or spcclConfig_t): an exchange at creation
   char tls[8] = {};          // SPCCL_TLS: a TLS client cannot talk to a plain server
+  char wireChecksum[8] = {};  // SPCCL_WIRE_CHECKSUM: a receiver checks what senders add
 };
 
 // This rank's settings, from the knobs and the resolved config options.

@@ -10,12 +10,15 @@
 #include "base/knobs.h"
 #include "core/net_v1_adapter.h"
 #include "core/transport_registry_error_text.h"
+#include "core/transport_testing.h"
 #include "transports/shm/shm_net.h"
 #include "transports/tcp/tcp_net.h"
 
 namespace spccl {
 
 namespace {
+
+TransportWrapper gWrapper = nullptr;  // core/transport_testing.h
 
 void pluginLogger(int level, const char* file, int line, const char* fmt, ...) {
   LogLevel lvl = level <= SPCCL_NET_LOG_WARN   ? LogLevel::Warn
@@ -124,9 +127,12 @@ spcclResult_t getTransport(const std::string& name, const spcclNet_v2_t** out) {
                                 : threadLastError();
     return SPCCL_FAIL(res, "transport %s cannot start on this host: %s", name.c_str(), why.c_str());
   }
+  if (gWrapper != nullptr) table = gWrapper(table);
   ready[name] = table;
   *out = table;
   return spcclSuccess;
 }
+
+void wrapTransportsForTesting(TransportWrapper wrap) { gWrapper = wrap; }
 
 }  // namespace spccl

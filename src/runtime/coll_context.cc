@@ -64,10 +64,15 @@ spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
   uint64_t seq = 0;
   SPCCL_CHECK(engine.beginCollective(signature, &seq));
   FlightRecorder* flight = engine.flightRecorder();
-  if (flight == nullptr) return runBody(engine, signature, seq, body);
-  flight->begin(seq, signature, engine.counters());
+  if (flight != nullptr) flight->begin(seq, signature, engine.counters());
   const spcclResult_t result = runBody(engine, signature, seq, body);
-  flight->end(seq, result, engine.counters());
+  if (flight != nullptr) flight->end(seq, result, engine.counters());
+  // spcclRemoteError from the body: a peer sent what the algorithm cannot
+  // take (a message that does not decode). The call is cut short with
+  // operations still posted, so the communicator cannot go on, and the
+  // other ranks, some of which never heard from that peer, must learn why
+  // now, not at their deadline: break the engine, which tells them.
+  if (result == spcclRemoteError && !engine.broken()) engine.abort(result, threadLastError());
   return result;
 }
 

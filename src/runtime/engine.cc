@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "runtime/flight_recorder.h"
+#include "runtime/frame_checksum.h"
 #include "runtime/lane_split.h"
 
 namespace spccl {
@@ -27,6 +28,7 @@ Engine::Engine(const EngineSettings& settings, std::vector<PeerConnection> peers
   for (size_t i = 0; i < peers.size(); ++i) {
     peers_[i].conn = std::move(peers[i]);
     peers_[i].payloadSendRequests.assign(peers_[i].conn.lanes.size(), nullptr);
+    peers_[i].payloadRecvSizes.assign(peers_[i].conn.lanes.size(), 0);
     peers_[i].payloadRecvRequests.assign(peers_[i].conn.lanes.size(), nullptr);
     peers_[i].controlClosed = peers_[i].conn.control.recvComm == nullptr;
   }
@@ -200,6 +202,7 @@ spcclResult_t Engine::postSend(int peer, const void* data, size_t bytes, const C
   op.header.srcRank = settings_.rank;
   op.header.length = bytes;
   op.header.flags = flags;
+  if (settings_.wireChecksum) op.header.reserved = frameChecksum(op.header, data, bytes);
   peers_[peer].sendQueue.push_back(*slot);
   return progressSend(peers_[peer]);
 }
@@ -282,12 +285,49 @@ spcclResult_t Engine::postPayload(Peer& peer, bool isSend, void* data, size_t by
   return spcclSuccess;
 }
 
-spcclResult_t Engine::testPayload(Peer& peer, std::vector<void*>& requests, bool* done) {
+spcclResult_t Engine::testPayload(Peer& peer, std::vector<void*>& requests, bool* done,
+                                  std::vector<size_t>* sizes) {
   *done = true;
-  for (void*& request : requests) {
+  for (size_t l = 0; l < requests.size(); ++l) {
     bool laneDone = false;
-    SPCCL_CHECK(testRequest(&request, peer.conn.net, &laneDone, nullptr));
+    size_t size = 0;
+    const bool pending = requests[l] != nullptr;
+    SPCCL_CHECK(testRequest(&requests[l], peer.conn.net, &laneDone, &size));
+    if (pending && laneDone && sizes != nullptr) (*sizes)[l] = size;
     *done = *done && laneDone;
+  }
+  return spcclSuccess;
+}
+
+spcclResult_t Engine::checkPayload(const Peer& peer, const FrameHeader& header,
+                                   const void* data) const {
+  // A transport delivers whole messages of at most the posted size, so a
+  // shorter one (a peer that sent less than its header announced, or a
+  // header where its payload belonged) must be caught here: the rest of the
+  // buffer would pass for data.
+  const int lanes = static_cast<int>(peer.conn.lanes.size());
+  // An empty payload is never posted (progressRecv), so no lane has a size.
+  const int used =
+      header.length == 0 ? 0 : lanesUsed(header.length, lanes, settings_.stripeMinBytes);
+  for (int l = 0; l < used; ++l) {
+    const LaneSlice slice = laneSlice(header.length, lanes, settings_.stripeMinBytes, l);
+    if (peer.payloadRecvSizes[l] != slice.bytes)
+      return SPCCL_FAIL(spcclRemoteError,
+                        "message %u from %s in call #%" PRIu64
+                        " %s: %zu bytes arrived on lane %d where its header announced %zu",
+                        header.step, peer.conn.name.c_str(), header.seq,
+                        header.signature().describe().c_str(), peer.payloadRecvSizes[l], l,
+                        slice.bytes);
+  }
+  if (settings_.wireChecksum) {
+    const uint32_t computed = frameChecksum(header, data, header.length);
+    if (computed != header.reserved)
+      return SPCCL_FAIL(spcclRemoteError,
+                        "message %u from %s in call #%" PRIu64
+                        " %s failed its checksum (CRC32C %08x, the frame says %08x): altered "
+                        "between the ranks (SPCCL_WIRE_CHECKSUM)",
+                        header.step, peer.conn.name.c_str(), header.seq,
+                        header.signature().describe().c_str(), computed, header.reserved);
   }
   return spcclSuccess;
 }
@@ -440,9 +480,10 @@ spcclResult_t Engine::progressRecv(Peer& peer) {
       op.state = OpState::Posted;
     }
     bool done = false;
-    spcclResult_t res = testPayload(peer, peer.payloadRecvRequests, &done);
+    spcclResult_t res = testPayload(peer, peer.payloadRecvRequests, &done, &peer.payloadRecvSizes);
     if (res != spcclSuccess) return connectionLost(peer, lostConnectionText(peer));
     if (!done) return spcclSuccess;
+    SPCCL_CHECK(breakWith(checkPayload(peer, header, op.recvData)));
     op.state = OpState::Done;
     op.received = header.length;
     op.flags = header.flags;

@@ -62,6 +62,7 @@ struct EngineSettings {
   bool checkRoots = true;             // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
   std::string denseAlgorithm;         // SPCCL_ALGO, agreed: a dense algorithm's name, or empty
   size_t flightRecords = 0;           // SPCCL_FLIGHT_RECORDER (runtime/flight_recorder.h); 0: off
+  bool wireChecksum = false;          // SPCCL_WIRE_CHECKSUM, agreed (runtime/frame_checksum.h)
 };
 
 class Engine {
@@ -156,6 +157,7 @@ class Engine {
     std::vector<void*> payloadSendRequests;  // per lane
     void* headerRecvRequest = nullptr;
     std::vector<void*> payloadRecvRequests;  // per lane
+    std::vector<size_t> payloadRecvSizes;    // per lane: what its slice's message held
     bool headerParked = false;
     alignas(8) unsigned char inbox[sizeof(FrameHeader) + kMaxAbortText];
     void* controlRecvRequest = nullptr;
@@ -205,8 +207,13 @@ class Engine {
   spcclResult_t testRequest(void** request, const spcclNet_v2_t* net, bool* done, size_t* size);
   // Posts a payload's slices on the peer's lanes (send or receive).
   spcclResult_t postPayload(Peer& peer, bool isSend, void* data, size_t bytes);
-  // Tests every lane's payload request; *done when all finished.
-  spcclResult_t testPayload(Peer& peer, std::vector<void*>& requests, bool* done);
+  // Tests every lane's payload request; *done when all finished. sizes
+  // (receives): each lane's message size, recorded as it completes.
+  spcclResult_t testPayload(Peer& peer, std::vector<void*>& requests, bool* done,
+                            std::vector<size_t>* sizes = nullptr);
+  // A received payload against its header: each lane's slice the size the
+  // header announced, and with SPCCL_WIRE_CHECKSUM the checksum.
+  spcclResult_t checkPayload(const Peer& peer, const FrameHeader& header, const void* data) const;
   // Adds the fds of the peer's lanes that have a payload request pending.
   void pollPayloadLanes(const Peer& peer, bool isSend, std::vector<pollfd>* fds,
                         bool* anyWithoutFd);

@@ -142,11 +142,14 @@ spcclResult_t mergeMessageIntoDense(const kernels::KernelTable& table, spcclData
   const size_t s = spcclTypeSize(type);
   Encoding encoding{};
   MessageBody body{};
-  SPCCL_CHECK(readMessageHeader(data, bytes, universe, s, &encoding, &body));
-  if (encoding == Encoding::Coo || encoding == Encoding::Packed)
-    SPCCL_CHECK(decode(data, bytes, universe, s, &scratch->positions, &scratch->values));
-  else
-    SPCCL_CHECK(checkBody(encoding, body));
+  spcclResult_t valid = readMessageHeader(data, bytes, universe, s, &encoding, &body);
+  if (valid == spcclSuccess)
+    valid = encoding == Encoding::Coo || encoding == Encoding::Packed
+                ? decode(data, bytes, universe, s, &scratch->positions, &scratch->values)
+                : checkBody(encoding, body);
+  // The decoders know bytes, not who sent them.
+  if (valid != spcclSuccess)
+    return SPCCL_FAIL(valid, "message from rank %d: %s", peer, threadLastError().c_str());
   MessageCursor cursor{encoding, body, scratch};
   alignas(64) unsigned char block[kBlock * sizeof(uint64_t)];
   auto* out = static_cast<unsigned char*>(acc);

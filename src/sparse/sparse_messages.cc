@@ -48,7 +48,12 @@ spcclResult_t checkEncodingFlags(uint8_t flags, unsigned allowed, int peer) {
 spcclResult_t decodeSet(const unsigned char* data, size_t bytes, uint8_t flags, uint64_t universe,
                         size_t valueBytes, unsigned allowed, int peer, SparseSet* out) {
   SPCCL_CHECK(checkEncodingFlags(flags, allowed, peer));
-  return decode(data, bytes, universe, valueBytes, &out->positions, &out->values);
+  const spcclResult_t res =
+      decode(data, bytes, universe, valueBytes, &out->positions, &out->values);
+  // The decoder knows bytes, not who sent them.
+  if (res != spcclSuccess)
+    return SPCCL_FAIL(res, "message from rank %d: %s", peer, threadLastError().c_str());
+  return spcclSuccess;
 }
 
 void MessageBuffer::allocate(size_t capacity) {

@@ -9,7 +9,10 @@ until an attacker holds 300 connections to each:
 per target 100 idle, 100 sending random bytes, 100 slow-loris (a byte
 every 200 ms). Every run must succeed, and the slowest init of ranks 1..7
 with the attack must be at most 1 s slower than without (the best of RUNS
-runs each, to keep a loaded machine's noise out).
+runs each, to keep a loaded machine's noise out). The refusals must be
+logged once per source address by the root and by rank 0's listeners, each
+followed by one summary with a count per address, whose counts the test
+prints (docs/security.md, "Attack table").
 
 usage: test_hostile_listeners.py SPCCLRUN HOSTILE_INIT
 """
@@ -201,6 +204,42 @@ def run_job(spcclrun, program, attack):
     return max(times) / 1000.0, wall, opened, refusals, err
 
 
+# The two logs of refusals (src/core/bootstrap.cc's RefusalLog, and
+# connectMesh in src/core/comm.cc): a first WARN per source address, then
+# one summary "refused N connection(s) ... from M address(es): SRC xK, ...".
+REFUSAL_LOGS = {
+    "root": (r"rendezvous root: refused connection from \S+: .*\(further refusals from (\S+) "
+             r"are counted\)",
+             r"rendezvous root: refused (\d+) connection\(s\) from \d+ address\(es\): (.*)"),
+    "rank 0": (r"rank 0 refused a connection from \S+: .*\(further refusals from (\S+) are "
+               r"counted\)",
+               r"rank 0 refused (\d+) connection\(s\) during setup from \d+ address\(es\): "
+               r"(.*)"),
+}
+
+
+def refusal_counts(err):
+    """listener -> (first WARN lines per source, total refused per the summary), or an error."""
+    found = {}
+    for listener, (first, summary) in REFUSAL_LOGS.items():
+        firsts = re.findall(first, err)
+        summaries = re.findall(summary, err)
+        if not firsts and not summaries:
+            continue
+        per_source = {src: firsts.count(src) for src in set(firsts)}
+        if any(c != 1 for c in per_source.values()):
+            return f"{listener} logged a source's first refusal more than once: {per_source}"
+        if len(summaries) != 1:
+            return f"{listener} logged {len(summaries)} refusal summaries (expected 1)"
+        total, listed = summaries[0]
+        counted = {m.group(1): int(m.group(2)) for m in re.finditer(r"(\S+) x(\d+)", listed)}
+        if set(counted) != set(per_source) or sum(counted.values()) != int(total):
+            return (f"{listener}'s summary ({listed}) does not match its first refusals "
+                    f"({per_source})")
+        found[listener] = int(total)
+    return found
+
+
 def main():
     spcclrun, program = sys.argv[1], sys.argv[2]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -220,6 +259,20 @@ def main():
         sys.exit("hostile_listeners: the attacker never got its connections in")
     if not any(h[3] > 0 for h in hostile):
         sys.exit("hostile_listeners: no refusal was logged:\n" + hostile[0][4][-3000:])
+    logged = {}
+    for h in hostile:
+        counts = refusal_counts(h[4])
+        if isinstance(counts, str):
+            sys.exit(f"hostile_listeners: {counts}:\n{h[4][-3000:]}")
+        for listener, total in counts.items():
+            logged.setdefault(listener, []).append(total)
+    for listener in REFUSAL_LOGS:
+        if listener not in logged:
+            sys.exit(f"hostile_listeners: the {listener} never logged a refusal:\n"
+                     f"{hostile[0][4][-3000:]}")
+    print("hostile_listeners: refusals logged once per source, then counted: " +
+          "; ".join(f"{listener} {', '.join(map(str, totals))}"
+                    for listener, totals in logged.items()))
     extra = best_hostile - best_base
     if extra > ALLOWED_EXTRA_S:
         sys.exit(f"hostile_listeners: the attack made init {extra:.2f} s slower "

@@ -33,6 +33,7 @@ const Difference kDifferences[] = {
     {"SPCCL_NET_STRIPE_MIN_BYTES", "0"},
     {"SPCCL_CHECK_ROOTS", "0"},
     {"SPCCL_PROFILE_LINKS", "1"},  // through the config, which the others set to 0
+    {"SPCCL_WIRE_CHECKSUM", "crc32c"},
 };
 
 int createAndExpectTheDifference(const Difference& d, int rank, const spcclUniqueId& id) {

@@ -39,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SPCCL_FUZZ_CHECK(std::strlen(r.job.transport) < sizeof(r.job.transport));
     SPCCL_FUZZ_CHECK(std::strlen(r.job.algorithm) < sizeof(r.job.algorithm));
     SPCCL_FUZZ_CHECK(std::strlen(r.job.tls) < sizeof(r.job.tls));
+    SPCCL_FUZZ_CHECK(std::strlen(r.job.wireChecksum) < sizeof(r.job.wireChecksum));
   }
   return 0;
 }
