@@ -98,7 +98,7 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   if (arrived * static_cast<uint64_t>(n) < 2 * mySize) {
     SparseSet sum = partOf(0), next;
     for (int q = 1; q < n; ++q) {
-      mergeSets(c.ctx.kernels(), c.in.type, c.valueBytes, sum, partOf(q), &next);
+      mergeSets(c.in.type, c.valueBytes, sum, partOf(q), &next);
       std::swap(sum, next);
     }
     dropZeros(c.in.type, c.valueBytes, &sum);
