@@ -37,6 +37,9 @@ void densify(size_t valueBytes, const uint64_t* indices, const void* values, siz
 // The same for unique indices in any order: clears dense, then scatters.
 void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
                       void* dense, size_t count);
+// dense[indices[i]] = values[i] (densifyUnordered without the clearing).
+void scatterCopy(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                 void* dense);
 // One operand of a merge: `count` pairs, positions unique and ascending.
 struct SortedPairs {
   const uint64_t* positions = nullptr;

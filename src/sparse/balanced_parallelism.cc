@@ -105,7 +105,14 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
     *out = std::move(sum);
     return;
   }
-  std::vector<unsigned char> accumulator(static_cast<size_t>(mySize) * c.valueBytes, 0);
+  // The workspace's, when there is one: a fresh |I_r|-sized vector
+  // page-faulted all of it in on every call.
+  std::vector<unsigned char> local;
+  std::vector<unsigned char>& accumulator =
+      c.in.workspace != nullptr ? c.in.workspace->ownerAccumulator : local;
+  const size_t accumulatorBytes = static_cast<size_t>(mySize) * c.valueBytes;
+  if (accumulator.size() < accumulatorBytes) accumulator.resize(accumulatorBytes);
+  std::memset(accumulator.data(), 0, accumulatorBytes);
   for (int q = 0; q < n; ++q) {
     const SparseSet& part = partOf(q);
     kernels::scatterReduce(c.in.type, spcclSum, accumulator.data(), part.positions.data(),
@@ -128,6 +135,29 @@ void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* resul
   c.partition.indices(p, part.positions.data(), part.size(), result->positions.data() + at);
   result->values.insert(result->values.end(), part.values.begin(), part.values.end());
 }
+
+// Writes partitions' aggregates into the caller's dense output (cleared
+// when constructed with intoOutput), global indices from the partition.
+class PartScatter {
+ public:
+  PartScatter(const Context& c, bool intoOutput) : c_(c) {
+    if (intoOutput)
+      std::memset(c.in.denseOutput, 0, static_cast<size_t>(c.in.universe) * c.valueBytes);
+  }
+  void add(int p, const SparseSet& part) {
+    indices_.resize(part.size());
+    c_.partition.indices(p, part.positions.data(), part.size(), indices_.data());
+    kernels::scatterCopy(c_.valueBytes, indices_.data(), part.values.data(), part.size(),
+                         c_.in.denseOutput);
+    nonZeros_ += kernels::countNonZeros(c_.in.type, part.values.data(), part.size());
+  }
+  size_t nonZeros() const { return nonZeros_; }
+
+ private:
+  const Context& c_;
+  std::vector<uint64_t> indices_;
+  size_t nonZeros_ = 0;
+};
 
 // Pull: the owner's aggregate goes to every other rank (an all-gather of
 // the partitions); every rank joins the partitions into one set, sorted by
@@ -155,20 +185,35 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
   std::vector<uint64_t> aggregateSizes(n);
   aggregateSizes[r] = mine.size();
+  // A dense output in no particular order takes each partition straight
+  // from its message (cleared once, then scattered into): no joined set.
+  const bool intoOutput = !c.in.sortedResult && c.in.denseOutput != nullptr;
+  PartScatter scatter(c, intoOutput);
   result->positions.clear();
   result->values.clear();
-  appendPart(c, r, mine, result);
+  if (intoOutput)
+    scatter.add(r, mine);
+  else
+    appendPart(c, r, mine, result);
+  SparseSet part;
   for (Incoming& m : incoming) {
-    SparseSet part;
     SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, c.partition.partSize(m.peer),
                           c.valueBytes, c.options.allowedEncodings, m.peer, &part));
     aggregateSizes[m.peer] = part.size();
-    appendPart(c, m.peer, part, result);
+    if (intoOutput)
+      scatter.add(m.peer, part);
+    else
+      appendPart(c, m.peer, part, result);
+  }
+  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
+  if (intoOutput) {
+    result->inDenseOutput = true;
+    result->denseOutputNnz = scatter.nonZeros();
+    return spcclSuccess;
   }
   if (c.in.sortedResult)
     sortByPosition(result->positions.data(), result->values.data(), result->size(), c.valueBytes);
   result->ascending = c.in.sortedResult;
-  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
   return spcclSuccess;
 }
 

@@ -26,6 +26,8 @@ struct SparseWorkspace {
   // is COO, and the message encoded from it. Grown, never shrunk.
   std::vector<unsigned char> denseTensor;
   std::vector<unsigned char> denseMessage;
+  // Balanced Parallelism's owner: the dense accumulator of its partition.
+  std::vector<unsigned char> ownerAccumulator;
 };
 
 }  // namespace spccl::sparse

@@ -66,11 +66,10 @@ void scatterCopies(const uint64_t* indices, const unsigned char* values, size_t 
 
 }  // namespace
 
-void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
-                      void* dense, size_t count) {
+void scatterCopy(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                 void* dense) {
   const auto* in = static_cast<const unsigned char*>(values);
   auto* out = static_cast<unsigned char*>(dense);
-  std::memset(out, 0, count * valueBytes);
   switch (valueBytes) {
     case 1:
       return scatterCopies<1>(indices, in, nnz, out);
@@ -81,6 +80,12 @@ void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* va
     default:
       return scatterCopies<8>(indices, in, nnz, out);
   }
+}
+
+void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                      void* dense, size_t count) {
+  std::memset(dense, 0, count * valueBytes);
+  scatterCopy(valueBytes, indices, values, nnz, dense);
 }
 
 void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
