@@ -57,7 +57,10 @@ class MergedSet {
         report_(report),
         valueBytes_(spcclTypeSize(in.type)) {
     SparseWorkspace* w = in.workspace ? in.workspace : &local_;
+    current_ = &w->currentSet;
     next_ = &w->mergedSet;
+    encoded_ = &w->encodedSet;
+    receiveBuffer_ = &w->receiveBuffer;
     theirs_ = &w->receivedSet;
     tensorStorage_ = &w->denseTensor;
     message_ = &w->denseMessage;
@@ -72,7 +75,6 @@ class MergedSet {
   // the caller's dense output directly (merge and densify in one pass).
   spcclResult_t exchange(int sendPeer, int recvPeer, uint64_t maxNnz, DenseMerge how,
                          bool last = false) {
-    std::vector<unsigned char> encoded;
     std::vector<Outgoing> sends;
     std::vector<Incoming> incoming;
     if (sendPeer >= 0) {
@@ -86,9 +88,10 @@ class MergedSet {
       } else {
         const kernels::SortedPairs set = mine();
         sentPairs_ = set.count;
+        encoded_->clear();  // (its capacity stays)
         const Encoding e = encodeSet(set.positions, set.values, set.count, in_.universe,
-                                     valueBytes_, options_.allowedEncodings, &encoded);
-        sends.push_back({sendPeer, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
+                                     valueBytes_, options_.allowedEncodings, encoded_);
+        sends.push_back({sendPeer, encoded_->data(), encoded_->size(), static_cast<uint8_t>(e)});
       }
     }
     if (recvPeer >= 0)
@@ -97,20 +100,24 @@ class MergedSet {
            messageCapacity(maxNnz, in_.universe, valueBytes_, options_.allowedEncodings),
            {},
            0});
-    SPCCL_CHECK(exchangeMessages(ctx_, sends, incoming, report_));
+    if (recvPeer >= 0) incoming[0].data = std::move(*receiveBuffer_);
+    const spcclResult_t exchanged = exchangeMessages(ctx_, sends, incoming, report_);
+    if (recvPeer >= 0) *receiveBuffer_ = std::move(incoming[0].data);  // kept for the next one
+    SPCCL_CHECK(exchanged);
     if (recvPeer < 0) return spcclSuccess;
+    const MessageBuffer& data = *receiveBuffer_;
     const Incoming& m = incoming[0];
-    const uint64_t theirPairs = messagePairs(m.data.data(), m.data.size());
+    const uint64_t theirPairs = messagePairs(data.data(), data.size());
     const uint64_t myPairs = how == DenseMerge::Place ? 0 : dense_ ? denseNnz_ : mine().count;
     if (!dense_ && mergeDensely(myPairs + theirPairs, in_.universe)) becomeDense(how);
     if (dense_)
-      return mergeMessageIntoDense(ctx_.kernels(), in_.type, m.data.data(), m.data.size(), m.flags,
+      return mergeMessageIntoDense(ctx_.kernels(), in_.type, data.data(), data.size(), m.flags,
                                    in_.universe, options_.allowedEncodings, recvPeer, how, tensor_,
                                    theirs_);
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, in_.universe, valueBytes_,
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, in_.universe, valueBytes_,
                           options_.allowedEncodings, recvPeer, theirs_));
     if (how == DenseMerge::Place) {
-      std::swap(current_, *theirs_);
+      std::swap(current_, theirs_);
       ownInput_ = false;
       return spcclSuccess;
     }
@@ -124,7 +131,7 @@ class MergedSet {
       return spcclSuccess;
     }
     mergeSets(in_.type, valueBytes_, lower, higher, next_);
-    std::swap(current_, *next_);
+    std::swap(current_, next_);
     ownInput_ = false;
     return spcclSuccess;
   }
@@ -144,7 +151,7 @@ class MergedSet {
       return;
     }
     if (!dense_) {
-      *result = std::move(current_);
+      *result = std::move(*current_);
       return;
     }
     if (tensor_ == in_.denseOutput) {
@@ -164,7 +171,7 @@ class MergedSet {
   // The set as pairs: the caller's input until the first merge, so the
   // first stage sends it without a copy.
   kernels::SortedPairs mine() const {
-    return ownInput_ ? kernels::SortedPairs{in_.indices, in_.values, in_.nnz} : pairsOf(current_);
+    return ownInput_ ? kernels::SortedPairs{in_.indices, in_.values, in_.nnz} : pairsOf(*current_);
   }
 
   // The pairs become a dense tensor: the caller's dense output if it has
@@ -191,11 +198,16 @@ class MergedSet {
   SparseRunReport* report_;
   const size_t valueBytes_;
   SparseWorkspace local_;  // when the caller has no workspace
-  SparseSet current_;
-  SparseSet* next_;    // the merge's output, swapped in
-  SparseSet* theirs_;  // the partner's set
+  // The workspace's (or local_'s) buffers, so that a call's sets,
+  // messages and receive buffers keep their pages from the last call
+  // (each was allocated, zero-filled and page-faulted in per stage).
+  SparseSet* current_;  // the merged set, once ownInput_ is false
+  SparseSet* next_;     // the merge's output, swapped in
+  SparseSet* theirs_;   // the partner's set
   std::vector<unsigned char>* tensorStorage_;
   std::vector<unsigned char>* message_;
+  std::vector<unsigned char>* encoded_;  // this stage's message
+  MessageBuffer* receiveBuffer_;
   bool ownInput_ = true;  // current_ unused yet: the set is the input
   bool dense_ = false;
   bool inOutput_ = false;  // the last merge wrote the caller's dense output

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sparse/message_buffer.h"
 #include "sparse/sparse_set.h"
 
 namespace spccl::sparse {
@@ -20,8 +21,11 @@ struct SparseWorkspace {
   std::vector<unsigned char> inputValues;
   // Hierarchical Centralization's merge output and received set, reused
   // stage after stage and call after call.
+  SparseSet currentSet;
   SparseSet mergedSet;
   SparseSet receivedSet;
+  std::vector<unsigned char> encodedSet;  // a stage's message
+  MessageBuffer receiveBuffer;
   // HC's dense stages (dense_stage.h): the tensor when the caller's output
   // is COO, and the message encoded from it. Grown, never shrunk.
   std::vector<unsigned char> denseTensor;
