@@ -9,6 +9,7 @@
 // aggregate the pull is Zen's hash bitmap (Algorithm 2).
 #include <cstring>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,7 @@ namespace {
 
 struct Context {
   CollContext& ctx;
+  SparseWorkspace& workspace;  // the caller's, or one for this call
   const SparseInput& in;
   const SparseRunOptions& options;
   const IndexPartition& partition;
@@ -39,15 +41,28 @@ uint64_t totalNnz(const Context& c) {
   return total;
 }
 
+// exchangeMessages with each receive in the workspace's buffer for its
+// peer, lent for the exchange: the buffers keep their pages between calls.
+spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing> sends,
+                                      std::span<Incoming> incoming) {
+  std::vector<MessageBuffer>& buffers = c.workspace.peerReceives;
+  buffers.resize(static_cast<size_t>(c.ctx.nranks()));
+  for (Incoming& m : incoming) m.data = std::move(buffers[m.peer]);
+  const spcclResult_t result = exchangeMessages(c.ctx, sends, incoming, c.report);
+  for (Incoming& m : incoming) buffers[m.peer] = std::move(m.data);
+  return result;
+}
+
 // Push: returns this rank's own part (decoded form) and fills *received
 // with the parts the others sent here, by sender rank.
 spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* received) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
-  Buckets buckets;
+  Buckets& buckets = c.workspace.buckets;
   bucketByOwner(c.options.bucketing, c.partition, c.in.type, c.in.indices, c.in.values, c.in.nnz,
                 &buckets);
   std::vector<uint64_t> bucketSizes(n);
-  std::vector<std::vector<unsigned char>> encoded(n);
+  std::vector<std::vector<unsigned char>>& encoded = c.workspace.peerMessages;
+  encoded.resize(n);
   std::vector<Outgoing> sends;
   for (int p = 0; p < n; ++p) {
     const size_t begin = buckets.offsets[p], count = buckets.offsets[p + 1] - begin;
@@ -60,6 +75,7 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
       own->values.assign(values, values + count * c.valueBytes);
       continue;
     }
+    encoded[p].clear();  // (its capacity stays)
     Encoding e = encodeSet(positions, values, count, c.partition.partSize(p), c.valueBytes,
                            c.options.allowedEncodings, &encoded[p]);
     sends.push_back({p, encoded[p].data(), encoded[p].size(), static_cast<uint8_t>(e)});
@@ -74,11 +90,15 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
          messageCapacity(c.rankNnz[q], mySize, c.valueBytes, c.options.allowedEncodings),
          {},
          0});
-  SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
-  received->assign(n, SparseSet{});
-  for (Incoming& m : incoming)
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, mySize, c.valueBytes,
+  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
+  received->resize(n);
+  (*received)[r].positions.clear();
+  (*received)[r].values.clear();
+  for (Incoming& m : incoming) {
+    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, mySize, c.valueBytes,
                           c.options.allowedEncodings, m.peer, &(*received)[m.peer]));
+  }
   return spcclSuccess;
 }
 
@@ -105,11 +125,9 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
     *out = std::move(sum);
     return;
   }
-  // The workspace's, when there is one: a fresh |I_r|-sized vector
+  // The workspace's: a fresh |I_r|-sized vector
   // page-faulted all of it in on every call.
-  std::vector<unsigned char> local;
-  std::vector<unsigned char>& accumulator =
-      c.in.workspace != nullptr ? c.in.workspace->ownerAccumulator : local;
+  std::vector<unsigned char>& accumulator = c.workspace.ownerAccumulator;
   const size_t accumulatorBytes = static_cast<size_t>(mySize) * c.valueBytes;
   if (accumulator.size() < accumulatorBytes) accumulator.resize(accumulatorBytes);
   std::memset(accumulator.data(), 0, accumulatorBytes);
@@ -167,7 +185,8 @@ class PartScatter {
 // high density this sort was a quarter of BP's CPU time).
 spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
-  std::vector<unsigned char> encoded;
+  std::vector<unsigned char>& encoded = c.workspace.encodedSet;
+  encoded.clear();
   Encoding e =
       encodeSet(mine.positions.data(), mine.values.data(), mine.size(), c.partition.partSize(r),
                 c.valueBytes, c.options.allowedEncodings, &encoded);
@@ -182,7 +201,7 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
          {},
          0});
   }
-  SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
+  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
   std::vector<uint64_t> aggregateSizes(n);
   aggregateSizes[r] = mine.size();
   // A dense output in no particular order takes each partition straight
@@ -195,9 +214,10 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
     scatter.add(r, mine);
   else
     appendPart(c, r, mine, result);
-  SparseSet part;
+  SparseSet& part = c.workspace.receivedSet;
   for (Incoming& m : incoming) {
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, c.partition.partSize(m.peer),
+    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, c.partition.partSize(m.peer),
                           c.valueBytes, c.options.allowedEncodings, m.peer, &part));
     aggregateSizes[m.peer] = part.size();
     if (intoOutput)
@@ -227,11 +247,13 @@ spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
   std::shared_ptr<const IndexPartition> partition =
       makePartition(options.partition, in.universe, ctx.nranks(), options.seed);
-  Context c{ctx, in, options, *partition, rankNnz, spcclTypeSize(in.type), report};
-  SparseSet own, aggregated;
-  std::vector<SparseSet> parts;
-  SPCCL_CHECK(push(c, &own, &parts));
-  aggregate(c, own, parts, &aggregated);
+  SparseWorkspace local;
+  SparseWorkspace& workspace = in.workspace != nullptr ? *in.workspace : local;
+  Context c{ctx, workspace, in, options, *partition, rankNnz, spcclTypeSize(in.type), report};
+  SparseSet& own = workspace.currentSet;
+  SparseSet& aggregated = workspace.mergedSet;
+  SPCCL_CHECK(push(c, &own, &workspace.peerSets));
+  aggregate(c, own, workspace.peerSets, &aggregated);
   return pull(c, aggregated, result);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sparse/bucketing.h"
 #include "sparse/message_buffer.h"
 #include "sparse/sparse_set.h"
 
@@ -30,7 +31,14 @@ struct SparseWorkspace {
   // is COO, and the message encoded from it. Grown, never shrunk.
   std::vector<unsigned char> denseTensor;
   std::vector<unsigned char> denseMessage;
-  // Balanced Parallelism's owner: the dense accumulator of its partition.
+  // Balanced Parallelism: the push's buckets, one message, receive buffer
+  // and decoded set per peer (by rank), and the owner's dense accumulator
+  // of its partition. (Its own part and aggregate use currentSet and
+  // mergedSet, its pull message encodedSet.)
+  Buckets buckets;
+  std::vector<std::vector<unsigned char>> peerMessages;
+  std::vector<MessageBuffer> peerReceives;
+  std::vector<SparseSet> peerSets;
   std::vector<unsigned char> ownerAccumulator;
 };
 
