@@ -37,6 +37,27 @@ void densify(size_t valueBytes, const uint64_t* indices, const void* values, siz
 // The same for unique indices in any order: clears dense, then scatters.
 void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
                       void* dense, size_t count);
+// dense[indices[i]] = values[i] (densifyUnordered without the clearing).
+void scatterCopy(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                 void* dense);
+// One operand of a merge: `count` pairs, positions unique and ascending.
+struct SortedPairs {
+  const uint64_t* positions = nullptr;
+  const void* values = nullptr;
+  size_t count = 0;
+};
+// The union of two sorted pair lists, positions ascending; where both hold
+// a position its value is lower + higher (sum, computed as the dense reduce
+// kernel computes lower[i] + higher[i], so the operand order is part of the
+// bits). positions and values hold lower.count + higher.count entries;
+// returns how many were written.
+size_t mergeSum(spcclDataType_t type, const SortedPairs& lower, const SortedPairs& higher,
+                uint64_t* positions, void* values);
+// The same union written into all `count` elements of dense (zero where
+// neither list has a position), in one sequential pass; positions < count.
+// Returns how many of the values written are non-zero.
+size_t mergeSumIntoDense(spcclDataType_t type, const SortedPairs& lower, const SortedPairs& higher,
+                         void* dense, size_t count);
 // values[i] = dense[indices[i]].
 void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
                   void* values);

@@ -71,7 +71,7 @@ void printReport() {
   std::printf(
       "\nsparse planner's CPU speed here: %.2f ns per pair of merge work on one core "
       "(SPCCL_SPARSE_CPU_NS_PER_PAIR)\n",
-      spccl::sparse::timeMergePairs(spccl::kernels::cpuKernels()) * 1e9);
+      spccl::sparse::timeMergePairs() * 1e9);
   std::printf("\nknobs (environment variables):\n");
   for (const spccl::KnobSpec& knob : spccl::allKnobs()) {
     const char* current = std::getenv(knob.name);

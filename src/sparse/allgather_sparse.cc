@@ -77,7 +77,7 @@ spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
   // every rank.
   SparseSet sum = std::move(sets[0]), next;
   for (int q = 1; q < n; ++q) {
-    mergeSets(ctx.kernels(), in.type, valueBytes, sum, sets[q], &next);
+    mergeSets(in.type, valueBytes, sum, sets[q], &next);
     std::swap(sum, next);
   }
   *result = std::move(sum);

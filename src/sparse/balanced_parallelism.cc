@@ -9,6 +9,7 @@
 // aggregate the pull is Zen's hash bitmap (Algorithm 2).
 #include <cstring>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,7 @@ namespace {
 
 struct Context {
   CollContext& ctx;
+  SparseWorkspace& workspace;  // the caller's, or one for this call
   const SparseInput& in;
   const SparseRunOptions& options;
   const IndexPartition& partition;
@@ -39,15 +41,28 @@ uint64_t totalNnz(const Context& c) {
   return total;
 }
 
+// exchangeMessages with each receive in the workspace's buffer for its
+// peer, lent for the exchange: the buffers keep their pages between calls.
+spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing> sends,
+                                      std::span<Incoming> incoming) {
+  std::vector<MessageBuffer>& buffers = c.workspace.peerReceives;
+  buffers.resize(static_cast<size_t>(c.ctx.nranks()));
+  for (Incoming& m : incoming) m.data = std::move(buffers[m.peer]);
+  const spcclResult_t result = exchangeMessages(c.ctx, sends, incoming, c.report);
+  for (Incoming& m : incoming) buffers[m.peer] = std::move(m.data);
+  return result;
+}
+
 // Push: returns this rank's own part (decoded form) and fills *received
 // with the parts the others sent here, by sender rank.
 spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* received) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
-  Buckets buckets;
+  Buckets& buckets = c.workspace.buckets;
   bucketByOwner(c.options.bucketing, c.partition, c.in.type, c.in.indices, c.in.values, c.in.nnz,
                 &buckets);
   std::vector<uint64_t> bucketSizes(n);
-  std::vector<std::vector<unsigned char>> encoded(n);
+  std::vector<std::vector<unsigned char>>& encoded = c.workspace.peerMessages;
+  encoded.resize(n);
   std::vector<Outgoing> sends;
   for (int p = 0; p < n; ++p) {
     const size_t begin = buckets.offsets[p], count = buckets.offsets[p + 1] - begin;
@@ -60,6 +75,7 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
       own->values.assign(values, values + count * c.valueBytes);
       continue;
     }
+    encoded[p].clear();  // (its capacity stays)
     Encoding e = encodeSet(positions, values, count, c.partition.partSize(p), c.valueBytes,
                            c.options.allowedEncodings, &encoded[p]);
     sends.push_back({p, encoded[p].data(), encoded[p].size(), static_cast<uint8_t>(e)});
@@ -74,11 +90,15 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
          messageCapacity(c.rankNnz[q], mySize, c.valueBytes, c.options.allowedEncodings),
          {},
          0});
-  SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
-  received->assign(n, SparseSet{});
-  for (Incoming& m : incoming)
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, mySize, c.valueBytes,
+  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
+  received->resize(n);
+  (*received)[r].positions.clear();
+  (*received)[r].values.clear();
+  for (Incoming& m : incoming) {
+    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, mySize, c.valueBytes,
                           c.options.allowedEncodings, m.peer, &(*received)[m.peer]));
+  }
   return spcclSuccess;
 }
 
@@ -98,14 +118,19 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   if (arrived * static_cast<uint64_t>(n) < 2 * mySize) {
     SparseSet sum = partOf(0), next;
     for (int q = 1; q < n; ++q) {
-      mergeSets(c.ctx.kernels(), c.in.type, c.valueBytes, sum, partOf(q), &next);
+      mergeSets(c.in.type, c.valueBytes, sum, partOf(q), &next);
       std::swap(sum, next);
     }
     dropZeros(c.in.type, c.valueBytes, &sum);
     *out = std::move(sum);
     return;
   }
-  std::vector<unsigned char> accumulator(static_cast<size_t>(mySize) * c.valueBytes, 0);
+  // The workspace's: a fresh |I_r|-sized vector
+  // page-faulted all of it in on every call.
+  std::vector<unsigned char>& accumulator = c.workspace.ownerAccumulator;
+  const size_t accumulatorBytes = static_cast<size_t>(mySize) * c.valueBytes;
+  if (accumulator.size() < accumulatorBytes) accumulator.resize(accumulatorBytes);
+  std::memset(accumulator.data(), 0, accumulatorBytes);
   for (int q = 0; q < n; ++q) {
     const SparseSet& part = partOf(q);
     kernels::scatterReduce(c.in.type, spcclSum, accumulator.data(), part.positions.data(),
@@ -129,6 +154,29 @@ void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* resul
   result->values.insert(result->values.end(), part.values.begin(), part.values.end());
 }
 
+// Writes partitions' aggregates into the caller's dense output (cleared
+// when constructed with intoOutput), global indices from the partition.
+class PartScatter {
+ public:
+  PartScatter(const Context& c, bool intoOutput) : c_(c) {
+    if (intoOutput)
+      std::memset(c.in.denseOutput, 0, static_cast<size_t>(c.in.universe) * c.valueBytes);
+  }
+  void add(int p, const SparseSet& part) {
+    indices_.resize(part.size());
+    c_.partition.indices(p, part.positions.data(), part.size(), indices_.data());
+    kernels::scatterCopy(c_.valueBytes, indices_.data(), part.values.data(), part.size(),
+                         c_.in.denseOutput);
+    nonZeros_ += kernels::countNonZeros(c_.in.type, part.values.data(), part.size());
+  }
+  size_t nonZeros() const { return nonZeros_; }
+
+ private:
+  const Context& c_;
+  std::vector<uint64_t> indices_;
+  size_t nonZeros_ = 0;
+};
+
 // Pull: the owner's aggregate goes to every other rank (an all-gather of
 // the partitions); every rank joins the partitions into one set, sorted by
 // global index when the caller needs it sorted (the keyed permutation
@@ -137,7 +185,8 @@ void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* resul
 // high density this sort was a quarter of BP's CPU time).
 spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
-  std::vector<unsigned char> encoded;
+  std::vector<unsigned char>& encoded = c.workspace.encodedSet;
+  encoded.clear();
   Encoding e =
       encodeSet(mine.positions.data(), mine.values.data(), mine.size(), c.partition.partSize(r),
                 c.valueBytes, c.options.allowedEncodings, &encoded);
@@ -152,23 +201,39 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
          {},
          0});
   }
-  SPCCL_CHECK(exchangeMessages(c.ctx, sends, incoming, c.report));
+  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
   std::vector<uint64_t> aggregateSizes(n);
   aggregateSizes[r] = mine.size();
+  // A dense output in no particular order takes each partition straight
+  // from its message (cleared once, then scattered into): no joined set.
+  const bool intoOutput = !c.in.sortedResult && c.in.denseOutput != nullptr;
+  PartScatter scatter(c, intoOutput);
   result->positions.clear();
   result->values.clear();
-  appendPart(c, r, mine, result);
+  if (intoOutput)
+    scatter.add(r, mine);
+  else
+    appendPart(c, r, mine, result);
+  SparseSet& part = c.workspace.receivedSet;
   for (Incoming& m : incoming) {
-    SparseSet part;
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, c.partition.partSize(m.peer),
+    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, c.partition.partSize(m.peer),
                           c.valueBytes, c.options.allowedEncodings, m.peer, &part));
     aggregateSizes[m.peer] = part.size();
-    appendPart(c, m.peer, part, result);
+    if (intoOutput)
+      scatter.add(m.peer, part);
+    else
+      appendPart(c, m.peer, part, result);
+  }
+  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
+  if (intoOutput) {
+    result->inDenseOutput = true;
+    result->denseOutputNnz = scatter.nonZeros();
+    return spcclSuccess;
   }
   if (c.in.sortedResult)
     sortByPosition(result->positions.data(), result->values.data(), result->size(), c.valueBytes);
   result->ascending = c.in.sortedResult;
-  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
   return spcclSuccess;
 }
 
@@ -182,11 +247,13 @@ spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
   std::shared_ptr<const IndexPartition> partition =
       makePartition(options.partition, in.universe, ctx.nranks(), options.seed);
-  Context c{ctx, in, options, *partition, rankNnz, spcclTypeSize(in.type), report};
-  SparseSet own, aggregated;
-  std::vector<SparseSet> parts;
-  SPCCL_CHECK(push(c, &own, &parts));
-  aggregate(c, own, parts, &aggregated);
+  SparseWorkspace local;
+  SparseWorkspace& workspace = in.workspace != nullptr ? *in.workspace : local;
+  Context c{ctx, workspace, in, options, *partition, rankNnz, spcclTypeSize(in.type), report};
+  SparseSet& own = workspace.currentSet;
+  SparseSet& aggregated = workspace.mergedSet;
+  SPCCL_CHECK(push(c, &own, &workspace.peerSets));
+  aggregate(c, own, workspace.peerSets, &aggregated);
   return pull(c, aggregated, result);
 }
 

@@ -30,6 +30,10 @@ struct Buckets {
   // Statistics of the last bucketing (Zen's hashing): indices that needed a
   // rehash, that went to serial memory, serial-memory growths.
   uint64_t rehashed = 0, serialWrites = 0, serialGrowths = 0;
+  // TwoPass's scratch: each index's owner and position (kept with the
+  // buckets so that a reused Buckets reuses them too).
+  std::vector<int> owners;
+  std::vector<uint64_t> located;
 };
 
 // indices: unique, any order, each < partition.universe().

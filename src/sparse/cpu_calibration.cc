@@ -85,13 +85,13 @@ double mostRanksPerCpu(const std::vector<RankCpu>& ranks) {
 
 }  // namespace
 
-double timeMergePairs(const kernels::KernelTable& table) {
+double timeMergePairs() {
   const SparseSet lower = strideSet(2), higher = strideSet(3);
   SparseSet out;
   std::vector<double> seconds;
   for (int i = 0; i <= kRepetitions; ++i) {  // the first pages in `out`
     const double start = monotonicSeconds();
-    mergeSets(table, spcclFloat32, sizeof(float), lower, higher, &out);
+    mergeSets(spcclFloat32, sizeof(float), lower, higher, &out);
     if (i > 0) seconds.push_back(monotonicSeconds() - start);
   }
   std::nth_element(seconds.begin(), seconds.begin() + kRepetitions / 2, seconds.end());

@@ -23,7 +23,7 @@ namespace spccl::sparse {
 
 // Wall seconds per merged input pair on the calling thread (about 5 ms of
 // merging on an idle core; allocates about 40 MB).
-double timeMergePairs(const kernels::KernelTable& table);
+double timeMergePairs();
 
 // The value every rank plans with, from one all-gather inside ctx's call:
 // the largest knob any rank set, times the ranks on the most crowded

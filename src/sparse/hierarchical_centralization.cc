@@ -57,13 +57,13 @@ class MergedSet {
         report_(report),
         valueBytes_(spcclTypeSize(in.type)) {
     SparseWorkspace* w = in.workspace ? in.workspace : &local_;
+    current_ = &w->currentSet;
     next_ = &w->mergedSet;
+    encoded_ = &w->encodedSet;
+    receiveBuffer_ = &w->receiveBuffer;
     theirs_ = &w->receivedSet;
     tensorStorage_ = &w->denseTensor;
     message_ = &w->denseMessage;
-    current_.positions.assign(in.indices, in.indices + in.nnz);
-    const auto* values = static_cast<const unsigned char*>(in.values);
-    current_.values.assign(values, values + in.nnz * valueBytes_);
   }
 
   // The pairs this rank sent in its last exchange.
@@ -71,9 +71,10 @@ class MergedSet {
 
   // Sends the set to sendPeer (if >= 0); receives at most maxNnz pairs
   // from recvPeer (if >= 0) and merges them (`how`: which operand is the
-  // lower ranks').
-  spcclResult_t exchange(int sendPeer, int recvPeer, uint64_t maxNnz, DenseMerge how) {
-    std::vector<unsigned char> encoded;
+  // lower ranks'). last: no exchange follows, so a sparse merge may write
+  // the caller's dense output directly (merge and densify in one pass).
+  spcclResult_t exchange(int sendPeer, int recvPeer, uint64_t maxNnz, DenseMerge how,
+                         bool last = false) {
     std::vector<Outgoing> sends;
     std::vector<Incoming> incoming;
     if (sendPeer >= 0) {
@@ -85,11 +86,12 @@ class MergedSet {
         sends.push_back({sendPeer, message_->data(), bytes, static_cast<uint8_t>(e)});
         sentPairs_ = denseNnz_;
       } else {
-        sentPairs_ = current_.size();
-        const Encoding e =
-            encodeSet(current_.positions.data(), current_.values.data(), current_.size(),
-                      in_.universe, valueBytes_, options_.allowedEncodings, &encoded);
-        sends.push_back({sendPeer, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
+        const kernels::SortedPairs set = mine();
+        sentPairs_ = set.count;
+        encoded_->clear();  // (its capacity stays)
+        const Encoding e = encodeSet(set.positions, set.values, set.count, in_.universe,
+                                     valueBytes_, options_.allowedEncodings, encoded_);
+        sends.push_back({sendPeer, encoded_->data(), encoded_->size(), static_cast<uint8_t>(e)});
       }
     }
     if (recvPeer >= 0)
@@ -98,35 +100,58 @@ class MergedSet {
            messageCapacity(maxNnz, in_.universe, valueBytes_, options_.allowedEncodings),
            {},
            0});
-    SPCCL_CHECK(exchangeMessages(ctx_, sends, incoming, report_));
+    if (recvPeer >= 0) incoming[0].data = std::move(*receiveBuffer_);
+    const spcclResult_t exchanged = exchangeMessages(ctx_, sends, incoming, report_);
+    if (recvPeer >= 0) *receiveBuffer_ = std::move(incoming[0].data);  // kept for the next one
+    SPCCL_CHECK(exchanged);
     if (recvPeer < 0) return spcclSuccess;
+    const MessageBuffer& data = *receiveBuffer_;
     const Incoming& m = incoming[0];
-    const uint64_t theirPairs = messagePairs(m.data.data(), m.data.size());
-    const uint64_t mine = how == DenseMerge::Place ? 0 : dense_ ? denseNnz_ : current_.size();
-    if (!dense_ && mergeDensely(mine + theirPairs, in_.universe)) becomeDense(how);
+    const uint64_t theirPairs = messagePairs(data.data(), data.size());
+    const uint64_t myPairs = how == DenseMerge::Place ? 0 : dense_ ? denseNnz_ : mine().count;
+    if (!dense_ && mergeDensely(myPairs + theirPairs, in_.universe)) becomeDense(how);
     if (dense_)
-      return mergeMessageIntoDense(ctx_.kernels(), in_.type, m.data.data(), m.data.size(), m.flags,
+      return mergeMessageIntoDense(ctx_.kernels(), in_.type, data.data(), data.size(), m.flags,
                                    in_.universe, options_.allowedEncodings, recvPeer, how, tensor_,
                                    theirs_);
-    SPCCL_CHECK(decodeSet(m.data.data(), m.data.size(), m.flags, in_.universe, valueBytes_,
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, in_.universe, valueBytes_,
                           options_.allowedEncodings, recvPeer, theirs_));
     if (how == DenseMerge::Place) {
-      std::swap(current_, *theirs_);
+      std::swap(current_, theirs_);
+      ownInput_ = false;
       return spcclSuccess;
     }
-    if (how == DenseMerge::AddLower)
-      mergeSets(ctx_.kernels(), in_.type, valueBytes_, *theirs_, current_, next_);
-    else
-      mergeSets(ctx_.kernels(), in_.type, valueBytes_, current_, *theirs_, next_);
-    std::swap(current_, *next_);
+    const kernels::SortedPairs a = mine(), b = pairsOf(*theirs_);
+    const kernels::SortedPairs& lower = how == DenseMerge::AddLower ? b : a;
+    const kernels::SortedPairs& higher = how == DenseMerge::AddLower ? a : b;
+    if (last && in_.denseOutput != nullptr) {
+      outputNnz_ = kernels::mergeSumIntoDense(in_.type, lower, higher, in_.denseOutput,
+                                              static_cast<size_t>(in_.universe));
+      inOutput_ = true;
+      return spcclSuccess;
+    }
+    mergeSets(in_.type, valueBytes_, lower, higher, next_);
+    std::swap(current_, next_);
+    ownInput_ = false;
     return spcclSuccess;
   }
 
   // The final result: into the caller's dense output when the tensor is
   // there already, else as pairs.
   void finish(SparseSet* result) {
+    if (inOutput_) {
+      result->inDenseOutput = true;
+      result->denseOutputNnz = outputNnz_;
+      return;
+    }
+    if (!dense_ && ownInput_) {  // no merge (one rank): the input is the result
+      const auto* values = static_cast<const unsigned char*>(in_.values);
+      result->positions.assign(in_.indices, in_.indices + in_.nnz);
+      result->values.assign(values, values + in_.nnz * valueBytes_);
+      return;
+    }
     if (!dense_) {
-      *result = std::move(current_);
+      *result = std::move(*current_);
       return;
     }
     if (tensor_ == in_.denseOutput) {
@@ -143,6 +168,12 @@ class MergedSet {
   }
 
  private:
+  // The set as pairs: the caller's input until the first merge, so the
+  // first stage sends it without a copy.
+  kernels::SortedPairs mine() const {
+    return ownInput_ ? kernels::SortedPairs{in_.indices, in_.values, in_.nnz} : pairsOf(*current_);
+  }
+
   // The pairs become a dense tensor: the caller's dense output if it has
   // one, else the workspace's. (Place: the message overwrites all of it.)
   void becomeDense(DenseMerge how) {
@@ -153,10 +184,11 @@ class MergedSet {
       if (tensorStorage_->size() < bytes) tensorStorage_->resize(bytes);
       tensor_ = tensorStorage_->data();
     }
+    const kernels::SortedPairs set = mine();
     if (how != DenseMerge::Place)
-      kernels::densify(valueBytes_, current_.positions.data(), current_.values.data(),
-                       current_.size(), tensor_, static_cast<size_t>(in_.universe));
-    denseNnz_ = current_.size();
+      kernels::densify(valueBytes_, set.positions, set.values, set.count, tensor_,
+                       static_cast<size_t>(in_.universe));
+    denseNnz_ = set.count;
     dense_ = true;
   }
 
@@ -166,12 +198,20 @@ class MergedSet {
   SparseRunReport* report_;
   const size_t valueBytes_;
   SparseWorkspace local_;  // when the caller has no workspace
-  SparseSet current_;
-  SparseSet* next_;    // the merge's output, swapped in
-  SparseSet* theirs_;  // the partner's set
+  // The workspace's (or local_'s) buffers, so that a call's sets,
+  // messages and receive buffers keep their pages from the last call
+  // (each was allocated, zero-filled and page-faulted in per stage).
+  SparseSet* current_;  // the merged set, once ownInput_ is false
+  SparseSet* next_;     // the merge's output, swapped in
+  SparseSet* theirs_;   // the partner's set
   std::vector<unsigned char>* tensorStorage_;
   std::vector<unsigned char>* message_;
+  std::vector<unsigned char>* encoded_;  // this stage's message
+  MessageBuffer* receiveBuffer_;
+  bool ownInput_ = true;  // current_ unused yet: the set is the input
   bool dense_ = false;
+  bool inOutput_ = false;  // the last merge wrote the caller's dense output
+  size_t outputNnz_ = 0;   // its non-zeros
   void* tensor_ = nullptr;
   size_t denseNnz_ = 0;  // as of the tensor's last encoding
   uint64_t sentPairs_ = 0;
@@ -198,8 +238,9 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     if (r + p < n) SPCCL_CHECK(set.exchange(-1, r + p, rankNnz[r + p], DenseMerge::AddHigher));
     for (int stage = 0; (1 << stage) < p; ++stage) {
       const int partner = r ^ (1 << stage);
+      const bool last = 2 << stage >= p && r + p >= n;  // no folded partner waits for it
       SPCCL_CHECK(set.exchange(partner, partner, groupNnz(rankNnz, n, p, partner, stage),
-                               partner < r ? DenseMerge::AddLower : DenseMerge::AddHigher));
+                               partner < r ? DenseMerge::AddLower : DenseMerge::AddHigher, last));
       if (stage < kMaxMergeStages) {
         report->stageSetNnz[stage] = set.sentPairs();
         report->mergeStages = stage + 1;

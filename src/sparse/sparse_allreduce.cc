@@ -263,7 +263,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   size_t outputNnz = 0;
   spcclResult_t outcome = spcclSuccess;
   if (inOutput)
-    finishDenseResult(call, ctx.kernels(), n, call.denseOutput, &outputNnz);
+    finishDenseResult(call, ctx.kernels(), n, call.denseOutput, result.denseOutputNnz, &outputNnz);
   else
     outcome = deliverResult(call, ctx.kernels(), n, &result, &outputNnz);
 

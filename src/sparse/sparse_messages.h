@@ -13,6 +13,7 @@
 #include "coll/small_allgather.h"
 #include "runtime/coll_context.h"
 #include "sparse/encoding.h"
+#include "sparse/message_buffer.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_set.h"
 #include "spccl.h"
@@ -48,24 +49,6 @@ struct Outgoing {
   size_t bytes = 0;
   uint8_t flags = 0;
 };
-// Receive storage that is not zero-filled: a receive's capacity bounds
-// what a peer may send, often far above what it does send, and zeroing it
-// (std::vector::resize) cost more than the message (and page-faulted all of
-// it in) -- 35 MB per BP call at n = 8, 16 M elements, d = 1 %.
-class MessageBuffer {
- public:
-  void allocate(size_t capacity);  // contents undefined; size() 0
-  void setSize(size_t bytes) { size_ = bytes; }
-  unsigned char* data() { return storage_.get(); }
-  const unsigned char* data() const { return storage_.get(); }
-  size_t size() const { return size_; }
-
- private:
-  std::unique_ptr<unsigned char[]> storage_;
-  size_t capacity_ = 0;
-  size_t size_ = 0;
-};
-
 struct Incoming {
   int peer = -1;
   size_t capacity = 0;

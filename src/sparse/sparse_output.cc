@@ -1,5 +1,6 @@
 #include "sparse/sparse_output.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "base/check.h"
@@ -40,9 +41,13 @@ spcclResult_t deliverResult(const SparseCall& call, const kernels::KernelTable& 
 }
 
 void finishDenseResult(const SparseCall& call, const kernels::KernelTable& table, int nranks,
-                       void* dense, size_t* outputNnz) {
-  if (call.op == spcclAvg) table.divide[call.type](dense, call.count, nranks);
-  *outputNnz = kernels::countNonZeros(call.type, dense, call.count);
+                       void* dense, size_t knownNnz, size_t* outputNnz) {
+  if (call.op == spcclAvg) {
+    table.divide[call.type](dense, call.count, nranks);
+    knownNnz = SIZE_MAX;  // an integer division may have made zeros
+  }
+  *outputNnz =
+      knownNnz != SIZE_MAX ? knownNnz : kernels::countNonZeros(call.type, dense, call.count);
 }
 
 }  // namespace spccl::sparse

@@ -18,9 +18,10 @@ namespace spccl::sparse {
 spcclResult_t deliverResult(const SparseCall& call, const kernels::KernelTable& table, int nranks,
                             SparseSet* result, size_t* outputNnz);
 
-// For the dense schedule, which reduces into a dense buffer: Avg's division
-// and the non-zero count there.
+// For a schedule that reduced into the dense output: Avg's division and
+// the non-zero count there (knownNnz when the schedule counted them, else
+// SIZE_MAX: counted here, a pass over the output).
 void finishDenseResult(const SparseCall& call, const kernels::KernelTable& table, int nranks,
-                       void* dense, size_t* outputNnz);
+                       void* dense, size_t knownNnz, size_t* outputNnz);
 
 }  // namespace spccl::sparse

@@ -18,6 +18,10 @@ struct SparseSet {
   // true: the schedule wrote the result straight into the caller's dense
   // output (SparseInput::denseOutput); positions and values are unused.
   bool inDenseOutput = false;
+  // With inDenseOutput: the output's non-zeros when the schedule counted
+  // them as it wrote (SIZE_MAX: unknown, the caller counts them, a pass
+  // over the whole output).
+  size_t denseOutputNnz = SIZE_MAX;
   size_t size() const { return positions.size(); }
 };
 

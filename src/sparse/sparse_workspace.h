@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sparse/bucketing.h"
+#include "sparse/message_buffer.h"
 #include "sparse/sparse_set.h"
 
 namespace spccl::sparse {
@@ -20,12 +22,24 @@ struct SparseWorkspace {
   std::vector<unsigned char> inputValues;
   // Hierarchical Centralization's merge output and received set, reused
   // stage after stage and call after call.
+  SparseSet currentSet;
   SparseSet mergedSet;
   SparseSet receivedSet;
+  std::vector<unsigned char> encodedSet;  // a stage's message
+  MessageBuffer receiveBuffer;
   // HC's dense stages (dense_stage.h): the tensor when the caller's output
   // is COO, and the message encoded from it. Grown, never shrunk.
   std::vector<unsigned char> denseTensor;
   std::vector<unsigned char> denseMessage;
+  // Balanced Parallelism: the push's buckets, one message, receive buffer
+  // and decoded set per peer (by rank), and the owner's dense accumulator
+  // of its partition. (Its own part and aggregate use currentSet and
+  // mergedSet, its pull message encodedSet.)
+  Buckets buckets;
+  std::vector<std::vector<unsigned char>> peerMessages;
+  std::vector<MessageBuffer> peerReceives;
+  std::vector<SparseSet> peerSets;
+  std::vector<unsigned char> ownerAccumulator;
 };
 
 }  // namespace spccl::sparse

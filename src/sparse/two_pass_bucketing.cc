@@ -10,8 +10,10 @@ namespace spccl::sparse {
 void twoPassBucketing(const IndexPartition& partition, size_t valueBytes, const uint64_t* indices,
                       const void* values, size_t nnz, Buckets* out) {
   const size_t parts = static_cast<size_t>(partition.parts());
-  std::vector<int> owners(nnz);
-  std::vector<uint64_t> positions(nnz);
+  std::vector<int>& owners = out->owners;
+  std::vector<uint64_t>& positions = out->located;
+  owners.resize(nnz);
+  positions.resize(nnz);
   partition.locate(indices, nnz, owners.data(), positions.data());
   out->offsets.assign(parts + 1, 0);
   for (size_t i = 0; i < nnz; ++i) ++out->offsets[static_cast<size_t>(owners[i]) + 1];

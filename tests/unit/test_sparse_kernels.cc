@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/half_float.h"
+#include "kernels/kernels.h"
 #include "kernels/sparse_kernels.h"
 
 namespace spccl::kernels {
@@ -297,6 +298,75 @@ TEST(SparseKernels, ScatterReduceCombinesDuplicatesInOrder) {
   const float one[] = {1.0f};
   scatterReduce(spcclFloat32, spcclSum, nanDense, indices, one, 1);
   EXPECT_EQ(std::bit_cast<uint32_t>(nanDense[0]), 0x7fc00000u);
+}
+
+// mergeSum against a two-finger reference that adds common positions with
+// the dense reduce kernel (lower first), for every type and value bits at
+// random (NaNs, infinities and signed zeros included); mergeSumIntoDense
+// writes the same union over a dirty tensor that spans several of its
+// zeroing blocks, and counts the non-zeros it wrote.
+TEST(SparseKernels, MergeSumIsTheUnionWithTheReduceKernelsSums) {
+  const KernelTable& table = cpuKernels();
+  std::mt19937_64 rng(7);
+  const size_t count = 5000;
+  for (int t = 0; t < spcclNumTypes; ++t) {
+    const auto type = static_cast<spcclDataType_t>(t);
+    const size_t valueBytes = spcclTypeSize(type);
+    for (double density : {0.0, 0.003, 0.3, 1.0}) {
+      std::vector<uint64_t> positions[2];
+      std::vector<unsigned char> values[2];
+      for (int side = 0; side < 2; ++side) {
+        for (uint64_t i = 0; i < count; ++i)
+          if (static_cast<double>(rng() % 1000) < density * 1000) positions[side].push_back(i);
+        values[side].resize(positions[side].size() * valueBytes);
+        for (unsigned char& byte : values[side]) byte = static_cast<unsigned char>(rng());
+      }
+      std::vector<uint64_t> wantPositions;
+      std::vector<unsigned char> wantValues;
+      size_t a = 0, b = 0;
+      auto take = [&](int side, size_t i) {
+        wantPositions.push_back(positions[side][i]);
+        wantValues.insert(wantValues.end(), &values[side][i * valueBytes],
+                          &values[side][(i + 1) * valueBytes]);
+      };
+      while (a < positions[0].size() || b < positions[1].size()) {
+        const uint64_t pa = a < positions[0].size() ? positions[0][a] : UINT64_MAX;
+        const uint64_t pb = b < positions[1].size() ? positions[1][b] : UINT64_MAX;
+        if (pa < pb) {
+          take(0, a++);
+        } else if (pb < pa) {
+          take(1, b++);
+        } else {
+          std::vector<unsigned char> sum(valueBytes);
+          table.reduce[type][spcclSum](sum.data(), &values[0][a * valueBytes],
+                                       &values[1][b * valueBytes], 1);
+          wantPositions.push_back(pa);
+          wantValues.insert(wantValues.end(), sum.begin(), sum.end());
+          ++a;
+          ++b;
+        }
+      }
+      const SortedPairs lower{positions[0].data(), values[0].data(), positions[0].size()};
+      const SortedPairs higher{positions[1].data(), values[1].data(), positions[1].size()};
+      std::vector<uint64_t> gotPositions(lower.count + higher.count);
+      std::vector<unsigned char> gotValues(gotPositions.size() * valueBytes);
+      const size_t merged = mergeSum(type, lower, higher, gotPositions.data(), gotValues.data());
+      gotPositions.resize(merged);
+      gotValues.resize(merged * valueBytes);
+      EXPECT_EQ(gotPositions, wantPositions) << "type " << t << ", density " << density;
+      EXPECT_EQ(gotValues, wantValues) << "type " << t << ", density " << density;
+
+      std::vector<unsigned char> wantDense(count * valueBytes, 0);
+      for (size_t i = 0; i < wantPositions.size(); ++i)
+        std::memcpy(&wantDense[wantPositions[i] * valueBytes], &wantValues[i * valueBytes],
+                    valueBytes);
+      std::vector<unsigned char> dense(count * valueBytes, 0xAB);
+      const size_t nonZeros = mergeSumIntoDense(type, lower, higher, dense.data(), count);
+      EXPECT_EQ(dense, wantDense) << "type " << t << ", density " << density;
+      EXPECT_EQ(nonZeros, countNonZeros(type, wantValues.data(), wantPositions.size()))
+          << "type " << t << ", density " << density;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/reduce_ops.h"
+#include "kernels/cpu/sparse/block_zeroing.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/sparse_kernels.h"
 
@@ -52,14 +53,9 @@ int gatherElements(const void* dense, const uint64_t* indices, size_t nnz, void*
 template <size_t B>
 void densifyElements(const uint64_t* indices, const unsigned char* values, size_t nnz,
                      unsigned char* dense, size_t count) {
-  size_t next = 0;  // first element not written yet
-  for (size_t i = 0; i < nnz; ++i) {
-    const size_t at = static_cast<size_t>(indices[i]);
-    if (at > next) std::memset(dense + next * B, 0, (at - next) * B);
-    std::memcpy(dense + at * B, values + i * B, B);
-    next = at + 1;
-  }
-  if (count > next) std::memset(dense + next * B, 0, (count - next) * B);
+  BlockZeroingWriter<B> out(dense, count);
+  for (size_t i = 0; i < nnz; ++i) out.put(static_cast<size_t>(indices[i]), values + i * B);
+  out.finish();
 }
 
 template <size_t B>
@@ -70,11 +66,10 @@ void scatterCopies(const uint64_t* indices, const unsigned char* values, size_t 
 
 }  // namespace
 
-void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
-                      void* dense, size_t count) {
+void scatterCopy(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                 void* dense) {
   const auto* in = static_cast<const unsigned char*>(values);
   auto* out = static_cast<unsigned char*>(dense);
-  std::memset(out, 0, count * valueBytes);
   switch (valueBytes) {
     case 1:
       return scatterCopies<1>(indices, in, nnz, out);
@@ -85,6 +80,12 @@ void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* va
     default:
       return scatterCopies<8>(indices, in, nnz, out);
   }
+}
+
+void densifyUnordered(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
+                      void* dense, size_t count) {
+  std::memset(dense, 0, count * valueBytes);
+  scatterCopy(valueBytes, indices, values, nnz, dense);
 }
 
 void densify(size_t valueBytes, const uint64_t* indices, const void* values, size_t nnz,
