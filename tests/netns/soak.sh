@@ -13,7 +13,7 @@
 #   sudo NETLAB_PREFIX=... NETLAB_SUBNET=... tests/netns/soak.sh DURATION
 #        [--hosts N] [--rate RATE] [--timeout-ms T] [--count C]
 #        [--kinds kill,stop,link-short,link-long] [--logdir D] [--seed S]
-#        [--chaos-rank PATH]
+#        [--gap-ms G] [--chaos-rank PATH]
 #
 # Faults (one at a time, on a random live rank, 2 to 6 s apart):
 #   kill        SIGKILL the rank's process
@@ -39,7 +39,7 @@ duration=${1:-}
 [[ $duration =~ ^[0-9]+$ ]] && ((duration >= 10)) || { echo "usage: soak.sh DURATION(s, >= 10) [options]" >&2; exit 2; }
 shift
 hosts=4 rate=1gbit timeout_ms=3000 count=65536 kinds=kill,stop,link-short,link-long
-logdir="" seed=$RANDOM chaos_rank="$ROOT/build/tests/faults/chaos_rank"
+gap_ms=10 logdir="" seed=$RANDOM chaos_rank="$ROOT/build/tests/faults/chaos_rank"
 while (($#)); do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -49,6 +49,7 @@ while (($#)); do
     --kinds) kinds=$2; shift 2 ;;
     --logdir) logdir=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
+    --gap-ms) gap_ms=$2; shift 2 ;;
     --chaos-rank) chaos_rank=$2; shift 2 ;;
     *) echo "soak.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -82,6 +83,7 @@ trap 'exit 130' INT TERM
 "$NETLAB" down >/dev/null   # an interrupted earlier run's leftovers
 "$NETLAB" up "$hosts" "$rate" >/dev/null
 shm_before=$(shm_entries)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(now_ms)
 end=$((start + duration * 1000))
 
@@ -99,7 +101,7 @@ start_job() {
       SPCCL_COMM_ID="$NETLAB_SUBNET.1:$port" SPCCL_JOB_SECRET="$secret" \
       SPCCL_SOCKET_IFNAME=veth0 SPCCL_TRANSPORT=tcp SPCCL_TIMEOUT_MS="$timeout_ms" \
       timeout --kill-after=5 $((left + 60)) "$chaos_rank" --seconds "$left" --count "$count" \
-      --seed "$seed" --stats-every 100 >"$logdir/job$job/rank$i.log" 2>&1 &
+      --seed "$seed" --gap-ms "$gap_ms" --stats-every 100 >"$logdir/job$job/rank$i.log" 2>&1 &
     launchers+=($!)
   done
   # Every rank's pid, from its "ready" line: bounded by two deadlines.
@@ -170,6 +172,8 @@ while (($(now_ms) < end - (settle_s + 8) * 1000)); do
 done
 finish_job $((settle_s + 90))
 shm_after=$(shm_entries)
+echo "soak: load average (1, 5, 15 min) at the start $load_before, at the end $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores" \
+  | tee "$logdir/load.txt"
 
 python3 "$HERE/lib/soak_report.py" "$logdir" "$faults" "$timeout_ms" "$shm_before" "$shm_after" \
   | tee "$logdir/report.md"

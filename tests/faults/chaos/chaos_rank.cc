@@ -6,7 +6,7 @@
 // injected by --fault or from outside) and the soak (tests/netns/soak.sh).
 //
 //   chaos_rank [--steps N] [--seconds S] [--count C] [--min-ranks M]
-//              [--on-error shrink|exit] [--stats-every K] [--seed X]
+//              [--on-error shrink|exit] [--stats-every K] [--seed X] [--gap-ms G]
 //              [--fault SPEC]... [--cycles-init N | --cycles-shrink N]
 //
 // Rank, size and rendezvous from the launcher (spcclCommInitFromEnv); the
@@ -30,6 +30,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chaos_cycles.h"
@@ -55,6 +56,7 @@ struct Options {
   bool shrinkOnError = true;
   long statsEvery = 50;
   uint64_t seed = 1;
+  long gapMs = 0;  // a pause between steps: a soak that leaves the machine's cores to others
   std::vector<FaultSpec> faults;
   long cyclesInit = 0;
   long cyclesShrink = 0;
@@ -293,6 +295,7 @@ int ChaosRank::run() {
           statsTaken = true;
         }
         ++s;
+        if (opt_.gapMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(opt_.gapMs));
         continue;
       }
     }
@@ -349,6 +352,9 @@ bool parseOptions(int argc, char** argv, Options* o) {
     } else if (a == "--seed") {
       if (!need()) return false;
       o->seed = std::strtoull(v, nullptr, 10);
+    } else if (a == "--gap-ms") {
+      if (!need()) return false;
+      o->gapMs = std::atol(v);
     } else if (a == "--cycles-init") {
       if (!need()) return false;
       o->cyclesInit = std::atol(v);

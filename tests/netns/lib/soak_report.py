@@ -74,9 +74,16 @@ def main() -> int:
     recover: dict[str, list[float]] = collections.defaultdict(list)
     undetected: collections.Counter = collections.Counter()
     false_failures = 0
+    victim_outcomes: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for i, (t, kind, job, victim) in enumerate(faults):
         later = [f[0] for f in faults[i + 1:] if f[2] == job]
         window_end = later[0] if later else float("inf")
+        if kind in ("stop", "link-long"):
+            # What the rank that came back saw first, and how it ended.
+            first_rc = next((f["rc"] for e, f in events[job].get(victim, [])
+                             if e == "fail" and float(f["t"]) >= t), "none")
+            end = statuses[job].get(victim, -1)
+            victim_outcomes[kind][f"first rc {first_rc}, exit {end}"] += 1
         for rank, evs in events[job].items():
             if rank == victim:
                 continue
@@ -117,6 +124,9 @@ def main() -> int:
     every = [v for k in detect for v in detect[k]]
     print(f"| all detected | {sum(by_kind.values())} | {fmt_ms(every)} | "
           f"{fmt_ms([v for k in recover for v in recover[k]])} | |")
+    for kind, outcomes in sorted(victim_outcomes.items()):
+        print(f"\n{kind}: the victim, once back: " + "; ".join(
+            f"{o} x{c}" for o, c in sorted(outcomes.items())))
     print()
     print(f"jobs (re-initialisations + 1): {len(events)}; data mismatches: {wrong} (must be 0)")
     print("rank exit statuses: " + ", ".join(
