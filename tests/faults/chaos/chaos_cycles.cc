@@ -20,14 +20,15 @@ double nowMs() {
       .count();
 }
 
-void printStats(const char* mode, const char* when, long cycle) {
+void printStats(const char* mode, const char* when, long cycle, int rank) {
   // Detached threads of a destroyed communicator (a rendezvous root's)
   // end on their own within a moment: let them, so they do not read as
   // a leak.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const ProcStats p = readProcStats();
-  std::printf("chaos: stat mode=%s when=%s cycle=%ld fds=%ld rss_kb=%ld threads=%ld shm_maps=%ld\n",
-              mode, when, cycle, p.fds, p.rssKb, p.threads, p.shmMaps);
+  std::printf(
+      "chaos: stat mode=%s when=%s cycle=%ld rank=%d fds=%ld rss_kb=%ld threads=%ld shm_maps=%ld\n",
+      mode, when, cycle, rank, p.fds, p.rssKb, p.threads, p.shmMaps);
   std::fflush(stdout);
 }
 
@@ -62,7 +63,7 @@ int runInitCycles(long cycles) {
   if (!initFromEnv(&base, &rank, &n)) return 7;
   double worstMs = 0.0;
   for (long c = 0; c < cycles; ++c) {
-    if (c == kWarmupCycles) printStats("init", "first", c);
+    if (c == kWarmupCycles) printStats("init", "first", c, rank);
     const double t0 = nowMs();
     spcclComm_t comm = nullptr;
     spcclResult_t res = spcclCommSplit(base, 0, rank, &comm, nullptr);
@@ -81,7 +82,7 @@ int runInitCycles(long cycles) {
     spcclCommDestroy(comm);
     worstMs = std::max(worstMs, nowMs() - t0);
   }
-  printStats("init", "end", cycles);
+  printStats("init", "end", cycles, rank);
   spcclCommDestroy(base);
   std::printf("chaos: done mode=init cycles=%ld worst_cycle_ms=%.1f\n", cycles, worstMs);
   return 0;
@@ -97,10 +98,16 @@ int runShrinkCycles(long cycles, size_t count) {
   }
   double worstDetectMs = 0.0, worstRecoverMs = 0.0;
   for (long c = 0; c < cycles; ++c) {
-    if (c == kWarmupCycles) printStats("shrink", "first", c);
+    if (c == kWarmupCycles) printStats("shrink", "first", c, rank);
     spcclComm_t comm = nullptr;
     if (spcclCommSplit(base, 0, rank, &comm, nullptr) != spcclSuccess) {
       std::printf("chaos: cycle %ld: split failed: %s\n", c, spcclGetLastError(base));
+      return 5;
+    }
+    // Every rank has finished creating it before the victim leaves: an
+    // abort ends a creation still in progress elsewhere (docs/fault-tolerance.md).
+    if (spcclBarrier(base, nullptr) != spcclSuccess) {
+      std::printf("chaos: cycle %ld: barrier failed: %s\n", c, spcclGetLastError(base));
       return 5;
     }
     const int victim = static_cast<int>(c % n);
@@ -143,7 +150,7 @@ int runShrinkCycles(long cycles, size_t count) {
     spcclCommDestroy(shrunk);
     spcclCommDestroy(comm);
   }
-  printStats("shrink", "end", cycles);
+  printStats("shrink", "end", cycles, rank);
   spcclCommDestroy(base);
   std::printf("chaos: done mode=shrink cycles=%ld worst_detect_ms=%.1f worst_recover_ms=%.1f\n",
               cycles, worstDetectMs, worstRecoverMs);

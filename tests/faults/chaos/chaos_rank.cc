@@ -286,6 +286,7 @@ int ChaosRank::run() {
         std::printf("chaos: leaving t=%.3f step=%ld\n", nowMs(), s);
         std::fflush(stdout);
         spcclCommAbort(job_.comm);
+        std::printf("chaos: left t=%.3f\n", nowMs());  // abort returned before any kill
         return 0;
       }
       size_t wrong = 0;
