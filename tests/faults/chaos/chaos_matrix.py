@@ -20,7 +20,7 @@ SIGSTOP for longer than the deadline). Every case checks:
 
 usage: chaos_matrix.py SPCCLRUN CHAOS_RANK [--transports tcp,shm,ucx]
        [--sizes 2,3,8] [--cases ...] [--repeat K] [--seed S] [--timeout-ms T]
-       [--markdown FILE]
+       [--markdown FILE] [--only-with-env VAR]
 Prints one table row per case; exit status 1 if any case broke a rule.
 """
 from __future__ import annotations
@@ -206,7 +206,12 @@ def main() -> int:
     p.add_argument("--count", type=int, default=262144)
     p.add_argument("--case-limit", type=int, default=60)
     p.add_argument("--markdown")
+    p.add_argument("--only-with-env", metavar="VAR",
+                   help="skip (exit 77) unless VAR=1: the big sweep behind an opt-in")
     args = p.parse_args()
+    if args.only_with_env and os.environ.get(args.only_with_env) != "1":
+        print(f"chaos_matrix: SKIP: set {args.only_with_env}=1 for this sweep")
+        return 77
     table = cases(args.timeout_ms)
     names = list(table) if args.cases == "all" else args.cases.split(",")
     for name in names:

@@ -320,8 +320,9 @@ int ChaosRank::run() {
   }
   printStats("last", s);
   spcclCommDestroy(job_.comm);
-  std::printf("chaos: done t=%.3f steps=%ld size=%zu wrong_calls=%ld\n", nowMs(), s,
-              job_.members.size(), wrongCalls_);
+  const double longest = callMs_.empty() ? 0.0 : *std::max_element(callMs_.begin(), callMs_.end());
+  std::printf("chaos: done t=%.3f steps=%ld size=%zu wrong_calls=%ld longest_call_ms=%.1f\n",
+              nowMs(), s, job_.members.size(), wrongCalls_, longest);
   return wrongCalls_ == 0 ? 0 : kExitWrong;
 }
 
