@@ -111,9 +111,10 @@ class ChaosRank {
 
 void ChaosRank::printStats(const char* when, long s) const {
   const ProcStats p = readProcStats();
-  std::printf("chaos: stat t=%.3f when=%s step=%ld size=%zu fds=%ld rss_kb=%ld threads=%ld "
-              "shm_maps=%ld\n",
-              nowMs(), when, s, job_.members.size(), p.fds, p.rssKb, p.threads, p.shmMaps);
+  std::printf(
+      "chaos: stat t=%.3f when=%s step=%ld size=%zu fds=%ld rss_kb=%ld threads=%ld "
+      "shm_maps=%ld\n",
+      nowMs(), when, s, job_.members.size(), p.fds, p.rssKb, p.threads, p.shmMaps);
   std::fflush(stdout);
 }
 
@@ -171,8 +172,9 @@ spcclResult_t ChaosRank::syncControl(long* value, spcclRedOp_t op) {
   if (res == spcclSuccess) {
     *value = static_cast<long>(v);
   } else {
-    std::printf("chaos: fail t=%.3f step=sync kind=control size=%zu rc=%d elapsed_ms=0 err=\"%s\"\n",
-                nowMs(), job_.members.size(), static_cast<int>(res), spcclGetLastError(job_.comm));
+    std::printf(
+        "chaos: fail t=%.3f step=sync kind=control size=%zu rc=%d elapsed_ms=0 err=\"%s\"\n",
+        nowMs(), job_.members.size(), static_cast<int>(res), spcclGetLastError(job_.comm));
     std::fflush(stdout);
   }
   return res;
@@ -239,10 +241,11 @@ int ChaosRank::recover(spcclResult_t cause) {
     spcclCommDestroy(job_.comm);
     job_.comm = shrunk;
     job_.members = survivors;
-    std::printf("chaos: shrunk t=%.3f size=%zu failed=%s cause_rc=%d recover_ms=%.1f "
-                "agree_ms=%.1f shrink_ms=%.1f\n",
-                t1, survivors.size(), failedJobRanks.c_str(), static_cast<int>(cause), t1 - t0,
-                tShrink - tAgree, t1 - tShrink);
+    std::printf(
+        "chaos: shrunk t=%.3f size=%zu failed=%s cause_rc=%d recover_ms=%.1f "
+        "agree_ms=%.1f shrink_ms=%.1f\n",
+        t1, survivors.size(), failedJobRanks.c_str(), static_cast<int>(cause), t1 - t0,
+        tShrink - tAgree, t1 - tShrink);
     std::fflush(stdout);
     return 0;
   }
@@ -265,8 +268,8 @@ int ChaosRank::run() {
   int n = 0;
   spcclCommCount(job_.comm, &n);
   for (int r = 0; r < n; ++r) job_.members.push_back(r);
-  std::printf("chaos: ready t=%.3f rank=%d size=%d pid=%d init_ms=%.1f\n", nowMs(), job_.jobRank,
-              n, static_cast<int>(getpid()), nowMs() - tInit);
+  std::printf("chaos: ready t=%.3f rank=%d size=%d pid=%d init_ms=%.1f\n", nowMs(), job_.jobRank, n,
+              static_cast<int>(getpid()), nowMs() - tInit);
   std::fflush(stdout);
 
   const double end = opt_.seconds > 0 ? nowMs() + opt_.seconds * 1000.0 : 0.0;

@@ -81,10 +81,10 @@ inline bool parseFault(const std::string& spec, FaultSpec* out, std::string* why
 // SIGKILLs this process `delayUs` microseconds from now, from a detached
 // thread, whatever the calling thread is doing by then.
 inline void killSelfAfter(long delayUs, const char* where) {
-  const double killAtMs = std::chrono::duration<double, std::milli>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count() +
-                          delayUs / 1000.0;
+  const double killAtMs =
+      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+          .count() +
+      delayUs / 1000.0;
   std::printf("chaos: armed t=%.3f in=%s delay_us=%ld\n", killAtMs, where, delayUs);
   std::fflush(stdout);
   std::thread([delayUs] {
@@ -96,11 +96,11 @@ inline void killSelfAfter(long delayUs, const char* where) {
 // Stops this process for `ms` milliseconds: a child resumes it, then exits.
 inline void stopSelfFor(long ms) {
   const pid_t parent = getpid();
-  std::printf("chaos: stopping t=%.3f ms=%ld\n",
-              std::chrono::duration<double, std::milli>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count(),
-              ms);
+  std::printf(
+      "chaos: stopping t=%.3f ms=%ld\n",
+      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+          .count(),
+      ms);
   std::fflush(stdout);
   const pid_t child = fork();
   if (child == 0) {
