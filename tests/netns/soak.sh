@@ -34,6 +34,8 @@ export NETLAB_PREFIX=${NETLAB_PREFIX:-splsoak} NETLAB_SUBNET=${NETLAB_SUBNET:-10
 # shellcheck source=lib/require_testbed.sh
 source "$HERE/lib/require_testbed.sh"
 require_testbed soak
+# shellcheck source=lib/spawn_ranks.sh
+source "$HERE/lib/spawn_ranks.sh"
 
 duration=${1:-}
 [[ $duration =~ ^[0-9]+$ ]] && ((duration >= 10)) || { echo "usage: soak.sh DURATION(s, >= 10) [options]" >&2; exit 2; }
@@ -61,6 +63,7 @@ for k in "${fault_kinds[@]}"; do
   [[ $k =~ ^(kill|stop|link-short|link-long)$ ]] || { echo "soak.sh: unknown fault kind '$k' in --kinds" >&2; exit 2; }
 done
 RANDOM=$seed
+export SPCCL_TRANSPORT=tcp SPCCL_TIMEOUT_MS=$timeout_ms
 [[ -n $logdir ]] || logdir=$(mktemp -d /tmp/soak.XXXXXX)
 mkdir -p "$logdir"
 faults="$logdir/faults.tsv"      # t_ms kind job host
@@ -71,10 +74,10 @@ sleep_ms() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 shm_entries() { find /dev/shm -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 job=0
-declare -a launchers=()           # this job's `ip netns exec` pids, by host index - 1
+SPAWNED=()
 cleanup() {
   local p
-  for p in "${launchers[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${SPAWNED[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
   "$NETLAB" down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -88,30 +91,13 @@ start=$(now_ms)
 end=$((start + duration * 1000))
 
 # One job: a chaos_rank per host, for the time that is left, under a hard
-# limit of that plus a minute.
+# limit of that plus a minute (lib/spawn_ranks.sh).
 start_job() {
   job=$((job + 1))
-  local left=$(((end - $(now_ms)) / 1000)) port=$((20000 + RANDOM % 20000)) i secret
-  secret=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-  launchers=()
-  mkdir -p "$logdir/job$job"
-  for ((i = 0; i < hosts; i++)); do
-    ip netns exec "$NETLAB_PREFIX-h$((i + 1))" env \
-      SPCCL_RANK="$i" SPCCL_NRANKS="$hosts" SPCCL_LOCAL_RANK=0 \
-      SPCCL_COMM_ID="$NETLAB_SUBNET.1:$port" SPCCL_JOB_SECRET="$secret" \
-      SPCCL_SOCKET_IFNAME=veth0 SPCCL_TRANSPORT=tcp SPCCL_TIMEOUT_MS="$timeout_ms" \
-      timeout --kill-after=5 $((left + 60)) "$chaos_rank" --seconds "$left" --count "$count" \
-      --seed "$seed" --gap-ms "$gap_ms" --stats-every 100 >"$logdir/job$job/rank$i.log" 2>&1 &
-    launchers+=($!)
-  done
-  # Every rank's pid, from its "ready" line: bounded by two deadlines.
-  local deadline=$(($(now_ms) + 2 * timeout_ms + 10000))
-  for ((i = 0; i < hosts; i++)); do
-    while ! grep -q "^chaos: ready" "$logdir/job$job/rank$i.log" 2>/dev/null; do
-      (($(now_ms) < deadline)) && kill -0 "${launchers[i]}" 2>/dev/null || break
-      sleep 0.1
-    done
-  done
+  local left=$(((end - $(now_ms)) / 1000))
+  spawn_ranks "$logdir/job$job" "$hosts" $((left + 60)) -- "$chaos_rank" --seconds "$left" \
+    --count "$count" --seed "$seed" --gap-ms "$gap_ms" --stats-every 100
+  ready_ranks $(((2 * timeout_ms + 10000) / 1000)) || true  # a rank that never starts fails the job's calls
   echo "soak: job $job started ($hosts ranks, ${left}s left)"
 }
 
@@ -126,19 +112,9 @@ live_ranks() {
   done
   echo "${out[@]}"
 }
-# Waits for the job's launchers to end, bounded by `limit` seconds; records their statuses.
-finish_job() {
-  local limit=$1 i rc deadline=$(($(now_ms) + $1 * 1000))
-  for ((i = 0; i < hosts; i++)); do
-    while kill -0 "${launchers[i]}" 2>/dev/null && (($(now_ms) < deadline)); do sleep 0.2; done
-    kill -KILL "${launchers[i]}" 2>/dev/null || true
-    rc=0; wait "${launchers[i]}" 2>/dev/null || rc=$?
-    echo "$rc" >"$logdir/job$job/rank$i.status"
-  done
-  launchers=()
-}
+finish_job() { wait_ranks "$1"; }  # bounded; records every rank's status
 
-link() { ip -n "$NETLAB_PREFIX-br" link set "veth-h$1" "$2"; }
+link() { "$NETLAB" link "$1" "$2"; }
 
 inject() {  # inject KIND RANK: one fault, and its own undoing, bounded
   local kind=$1 r=$2 p

@@ -2,7 +2,7 @@
 # The chaos cases that need a network between hosts (tests/netns/netlab):
 # chaos_rank on 3 hosts over tcp, T = SPCCL_TIMEOUT_MS = 3000 ms.
 #
-#   link-short   host 2 cut off for T/4, then back: every call succeeds, every
+#   link-short   host 2 cut off for T/6, then back: every call succeeds, every
 #                result right (TCP retransmits across the gap)
 #   link-long    host 2 cut off for 2 T + 1 s, ranks stop at their first error
 #                (--on-error exit): every rank fails, none succeeds wrongly,
@@ -59,7 +59,10 @@ case_link_short() {
   local dir="$logs/link-short" r
   run_job "$dir" 120 --steps 300 --gap-ms 5 --on-error exit || { broke link-short "no start" "$dir"; return; }
   sleep 1
-  "$NETLAB" link 2 down; sleep_ms $((T / 4)); "$NETLAB" link 2 up
+  # T/6, not T/4: after a cut TCP resends on its backed-off timer, and in
+  # the 30-minute soak one cut of T/4 in 33 delayed a chain of ranks past T
+  # (docs/perf/reliability.md).
+  "$NETLAB" link 2 down; sleep_ms $((T / 6)); "$NETLAB" link 2 up
   wait_ranks 110
   local outcome=""
   for ((r = 0; r < HOSTS; r++)); do
@@ -67,7 +70,7 @@ case_link_short() {
     outcome+="r$r $(status_of "$dir" "$r") "
   done
   grep -q "^chaos: WRONG" "$dir"/rank*.log && broke link-short "a wrong result" "$dir"
-  row "link down $((T / 4)) ms (T/4), host 2" "no error, 300 steps right on every rank" "exit statuses: $outcome(0 = finished right)"
+  row "link down $((T / 6)) ms (T/6), host 2" "no error, 300 steps right on every rank" "exit statuses: $outcome(0 = finished right)"
 }
 
 case_link_long() {  # case_link_long shrink|exit

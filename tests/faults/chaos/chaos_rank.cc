@@ -312,7 +312,10 @@ int ChaosRank::run() {
     // Recover, then redo the earliest step any survivor has not finished.
     const spcclResult_t cause = res;
     for (;;) {
-      if (int status = recover(cause); status != 0) return status;
+      if (int status = recover(cause); status != 0) {
+        printStats("last", s);  // its communicators destroyed: what the process still holds
+        return status;
+      }
       long redo = s;
       if (syncControl(&redo, spcclMin) == spcclSuccess) {
         s = redo;

@@ -132,26 +132,35 @@ def main() -> int:
     print("rank exit statuses: " + ", ".join(
         f"{s} {STATUS_MEANING.get(s, 'CRASH')} x{c}" for s, c in sorted(status_count.items())))
 
-    # Leaks: each process that ran to its end, its first sample against its
-    # last, and its first sample at its final size against the last (the
-    # same communicator size, so fds and threads must match).
-    print()
-    print("| job.rank | steps | size first -> last | fds first -> last (same size) | "
-          "RSS KiB first -> last (same size) | threads first -> last (same size) | "
-          "/dev/shm maps |")
-    print("|---|---|---|---|---|---|---|")
+    # Leaks: every process's first sample (its first step, every rank in
+    # the communicator) against its last (at its end: still in a
+    # communicator of `size` ranks when it finished, none when it left
+    # alone or excluded), grouped by how it ended. A leak shows as a last
+    # value that varies with how long the process ran or how many
+    # failures it went through, not with how it ended.
+    groups: dict[tuple, list] = collections.defaultdict(list)
     for job in sorted(events):
         for rank in sorted(events[job]):
             stats = [f for e, f in events[job][rank] if e == "stat"]
-            if not stats or stats[-1].get("when") != "last":
+            if len(stats) < 2 or stats[-1].get("when") != "last":
                 continue
-            first, last = stats[0], stats[-1]
-            same = next(f for f in stats if f["size"] == last["size"])
-            def trend(key: str) -> str:
-                return f"{first[key]} -> {last[key]} ({same[key]} -> {last[key]})"
-            print(f"| {job}.{rank} | {last['step']} | {first['size']} -> {last['size']} | "
-                  f"{trend('fds')} | {trend('rss_kb')} | {trend('threads')} | "
-                  f"{first['shm_maps']} -> {last['shm_maps']} |")
+            ended = "finished" if statuses[job].get(rank) == 0 else "left (no communicator)"
+            shrinks = sum(1 for e, _ in events[job][rank] if e == "shrunk")
+            groups[(ended, stats[-1]["size"])].append((stats[0], stats[-1], shrinks))
+    def span(values: list[int]) -> str:
+        return f"{min(values)}" if min(values) == max(values) else f"{min(values)}-{max(values)}"
+    print()
+    print("| ended | processes | shrinks survived | steps | fds first -> last | threads first -> last "
+          "| RSS KiB first -> last | /dev/shm maps first -> last |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (ended, size), rows in sorted(groups.items()):
+        def col(key: str) -> str:
+            return (f"{span([int(a[key]) for a, _, _ in rows])} -> "
+                    f"{span([int(b[key]) for _, b, _ in rows])}")
+        label = f"{ended}, size {size}" if ended == "finished" else ended
+        print(f"| {label} | {len(rows)} | {span([k for _, _, k in rows])} | "
+              f"{span([int(b['step']) for _, b, _ in rows])} | {col('fds')} | {col('threads')} | "
+              f"{col('rss_kb')} | {col('shm_maps')} |")
     print()
     print(f"/dev/shm entries (whole machine): {shm_before} before, {shm_after} after")
     bad = wrong > 0 or crashes > 0 or false_failures > 0 or status_count.get(1, 0) > 0
