@@ -60,8 +60,12 @@ def cases(timeout_ms: int) -> dict[str, Case]:
     return {c.name: c for c in [
         Case("kill/init", 2, ["kill:{v0}:init"], {0, 4, 7}),
         Case("kill/mid-collective", 2, [f"kill:{{v0}}:mid:{STEP}"], {0, 4}),
-        Case("kill/agree", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:agree"], {0, 4}),
-        Case("kill/shrink", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:shrink"], {0, 4}),
+        # A second failure: the survivors' failed shrinks end up to 2 T
+        # apart, and the next agreement counts a survivor that comes more
+        # than T late as failed (3, "left"): an error, not wrong data
+        # (docs/perf/reliability.md, "Open").
+        Case("kill/agree", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:agree"], {0, 3, 4}),
+        Case("kill/shrink", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:shrink"], {0, 3, 4}),
         Case("kill/abort", 2, [f"kill:{{v0}}:abort:{STEP}"], {0, 4}),
         # The resumed rank's agreement on the old communicator finds the
         # others gone from it: it is told it failed (3), decides alone (4)
