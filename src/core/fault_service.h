@@ -74,6 +74,7 @@ class FaultService {
   std::vector<int> lastAgreedFailed;               // the last agreement's (spcclCommGetFailedRanks)
   uint64_t agreementCount = 0;
   uint64_t shrinkCount = 0;
+  bool shrinkFailed = false;  // a spcclCommShrink of this communicator failed here
 
  private:
   // Every connection at once, from one poll loop (as the rendezvous root):

@@ -50,6 +50,7 @@ class Case:
     faults: list      # (template, which victim) pairs; {v0}, {v1}: the drawn victims
     survivor_exits: set  # what a survivor may end with
     victims_exit: set | None = None  # what a resumed victim may end with (None: it dies)
+    late_on: tuple = ()  # transports where a survivor may be agreed failed (3) all the same
 
 
 STEP = 5  # faults land in step 5: the first steps measure a call's length
@@ -60,12 +61,15 @@ def cases(timeout_ms: int) -> dict[str, Case]:
     return {c.name: c for c in [
         Case("kill/init", 2, ["kill:{v0}:init"], {0, 4, 7}),
         Case("kill/mid-collective", 2, [f"kill:{{v0}}:mid:{STEP}"], {0, 4}),
-        # A second failure: the survivors' failed shrinks end up to 2 T
-        # apart, and the next agreement counts a survivor that comes more
-        # than T late as failed (3, "left"): an error, not wrong data
-        # (docs/perf/reliability.md, "Open").
-        Case("kill/agree", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:agree"], {0, 3, 4}),
-        Case("kill/shrink", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:shrink"], {0, 3, 4}),
+        # A second failure: every survivor recovers. The survivors' failed
+        # shrinks end up to 2 T + 1 s apart and the agreement after a failed
+        # shrink waits that long for them (core/agreement.cc); on ucx a
+        # creation that fails can take longer still, and a survivor that
+        # late is agreed failed (3): an error, not wrong data.
+        Case("kill/agree", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:agree"], {0, 4},
+             late_on=("ucx",)),
+        Case("kill/shrink", 3, [f"kill:{{v0}}:mid:{STEP}", "kill:{v1}:shrink"], {0, 4},
+             late_on=("ucx",)),
         Case("kill/abort", 2, [f"kill:{{v0}}:abort:{STEP}"], {0, 4}),
         # The resumed rank's agreement on the old communicator finds the
         # others gone from it: it is told it failed (3), decides alone (4)
@@ -170,9 +174,10 @@ def run_case(args, case: Case, transport: str, n: int, rng: random.Random) -> di
                     problems.append(f"victim rank {r}: first call after resuming returned "
                                     f"{first_rc}, not spcclRevoked (8)")
             continue
-        if s not in case.survivor_exits:
+        allowed = case.survivor_exits | ({3} if transport in case.late_on else set())
+        if s not in allowed:
             problems.append(f"survivor rank {r}: ended with {s} ({EXIT_NAMES.get(s, '?')}), "
-                            f"expected one of {sorted(case.survivor_exits)}")
+                            f"expected one of {sorted(allowed)}")
         outcomes.append(EXIT_NAMES.get(s, str(s)))
         if fault_t is None:
             continue
