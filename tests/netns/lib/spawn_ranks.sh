@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by soak.sh and tests/faults/chaos/chaos_netns.sh: one process per
 # host of the lab, without `netlab run`'s rule that the first failing rank
 # ends the job (a fault test wants every rank's own ending).
