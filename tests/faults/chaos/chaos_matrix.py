@@ -140,12 +140,11 @@ def run_case(args, case: Case, transport: str, n: int, rng: random.Random) -> di
     if proc.returncode == 124:
         problems.append(f"hung: spcclrun ended the job after {args.case_limit} s")
     # The first fault's moment: a kill's planned instant, or the stop.
+    # (an abort's moment is when the victim starts leaving, before its kill)
     fault_t = None
-    for r in victims[:1]:
-        for e, f in logs[r]:
-            if e in ("armed", "stopping"):
-                fault_t = float(f["t"])
-                break
+    for e, f in logs[victims[0]]:
+        if e in ("armed", "stopping", "leaving"):
+            fault_t = float(f["t"]) if fault_t is None else min(fault_t, float(f["t"]))
     phase = landed_phase(case, logs, victims, fault_t)
     detect, recover, outcomes, rcs = [], [], [], set()
     dead = {r for r, s in statuses.items() if s == 137}
