@@ -157,7 +157,8 @@ def main() -> int:
         def col(key: str) -> str:
             return (f"{span([int(a[key]) for a, _, _ in rows])} -> "
                     f"{span([int(b[key]) for _, b, _ in rows])}")
-        label = f"{ended}, size {size}" if ended == "finished" else ended
+        label = (f"{ended}, size {size}" if ended == "finished" else
+                 f"{ended}, its last communicator had {size}")
         print(f"| {label} | {len(rows)} | {span([k for _, _, k in rows])} | "
               f"{span([int(b['step']) for _, b, _ in rows])} | {col('fds')} | {col('threads')} | "
               f"{col('rss_kb')} | {col('shm_maps')} |")
