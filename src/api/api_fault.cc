@@ -89,25 +89,35 @@ spcclResult_t spcclCommShrink(spcclComm_t comm, const int* excludeRanks, int nEx
     FaultService& fs = *comm->fault;
     ShrinkPlan plan;
     SPCCL_CHECK(keepError(comm, planShrink(fs, excludeRanks, nExclude, &plan)));
-    spcclUniqueId wire;
-    if (plan.leader == comm->rank) {
-      // The id travels without its secret: every survivor derives it.
-      SPCCL_CHECK(keepError(comm, newUniqueId(&comm->secret, &wire)));
-      UniqueIdContents offered;
-      SPCCL_CHECK(keepError(comm, decodeUniqueId(wire, &offered)));
-      offered.secret = JobSecret{};
-      wire = encodeUniqueId(offered);
-      SPCCL_CHECK(keepError(comm, announceShrinkId(fs, plan, wire)));
-    } else {
-      SPCCL_CHECK(keepError(comm, awaitShrinkId(fs, plan, &wire)));
-    }
-    UniqueIdContents id;
-    SPCCL_CHECK(keepError(comm, decodeUniqueId(wire, &id)));
-    SPCCL_CHECK(keepError(comm, deriveJobSecret(comm->secret, id.commId, &id.secret)));
-    spcclResult_t made =
-        createComm(id, static_cast<int>(plan.survivors.size()), plan.newRank, options, newcomm);
+    auto shrink = [&]() -> spcclResult_t {
+      spcclUniqueId wire;
+      if (plan.leader == comm->rank) {
+        // The id travels without its secret: every survivor derives it.
+        SPCCL_CHECK(newUniqueId(&comm->secret, &wire));
+        UniqueIdContents offered;
+        SPCCL_CHECK(decodeUniqueId(wire, &offered));
+        offered.secret = JobSecret{};
+        wire = encodeUniqueId(offered);
+        SPCCL_CHECK(announceShrinkId(fs, plan, wire));
+      } else {
+        SPCCL_CHECK(awaitShrinkId(fs, plan, &wire));
+      }
+      UniqueIdContents id;
+      SPCCL_CHECK(decodeUniqueId(wire, &id));
+      SPCCL_CHECK(deriveJobSecret(comm->secret, id.commId, &id.secret));
+      return createComm(id, static_cast<int>(plan.survivors.size()), plan.newRank, options,
+                        newcomm);
+    };
+    const spcclResult_t res = shrink();
     // spcclInProgress: a non-blocking creation on its way, no error of comm's.
-    return made == spcclInProgress ? made : keepError(comm, made);
+    if (res == spcclInProgress) return res;
+    if (res != spcclSuccess) {
+      // The survivors' failed shrinks end up to 2 T + 1 s apart: their
+      // next agreement waits that much longer for them (core/agreement.cc).
+      std::lock_guard<std::mutex> lock(fs.mutex);
+      fs.shrinkFailed = true;
+    }
+    return keepError(comm, res);
   });
 }
 

@@ -33,6 +33,10 @@ class Agreement {
     {
       std::lock_guard<std::mutex> lock(fs_.mutex);
       failed_ = fs_.knownFailed;
+      // After a failed shrink the survivors come up to one shrink's wait
+      // (core/shrink.h: 2 T + 1 s) apart: a rank counts as failed only if
+      // it is later than that, not merely later than T.
+      lateMs_ = fs_.shrinkFailed ? 2 * static_cast<int64_t>(timeoutMs_) + 1000 : 0;
       AgreementRecord& record = fs_.agreements[k_];
       if (record.stage == AgreeStage::NotYet) {
         record.stage = AgreeStage::Proposed;
@@ -102,7 +106,7 @@ class Agreement {
   // or read from c), c fails, or c takes longer than two timeouts (it may
   // wait one timeout for a silent rank, then announce).
   Outcome follow(int c) {
-    Deadline patience(2 * static_cast<int64_t>(timeoutMs_) + 1000);
+    Deadline patience(2 * static_cast<int64_t>(timeoutMs_) + 1000 + lateMs_);
     while (!patience.expired()) {
       {
         std::unique_lock<std::mutex> lock(fs_.mutex);
@@ -127,7 +131,7 @@ class Agreement {
   }
 
   Outcome coordinate() {
-    Deadline collect(timeoutMs_);
+    Deadline collect(timeoutMs_ + lateMs_);
     std::vector<int> flags(n_, ~0);
     std::vector<unsigned char> failedUnion = failed_;
     int adoptedBallot = -2;  // the highest accepted value seen, by coordinator
@@ -170,8 +174,8 @@ class Agreement {
           if (collect.expired()) {
             SPCCL_INFO(kLogInit,
                        "rank %d: agreement #%" PRIu64
-                       ": rank %d did not reach spcclCommAgree within %d ms: counts as failed",
-                       me_, k_, r, timeoutMs_);
+                       ": rank %d did not reach spcclCommAgree within %lld ms: counts as failed",
+                       me_, k_, r, static_cast<long long>(timeoutMs_ + lateMs_));
             failed_[r] = failedUnion[r] = 1;
             break;
           }
@@ -240,6 +244,7 @@ class Agreement {
   const int n_;
   const int me_;
   const int timeoutMs_;
+  int64_t lateMs_ = 0;  // extra wait for ranks that have not reached the agreement
   const int flag_;
   std::vector<unsigned char> failed_;  // ranks this rank no longer waits for
 };

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -105,6 +106,16 @@ void FaultService::relayRevoke(int skip) {
       (void)send(r, std::move(message), Deadline(std::min<int64_t>(kRelayMs, timeoutMs_)), nullptr);
     }
   });
+}
+
+void FaultService::catchUp(int64_t maxMs) {
+  if (!thread_.joinable()) return;
+  std::unique_lock<std::mutex> lock(catchUpMutex_);
+  const uint64_t request = ++catchUpRequests_;
+  char byte = 1;
+  (void)!::write(wakeFds_[1], &byte, 1);  // ends a poll in progress
+  caughtUp_.wait_for(lock, std::chrono::milliseconds(maxMs),
+                     [&] { return catchUpServed_ >= request || stopping_; });
 }
 
 FaultMessage FaultService::answer(const FaultMessage& request) {
@@ -232,9 +243,22 @@ void FaultService::serve() {
     ::close(incoming[i].fd);
     incoming.erase(incoming.begin() + static_cast<std::ptrdiff_t>(i));
   };
+  uint64_t answering = 0;  // the catchUp request this iteration serves
   while (!stopping_) {
+    bool hurry = false;
+    {
+      // The iteration before has ended: it served the requests made before
+      // it began. One made since is served by this one, which polls the
+      // listener now and so sees whatever waited when it was made.
+      std::lock_guard<std::mutex> lock(catchUpMutex_);
+      catchUpServed_ = answering;
+      hurry = catchUpRequests_ > answering;
+      answering = catchUpRequests_;
+    }
+    caughtUp_.notify_all();
     std::vector<pollfd> fds = {{listenFd_, POLLIN, 0}, {wakeFds_[0], POLLIN, 0}};
-    int64_t waitMs = 1000;  // the wake pipe ends it at destruction; this bounds a lost wake-up
+    // The wake pipe ends it at destruction; this bounds a lost wake-up.
+    int64_t waitMs = hurry ? 0 : 1000;
     const int64_t now = monotonicMs();
     for (const Incoming& in : incoming) {
       fds.push_back({in.fd, POLLIN, 0});
@@ -242,6 +266,11 @@ void FaultService::serve() {
     }
     int ready = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
     if (ready < 0 || stopping_) continue;
+    if (fds[1].revents & POLLIN) {  // catchUp's wake-ups: the pipe must not stay readable
+      char drain[64];
+      while (::read(wakeFds_[0], drain, sizeof drain) > 0) {
+      }
+    }
     QuietFailures quiet;  // bad messages are dropped, logged at INFO
     // Connections first (their fds are fds[2...] in order), then new ones.
     for (size_t i = incoming.size(); i-- > 0;) {

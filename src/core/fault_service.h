@@ -58,6 +58,12 @@ class FaultService {
   int revokedFd() const { return revokedFd_; }
   // Tells every other rank except `skip`, one way, in a background thread.
   void relayRevoke(int skip);
+  // Waits, at most maxMs, until the service thread has read what already
+  // waits at its listener: a rank stopped (SIGSTOP) while the others
+  // revoked finds their revoke there and their abort frames on its
+  // control connections, and a failed call must see the revoke before
+  // it says which error it was (core/revoke.h).
+  void catchUp(int64_t maxMs);
 
   // ---- agreements (core/agreement.h) ----
   std::mutex mutex;
@@ -68,6 +74,7 @@ class FaultService {
   std::vector<int> lastAgreedFailed;               // the last agreement's (spcclCommGetFailedRanks)
   uint64_t agreementCount = 0;
   uint64_t shrinkCount = 0;
+  bool shrinkFailed = false;  // a spcclCommShrink of this communicator failed here
 
  private:
   // Every connection at once, from one poll loop (as the rendezvous root):
@@ -88,6 +95,12 @@ class FaultService {
   std::thread thread_;
   std::thread relay_;
   std::atomic<bool> revoked_{false};
+  // catchUp's requests, and the last one the service loop has served: an
+  // iteration that began after the request, so it polled the listener then.
+  std::mutex catchUpMutex_;
+  std::condition_variable caughtUp_;
+  uint64_t catchUpRequests_ = 0;
+  uint64_t catchUpServed_ = 0;
   mutable std::mutex revokeMutex_;
   std::string revokedReason_;
 };

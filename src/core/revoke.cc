@@ -10,6 +10,13 @@
 
 namespace spccl {
 
+namespace {
+// How long a failed call waits for the fault service to read what is
+// already there: a thread wake-up or two, longer on a loaded machine
+// (20 ms missed it once with 8 ranks on 2 busy cores); failures only.
+constexpr int64_t kCatchUpMs = 100;
+}  // namespace
+
 spcclResult_t revokeComm(spcclComm_t comm) {
   FaultService& fs = *comm->fault;
   const std::string why =
@@ -34,7 +41,12 @@ spcclResult_t revokedResult(spcclComm_t comm, spcclResult_t result) {
   // communicator's (a child's creation fails through its parent's call),
   // and this one's engine, broken by the revoker's abort frame, keeps
   // failing with it while the relay marks the service.
-  if (result == spcclRevoked || !fs.revoked()) return result;
+  if (result == spcclRevoked) return result;
+  // A revoke that waits unread (this rank was stopped while the others
+  // revoked) is the reason, not the abort frames that came with it.
+  if (!fs.revoked() && (result == spcclRemoteError || result == spcclTimeout))
+    fs.catchUp(kCatchUpMs);
+  if (!fs.revoked()) return result;
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the next call overwrites it
   const std::string failure = threadLastError();
   return SPCCL_FAIL(spcclRevoked, "%s (the call had failed: %s)", fs.revokedReason().c_str(),
