@@ -12,6 +12,12 @@ RUNS = {e: os.path.join(DIR, f"migrate-e{e}-1gbit.jsonl") for e in (4, 8)}
 SLEEP_RUNS = {
     f"migration-sleep-e{e}-{rate}-{flops}": os.path.join(DIR, f"migrate-e{e}-{rate}-sleep{flops}.jsonl")
     for e, rate in ((4, "500mbit"), (8, "250mbit")) for flops in ("20g", "4g")}
+# The same compute-bound runs with (b)'s broadcasts queued during the own
+# GEMMs (migrate_perf --overlap 1, spcclImigrateBroadcast).
+SLEEP_RUNS.update({
+    f"migration-sleep-e{e}-{rate}-4g-overlap":
+        os.path.join(DIR, f"migrate-e{e}-{rate}-sleep4g-overlap.jsonl")
+    for e, rate in ((4, "500mbit"), (8, "250mbit"))})
 MODES = ["(a) none", "(b) bcast-reduce", "(c) scatter-gather", "(d) plan"]
 
 
@@ -57,6 +63,9 @@ def migration_table(path: str) -> str:
     if opts.get("compute") == "sleep":
         model = (f"Compute: the device model (--compute sleep), {opts['flops'] / 1e9:g} GFLOP/s per "
                  "rank, the straggler χ times slower. ")
+    if opts.get("overlap"):
+        model += ("(b)'s broadcasts queued during each rank's own GEMMs (--overlap 1, "
+                  "spcclImigrateBroadcast). ")
     header = ["χ", "(a) none", "(b) broadcast-reduce, merged", "(c) scatter-gather", "(d) plan",
               "straggler MB sent (a) → (b) = (c)", "migrated MB"]
     return (model + f"ms per iteration, median of {len(runs)} runs of the binary [each run], each run the "
