@@ -133,6 +133,16 @@ ncclResult_t shareRealId(InterposedComm* comm, ncclUniqueId* realId) {
   return ncclSuccess;
 }
 
+// Split and shrink make spccl's side at once, whatever the parent's
+// setting (a NULL config would inherit a non-blocking parent's): the
+// interposer reads the new rank and size right after, and NCCL allows a
+// non-blocking communicator's calls to complete before they return.
+spcclConfig_t blockingSpcclConfig() {
+  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  return config;
+}
+
 struct PendingInit {
   std::unique_ptr<InterposedComm> comm;
   spcclUniqueId spcclId{};
@@ -265,8 +275,9 @@ ncclResult_t split(const CommLease& lease, int color, int key, ncclComm_t* out,
   Creation creation;
   creation.spcclPart = [pending, parent, color, key]() {
     InterposedComm* comm = pending->comm.get();
-    const ncclResult_t r =
-        finishSpccl(parent.get(), spcclCommSplit(parent->spccl, color, key, &comm->spccl, nullptr));
+    const spcclConfig_t blocking = blockingSpcclConfig();
+    const ncclResult_t r = finishSpccl(
+        parent.get(), spcclCommSplit(parent->spccl, color, key, &comm->spccl, &blocking));
     if (r == ncclSuccess && comm->spccl != nullptr) {
       spcclCommUserRank(comm->spccl, &comm->rank);
       spcclCommCount(comm->spccl, &comm->nranks);
@@ -332,9 +343,10 @@ ncclResult_t shrink(const CommLease& lease, const int* excludeRanks, int exclude
   // has nothing to stop for it.
   creation.spcclPart = [pending, parent, exclude]() {
     InterposedComm* comm = pending->comm.get();
+    const spcclConfig_t blocking = blockingSpcclConfig();
     const ncclResult_t r = finishSpccl(
         parent.get(), spcclCommShrink(parent->spccl, exclude.data(),
-                                      static_cast<int>(exclude.size()), nullptr, &comm->spccl));
+                                      static_cast<int>(exclude.size()), &blocking, &comm->spccl));
     if (r == ncclSuccess && comm->spccl != nullptr) {
       spcclCommUserRank(comm->spccl, &comm->rank);
       spcclCommCount(comm->spccl, &comm->nranks);

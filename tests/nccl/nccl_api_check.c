@@ -538,9 +538,11 @@ int main(int argc, char** argv) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "world";
   if (gNonBlocking) {
-    /* NCCL's contract: ncclInProgress at once, then poll ncclCommGetAsyncError. */
-    config.blocking = 0;
-    ncclResult_t r = ncclCommInitRankConfig(&world, gNranks, id, gRank, &config);
+    /* NCCL's contract: ncclInProgress at once, then poll ncclCommGetAsyncError.
+     * Only world's creation: the splits below reuse `config`, blocking. */
+    ncclConfig_t nonBlocking = config;
+    nonBlocking.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&world, gNranks, id, gRank, &nonBlocking);
     CHECK(r == ncclInProgress || r == ncclSuccess, "non-blocking init returned %d (%s): %s", (int)r,
           ncclGetErrorString(r), ncclGetLastError(NULL));
     CHECK(world != NULL, "non-blocking init gave no communicator");

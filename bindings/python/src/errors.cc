@@ -22,7 +22,7 @@ py::object errorObject(spcclResult_t result, const std::string& message) {
 
 void raiseError(spcclResult_t result, const std::string& message) {
   py::object error = errorObject(result, message);
-  PyErr_SetObject(error.get_type().ptr(), error.ptr());
+  PyErr_SetObject(py::type::handle_of(error).ptr(), error.ptr());
   throw py::error_already_set();
 }
 
