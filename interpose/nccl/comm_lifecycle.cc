@@ -191,8 +191,8 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int r
     spcclConfig_t spcclConfig = SPCCL_CONFIG_INITIALIZER;
     spcclConfig.blocking = !forward && pending->config.nonBlocking() ? 0 : 1;
     const ncclResult_t r =
-        finishSpccl(nullptr, spcclCommInitRankConfig(&comm->spccl, comm->nranks,
-                                                     pending->spcclId, comm->rank, &spcclConfig));
+        finishSpccl(nullptr, spcclCommInitRankConfig(&comm->spccl, comm->nranks, pending->spcclId,
+                                                     comm->rank, &spcclConfig));
     if (r != ncclSuccess || !forward) return r;
     return shareRealId(comm, &pending->realId);
   };

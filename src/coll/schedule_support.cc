@@ -19,13 +19,13 @@ spcclResult_t checkReceivedBytes(const CollContext& ctx, int peer, size_t receiv
   // signature: ranks that passed send and receive counts that do not match
   // misused the call.
   if (ctx.signature().type == CollType::AllToAllv)
-    return SPCCL_FAIL(spcclInvalidUsage,
-                      "rank %d: %s (seq %llu) received %zu bytes from rank %d where its %s schedule "
-                      "expects %zu: rank %d's send count for this rank differs from this rank's "
-                      "receive count for it",
-                      ctx.rank(), ctx.signature().describe().c_str(),
-                      static_cast<unsigned long long>(ctx.seq()), received, peer, schedule,
-                      expected, peer);
+    return SPCCL_FAIL(
+        spcclInvalidUsage,
+        "rank %d: %s (seq %llu) received %zu bytes from rank %d where its %s schedule "
+        "expects %zu: rank %d's send count for this rank differs from this rank's "
+        "receive count for it",
+        ctx.rank(), ctx.signature().describe().c_str(), static_cast<unsigned long long>(ctx.seq()),
+        received, peer, schedule, expected, peer);
   // SPCCL_ALGO and SPCCL_CHUNK_BYTES are job settings, agreed at creation
   // (core/job_settings.h), so the peer broke the protocol: spcclRemoteError,
   // which breaks the communicator and tells the other ranks (runCollective).
