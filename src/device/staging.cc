@@ -78,18 +78,24 @@ void* StagingSet::hostView(const void* pointer) const {
   return const_cast<void*>(pointer);
 }
 
-const StagingSet::Buffer* StagingSet::stagedAt(const void* base) const {
-  for (const Buffer& buffer : buffers_)
-    if (buffer.pointer == base && buffer.staging.data() != nullptr) return &buffer;
-  return nullptr;
+spcclResult_t StagingSet::stagedPiece(const StagedRange& range, const Buffer** piece) const {
+  *piece = nullptr;
+  if (range.bytes == 0) return spcclSuccess;
+  for (const Buffer& buffer : buffers_) {
+    if (buffer.pointer != range.base || buffer.staging.data() == nullptr) continue;
+    if (range.offset > buffer.bytes || range.bytes > buffer.bytes - range.offset)
+      return SPCCL_FAIL(spcclInternalError, "%s: piece [%zu, +%zu) lies outside its %zu bytes",
+                        buffer.name, range.offset, range.bytes, buffer.bytes);
+    *piece = &buffer;
+    return spcclSuccess;
+  }
+  return spcclSuccess;
 }
 
 spcclResult_t StagingSet::copyRangeIn(CuStream stream, const StagedRange& range) const {
-  const Buffer* buffer = stagedAt(range.base);
-  if (buffer == nullptr || range.bytes == 0) return spcclSuccess;
-  if (range.offset > buffer->bytes || range.bytes > buffer->bytes - range.offset)
-    return SPCCL_FAIL(spcclInternalError, "%s: piece [%zu, +%zu) lies outside its %zu bytes",
-                      buffer->name, range.offset, range.bytes, buffer->bytes);
+  const Buffer* buffer = nullptr;
+  SPCCL_CHECK(stagedPiece(range, &buffer));
+  if (buffer == nullptr) return spcclSuccess;
   const auto source = reinterpret_cast<CuDevicePtr>(buffer->pointer) + range.offset;
   void* target = static_cast<char*>(buffer->staging.data()) + range.offset;
   const CuResult result = cudaDriver()->memcpyDtoHAsync(target, source, range.bytes, stream);
@@ -101,11 +107,9 @@ spcclResult_t StagingSet::copyRangeIn(CuStream stream, const StagedRange& range)
 }
 
 spcclResult_t StagingSet::copyRangeOut(CuStream stream, const StagedRange& range) const {
-  const Buffer* buffer = stagedAt(range.base);
-  if (buffer == nullptr || range.bytes == 0) return spcclSuccess;
-  if (range.offset > buffer->bytes || range.bytes > buffer->bytes - range.offset)
-    return SPCCL_FAIL(spcclInternalError, "%s: piece [%zu, +%zu) lies outside its %zu bytes",
-                      buffer->name, range.offset, range.bytes, buffer->bytes);
+  const Buffer* buffer = nullptr;
+  SPCCL_CHECK(stagedPiece(range, &buffer));
+  if (buffer == nullptr) return spcclSuccess;
   const auto target = reinterpret_cast<CuDevicePtr>(buffer->pointer) + range.offset;
   const void* source = static_cast<const char*>(buffer->staging.data()) + range.offset;
   const CuResult result = cudaDriver()->memcpyHtoDAsync(target, source, range.bytes, stream);

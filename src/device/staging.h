@@ -72,8 +72,10 @@ class StagingSet {
     PinnedBuffer staging;  // device memory only
   };
   const Buffer* find(const char* name) const;
-  // The staged buffer registered at exactly `base`, or nullptr.
-  const Buffer* stagedAt(const void* base) const;
+  // *piece: the staged buffer registered at exactly range.base (nullptr if
+  // none, or the range is empty); spcclInternalError if the range lies
+  // outside it.
+  spcclResult_t stagedPiece(const StagedRange& range, const Buffer** piece) const;
   std::vector<Buffer> buffers_;
 };
 

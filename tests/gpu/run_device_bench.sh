@@ -17,20 +17,10 @@ launcher=$build/bin/spcclrun
 failed=0
 export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-shm} SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 
-bench() {
-  local name=$1
-  shift
-  local log=$results/$name.log
-  timeout "${BENCH_TIMEOUT:-60}" "$@" >"$log" 2>&1
-  local status=$?
-  if [[ $status -ne 0 ]] || ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    echo "== $name: FAIL (exit $status)"
-    failed=1
-  else
-    echo "== $name"
-  fi
-  grep -vE '^#  *(Rank|Using|nThread)' "$log" | tail -n 14
-}
+# shellcheck disable=SC2034  # read by lib/checked_bench.sh
+bench_timeout=60 bench_tail=14
+# shellcheck source-path=SCRIPTDIR source=lib/checked_bench.sh
+source "$(dirname "$0")/lib/checked_bench.sh"
 
 for n in 2 4; do
   bench "all_reduce_device_n$n" "$launcher" -n "$n" -- "$build/perf/all_reduce_perf" --device \

@@ -18,20 +18,10 @@ launcher=$build/bin/spcclrun
 failed=0
 export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-shm} SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 
-bench() {
-  local name=$1
-  shift
-  local log=$results/$name.log
-  timeout "${BENCH_TIMEOUT:-25}" "$@" >"$log" 2>&1
-  local status=$?
-  if [[ $status -ne 0 ]] || ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    echo "== $name: FAIL (exit $status)"
-    failed=1
-  else
-    echo "== $name"
-  fi
-  grep -vE '^#  *(Rank|Using|nThread)' "$log" | tail -n 8
-}
+# shellcheck disable=SC2034  # read by lib/checked_bench.sh
+bench_timeout=25 bench_tail=8
+# shellcheck source-path=SCRIPTDIR source=lib/checked_bench.sh
+source "$(dirname "$0")/lib/checked_bench.sh"
 
 for coll in all_reduce all_gather reduce_scatter; do
   [[ -x $build/perf/${coll}_perf ]] || {
