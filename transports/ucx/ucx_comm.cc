@@ -17,11 +17,18 @@ namespace {
 // messages already on their way (the data travels on UCX's own connections,
 // which the side channel's EOF may overtake) before they fail.
 constexpr int64_t kPeerGoneGraceMs = 200;
-// closeSend flushes what was sent for at most this long, then forces.
+// Closing a comm whose peer is alive waits at most this long for its sends
+// (the peer must read them); the worker is destroyed after it either way.
 constexpr int64_t kCloseFlushMs = 2000;
+// Once the sends are done, the endpoint's flush gets this long more. It can
+// wait on the peer (an endpoint whose wire-up the peer has not answered
+// yet), and a peer busy elsewhere (in an agreement, say) made it take the
+// whole 2 s on every connection; what it still guards is at most UCX's
+// last transmit segment, behind a kernel buffer the peer has not read.
+constexpr int64_t kCloseAfterSendsMs = 100;
 
 void complete(UcxRequest* r, ucs_status_t status) {
-  ++worker()->completions;
+  ++process()->completions;
   r->ucxOwned = false;
   r->ucpRequest = nullptr;
   r->done = true;
@@ -64,10 +71,11 @@ void adopt(UcxRequest* r, ucs_status_ptr_t ptr) {
 
 spcclResult_t UcxComm::fail(spcclResult_t code) {
   if (failed()) return failCode;
-  ++worker()->completions;
+  ++process()->completions;
   failCode = code;
   failMessage = threadLastError();
   cancelOutstanding();
+  releaseWorker();
   return failCode;
 }
 
@@ -117,7 +125,7 @@ void UcxComm::startRecv(UcxRequest* r) {
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = recvDone;
   param.user_data = r;
-  adopt(r, ucp_tag_recv_nbx(worker()->worker, r->data, r->size, tag, ~uint64_t{0}, &param));
+  adopt(r, ucp_tag_recv_nbx(worker.handle(), r->data, r->size, tag, ~uint64_t{0}, &param));
 }
 
 void UcxComm::startQueuedSends() {
@@ -132,8 +140,9 @@ void UcxComm::startQueuedSends() {
 }
 
 void UcxComm::cancelOutstanding() {
+  if (!worker.alive()) return;
   for (UcxRequest& r : slots)
-    if (r.ucxOwned && !r.isSend) ucp_request_cancel(worker()->worker, r.ucpRequest);
+    if (r.ucxOwned && !r.isSend) ucp_request_cancel(worker.handle(), r.ucpRequest);
   if (ep != nullptr) {
     // Outstanding sends complete with UCS_ERR_CANCELED. (Without peer
     // failure handling UCX allows no forced close: flush instead.)
@@ -143,6 +152,27 @@ void UcxComm::cancelOutstanding() {
     ucs_status_ptr_t ptr = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(ptr)) closeRequest = ptr;
     ep = nullptr;
+  }
+}
+
+// What UCX still holds of this comm goes with the worker: a receive that
+// ucp_request_cancel could not take back (matched to a message that will
+// never be whole) included. No callback follows.
+void UcxComm::releaseWorker() {
+  if (closeRequest != nullptr) {
+    ucp_request_free(closeRequest);  // released by UCX on completion, or with the worker
+    closeRequest = nullptr;
+  }
+  ep = nullptr;  // closed above, or destroyed with the worker
+  worker.destroy();
+  for (UcxRequest& r : slots) {
+    if (!r.ucxOwned) continue;
+    r.ucxOwned = false;
+    r.ucpRequest = nullptr;
+    if (!r.done) {
+      r.done = true;
+      r.status = UCS_ERR_CANCELED;
+    }
   }
 }
 
@@ -214,7 +244,7 @@ void UcxComm::createEndpoint(const AddressHeader& header, const unsigned char* a
   params.err_handler.cb = endpointError;
   params.err_handler.arg = this;
   params.err_mode = gPeerErrorHandling ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-  ucs_status_t status = ucp_ep_create(worker()->worker, &params, &ep);
+  ucs_status_t status = ucp_ep_create(worker.handle(), &params, &ep);
   if (status == UCS_ERR_UNREACHABLE && gPeerErrorHandling) {
     gPeerErrorHandling = false;
     SPCCL_INFO(kLogNet,
@@ -223,7 +253,7 @@ void UcxComm::createEndpoint(const AddressHeader& header, const unsigned char* a
                "peers are detected through the side channel",
                peerName.c_str());
     params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-    status = ucp_ep_create(worker()->worker, &params, &ep);
+    status = ucp_ep_create(worker.handle(), &params, &ep);
   }
   peerErrorHandling = params.err_mode == UCP_ERR_HANDLING_MODE_PEER;
   if (status != UCS_OK) {
@@ -258,66 +288,94 @@ spcclResult_t UcxComm::test(UcxRequest* r, int* done, size_t* size) {
                            ucs_status_string(r->status)));
   }
   if (failed()) {
-    r->used = false;  // the slot stays taken until UCX calls back
+    r->used = false;  // UCX let go of it with the worker
     return report();
   }
   return spcclSuccess;
 }
 
-bool UcxComm::shutdown() {
-  Worker* w = worker();
-  if (ep != nullptr && !failed()) {
-    ucp_request_param_t param{};  // flush: what was sent reaches the peer first
-    ucs_status_ptr_t ptr = ucp_ep_close_nbx(ep, &param);
-    if (UCS_PTR_IS_PTR(ptr)) closeRequest = ptr;
-    ep = nullptr;
-  }
+void UcxComm::shutdown() {
   removeComm(this);
-  cancelOutstanding();
-  Deadline deadline(kCloseFlushMs);
+  if (worker.alive()) {
+    progress();  // notices a side channel the peer has closed
+    // A peer known gone reads nothing more: no flush, and no wait for UCX.
+    const bool peerAlive = !failed() && peerGoneAtMs < 0;
+    if (ep != nullptr && peerAlive) {
+      ucp_request_param_t param{};  // flush: what was sent reaches the peer first
+      ucs_status_ptr_t ptr = ucp_ep_close_nbx(ep, &param);
+      if (UCS_PTR_IS_PTR(ptr)) closeRequest = ptr;
+      ep = nullptr;
+    }
+    cancelOutstanding();
+    if (peerAlive) waitForUcx();
+    releaseWorker();
+  }
+  side.close();
+}
+
+// Until UCX holds no send of this comm and the flush is done, or the
+// deadlines above. Receives are not waited for: a closed comm wants no more
+// data, and one matched to a message that stopped half-way would never
+// complete.
+void UcxComm::waitForUcx() {
+  Deadline sendsDeadline(kCloseFlushMs);
+  int64_t sendsDoneAtMs = -1;
   for (;;) {
-    progressWorker();
+    worker.progress();
+    // The other comms' workers too, as the engine is not calling: a peer
+    // flushing to one of them waits for us, maybe while we wait for it.
+    for (void* other : process()->comms) static_cast<UcxComm*>(other)->worker.progress();
     if (closeRequest != nullptr && ucp_request_check_status(closeRequest) != UCS_INPROGRESS) {
       ucp_request_free(closeRequest);
       closeRequest = nullptr;
     }
-    bool owned = closeRequest != nullptr;
-    for (UcxRequest& r : slots) owned = owned || r.ucxOwned;
-    if (!owned) break;
-    if (deadline.expired()) {
-      SPCCL_WARN("ucx: closing the connection to %s: UCX still holds requests after %lld ms",
-                 peerName.c_str(), static_cast<long long>(kCloseFlushMs));
-      return false;
+    int sends = 0;
+    for (UcxRequest& r : slots) sends += r.ucxOwned && r.isSend;
+    if (sends == 0 && closeRequest == nullptr) return;
+    if (sends == 0 && sendsDoneAtMs < 0) sendsDoneAtMs = monotonicMs();
+    const bool expired = sends > 0 ? sendsDeadline.expired()
+                                   : monotonicMs() - sendsDoneAtMs > kCloseAfterSendsMs;
+    if (expired) {
+      SPCCL_INFO(kLogNet,
+                 "ucx: closing the connection to %s: %d send(s) not done after %lld ms, or the "
+                 "flush after %lld ms more; they go with the worker",
+                 peerName.c_str(), sends, static_cast<long long>(kCloseFlushMs),
+                 static_cast<long long>(kCloseAfterSendsMs));
+      return;
     }
-    pollfd p{w->wakeupFd, POLLIN, 0};
-    armWorker(w->completions);
+    pollfd p{worker.wakeupFd(), POLLIN, 0};
+    worker.arm(process()->completions);
     ::poll(&p, 1, 10);
   }
-  side.close();
-  return true;
 }
 
 UcxComm* acceptedComm(int fd, const net::SockAddr& peer) {
-  Worker* w = worker();
+  Process* p = process();
   auto* comm = new UcxComm(CommKind::Recv);
-  comm->side.adopt(fd, peer, monotonicMs() + w->timeoutMs);
+  comm->side.adopt(fd, peer, monotonicMs() + p->timeoutMs);
   comm->peerName = comm->side.peerName();
-  comm->tag = ++w->lastTag;
-  AddressHeader header{kAddressMagic, static_cast<uint32_t>(w->addressLength), comm->tag};
-  comm->side.queueSend(&header, sizeof(header));
-  comm->side.queueSend(w->address, w->addressLength);
   addComm(comm);
+  spcclResult_t res = comm->worker.create();
+  if (res != spcclSuccess) {
+    comm->fail(res);  // reported by test
+    return comm;
+  }
+  comm->tag = ++p->lastTag;
+  const CommWorker& w = comm->worker;
+  AddressHeader header{kAddressMagic, static_cast<uint32_t>(w.addressLength()), comm->tag};
+  comm->side.queueSend(&header, sizeof(header));
+  comm->side.queueSend(w.address(), w.addressLength());
   comm->progress();
   return comm;
 }
 
 UcxComm* connectingComm(const net::SockAddr& addr) {
-  Worker* w = worker();
   auto* comm = new UcxComm(CommKind::Send);
   addComm(comm);
-  spcclResult_t res = comm->side.connect(addr, monotonicMs() + w->timeoutMs);
+  spcclResult_t res = comm->side.connect(addr, monotonicMs() + process()->timeoutMs);
   comm->peerName = comm->side.peerName();
   comm->side.expectTotal(sizeof(AddressHeader));
+  if (res == spcclSuccess) res = comm->worker.create();
   if (res != spcclSuccess) comm->fail(res);
   return comm;
 }

@@ -1,8 +1,9 @@
-// ucx comms. Data moves as UCP tagged messages; a TCP side channel per
-// connection carries the setup and tells when the peer is gone:
+// ucx comms. Data moves as UCP tagged messages, each comm on its own UCP
+// worker (ucx_worker.h says why); a TCP side channel per connection carries
+// the setup and tells when the peer is gone:
 //   sender connects to the listener's socket;
-//   receiver (accept) picks a tag unique in its worker and answers
-//     [AddressHeader][its UCP worker address];
+//   receiver (accept) picks a tag and answers
+//     [AddressHeader][its comm's UCP worker address];
 //   sender creates an endpoint (UCP_ERR_HANDLING_MODE_PEER) to that address
 //     and sends every message of the comm with that tag.
 // The side channel stays open and silent; EOF on it means the peer closed
@@ -21,6 +22,7 @@
 #include "spccl_net.h"
 #include "transports/common/side_channel.h"
 #include "transports/ucx/ucx_address.h"
+#include "transports/ucx/ucx_worker.h"
 
 namespace spccl::ucx {
 
@@ -53,6 +55,9 @@ struct UcxComm {
   enum class Phase { Setup, Ready } phase = Phase::Setup;
   int64_t peerGoneAtMs = -1;  // side channel ended; pending requests get a grace period
 
+  // Destroyed when the comm fails or closes: from then on UCX holds nothing
+  // of it, no request, no buffer, no connection.
+  CommWorker worker;
   uint64_t tag = 0;
   ucp_ep_h ep = nullptr;
   ucs_status_t epError = UCS_OK;  // set by UCX's error callback
@@ -66,17 +71,19 @@ struct UcxComm {
   std::string failMessage;
 
   bool failed() const { return failCode != spcclSuccess; }
-  // Records the first failure (already reported via SPCCL_FAIL) and stops UCX
-  // work of this comm; pending requests fail with it when tested.
+  // Records the first failure (already reported via SPCCL_FAIL) and ends UCX
+  // work of this comm (its worker is destroyed): pending requests fail with
+  // it when tested, and UCX writes into none of their buffers any more.
   spcclResult_t fail(spcclResult_t code);
   spcclResult_t report() const;
 
   spcclResult_t post(bool isSend, void* data, size_t size, UcxRequest** out);
-  // Setup, liveness and starting queued sends; worker progress is the caller's.
+  // Worker progress, setup, liveness and starting queued sends.
   void progress();
   spcclResult_t test(UcxRequest* request, int* done, size_t* size);
-  // Releases UCX resources; false when UCX still owns requests after the deadline.
-  bool shutdown();
+  // Flushes what was sent (bounded, and not at all to a peer known gone),
+  // then releases everything UCX holds for the comm. The comm can be freed.
+  void shutdown();
 
  private:
   void progressSetup();
@@ -85,6 +92,8 @@ struct UcxComm {
   void startSend(UcxRequest* request);
   void startRecv(UcxRequest* request);
   void cancelOutstanding();
+  void releaseWorker();
+  void waitForUcx();
 };
 
 // Listener side: a fresh recv comm on an accepted socket, its answer queued.

@@ -33,16 +33,21 @@ std::mutex gInitMutex;
 
 UcxComm* asComm(void* comm) { return static_cast<UcxComm*>(comm); }
 
-// Worker progress, then (every kSweepMs) setup and liveness of every comm,
-// so that a peer's EOF is seen even on comms the engine no longer tests.
-void progressAll() {
-  progressWorker();
-  for (void* comm : commsDueForSweep()) static_cast<UcxComm*>(comm)->progress();
+// The worker of the comm at hand, then (every kSweepMs) the worker, setup
+// and liveness of every comm, so that a peer's EOF is seen and sends move
+// on comms the engine does not wait on.
+void progressAll(UcxComm* current) {
+  current->worker.progress();
+  for (void* comm : commsDueForSweep()) {
+    auto* c = static_cast<UcxComm*>(comm);
+    c->worker.progress();
+    c->progress();
+  }
 }
 
 spcclResult_t ucxInit(const spcclNetInitArgs_v1_t* args) {
   std::lock_guard<std::mutex> lock(gInitMutex);
-  if (worker() != nullptr) return spcclSuccess;
+  if (process() != nullptr) return spcclSuccess;
   std::string ifname = args != nullptr && args->socketIfname != nullptr
                            ? args->socketIfname
                            : knobString("SPCCL_SOCKET_IFNAME");
@@ -52,14 +57,14 @@ spcclResult_t ucxInit(const spcclNetInitArgs_v1_t* args) {
   int timeoutMs = args != nullptr && args->timeoutMs > 0
                       ? args->timeoutMs
                       : static_cast<int>(knobInt("SPCCL_TIMEOUT_MS"));
-  SPCCL_CHECK(workerInit(timeoutMs));
+  SPCCL_CHECK(processInit(timeoutMs));
   SPCCL_INFO(kLogNet, "ucx transport: side channels on %s %s", gInterface.name.c_str(),
              net::toString(gInterface.addr).c_str());
   return spcclSuccess;
 }
 
 spcclResult_t requireInit(const char* op) {
-  if (worker() == nullptr) return SPCCL_FAIL(spcclInvalidUsage, "ucx %s before init", op);
+  if (process() == nullptr) return SPCCL_FAIL(spcclInvalidUsage, "ucx %s before init", op);
   return spcclSuccess;
 }
 
@@ -67,7 +72,7 @@ spcclResult_t ucxListen(void* handle, void** listenComm) {
   SPCCL_CHECK(requireInit("listen"));
   if (handle == nullptr || listenComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "ucx listen: handle and listenComm must not be NULL");
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   auto* comm = new UcxComm(CommKind::Listen);
   net::SockAddr bound;
   spcclResult_t res = net::listenOn(gInterface.addr, 128, &comm->listenFd, &bound);
@@ -93,7 +98,7 @@ spcclResult_t ucxConnect(const void* handle, void** sendComm) {
   std::memcpy(&peer, handle, sizeof(peer));
   if (peer.magic != kUcxHandleMagic)
     return SPCCL_FAIL(spcclInvalidArgument, "ucx connect: the handle is not a ucx handle");
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   *sendComm = connectingComm(peer.addr);  // a failure stays in the comm, reported by test
   return spcclSuccess;
 }
@@ -101,7 +106,7 @@ spcclResult_t ucxConnect(const void* handle, void** sendComm) {
 spcclResult_t ucxAccept(void* listenComm, void** recvComm) {
   if (listenComm == nullptr || recvComm == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "ucx accept: listenComm and recvComm must not be NULL");
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   UcxComm* listener = asComm(listenComm);
   *recvComm = nullptr;
   net::SockAddr peer{};
@@ -128,7 +133,7 @@ spcclResult_t postOn(void* comm, bool isSend, void* data, size_t size, void** re
   const char* op = isSend ? "ucx isend" : "ucx irecv";
   if (comm == nullptr || request == nullptr || (data == nullptr && size > 0))
     return SPCCL_FAIL(spcclInvalidArgument, "%s: NULL comm, request or data", op);
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   UcxComm* c = asComm(comm);
   c->progress();
   UcxRequest* posted = nullptr;
@@ -148,31 +153,35 @@ spcclResult_t ucxIrecv(void* recvComm, void* data, size_t capacity, void*, void*
 spcclResult_t ucxTest(void* request, int* done, size_t* size) {
   if (request == nullptr || done == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "ucx test: NULL request or done");
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   auto* r = static_cast<UcxRequest*>(request);
-  progressAll();
+  progressAll(r->comm);
   return r->comm->test(r, done, size);
 }
 
 spcclResult_t ucxPollFd(void* comm, int* fd, short* events) {
   if (comm == nullptr || fd == nullptr || events == nullptr)
     return SPCCL_FAIL(spcclInvalidArgument, "ucx pollFd: NULL argument");
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   UcxComm* c = asComm(comm);
   *events = POLLIN;
   if (c->kind == CommKind::Listen) {
     *fd = c->listenFd;
     return spcclSuccess;
   }
-  uint64_t seen = worker()->completions;  // the engine has looked at everything before this
-  progressAll();
-  if (c->phase == UcxComm::Phase::Setup && !c->failed()) {  // the side channel makes progress
+  uint64_t seen = process()->completions;  // the engine has looked at everything before this
+  progressAll(c);
+  if (c->failed()) {  // its worker is gone: wake the engine at once, test reports it
+    *fd = process()->readyFd;
+    return spcclSuccess;
+  }
+  if (c->phase == UcxComm::Phase::Setup) {  // the side channel makes progress
     *fd = c->side.fd();
     *events = c->side.pollEvents();
     return spcclSuccess;
   }
-  armWorker(seen);
-  *fd = worker()->wakeupFd;
+  c->worker.arm(seen);
+  *fd = c->worker.wakeupFd();
   return spcclSuccess;
 }
 
@@ -185,16 +194,15 @@ spcclResult_t ucxDescribe(void* comm, char* buf, size_t len) {
 
 spcclResult_t ucxClose(void* comm) {
   if (comm == nullptr) return spcclSuccess;
-  std::lock_guard<std::mutex> lock(worker()->mutex);
+  std::lock_guard<std::mutex> lock(process()->mutex);
   UcxComm* c = asComm(comm);
   if (c->kind == CommKind::Listen) {
     close(c->listenFd);
     delete c;
     return spcclSuccess;
   }
-  // A comm UCX still references after the deadline is leaked, not freed
-  // under UCX's feet.
-  if (c->shutdown()) delete c;
+  c->shutdown();  // UCX holds nothing of it after this
+  delete c;
   return spcclSuccess;
 }
 

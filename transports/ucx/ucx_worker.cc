@@ -1,5 +1,6 @@
 #include "transports/ucx/ucx_worker.h"
 
+#include <sys/eventfd.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -17,7 +18,7 @@
 namespace spccl::ucx {
 namespace {
 
-Worker gWorker;
+Process gProcess;
 bool gReady = false;
 
 // Enough to drain what one wake-up brought without starving the caller.
@@ -40,7 +41,7 @@ spcclResult_t ucxFail(const char* what, ucs_status_t status) {
                     devShmHint(status).c_str());
 }
 
-spcclResult_t createContextAndWorker(Worker* w) {
+spcclResult_t createContext(Process* p) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);  // UCX_* as usual
   if (status != UCS_OK) return ucxFail("ucp_config_read", status);
@@ -58,79 +59,99 @@ spcclResult_t createContextAndWorker(Worker* w) {
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
-  status = ucp_init(&params, config, &w->context);
+  status = ucp_init(&params, config, &p->context);
   ucp_config_release(config);
   if (status != UCS_OK) return ucxFail("ucp_init", status);
-
-  ucp_worker_params_t wparams{};
-  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-  status = ucp_worker_create(w->context, &wparams, &w->worker);
-  if (status != UCS_OK) return ucxFail("ucp_worker_create", status);
-  status = ucp_worker_get_efd(w->worker, &w->wakeupFd);
-  if (status != UCS_OK) return ucxFail("ucp_worker_get_efd", status);
-  status = ucp_worker_get_address(w->worker, &w->address, &w->addressLength);
-  if (status != UCS_OK) return ucxFail("ucp_worker_get_address", status);
   return spcclSuccess;
 }
 
 }  // namespace
 
-Worker* worker() { return gReady ? &gWorker : nullptr; }
+Process* process() { return gReady ? &gProcess : nullptr; }
 
-spcclResult_t workerInit(int timeoutMs) {
+spcclResult_t processInit(int timeoutMs) {
   if (gReady) return spcclSuccess;
-  Worker& w = gWorker;
-  w.timeoutMs = timeoutMs;
-  SPCCL_CHECK(createContextAndWorker(&w));
-  ucp_context_attr_t attr{};
-  attr.field_mask = UCP_ATTR_FIELD_NAME;
-  ucp_context_query(w.context, &attr);
+  Process& p = gProcess;
+  p.timeoutMs = timeoutMs;
+  SPCCL_CHECK(createContext(&p));
+  p.readyFd = eventfd(1, EFD_CLOEXEC);
+  if (p.readyFd < 0) return SPCCL_FAIL(spcclSystemError, "ucx: eventfd: %s", strerror(errno));
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
-  SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, worker address %zu bytes, UCX_TLS=%s", major,
-             minor, release, w.addressLength,
-             getenv("UCX_TLS") != nullptr ? getenv("UCX_TLS") : "(default)");
+  SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, one worker per connection, UCX_TLS=%s", major,
+             minor, release, getenv("UCX_TLS") != nullptr ? getenv("UCX_TLS") : "(default)");
   gReady = true;
   return spcclSuccess;
 }
 
-void progressWorker() {
+spcclResult_t CommWorker::create() {
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_FLAGS;
+  params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  // destroy() drops requests on purpose (see ucx_worker.h): no warning per request.
+  params.flags = UCP_WORKER_FLAG_IGNORE_REQUEST_LEAK;
+  ucs_status_t status = ucp_worker_create(gProcess.context, &params, &worker_);
+  if (status != UCS_OK) {
+    worker_ = nullptr;
+    return ucxFail("ucp_worker_create", status);
+  }
+  status = ucp_worker_get_efd(worker_, &wakeupFd_);
+  if (status == UCS_OK) status = ucp_worker_get_address(worker_, &address_, &addressLength_);
+  if (status != UCS_OK) {
+    destroy();
+    return ucxFail("ucp_worker_get_efd/address", status);
+  }
+  return spcclSuccess;
+}
+
+void CommWorker::destroy() {
+  if (worker_ == nullptr) return;
+  if (address_ != nullptr) ucp_worker_release_address(worker_, address_);
+  ucp_worker_destroy(worker_);  // closes wakeupFd_ too
+  worker_ = nullptr;
+  address_ = nullptr;
+  addressLength_ = 0;
+  wakeupFd_ = -1;
+  armed_ = false;
+}
+
+void CommWorker::progress() {
+  if (worker_ == nullptr) return;
   for (int i = 0; i < kMaxProgressRounds; ++i) {
-    if (ucp_worker_progress(gWorker.worker) == 0) break;
-    gWorker.armed = false;
+    if (ucp_worker_progress(worker_) == 0) break;
+    armed_ = false;
   }
 }
 
-void armWorker(uint64_t seen) {
-  if (gWorker.armed && gWorker.completions == seen) return;
+void CommWorker::arm(uint64_t seen) {
+  if (worker_ == nullptr || (armed_ && gProcess.completions == seen)) return;
   // UCS_ERR_BUSY also means "the wake-up fd had fired" (arm consumes that),
   // so progress and try again; signalling at once would spin forever.
   for (int attempt = 0; attempt < kArmAttempts; ++attempt) {
-    progressWorker();
-    if (ucp_worker_arm(gWorker.worker) != UCS_ERR_BUSY) {
-      if (gWorker.completions == seen) {
-        gWorker.armed = true;
+    progress();
+    if (ucp_worker_arm(worker_) != UCS_ERR_BUSY) {
+      if (gProcess.completions == seen) {
+        armed_ = true;
         return;
       }
       break;
     }
   }
-  ucp_worker_signal(gWorker.worker);  // the engine has something to look at now
+  ucp_worker_signal(worker_);  // the engine has something to look at now
 }
 
-void addComm(void* comm) { gWorker.comms.push_back(comm); }
+void addComm(void* comm) { gProcess.comms.push_back(comm); }
 
 void removeComm(void* comm) {
-  auto& comms = gWorker.comms;
+  auto& comms = gProcess.comms;
   comms.erase(std::remove(comms.begin(), comms.end(), comm), comms.end());
 }
 
 std::vector<void*> commsDueForSweep() {
   int64_t now = monotonicMs();
-  if (now - gWorker.lastSweepMs < kSweepMs) return {};
-  gWorker.lastSweepMs = now;
-  return gWorker.comms;
+  if (now - gProcess.lastSweepMs < kSweepMs) return {};
+  gProcess.lastSweepMs = now;
+  return gProcess.comms;
 }
 
 }  // namespace spccl::ucx

@@ -1,12 +1,20 @@
-// The process's one UCP context and worker, shared by every ucx comm. The
-// engine sleeps on the worker's wake-up fd (ucp_worker_get_efd) for every
-// established comm. (Wrapping that fd in an epoll set of our own, together
-// with the side-channel sockets, lost wake-ups over UCX's shared-memory
-// transports: ops took 4 ms instead of 10 us. So the side channels are
-// swept for EOF instead, at most every kSweepMs.) Every plugin entry point
-// holds Worker::mutex, so the worker runs in UCS_THREAD_MODE_SERIALIZED and
-// UCX callbacks (which fire inside ucp_worker_progress) see a consistent
-// state.
+// The process's one UCP context, and one UCP worker per comm. A comm's
+// worker lives from its creation until the comm fails or is closed, then
+// is destroyed: ucp_worker_destroy is the only way UCX 1.13 lets go of a
+// receive already matched to a message whose sender stopped half-way
+// (ucp_request_cancel removes only unmatched receives; a matched
+// multi-fragment receive waits in the worker's fragment table for the rest
+// even after the sending endpoint failed). So once a comm has reported a
+// failure or been closed, UCX writes into none of the memory its receives
+// were given, and keeps no connection, fd or request of it.
+//
+// The engine sleeps on the comm's worker wake-up fd (ucp_worker_get_efd).
+// (Wrapping such fds in an epoll set of our own, together with the
+// side-channel sockets, lost wake-ups over UCX's shared-memory transports:
+// ops took 4 ms instead of 10 us. So the side channels are swept for EOF
+// instead, at most every kSweepMs.) Every plugin entry point holds
+// Process::mutex, so the workers run in UCS_THREAD_MODE_SERIALIZED and UCX
+// callbacks (which fire inside ucp_worker_progress) see a consistent state.
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -19,34 +27,57 @@
 
 namespace spccl::ucx {
 
-struct Worker {
+struct Process {
   std::mutex mutex;
   ucp_context_h context = nullptr;
-  ucp_worker_h worker = nullptr;
-  int wakeupFd = -1;  // ucp_worker_get_efd
-  ucp_address_t* address = nullptr;
-  size_t addressLength = 0;
-  uint64_t lastTag = 0;  // receive tags are unique per worker: a counter
+  uint64_t lastTag = 0;  // receive tags, a counter (unique in the process)
   // Requests completed or comms failed: what the engine must look at.
   uint64_t completions = 0;
-  // The wake-up fd is armed and nothing was progressed since.
-  bool armed = false;
   int timeoutMs = 60000;
+  // Always readable (an eventfd never read): what a failed comm, whose
+  // worker is gone, gives the engine to poll, so that it tests at once.
+  int readyFd = -1;
   std::vector<void*> comms;  // established and connecting comms, for the sweep
   int64_t lastSweepMs = 0;
 };
 
-// Null until workerInit succeeded.
-Worker* worker();
-spcclResult_t workerInit(int timeoutMs);
+// Null until processInit succeeded.
+Process* process();
+spcclResult_t processInit(int timeoutMs);
 
-// Runs ucp_worker_progress until it reports nothing more to do (bounded).
-void progressWorker();
-// Before the engine sleeps: arms the wake-up fd. When requests finished
-// since the caller looked (`seen`, a Worker::completions value), or events
-// stay pending, the fd is signalled instead, so that the sleep returns at
-// once. Arming again with nothing progressed since costs nothing.
-void armWorker(uint64_t seen);
+// One comm's UCP worker.
+class CommWorker {
+ public:
+  CommWorker() = default;
+  CommWorker(const CommWorker&) = delete;
+  CommWorker& operator=(const CommWorker&) = delete;
+  ~CommWorker() { destroy(); }
+
+  spcclResult_t create();
+  // Drops every request UCX still holds (no callback follows), every
+  // endpoint and connection of the worker.
+  void destroy();
+  bool alive() const { return worker_ != nullptr; }
+  ucp_worker_h handle() const { return worker_; }
+  int wakeupFd() const { return wakeupFd_; }
+  const ucp_address_t* address() const { return address_; }
+  size_t addressLength() const { return addressLength_; }
+
+  // Runs ucp_worker_progress until it reports nothing more to do (bounded).
+  void progress();
+  // Before the engine sleeps: arms the wake-up fd. When requests finished
+  // since the caller looked (`seen`, a Process::completions value), or
+  // events stay pending, the fd is signalled instead, so that the sleep
+  // returns at once. Arming again with nothing progressed since costs nothing.
+  void arm(uint64_t seen);
+
+ private:
+  ucp_worker_h worker_ = nullptr;
+  int wakeupFd_ = -1;
+  ucp_address_t* address_ = nullptr;
+  size_t addressLength_ = 0;
+  bool armed_ = false;  // the wake-up fd is armed and nothing was progressed since
+};
 
 constexpr int64_t kSweepMs = 10;
 void addComm(void* comm);
