@@ -70,13 +70,12 @@ const spcclNet_v1_t* loadPlugin(const char* path) {
   return net;
 }
 
-#define REQUIRE(cond)                                                                \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "ucx_close_test: %s:%d: failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                           \
-      return 2;                                                                      \
-    }                                                                                \
+#define REQUIRE(cond)                                                                         \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      std::fprintf(stderr, "ucx_close_test: %s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
+      return 2;                                                                               \
+    }                                                                                         \
   } while (0)
 
 // One test() and a short sleep on the comm's fd: what the engine does.
@@ -151,7 +150,8 @@ int receiver(const spcclNet_v1_t* net, int toSender, int fromSender) {
     REQUIRE(step(net, recvComm, request, &done) == spcclSuccess);
   REQUIRE(buffer[0] == kSent && !done);
   kill(sender, SIGSTOP);
-  for (int i = 0; i < 20 && !done; ++i) REQUIRE(step(net, recvComm, request, &done) == spcclSuccess);
+  for (int i = 0; i < 20 && !done; ++i)
+    REQUIRE(step(net, recvComm, request, &done) == spcclSuccess);
   if (done || buffer[kMessageBytes - 1] == kSent) {
     std::fprintf(stderr, "ucx_close_test: the message was whole before the sender stopped\n");
     kill(sender, SIGCONT);
@@ -232,7 +232,8 @@ int main(int argc, char** argv) {
     int status = 0;
     while (waitpid(pids[side], &status, WNOHANG) == 0) {
       if (msSince(t0) > 3 * kWaitMs) {
-        std::fprintf(stderr, "ucx_close_test: the %s hangs; killed\n", side == 0 ? "receiver" : "sender");
+        std::fprintf(stderr, "ucx_close_test: the %s hangs; killed\n",
+                     side == 0 ? "receiver" : "sender");
         kill(pids[side], SIGKILL);
         waitpid(pids[side], &status, 0);
         break;

@@ -185,13 +185,7 @@ void UcxComm::progress() {
   }
   if (phase == Phase::Setup) progressSetup();
   if (failed()) return;
-  // The sender reads the receiver's answer on the side channel; only the
-  // receiver's side is silent from the start.
-  bool silent = phase == Phase::Ready || kind == CommKind::Recv;
-  if (silent && peerGoneAtMs < 0 && side.peerGone()) {
-    peerGoneAtMs = monotonicMs();
-    SPCCL_INFO(kLogNet, "ucx: %s closed its side channel", peerName.c_str());
-  }
+  notePeerGone();
   if (peerGoneAtMs >= 0 && monotonicMs() - peerGoneAtMs > kPeerGoneGraceMs) {
     bool pending = false;
     for (UcxRequest& r : slots) pending = pending || (r.used && !r.done);
@@ -199,6 +193,16 @@ void UcxComm::progress() {
       fail(SPCCL_FAIL(spcclRemoteError,
                       "ucx: %s closed its connection with requests pending (process died?)",
                       peerName.c_str()));
+  }
+}
+
+void UcxComm::notePeerGone() {
+  // The sender reads the receiver's answer on the side channel; only the
+  // receiver's side is silent from the start.
+  bool silent = phase == Phase::Ready || kind == CommKind::Recv;
+  if (silent && peerGoneAtMs < 0 && side.peerGone()) {
+    peerGoneAtMs = monotonicMs();
+    SPCCL_INFO(kLogNet, "ucx: %s closed its side channel", peerName.c_str());
   }
 }
 
@@ -297,7 +301,7 @@ spcclResult_t UcxComm::test(UcxRequest* r, int* done, size_t* size) {
 void UcxComm::shutdown() {
   removeComm(this);
   if (worker.alive()) {
-    progress();  // notices a side channel the peer has closed
+    notePeerGone();
     // A peer known gone reads nothing more: no flush, and no wait for UCX.
     const bool peerAlive = !failed() && peerGoneAtMs < 0;
     if (ep != nullptr && peerAlive) {
@@ -333,8 +337,8 @@ void UcxComm::waitForUcx() {
     for (UcxRequest& r : slots) sends += r.ucxOwned && r.isSend;
     if (sends == 0 && closeRequest == nullptr) return;
     if (sends == 0 && sendsDoneAtMs < 0) sendsDoneAtMs = monotonicMs();
-    const bool expired = sends > 0 ? sendsDeadline.expired()
-                                   : monotonicMs() - sendsDoneAtMs > kCloseAfterSendsMs;
+    const bool expired =
+        sends > 0 ? sendsDeadline.expired() : monotonicMs() - sendsDoneAtMs > kCloseAfterSendsMs;
     if (expired) {
       SPCCL_INFO(kLogNet,
                  "ucx: closing the connection to %s: %d send(s) not done after %lld ms, or the "

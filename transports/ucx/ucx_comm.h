@@ -87,6 +87,7 @@ struct UcxComm {
 
  private:
   void progressSetup();
+  void notePeerGone();
   void createEndpoint(const AddressHeader& header, const unsigned char* address);
   void startQueuedSends();
   void startSend(UcxRequest* request);
