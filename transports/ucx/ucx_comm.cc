@@ -1,6 +1,8 @@
 #include "transports/ucx/ucx_comm.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -68,6 +70,22 @@ void adopt(UcxRequest* r, ucs_status_ptr_t ptr) {
 }
 
 }  // namespace
+
+UcxComm::~UcxComm() {
+  if (failWakeFd >= 0) ::close(failWakeFd);
+}
+
+int UcxComm::failureWakeFd() {
+  if (failWakeFd < 0) {
+    failWakeFd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+  } else if (!failWakeDrained) {
+    uint64_t value = 0;
+    const ssize_t got = ::read(failWakeFd, &value, sizeof(value));  // quiet from now on
+    (void)got;
+    failWakeDrained = true;
+  }
+  return failWakeFd;
+}
 
 spcclResult_t UcxComm::fail(spcclResult_t code) {
   if (failed()) return failCode;

@@ -47,6 +47,9 @@ struct UcxRequest {
 
 struct UcxComm {
   explicit UcxComm(CommKind k) : kind(k) {}
+  ~UcxComm();
+  UcxComm(const UcxComm&) = delete;
+  UcxComm& operator=(const UcxComm&) = delete;
   CommKind kind;
   int listenFd = -1;  // listen comms only
   std::string peerName;
@@ -63,6 +66,8 @@ struct UcxComm {
   ucs_status_t epError = UCS_OK;  // set by UCX's error callback
   bool peerErrorHandling = true;  // UCP_ERR_HANDLING_MODE_PEER
   void* closeRequest = nullptr;
+  int failWakeFd = -1;  // see failureWakeFd
+  bool failWakeDrained = false;
 
   std::array<UcxRequest, SPCCL_NET_MAX_REQUESTS> slots{};
   uint64_t nextOrder = 0;
@@ -81,6 +86,10 @@ struct UcxComm {
   // Worker progress, setup, liveness and starting queued sends.
   void progress();
   spcclResult_t test(UcxRequest* request, int* done, size_t* size);
+  // What a failed comm, whose worker is gone, gives the engine to poll:
+  // readable the first time (the engine tests at once and learns the
+  // failure), quiet after, as the worker's fd was; -1 if none can be made.
+  int failureWakeFd();
   // Flushes what was sent (bounded, and not at all to a peer known gone),
   // then releases everything UCX holds for the comm. The comm can be freed.
   void shutdown();

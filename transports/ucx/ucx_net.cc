@@ -172,7 +172,7 @@ spcclResult_t ucxPollFd(void* comm, int* fd, short* events) {
   uint64_t seen = process()->completions;  // the engine has looked at everything before this
   progressAll(c);
   if (c->failed()) {  // its worker is gone: wake the engine at once, test reports it
-    *fd = process()->readyFd;
+    *fd = c->failureWakeFd();
     return spcclSuccess;
   }
   if (c->phase == UcxComm::Phase::Setup) {  // the side channel makes progress

@@ -1,6 +1,5 @@
 #include "transports/ucx/ucx_worker.h"
 
-#include <sys/eventfd.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -74,8 +73,6 @@ spcclResult_t processInit(int timeoutMs) {
   Process& p = gProcess;
   p.timeoutMs = timeoutMs;
   SPCCL_CHECK(createContext(&p));
-  p.readyFd = eventfd(1, EFD_CLOEXEC);
-  if (p.readyFd < 0) return SPCCL_FAIL(spcclSystemError, "ucx: eventfd: %s", strerror(errno));
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, one worker per connection, UCX_TLS=%s", major,

@@ -34,9 +34,6 @@ struct Process {
   // Requests completed or comms failed: what the engine must look at.
   uint64_t completions = 0;
   int timeoutMs = 60000;
-  // Always readable (an eventfd never read): what a failed comm, whose
-  // worker is gone, gives the engine to poll, so that it tests at once.
-  int readyFd = -1;
   std::vector<void*> comms;  // established and connecting comms, for the sweep
   int64_t lastSweepMs = 0;
 };
