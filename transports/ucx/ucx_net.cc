@@ -180,8 +180,9 @@ spcclResult_t ucxPollFd(void* comm, int* fd, short* events) {
     *events = c->side.pollEvents();
     return spcclSuccess;
   }
-  c->worker.arm(seen);
-  *fd = c->worker.wakeupFd();
+  progressSignalled();
+  armAll(seen);
+  *fd = process()->epollFd;
   return spcclSuccess;
 }
 

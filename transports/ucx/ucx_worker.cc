@@ -1,5 +1,6 @@
 #include "transports/ucx/ucx_worker.h"
 
+#include <sys/epoll.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -73,6 +74,8 @@ spcclResult_t processInit(int timeoutMs) {
   Process& p = gProcess;
   p.timeoutMs = timeoutMs;
   SPCCL_CHECK(createContext(&p));
+  p.epollFd = epoll_create1(EPOLL_CLOEXEC);
+  if (p.epollFd < 0) return SPCCL_FAIL(spcclSystemError, "ucx: epoll_create1: %s", strerror(errno));
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   SPCCL_INFO(kLogNet, "ucx transport: UCX %u.%u.%u, one worker per connection, UCX_TLS=%s", major,
@@ -98,11 +101,23 @@ spcclResult_t CommWorker::create() {
     destroy();
     return ucxFail("ucp_worker_get_efd/address", status);
   }
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = this;
+  if (epoll_ctl(gProcess.epollFd, EPOLL_CTL_ADD, wakeupFd_, &event) != 0) {
+    const int error = errno;
+    destroy();
+    return SPCCL_FAIL(spcclSystemError, "ucx: epoll_ctl: %s", strerror(error));
+  }
+  gProcess.workers.push_back(this);
   return spcclSuccess;
 }
 
 void CommWorker::destroy() {
   if (worker_ == nullptr) return;
+  auto& workers = gProcess.workers;
+  workers.erase(std::remove(workers.begin(), workers.end(), this), workers.end());
+  if (wakeupFd_ >= 0) epoll_ctl(gProcess.epollFd, EPOLL_CTL_DEL, wakeupFd_, nullptr);
   if (address_ != nullptr) ucp_worker_release_address(worker_, address_);
   ucp_worker_destroy(worker_);  // closes wakeupFd_ too
   worker_ = nullptr;
@@ -135,6 +150,25 @@ void CommWorker::arm(uint64_t seen) {
     }
   }
   ucp_worker_signal(worker_);  // the engine has something to look at now
+}
+
+void progressSignalled() {
+  epoll_event events[64];
+  const int ready = epoll_wait(gProcess.epollFd, events, 64, 0);
+  for (int i = 0; i < ready; ++i) {
+    auto* w = static_cast<CommWorker*>(events[i].data.ptr);
+    w->armed_ = false;  // its fd stays readable until armed again
+    w->progress();
+  }
+}
+
+void armAll(uint64_t seen) {
+  for (CommWorker* w : gProcess.workers)
+    if (!w->armed_) w->arm(seen);
+  // Something finished (a comm failed, say) without any worker's doing:
+  // one signalled fd wakes the engine.
+  if (gProcess.completions != seen && !gProcess.workers.empty())
+    ucp_worker_signal(gProcess.workers.front()->worker_);
 }
 
 void addComm(void* comm) { gProcess.comms.push_back(comm); }

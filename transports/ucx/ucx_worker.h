@@ -34,6 +34,13 @@ struct Process {
   // Requests completed or comms failed: what the engine must look at.
   uint64_t completions = 0;
   int timeoutMs = 60000;
+  // Every live worker's wake-up fd, registered with the worker itself as
+  // its data: the one fd pollFd gives the engine. With a worker per comm,
+  // a comm's own fd missed what its peers' traffic did on the others (a
+  // send progressing, a wire-up answered) until the engine's next timeout,
+  // up to 100 ms a time.
+  int epollFd = -1;
+  std::vector<class CommWorker*> workers;
   std::vector<void*> comms;  // established and connecting comms, for the sweep
   int64_t lastSweepMs = 0;
 };
@@ -74,7 +81,14 @@ class CommWorker {
   ucp_address_t* address_ = nullptr;
   size_t addressLength_ = 0;
   bool armed_ = false;  // the wake-up fd is armed and nothing was progressed since
+  friend void armAll(uint64_t seen);
+  friend void progressSignalled();
 };
+
+// Progresses the workers whose wake-up fd fired since they were armed.
+void progressSignalled();
+// Arms every worker progressed since it was last armed (CommWorker::arm).
+void armAll(uint64_t seen);
 
 constexpr int64_t kSweepMs = 10;
 void addComm(void* comm);
