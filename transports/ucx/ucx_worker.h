@@ -8,9 +8,9 @@
 // failure or been closed, UCX writes into none of the memory its receives
 // were given, and keeps no connection, fd or request of it.
 //
-// The engine sleeps on the comm's worker wake-up fd (ucp_worker_get_efd).
-// (Wrapping such fds in an epoll set of our own, together with the
-// side-channel sockets, lost wake-ups over UCX's shared-memory transports:
+// The engine sleeps on Process::epollFd, which holds every worker's
+// wake-up fd (ucp_worker_get_efd). (An epoll set that also held the
+// side-channel sockets lost wake-ups over UCX's shared-memory transports:
 // ops took 4 ms instead of 10 us. So the side channels are swept for EOF
 // instead, at most every kSweepMs.) Every plugin entry point holds
 // Process::mutex, so the workers run in UCS_THREAD_MODE_SERIALIZED and UCX
