@@ -620,6 +620,10 @@ bool waitForCallsToLeave(spcclComm_t comm) {
 
 }  // namespace
 
+void interruptCalls(spcclComm_t comm, const std::string& why) {
+  if (comm != nullptr && comm->engine != nullptr) comm->engine->requestAbort(spcclRemoteError, why);
+}
+
 void destroyComm(spcclComm_t comm, bool abort) {
   if (comm == nullptr) return;
   // A creation still running is stopped either way: nothing of it needs
@@ -650,7 +654,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
     // A thread inside the engine (a call of another thread, or the worker)
     // aborts it at its next wake-up; with nobody inside, it happens here.
     static const std::string kWhy = "spcclCommAbort was called";
-    comm->engine->requestAbort(spcclRemoteError, kWhy);
+    interruptCalls(comm, kWhy);
     std::unique_lock<std::mutex> exec(comm->execMutex, std::try_to_lock);
     if (exec.owns_lock()) comm->engine->abort(spcclRemoteError, kWhy);
   }
