@@ -21,6 +21,7 @@
 #include "core/fault_service.h"
 #include "core/link_profile.h"
 #include "core/revoke.h"
+#include "core/setup_departures.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
 #include "runtime/flight_recorder.h"
@@ -244,6 +245,29 @@ std::string sourceOf(const std::string& where) {
   return colon == std::string::npos ? where : where.substr(0, colon);
 }
 
+// The connections of setup so far that are known to be up: a send comm
+// once its hello went out, every accepted one.
+std::vector<SetupConnection> establishedConnections(const std::vector<PeerConnection>& peers,
+                                                    const std::vector<PendingHello>& hellos) {
+  std::vector<SetupConnection> out;
+  for (const PendingHello& hello : hellos) {
+    if (hello.request != nullptr) continue;
+    const uint32_t step = hello.hello.header.step;
+    const PeerConnection& conn = peers[hello.peer];
+    const Lane& lane = step == kControlHelloStep ? conn.control : conn.lanes[step];
+    out.push_back({hello.peer, conn.net, lane.sendComm, step});
+  }
+  for (size_t peer = 0; peer < peers.size(); ++peer) {
+    const PeerConnection& conn = peers[peer];
+    if (conn.net == nullptr) continue;
+    out.push_back({static_cast<int>(peer), conn.net, conn.control.recvComm, kControlHelloStep});
+    for (size_t l = 0; l < conn.lanes.size(); ++l)
+      out.push_back({static_cast<int>(peer), conn.net, conn.lanes[l].recvComm,
+                     static_cast<unsigned>(l)});
+  }
+  return out;
+}
+
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                           std::vector<PeerConnection>* peers, const std::atomic<bool>* cancel) {
   const int n = comm.nranks;
@@ -367,6 +391,8 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       }
       break;
     }
+    // A peer that leaves now fails every rank at once, not at the deadline.
+    SPCCL_CHECK(checkSetupDepartures(comm.rank, *peers, establishedConnections(*peers, hellos)));
     if (deadline.expired()) {
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
