@@ -255,14 +255,15 @@ std::vector<SetupConnection> establishedConnections(const std::vector<PeerConnec
     const uint32_t step = hello.hello.header.step;
     const PeerConnection& conn = peers[hello.peer];
     const Lane& lane = step == kControlHelloStep ? conn.control : conn.lanes[step];
-    out.push_back({hello.peer, conn.net, lane.sendComm, step});
+    out.push_back({hello.peer, conn.net, lane.sendComm, true, step});
   }
   for (size_t peer = 0; peer < peers.size(); ++peer) {
     const PeerConnection& conn = peers[peer];
     if (conn.net == nullptr) continue;
-    out.push_back({static_cast<int>(peer), conn.net, conn.control.recvComm, kControlHelloStep});
+    out.push_back(
+        {static_cast<int>(peer), conn.net, conn.control.recvComm, false, kControlHelloStep});
     for (size_t l = 0; l < conn.lanes.size(); ++l)
-      out.push_back({static_cast<int>(peer), conn.net, conn.lanes[l].recvComm,
+      out.push_back({static_cast<int>(peer), conn.net, conn.lanes[l].recvComm, false,
                      static_cast<unsigned>(l)});
   }
   return out;
@@ -288,6 +289,14 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                                 sizeof(LaneHello), nullptr, &hello.request));
   }
 
+  // A failure from here on is told to the peers before this rank closes
+  // (core/setup_departures.h).
+  auto leave = [&](spcclResult_t failure) {
+    const std::string why = threadLastError();
+    tellPeersWhy(comm.rank, comm.commId, failure, why, establishedConnections(*peers, hellos));
+    setThreadLastError(why);
+    return failure;
+  };
   int accepted = 0, helloSent = 0;
   const int hellosToSend = static_cast<int>(hellos.size());
   const int64_t handshakeMs = knobInt("SPCCL_HANDSHAKE_TIMEOUT_MS");
@@ -369,10 +378,17 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         int done = 0;
         size_t size = 0;
         spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
-        if (res != spcclSuccess)
-          return SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (lane %u): %s",
-                            comm.rank, (*peers)[hello.peer].name.c_str(), hello.hello.header.step,
-                            threadLastError().c_str());
+        if (res != spcclSuccess) {
+          std::string why = threadLastError();
+          std::string reason = departureReason((*peers)[hello.peer], comm.commId);
+          const uint32_t step = hello.hello.header.step;
+          std::string lane =
+              step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
+          return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (%s): %s%s%s",
+                                  comm.rank, (*peers)[hello.peer].name.c_str(), lane.c_str(),
+                                  why.c_str(), reason.empty() ? "" : "; it said: ",
+                                  reason.c_str()));
+        }
         if (done) hello.request = nullptr;
       }
       if (hello.request == nullptr) ++helloSent;
@@ -392,7 +408,10 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       break;
     }
     // A peer that leaves now fails every rank at once, not at the deadline.
-    SPCCL_CHECK(checkSetupDepartures(comm.rank, *peers, establishedConnections(*peers, hellos)));
+    if (spcclResult_t res = checkSetupDepartures(comm.rank, comm.commId, *peers,
+                                                 establishedConnections(*peers, hellos));
+        res != spcclSuccess)
+      return leave(res);
     if (deadline.expired()) {
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
@@ -403,10 +422,10 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                                     [](const Lane& lane) { return lane.recvComm != nullptr; });
         if (!complete) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
       }
-      return SPCCL_FAIL(spcclTimeout,
-                        "rank %d: connection setup timed out after %d ms; no connection yet from "
-                        "rank(s) %s",
-                        comm.rank, comm.options.timeoutMs, missing.c_str());
+      return leave(SPCCL_FAIL(spcclTimeout,
+                              "rank %d: connection setup timed out after %d ms; no connection yet "
+                              "from rank(s) %s",
+                              comm.rank, comm.options.timeoutMs, missing.c_str()));
     }
     std::vector<pollfd> fds;
     for (Listener& listener : listeners) {
