@@ -35,9 +35,10 @@ constexpr double kBoundSeconds = 1.0 + kTimeoutMs / 10000.0;
 class InitDeparture : public TransportParamTest {};  // tcp, shm
 
 // Creates rank `rank`'s communicator (blocking or not) and expects it to
-// fail with spcclRemoteError naming rank `victim` within kBoundSeconds of
-// `deathAt`; returns the child's exit code.
-int expectNamedFailure(int nranks, const spcclUniqueId& id, int rank, bool blocking, int victim,
+// fail with spcclRemoteError whose message has `named` within kBoundSeconds
+// of `deathAt`; returns the child's exit code.
+int expectNamedFailure(int nranks, const spcclUniqueId& id, int rank, bool blocking,
+                       const std::string& named,
                        std::chrono::steady_clock::time_point deathAt) {
   spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
   config.timeoutMs = kTimeoutMs;
@@ -61,7 +62,6 @@ int expectNamedFailure(int nranks, const spcclUniqueId& id, int rank, bool block
                                 .count();
   std::fprintf(stderr, "rank %d (%s): rc %d %.0f ms after the victim's death: %s\n", rank,
                blocking ? "blocking" : "non-blocking", res, afterDeath * 1000, message.c_str());
-  const std::string named = "rank " + std::to_string(victim);
   if (res != spcclRemoteError || message.find(named) == std::string::npos)
     return kChildWrongResult;
   return afterDeath < kBoundSeconds ? kChildOk : kChildTooSlow;
@@ -102,12 +102,41 @@ TEST_P(InitDeparture, KilledWhileTheRendezvousWaitsFailsEveryRankNamingIt) {
       }
       if (rank == 3) {
         std::this_thread::sleep_until(start + std::chrono::milliseconds(1500));
-        return expectNamedFailure(n, id, rank, blocking, victim,
+        return expectNamedFailure(n, id, rank, blocking, "rank 2",
                                   std::chrono::steady_clock::now());
       }
-      int code = expectNamedFailure(n, id, rank, blocking, victim, deathAt);
+      int code = expectNamedFailure(n, id, rank, blocking, "rank 2", deathAt);
       if (rank == 0) std::this_thread::sleep_until(start + std::chrono::milliseconds(3000));
       return code;
+    });
+    expectOutcomes(outcomes, victim);
+  }
+}
+
+// The process that hosts the rendezvous root (rank 0, which created the
+// unique id) is killed while the rendezvous waits for rank 2: rank 1, which
+// had joined, finds the root closed and refusing and fails naming it.
+// Rank 2 never comes (a rank that never reached a root it cannot know was
+// up waits for its deadline; not tested here).
+TEST_P(InitDeparture, RootKilledWhileTheRendezvousWaitsFailsTheJoinedRanks) {
+  for (bool blocking : {true, false}) {
+    SCOPED_TRACE(blocking ? "blocking" : "non-blocking");
+    const int n = 3, victim = 0;
+    const auto deathAt = std::chrono::steady_clock::now() + std::chrono::milliseconds(700);
+    auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
+      if (rank == victim) {
+        spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+        config.timeoutMs = kTimeoutMs;
+        config.profileLinks = 0;
+        config.blocking = 0;
+        spcclComm_t comm = nullptr;
+        if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclInProgress)
+          return kChildInitFailed;
+        std::this_thread::sleep_until(deathAt);
+        raise(SIGKILL);
+      }
+      if (rank == 2) return kChildOk;
+      return expectNamedFailure(n, id, rank, blocking, "rendezvous root", deathAt);
     });
     expectOutcomes(outcomes, victim);
   }
@@ -162,7 +191,7 @@ TEST_P(InitDepartureAfterRendezvous, TheOthersFailNamingItWithinTheBound) {
       // last rank arrives: measured from this rank's start plus lingerMs,
       // the bound is looser by the rendezvous' own time (milliseconds).
       return expectNamedFailure(
-          n, id, rank, blocking, victim,
+          n, id, rank, blocking, "rank 1",
           std::chrono::steady_clock::now() + std::chrono::milliseconds(lingerMs));
     });
     expectOutcomes(outcomes, victim);
