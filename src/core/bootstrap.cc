@@ -428,7 +428,7 @@ class RendezvousRoot {
   std::vector<RootConnection> conns_;
   std::vector<RankInfo> table_;
   std::vector<bool> rankArrived_;
-  std::vector<bool> rankSeen_;         // joined at some point, left since or not
+  std::vector<bool> rankSeen_;        // joined at some point, left since or not
   std::optional<RootReply> failure_;  // a joined rank left: every rank's answer
   int expected_ = 0, arrived_ = 0;
   uint64_t nextSerial_ = 0;

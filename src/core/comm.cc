@@ -386,8 +386,8 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
               step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
           return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (%s): %s%s%s",
                                   comm.rank, (*peers)[hello.peer].name.c_str(), lane.c_str(),
-                                  why.c_str(), reason.empty() ? "" : "; it said: ",
-                                  reason.c_str()));
+                                  why.c_str(),
+                                  reason.empty() ? "" : "; it said: ", reason.c_str()));
         }
         if (done) hello.request = nullptr;
       }

@@ -117,8 +117,8 @@ spcclResult_t checkSetupDepartures(int myRank, uint64_t commId,
     std::string lane =
         c.lane == kControlLane ? "its control connection" : "lane " + std::to_string(c.lane);
     std::string reason = departureReason(peers[c.peer], commId);
-    return SPCCL_FAIL(spcclRemoteError, "rank %d: %s closed %s during connection setup: %s",
-                      myRank, peers[c.peer].name.c_str(), lane.c_str(),
+    return SPCCL_FAIL(spcclRemoteError, "rank %d: %s closed %s during connection setup: %s", myRank,
+                      peers[c.peer].name.c_str(), lane.c_str(),
                       reason.empty() ? "it died, or its own creation failed" : reason.c_str());
   }
   return spcclSuccess;

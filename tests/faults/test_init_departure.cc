@@ -38,8 +38,7 @@ class InitDeparture : public TransportParamTest {};  // tcp, shm
 // fail with spcclRemoteError whose message has `named` within kBoundSeconds
 // of `deathAt`; returns the child's exit code.
 int expectNamedFailure(int nranks, const spcclUniqueId& id, int rank, bool blocking,
-                       const std::string& named,
-                       std::chrono::steady_clock::time_point deathAt) {
+                       const std::string& named, std::chrono::steady_clock::time_point deathAt) {
   spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
   config.timeoutMs = kTimeoutMs;
   config.profileLinks = 0;
@@ -57,13 +56,11 @@ int expectNamedFailure(int nranks, const spcclUniqueId& id, int rank, bool block
   } else if (res == spcclSuccess) {
     spcclCommDestroy(comm);
   }
-  const double afterDeath = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                          deathAt)
-                                .count();
+  const double afterDeath =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - deathAt).count();
   std::fprintf(stderr, "rank %d (%s): rc %d %.0f ms after the victim's death: %s\n", rank,
                blocking ? "blocking" : "non-blocking", res, afterDeath * 1000, message.c_str());
-  if (res != spcclRemoteError || message.find(named) == std::string::npos)
-    return kChildWrongResult;
+  if (res != spcclRemoteError || message.find(named) == std::string::npos) return kChildWrongResult;
   return afterDeath < kBoundSeconds ? kChildOk : kChildTooSlow;
 }
 
