@@ -162,17 +162,19 @@ class RendezvousRoot {
     fds.push_back({listenFd_, POLLIN, 0});
     // A joined rank sends nothing more until its reply: a joined
     // connection that becomes readable has closed (or says goodbye).
-    for (RootConnection& c : conns_)
-      if (c.fd >= 0) fds.push_back({c.fd, POLLIN | POLLRDHUP, 0});
+    std::vector<size_t> polled;  // fds[j + 1] is conns_[polled[j]]'s
+    for (size_t i = 0; i < conns_.size(); ++i)
+      if (conns_[i].fd >= 0) {
+        fds.push_back({conns_[i].fd, POLLIN | POLLRDHUP, 0});
+        polled.push_back(i);
+      }
     int64_t wait = std::min<int64_t>(deadline_.remainingMs(), 100);
     ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait, 1)));
-    const size_t polled = conns_.size();  // readFrom may not add any, but stay exact
-    size_t k = 1;
-    for (size_t i = 0; i < polled && !finished_; ++i) {
-      RootConnection& c = conns_[i];
-      if (c.fd < 0) continue;
-      short revents = fds[k++].revents;
-      if (revents == 0) continue;
+    // conns_ does not grow here; a handler may close other connections
+    // (a failed rendezvous closes every joined one).
+    for (size_t j = 0; j < polled.size() && !finished_; ++j) {
+      RootConnection& c = conns_[polled[j]];
+      if (c.fd < 0 || fds[j + 1].revents == 0) continue;
       if (c.phase == RootConnection::Phase::Joined)
         checkJoined(c);
       else
