@@ -137,12 +137,19 @@ constexpr uint8_t kGlobalIndices = 0x80;
 
 // The owner's pull message into *out; returns its frame flags. *global gets
 // the aggregate over global indices, ascending. The message carries global
-// indices when that costs at most one byte more per pair than positions in
-// I_r (Packed codes gaps n times as wide: ~ld(n) bits more per pair) and
-// fits the receivers' bound: the inverse permutation then runs once, here,
-// instead of on every rank, and every receiver writes its output in order
-// (densifySortedParts) instead of at random. Pairs would have to cost under
-// ~4 ns of wire time per byte for the byte to outweigh that.
+// indices when the wire time of the bytes that adds (Packed codes gaps n
+// times as wide: ~ld(n) bits more per pair, +7 % of BP's bytes at 1 %,
+// n = 8) on a receiver's link is below the CPU it saves there: the inverse
+// permutation then runs once, here, instead of on every rank, and every
+// receiver writes its output in order (densifySortedParts) instead of at
+// random. Measured at 1 %, n = 8 (docs/perf/sparse_cpu.md): 5.7 ms of CPU
+// per call over 630 K received pairs, ~9 ns a pair; so on the default
+// model (1 GB/s) global indices are always taken, on a 1 Gbit/s link up
+// to about one byte more per pair (never past the receivers' bound on
+// the message). The flag names the choice, so each owner decides alone;
+// the values, hence the bits, are the same either way.
+constexpr double kSecondsSavedPerPulledPair = 8e-9;
+
 uint8_t encodePullMessage(const Context& c, const SparseSet& mine, SparseSet* global,
                           std::vector<unsigned char>* out) {
   const int r = c.ctx.rank();
@@ -160,7 +167,11 @@ uint8_t encodePullMessage(const Context& c, const SparseSet& mine, SparseSet* gl
   const Encoding wide = encodeSet(global->positions.data(), global->values.data(), k, c.in.universe,
                                   s, allowed, &alternative);
   const size_t bound = messageCapacity(totalNnz(c), c.partition.partSize(r), s, allowed);
-  if (alternative.size() > out->size() + k || alternative.size() > bound)
+  const double extraBytes =
+      static_cast<double>(alternative.size()) - static_cast<double>(out->size());
+  const double extraSeconds = extraBytes * c.ctx.linkModel().betaSecondsPerByte;
+  if (extraSeconds > static_cast<double>(k) * kSecondsSavedPerPulledPair ||
+      alternative.size() > bound)
     return static_cast<uint8_t>(local);
   std::swap(*out, alternative);
   return static_cast<uint8_t>(wide) | kGlobalIndices;
