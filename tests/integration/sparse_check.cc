@@ -427,6 +427,14 @@ int main(int argc, char** argv) {
       check.denseCase(edge);
     }
   }
+  // BP's dense-range schedule (mean density >= 1/8, bp_context.h) into a
+  // COO output, which takes its own path out of the owners' accumulators.
+  for (spcclIndexType_t indexType : {spcclIndexUint64, spcclIndexUint32}) {
+    Case c;
+    c.algorithm = spcclSparseBalancedParallelism;
+    c.density = 0.3;
+    check.cooCase(c, indexType);
+  }
   // 5. Large tensors: multi-megabyte messages, every encoding's regime.
   for (spcclSparseAlgorithm_t a : kAlgorithms)
     for (double d : {1e-4, 0.02, 0.4}) {
