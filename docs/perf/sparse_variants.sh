@@ -27,7 +27,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=../../tests/netns/lib/raw_results.sh
+# shellcheck source=tests/netns/lib/raw_results.sh
 . "$repo/tests/netns/lib/raw_results.sh"
 raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"

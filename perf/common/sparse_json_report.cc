@@ -87,7 +87,8 @@ bool writeSparseJsonReport(const std::string& path, const PerfOptions& options,
       "time_us: loop time / iters, slowest rank; median_time_us: median over iterations of the "
       "slowest rank's time; bytes_sent_per_rank (communicator counters) and cpu_s_per_iter: per "
       "iteration, max over ranks; stats_*: spcclSparseGetStats for the last timed call, max over "
-      "ranks (stats_bytes_sent_mean: mean over ranks); sparse.wrong: elements differing from the dense all-reduce, max over ranks");
+      "ranks (stats_bytes_sent_mean: mean over ranks); sparse.wrong: elements differing from "
+      "the dense all-reduce, max over ranks");
   json.key("options").beginObject();
   writeOptionFields(json, options);
   writeSparseOptionFields(json, sparseOptions);

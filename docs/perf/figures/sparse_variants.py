@@ -7,6 +7,7 @@ from .common import provenance, raw_path, read_jsonl, sig3, table, thousands
 
 DIR = raw_path("sparse_variants")
 FILES = [os.path.join(DIR, f"variants-n{n}.jsonl") for n in (8, 4)]
+IR = os.path.join(DIR, "ir-n4.txt")
 PARTITIONERS = ("zen-hash", "two-pass", "permutation")
 ENCODINGS = ("coo", "bitmap", "packed", "auto")
 WORKLOADS = {"uniform": "uniform, `-O 0.5`", "zipf": "Zipf rows, `-Z 1.1 -H 64`"}
@@ -80,8 +81,30 @@ def encoding_table() -> str:
     return table(header, rows) + "\n\n" + provenance(*FILES)
 
 
+def ir_table() -> str:
+    """Callgrind instructions per call (docs/perf/sparse_variants_ir.sh), millions."""
+    ir = {}
+    with open(IR) as f:
+        for line in f:
+            n, workload, density, algorithm, encoding, partitioner, count = line.split()
+            ir[(workload, algorithm, encoding, partitioner)] = int(count) / 1e6
+    n, density = int(n), float(density)
+    rows = []
+    for workload in WORKLOADS:
+        cells = [ir[(workload, "bp", "auto", p)] for p in PARTITIONERS]
+        rows.append(["bp", "partitioner: " + " / ".join(PARTITIONERS), WORKLOADS[workload],
+                     " / ".join(f"{c:.1f}" for c in cells)])
+    for algorithm in ("hc", "bp"):
+        cells = [ir[("uniform", algorithm, e, "permutation")] for e in ENCODINGS]
+        rows.append([algorithm, "encoding: " + " / ".join(ENCODINGS), WORKLOADS["uniform"],
+                     " / ".join(f"{c:.1f}" for c in cells)])
+    header = ["algorithm", "variants", "inputs", f"M instructions per call, rank 0 (n = {n}, {percent(density)})"]
+    return table(header, rows) + "\n\n" + provenance(IR)
+
+
 TABLES = [
     ("sparse.md", "sparse-variants-partition", partition_table, [DIR]),
     ("sparse.md", "sparse-variants-encoding", encoding_table, [DIR]),
+    ("sparse.md", "sparse-variants-ir", ir_table, [IR]),
 ]
 PLOTS = []
