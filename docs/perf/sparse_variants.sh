@@ -76,6 +76,7 @@ for n in $ranks; do for workload in $workloads; do for density in $densities; do
   while read -r _ algorithm encoding partitioner; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     rc=0
+    rm -f "$scratch/run.json"  # a failed run must not be read as the previous one's result
     # shellcheck disable=SC2086  # flags are words
     timeout 600 "$launcher" -n "$n" "$perf" -b "$size" -e "$size" -n "$iters" -w 1 -c 1 -d float \
       -D "$density" $flags -a "$algorithm" -E "$encoding" -P "$partitioner" --seed 1 \
