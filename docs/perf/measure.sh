@@ -111,7 +111,9 @@ measure() {
       for n in 8 4; do
         docs/perf/sparse_variants.sh --raw "$raw/sparse_variants" --raw-name "variants-n$n" --build "$build" \
           --size "$size" --ranks "$n"
-      done ;;
+      done
+      with_notes "$raw/sparse_variants" ir-n4 txt "docs/perf/sparse_variants_ir.sh --size 16777216 --ranks 4 --density 0.01" \
+        -- docs/perf/sparse_variants_ir.sh --build "$build" --size 16777216 --ranks 4 --density 0.01 ;;
     sparse-cpu-fit)
       with_notes "$raw/sparse_cpu_fit" sparse_cpu_fit txt docs/perf/sparse_cpu_fit.sh -- docs/perf/sparse_cpu_fit.sh ;;
     *) echo "measure: unknown figure '$1' (see the header of docs/perf/measure.sh)" >&2; return 2 ;;

@@ -82,18 +82,16 @@ def encoding_table() -> str:
 
 
 def ir_table() -> str:
-    """Callgrind instructions per call (docs/perf/sparse_variants_ir.sh), millions."""
+    """Callgrind instructions of one steady call (docs/perf/sparse_variants_ir.sh), millions."""
     ir = {}
     with open(IR) as f:
         for line in f:
             n, workload, density, algorithm, encoding, partitioner, count = line.split()
             ir[(workload, algorithm, encoding, partitioner)] = int(count) / 1e6
     n, density = int(n), float(density)
-    rows = []
-    for workload in WORKLOADS:
-        cells = [ir[(workload, "bp", "auto", p)] for p in PARTITIONERS]
-        rows.append(["bp", "partitioner: " + " / ".join(PARTITIONERS), WORKLOADS[workload],
-                     " / ".join(f"{c:.1f}" for c in cells)])
+    cells = [ir[("uniform", "bp", "auto", p)] for p in PARTITIONERS]
+    rows = [["bp", "partitioner: " + " / ".join(PARTITIONERS), WORKLOADS["uniform"],
+             " / ".join(f"{c:.1f}" for c in cells)]]
     for algorithm in ("hc", "bp"):
         cells = [ir[("uniform", algorithm, e, "permutation")] for e in ENCODINGS]
         rows.append([algorithm, "encoding: " + " / ".join(ENCODINGS), WORKLOADS["uniform"],
