@@ -18,9 +18,12 @@
 #
 #   docs/perf/sparse_variants.sh [--raw DIR [--raw-name NAME] [--wait-load L]]
 #       [--build DIR] [--size BYTES] [--ranks "8 4"] [--densities "0.001 0.01 0.05"]
-#       [--workloads "uniform zipf"] [--iters N]
+#       [--workloads "uniform zipf"] [--iters N] [--testbed RATE]
 #
-# Without --raw the lines go to stdout. Exit 1 if any variant's result
+# --testbed RATE: one rank per emulated host on tests/netns/netlab at RATE
+# (needs root; "dilated" = 1 Gbit/s x cores / n, tests/netns/lib/dilation.sh;
+# NETLAB_PREFIX and NETLAB_SUBNET as netlab takes them), brought up per n
+# and taken down at the end. Without --raw the lines go to stdout. Exit 1 if any variant's result
 # differs from the dense all-reduce (or between ranks), ran another
 # algorithm than asked, or failed; the ctest sparse_variants_tiny runs it
 # at a tiny size so that it cannot rot.
@@ -33,7 +36,7 @@ raw_parse_options "$@"
 set -- "${RAW_ARGS[@]}"
 
 build=$repo/build size=67108864 ranks="8 4" densities="0.001 0.01 0.05" workloads="uniform zipf"
-iters=5
+iters=5 testbed=""
 while (($#)); do
   case $1 in
     --build) build=${2:?--build needs a directory}; shift 2 ;;
@@ -42,6 +45,7 @@ while (($#)); do
     --densities) densities=${2:?--densities needs a list}; shift 2 ;;
     --workloads) workloads=${2:?--workloads needs a list}; shift 2 ;;
     --iters) iters=${2:?--iters needs a count}; shift 2 ;;
+    --testbed) testbed=${2:?--testbed needs a rate}; shift 2 ;;
     *) echo "sparse_variants: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -67,26 +71,45 @@ variants() {
   for e in coo bitmap packed auto; do echo "encoding hc $e permutation"; done
 }
 
+netlab=$repo/tests/netns/netlab
+# shellcheck source=tests/netns/lib/dilation.sh
+. "$repo/tests/netns/lib/dilation.sh"
+launch() {  # N CMD...: N ranks of CMD, on loopback or on the testbed
+  local n=$1
+  shift
+  if [[ -n $testbed ]]; then
+    "$netlab" run "$n" --timeout 600 -- "$@"
+  else
+    timeout 600 "$launcher" -n "$n" "$@"
+  fi
+}
+
 raw_begin "variants-$size" jsonl -- "$0" "${RAW_ARGS[@]}"
 scratch=$(mktemp -d /tmp/sparse-variants.XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
+trap 'rm -rf "$scratch"; [[ -z $testbed ]] || "$netlab" down >/dev/null 2>&1 || true' EXIT
 failures=0
-for n in $ranks; do for workload in $workloads; do for density in $densities; do
+for n in $ranks; do
+  if [[ -n $testbed ]]; then
+    "$netlab" down >/dev/null 2>&1 || true
+    "$netlab" up "$n" "$(resolve_rate "$testbed" "$n")" >&2
+  fi
+  for workload in $workloads; do for density in $densities; do
   flags=$(workload_flags "$workload")
   while read -r _ algorithm encoding partitioner; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     rc=0
     rm -f "$scratch/run.json"  # a failed run must not be read as the previous one's result
     # shellcheck disable=SC2086  # flags are words
-    timeout 600 "$launcher" -n "$n" "$perf" -b "$size" -e "$size" -n "$iters" -w 1 -c 1 -d float \
+    launch "$n" "$perf" -b "$size" -e "$size" -n "$iters" -w 1 -c 1 -d float \
       -D "$density" $flags -a "$algorithm" -E "$encoding" -P "$partitioner" --seed 1 \
       -J "$scratch/run.json" >"$scratch/run.out" 2>&1 || rc=$?
     line=$(/usr/bin/python3 - "$scratch/run.json" "$rc" "$n" "$workload" "$density" "$algorithm" \
-      "$encoding" "$partitioner" "$load" <<'PY'
+      "$encoding" "$partitioner" "$load" "${testbed:-loopback}" <<'PY'
 import json, sys
-path, rc, n, workload, density, algorithm, encoding, partitioner, load = sys.argv[1:]
+path, rc, n, workload, density, algorithm, encoding, partitioner, load, links = sys.argv[1:]
 record = {"n": int(n), "workload": workload, "density": float(density), "algorithm": algorithm,
-          "encoding": encoding, "partitioner": partitioner, "load_1min": float(load), "rc": int(rc)}
+          "encoding": encoding, "partitioner": partitioner, "load_1min": float(load), "rc": int(rc),
+          "links": links}
 problems = [] if rc == "0" else [f"exit status {rc}"]
 try:
     with open(path) as f:
