@@ -112,6 +112,8 @@ measure() {
         docs/perf/sparse_variants.sh --raw "$raw/sparse_variants" --raw-name "variants-n$n" --build "$build" \
           --size "$size" --ranks "$n"
       done
+      NETLAB_PREFIX=spvar docs/perf/sparse_variants.sh --raw "$raw/sparse_variants" --raw-name variants-n8-dilated \
+        --build "$build" --size "$size" --ranks 8 --densities 0.01 --workloads uniform --testbed dilated
       with_notes "$raw/sparse_variants" ir-n4 txt "docs/perf/sparse_variants_ir.sh --size 16777216 --ranks 4 --density 0.01" \
         -- docs/perf/sparse_variants_ir.sh --build "$build" --size 16777216 --ranks 4 --density 0.01 ;;
     sparse-cpu-fit)

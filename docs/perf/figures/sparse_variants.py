@@ -8,6 +8,7 @@ from .common import provenance, raw_path, read_jsonl, sig3, table, thousands
 DIR = raw_path("sparse_variants")
 FILES = [os.path.join(DIR, f"variants-n{n}.jsonl") for n in (8, 4)]
 IR = os.path.join(DIR, "ir-n4.txt")
+DILATED = os.path.join(DIR, "variants-n8-dilated.jsonl")
 PARTITIONERS = ("zen-hash", "two-pass", "permutation")
 ENCODINGS = ("coo", "bitmap", "packed", "auto")
 WORKLOADS = {"uniform": "uniform, `-O 0.5`", "zipf": "Zipf rows, `-Z 1.1 -H 64`"}
@@ -100,9 +101,28 @@ def ir_table() -> str:
     return table(header, rows) + "\n\n" + provenance(IR)
 
 
+def dilated_table() -> str:
+    """The same variants on the testbed at the dilated rate, one row each."""
+    rows = []
+    for r in read_jsonl(DILATED):
+        res = r["result"]
+        variant = f"-E {r['encoding']}" if r["partitioner"] == "permutation" else f"-P {r['partitioner']}"
+        if r["algorithm"] == "bp" and r["encoding"] == "auto":
+            variant = f"-E auto -P {r['partitioner']}"
+        rows.append([r["algorithm"], variant, thousands(res["stats_bytes_sent"]),
+                     sig3(seconds(r, "cpu")), sig3(seconds(r, "time")),
+                     sig3(res["dense"]["median_time_us"] / 1e6), f"{r['load_1min']:.1f}"])
+    first = read_jsonl(DILATED)[0]
+    header = ["algorithm", "variant", "bytes sent/rank, max", "CPU s/call", "median s",
+              "dense ring, same run: median s", "load"]
+    return (table(header, rows) + f"\n\nn = {first['n']}, {first['links']} links, "
+            f"{WORKLOADS[first['workload']]}, {percent(first['density'])}.\n\n" + provenance(DILATED))
+
+
 TABLES = [
     ("sparse.md", "sparse-variants-partition", partition_table, [DIR]),
     ("sparse.md", "sparse-variants-encoding", encoding_table, [DIR]),
     ("sparse.md", "sparse-variants-ir", ir_table, [IR]),
+    ("sparse.md", "sparse-variants-dilated", dilated_table, [DILATED]),
 ]
 PLOTS = []
