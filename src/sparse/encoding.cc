@@ -139,6 +139,32 @@ size_t encode(Encoding encoding, const uint64_t* positions, const void* values, 
 Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nnz,
                         uint64_t universe, size_t valueBytes, unsigned allowed,
                         std::vector<unsigned char>* out, size_t* bytes) {
+  constexpr unsigned kPacked = 1u << static_cast<unsigned>(Encoding::Packed);
+  const unsigned others = allowed & kAllEncodings & ~kPacked;
+  if ((allowed & kPacked) != 0 && others != 0 && positions != nullptr && nnz > 0) {
+    // Packed's size needs a pass over the positions (packedPositionBytes):
+    // instead it is encoded at once, and kept only if smaller than the best
+    // of the others (ties go to them, as in cheapestWithBody).
+    size_t otherBody = 0;
+    const Encoding other = cheapestWithBody(nnz, universe, valueBytes, nullptr, others, &otherBody);
+    const size_t start = out->size();
+    if (otherBody != SIZE_MAX && nnz * (valueBytes + 1) < otherBody) {
+      out->resize(start + kMessageHeaderBytes + otherBody + kPackedVarintSlack);
+      unsigned char* header = out->data() + start;
+      const size_t body =
+          encodePackedWithin(positions, static_cast<const unsigned char*>(values), nnz, valueBytes,
+                             otherBody, header + kMessageHeaderBytes);
+      if (body != 0) {
+        writeMessageHeader(Encoding::Packed, nnz, universe, header);
+        out->resize(start + kMessageHeaderBytes + body);
+        *bytes = kMessageHeaderBytes + body;
+        return Encoding::Packed;
+      }
+      out->resize(start);
+    }
+    *bytes = writeMessage(other, otherBody, positions, values, nnz, universe, valueBytes, out);
+    return other;
+  }
   size_t body = 0;
   const Encoding encoding = cheapestWithBody(nnz, universe, valueBytes, positions, allowed, &body);
   *bytes = writeMessage(encoding, body, positions, values, nnz, universe, valueBytes, out);

@@ -86,8 +86,8 @@ spcclResult_t orderedDenseAllReduce(CollContext& ctx, spcclDataType_t type, cons
   for (const Incoming& m : incoming)
     if (buffers[static_cast<size_t>(m.peer)].size() != mine * s)
       return SPCCL_FAIL(spcclRemoteError,
-                        "dense fallback: rank %d sent %zu bytes of range %d, expected %zu",
-                        m.peer, buffers[static_cast<size_t>(m.peer)].size(), r, mine * s);
+                        "dense fallback: rank %d sent %zu bytes of range %d, expected %zu", m.peer,
+                        buffers[static_cast<size_t>(m.peer)].size(), r, mine * s);
 
   // 2. The owner's sum, block by block (each block's operands are read
   // before it is written, so input may be output).
@@ -99,8 +99,8 @@ spcclResult_t orderedDenseAllReduce(CollContext& ctx, spcclDataType_t type, cons
   for (size_t base = 0; base < mine; base += kBlock) {
     const size_t length = std::min(kBlock, mine - base);
     for (int q = 0; q < n; ++q)
-      operands[static_cast<size_t>(q)] = q == r ? in + offset(r) + base * s
-                                                : buffers[static_cast<size_t>(q)].data() + base * s;
+      operands[static_cast<size_t>(q)] =
+          q == r ? in + offset(r) + base * s : buffers[static_cast<size_t>(q)].data() + base * s;
     sumBlock(ctx.kernels(), type, s, operands, length, order, scratch.data(),
              out + offset(r) + base * s);
   }
