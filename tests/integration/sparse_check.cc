@@ -474,6 +474,17 @@ int main(int argc, char** argv) {
       check.denseCase(edge);
     }
   }
+  // 4b. In place and COO in and out past the dense fallback's switch
+  // (ordered_dense_allreduce.h: a COO input is densified first, a COO
+  // output extracted from the workspace's tensor).
+  for (spcclSparseAlgorithm_t a :
+       {spcclSparseHierarchical, spcclSparseAllGather, spcclSparseBlock}) {
+    Case c;
+    c.algorithm = a;
+    c.density = 0.6;
+    check.inPlaceCase(c);
+    check.cooCase(c, spcclIndexUint64);
+  }
   // 5. Large tensors: multi-megabyte messages, every encoding's regime.
   for (spcclSparseAlgorithm_t a : kAlgorithms)
     for (double d : {1e-4, 0.02, 0.4}) {
