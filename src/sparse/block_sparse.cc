@@ -146,12 +146,12 @@ void writeDense(const BlockLayout& L, const std::vector<BlockSet>& parts, void* 
 
 // This rank's non-zero blocks (its indices are sorted).
 uint64_t countBlocks(const SparseInput& in) {
-  uint64_t blocks = 0, last = UINT64_MAX;
-  for (size_t i = 0; i < in.nnz; ++i) {
-    const uint64_t block = in.indices[i] / kBlockElements;
-    blocks += block != last;
-    last = block;
-  }
+  if (in.nnz == 0) return 0;
+  // Each pair compared with the one before, not with a carried "last
+  // block", so the loop has no dependency between iterations.
+  uint64_t blocks = 1;
+  for (size_t i = 1; i < in.nnz; ++i)
+    blocks += in.indices[i] / kBlockElements != in.indices[i - 1] / kBlockElements;
   return blocks;
 }
 
