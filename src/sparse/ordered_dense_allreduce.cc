@@ -45,7 +45,7 @@ void sumBlock(const kernels::KernelTable& table, spcclDataType_t type, size_t va
   for (int i = 0; i < p; ++i) {
     std::memset(leaf(i), 0, length * valueBytes);
     add(leaf(i), operands[static_cast<size_t>(i)]);
-    if (i + p < n) add(leaf(i), operands[static_cast<size_t>(i + p)]);
+    if (i + p < n) add(leaf(i), operands[static_cast<size_t>(i) + static_cast<size_t>(p)]);
   }
   for (int stride = 1; stride < p; stride *= 2)
     for (int i = 0; i < p; i += 2 * stride) add(leaf(i), leaf(i + stride));
