@@ -108,10 +108,10 @@ class MergedSet {
       } else {
         const kernels::SortedPairs set = mine();
         sentPairs_ = set.count;
-        encoded_->clear();  // (its capacity stays)
-        const Encoding e = encodeSet(set.positions, set.values, set.count, in_.universe,
-                                     valueBytes_, options_.allowedEncodings, encoded_);
-        sends.push_back({sendPeer, encoded_->data(), encoded_->size(), static_cast<uint8_t>(e)});
+        size_t bytes = 0;  // (encoded_ only grows: no zero-fill per stage)
+        const Encoding e = encodeSetInto(set.positions, set.values, set.count, in_.universe,
+                                         valueBytes_, options_.allowedEncodings, encoded_, &bytes);
+        sends.push_back({sendPeer, encoded_->data(), bytes, static_cast<uint8_t>(e)});
       }
     }
     if (recvPeer >= 0)
