@@ -9,7 +9,7 @@
 #
 # FIGURE: dense-testbed dense-loopback migration sparse-gloo sparse-sweep
 #         sparse-regimes mpi-interpose compressed-testbed codec-throughput
-#         codec-error compression-schedules sparse-cpu-fit
+#         codec-error compression-schedules sparse-cpu-fit sparse-variants
 #
 # Each figure first waits until the 1-minute load average is below
 # BENCH_WAIT_LOAD (default 1.5; polled every 30 s for at most BENCH_WAIT_MAX
@@ -107,6 +107,15 @@ measure() {
       with_notes "$raw/compression_schedules" schedules txt \
         "for piecewise/linear 4/8-bit, two-shot/ring, n = 2 3 4 6 8: spcclrun -n N compressed_all_reduce_perf -b 4M -e 4M -n 2 -w 1 -c 1 -d float -o sum -m CODEC -q BITS -S SCHEDULE" \
         -- compression_schedules ;;
+    sparse-variants)
+      for n in 8 4; do
+        docs/perf/sparse_variants.sh --raw "$raw/sparse_variants" --raw-name "variants-n$n" --build "$build" \
+          --size "$size" --ranks "$n"
+      done
+      NETLAB_PREFIX=spvar docs/perf/sparse_variants.sh --raw "$raw/sparse_variants" --raw-name variants-n8-dilated \
+        --build "$build" --size "$size" --ranks 8 --densities 0.01 --workloads uniform --testbed dilated
+      with_notes "$raw/sparse_variants" ir-n4 txt "docs/perf/sparse_variants_ir.sh --size 16777216 --ranks 4 --density 0.01" \
+        -- docs/perf/sparse_variants_ir.sh --build "$build" --size 16777216 --ranks 4 --density 0.01 ;;
     sparse-cpu-fit)
       with_notes "$raw/sparse_cpu_fit" sparse_cpu_fit txt docs/perf/sparse_cpu_fit.sh -- docs/perf/sparse_cpu_fit.sh ;;
     *) echo "measure: unknown figure '$1' (see the header of docs/perf/measure.sh)" >&2; return 2 ;;

@@ -17,7 +17,6 @@
 #include "group.h"
 #include "memory_kind.h"
 #include "real_nccl.h"
-#include "runtime/engine.h"
 #include "settings.h"
 #include "unique_id.h"
 
@@ -393,19 +392,6 @@ ncclResult_t revoke(InterposedComm* comm, int flags) {
   return result;
 }
 
-namespace {
-
-// ncclCommAbort while other threads are inside calls on comm: each is
-// asked to stop at its next wake-up of the engine, as spcclCommAbort does
-// (the spccl communicator is freed only after they have left).
-void interruptCalls(InterposedComm* comm) {
-  if (comm->spccl == nullptr || comm->spccl->engine == nullptr) return;
-  static const std::string kWhy = "ncclCommAbort was called on this communicator";
-  comm->spccl->engine->requestAbort(spcclRemoteError, kWhy);
-}
-
-}  // namespace
-
 ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
   const Settings& s = settings();
   if (s.report) {
@@ -421,7 +407,10 @@ ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
   const RealNccl* real = owned->real != nullptr ? realNccl() : nullptr;
   ncclResult_t realResult = ncclSuccess;
   if (abort) {
-    if (inside > 0) interruptCalls(owned.get());
+    // ncclCommAbort while other threads are inside calls on comm: each is
+    // asked to stop, as spcclCommAbort does (the spccl communicator is
+    // freed only after they have left).
+    if (inside > 0) interruptCalls(owned->spccl, "ncclCommAbort was called on this communicator");
     // First, so that a call of another thread blocked in the real NCCL
     // returns (NCCL's abort is made for that).
     if (real != nullptr) realResult = SPCCL_FORWARD(real, CommAbort, owned->real);

@@ -167,6 +167,8 @@ void SparseBenchmark::readStats(uint64_t tag, SparseSizeResult* row) const {
                              stats.pushImbalance,
                              stats.pullImbalance};
   session_.maxOverRanks(&maxima);
+  std::vector<double> sentSum{static_cast<double>(stats.bytesSent)};
+  session_.sumOverRanks(&sentSum);
   const bool agreed = maxima[0] == -maxima[1];
   row->algorithm = agreed ? spcclSparseAlgorithmName(stats.algorithm) : "mixed";
   row->reason.assign(stats.reason, strnlen(stats.reason, sizeof(stats.reason)));
@@ -176,6 +178,7 @@ void SparseBenchmark::readStats(uint64_t tag, SparseSizeResult* row) const {
   row->plannerDensity = stats.density;
   row->plannerGamma = stats.gamma;
   row->statsBytesSent = maxima[2];
+  row->statsBytesSentMean = sentSum[0] / session_.nranks();
   row->statsBytesReceived = maxima[3];
   row->predictedBytesSent = maxima[4];
   row->pushImbalance = maxima[5];

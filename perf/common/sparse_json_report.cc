@@ -56,6 +56,7 @@ void writeRow(JsonWriter& json, int nranks, const SparseSizeResult& row) {
   json.key("planner_density").value(row.plannerDensity);
   json.key("planner_gamma").value(row.plannerGamma);
   json.key("stats_bytes_sent").value(row.statsBytesSent);
+  json.key("stats_bytes_sent_mean").value(row.statsBytesSentMean);
   json.key("stats_bytes_received").value(row.statsBytesReceived);
   json.key("predicted_bytes_sent").value(row.predictedBytesSent);
   json.key("sent_over_predicted").value(row.sentOverPredicted());
@@ -86,7 +87,8 @@ bool writeSparseJsonReport(const std::string& path, const PerfOptions& options,
       "time_us: loop time / iters, slowest rank; median_time_us: median over iterations of the "
       "slowest rank's time; bytes_sent_per_rank (communicator counters) and cpu_s_per_iter: per "
       "iteration, max over ranks; stats_*: spcclSparseGetStats for the last timed call, max over "
-      "ranks; sparse.wrong: elements differing from the dense all-reduce, max over ranks");
+      "ranks (stats_bytes_sent_mean: mean over ranks); sparse.wrong: elements differing from "
+      "the dense all-reduce, max over ranks");
   json.key("options").beginObject();
   writeOptionFields(json, options);
   writeSparseOptionFields(json, sparseOptions);

@@ -43,6 +43,7 @@ struct SparseSizeResult {
   double plannerDensity = 0.0;                                      // stats.density, rank 0's
   double plannerGamma = 0.0;                                        // stats.gamma, rank 0's
   double statsBytesSent = 0.0;                                      // last call, max over ranks
+  double statsBytesSentMean = 0.0;                                  // last call, mean over ranks
   double statsBytesReceived = 0.0;                                  // last call, max over ranks
   double predictedBytesSent = 0.0;                                  // the formula, max over ranks
   double pushImbalance = 0.0;                                       // max over ranks

@@ -284,7 +284,8 @@ spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr*
   return spcclSuccess;
 }
 
-spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd) {
+spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd,
+                               bool refusedIsFinal) {
   // Peers start at different times: a refused connection usually means the
   // listener is not up yet, so back off briefly and try again.
   int64_t backoffMs = 10;
@@ -296,7 +297,7 @@ spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, i
       setNoDelay(*fd);
       return spcclSuccess;
     }
-    if (!isRetryableConnectError(lastError))
+    if (!isRetryableConnectError(lastError) || (refusedIsFinal && lastError == ECONNREFUSED))
       return SPCCL_FAIL(peerErrorCode(lastError), "connect to %s failed: %s",
                         toString(addr).c_str(), strerror(lastError));
     std::this_thread::sleep_for(

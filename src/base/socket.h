@@ -65,7 +65,10 @@ spcclResult_t listenOn(const SockAddr& bindAddr, int backlog, int* fd, SockAddr*
 // Connects, retrying refused/unreachable until the deadline.
 // The errno values worth another connect attempt (listener not up yet, ...).
 bool isRetryableConnectError(int err);
-spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd);
+// refusedIsFinal: a refusal fails at once (spcclRemoteError), for a
+// listener known to have been up (so nothing listens there any more).
+spcclResult_t connectWithRetry(const SockAddr& addr, const Deadline& deadline, int* fd,
+                               bool refusedIsFinal = false);
 spcclResult_t acceptWithDeadline(int listenFd, const Deadline& deadline, int* fd, SockAddr* peer);
 // One accept that never waits: *fd is -1 when no connection is pending.
 // The accepted socket is non-blocking, close-on-exec, TCP_NODELAY.

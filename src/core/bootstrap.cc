@@ -12,11 +12,14 @@
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "base/check.h"
 #include "base/knobs.h"
@@ -104,6 +107,7 @@ struct RootConnection {
   std::string peer, source;
   Phase phase = Phase::Hello;
   int64_t acceptedMs = 0;
+  int64_t joinedMs = 0;
   uint64_t serial = 0;  // accept order: the oldest is evicted first
   ClientHello hello{};
   Nonce nonceS{};
@@ -113,8 +117,12 @@ struct RootConnection {
 
 class RendezvousRoot {
  public:
-  RendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId, int64_t timeoutMs)
-      : listenFd_(listenFd),
+  // onReplied: called once every rank that joined has its reply (the
+  // root may go on answering late ranks after a failure).
+  RendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId, int64_t timeoutMs,
+                 std::function<void()> onReplied)
+      : onReplied_(std::move(onReplied)),
+        listenFd_(listenFd),
         secret_(secret),
         commId_(commId),
         timeoutMs_(timeoutMs),
@@ -134,7 +142,7 @@ class RendezvousRoot {
                       "rendezvous root: only %d of %d ranks arrived within %" PRId64 " ms",
                       arrived_, expected_, timeoutMs_);
         SPCCL_WARN("%s", reply.message);
-        replyToJoined(reply, nullptr, Deadline(1000));
+        if (!failure_) replyToJoined(reply, nullptr, Deadline(1000));
         break;
       }
       pollOnce();
@@ -145,22 +153,32 @@ class RendezvousRoot {
       if (c.fd >= 0) ::close(c.fd);
     ::close(listenFd_);
     refusals_.summarize();
+    replied();
   }
 
  private:
   void pollOnce() {
     std::vector<pollfd> fds;
     fds.push_back({listenFd_, POLLIN, 0});
-    for (RootConnection& c : conns_)
-      if (c.fd >= 0 && c.phase != RootConnection::Phase::Joined) fds.push_back({c.fd, POLLIN, 0});
+    // A joined rank sends nothing more until its reply: a joined
+    // connection that becomes readable has closed (or says goodbye).
+    std::vector<size_t> polled;  // fds[j + 1] is conns_[polled[j]]'s
+    for (size_t i = 0; i < conns_.size(); ++i)
+      if (conns_[i].fd >= 0) {
+        fds.push_back({conns_[i].fd, POLLIN | POLLRDHUP, 0});
+        polled.push_back(i);
+      }
     int64_t wait = std::min<int64_t>(deadline_.remainingMs(), 100);
     ::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait, 1)));
-    size_t k = 1;
-    for (size_t i = 0; i < conns_.size() && !finished_; ++i) {
-      RootConnection& c = conns_[i];
-      if (c.fd < 0 || c.phase == RootConnection::Phase::Joined) continue;
-      short revents = fds[k++].revents;
-      if (revents != 0) readFrom(c);
+    // conns_ does not grow here; a handler may close other connections
+    // (a failed rendezvous closes every joined one).
+    for (size_t j = 0; j < polled.size() && !finished_; ++j) {
+      RootConnection& c = conns_[polled[j]];
+      if (c.fd < 0 || fds[j + 1].revents == 0) continue;
+      if (c.phase == RootConnection::Phase::Joined)
+        checkJoined(c);
+      else
+        readFrom(c);
     }
     std::erase_if(conns_, [](const RootConnection& c) { return c.fd < 0; });
   }
@@ -283,11 +301,23 @@ class RendezvousRoot {
       return;
     }
     c.phase = RootConnection::Phase::Joined;
+    c.joinedMs = monotonicMs();
     net::setNonBlocking(c.fd, false);
+    if (failure_) {
+      // A rank arriving after another one left: the same answer at once,
+      // not the wait until its deadline.
+      sendReply(c, *failure_, nullptr, Deadline(1000));
+      ::close(c.fd);
+      c.fd = -1;
+      if (h.rank < expected_) rankSeen_[h.rank] = true;
+      finished_ = std::count(rankSeen_.begin(), rankSeen_.end(), true) == expected_;
+      return;
+    }
     if (expected_ == 0) {
       expected_ = h.nranks;
       table_.assign(expected_, RankInfo{});
       rankArrived_.assign(expected_, false);
+      rankSeen_.assign(expected_, false);
     }
     bool taken = h.rank < expected_ && rankArrived_[h.rank];
     if (h.nranks != expected_ || h.rank >= expected_ || taken) {
@@ -305,6 +335,7 @@ class RendezvousRoot {
     }
     table_[h.rank] = c.proof->info;
     rankArrived_[h.rank] = true;
+    rankSeen_[h.rank] = true;
     ++arrived_;
     if (arrived_ == expected_) {
       RootReply reply{};
@@ -313,6 +344,58 @@ class RendezvousRoot {
       replyToJoined(reply, &table_, deadline_);
       finished_ = true;
     }
+  }
+
+  // A joined connection became readable: the rank said goodbye, or its
+  // connection closed or was reset (its process died, or its creation was
+  // stopped). Only a rank that had joined counts as gone; one that never
+  // arrived may still come, until the deadline.
+  void checkJoined(RootConnection& c) {
+    unsigned char goodbye = 0;
+    ssize_t n = ::recv(c.fd, &goodbye, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    const int rank = c.hello.rank;
+    if (n == 1 && goodbye == kRendezvousGoodbyeTimedOut) {
+      // Its own deadline passed first: it returned spcclTimeout, and the
+      // others reach theirs as they would have (nothing new to tell them).
+      SPCCL_INFO(kLogBootstrap, "rendezvous root: rank %d (%s) timed out and left", rank,
+                 c.peer.c_str());
+      rankArrived_[rank] = false;
+      table_[rank] = RankInfo{};
+      --arrived_;
+      ::close(c.fd);
+      c.fd = -1;
+      return;
+    }
+    const char* how = n == 1 && goodbye == kRendezvousGoodbyeStopped
+                          ? "had its creation stopped (spcclCommAbort or spcclCommDestroy)"
+                      : n > 0 ? "sent bytes after joining"
+                              : "closed its connection to the root (it died, or its creation "
+                                "ended)";
+    RootReply reply{};
+    reply.status = spcclRemoteError;
+    std::snprintf(reply.message, sizeof(reply.message),
+                  "rendezvous: rank %d (host %s, %s, pid %d) %s %" PRId64
+                  " ms after joining; %d of %d ranks had arrived",
+                  rank, table_[rank].hostname, c.peer.c_str(), table_[rank].pid, how,
+                  monotonicMs() - c.joinedMs, arrived_, expected_);
+    SPCCL_WARN("%s", reply.message);
+    ::close(c.fd);
+    c.fd = -1;
+    replyToJoined(reply, nullptr, Deadline(1000));
+    for (RootConnection& other : conns_)
+      if (other.fd >= 0 && other.phase == RootConnection::Phase::Joined) {
+        ::close(other.fd);
+        other.fd = -1;
+      }
+    failure_ = reply;
+    replied();
+    finished_ = std::count(rankSeen_.begin(), rankSeen_.end(), true) == expected_;
+  }
+
+  void replied() {
+    if (onReplied_) onReplied_();
+    onReplied_ = nullptr;
   }
 
   void sendReply(RootConnection& c, const RootReply& reply, const std::vector<RankInfo>* table,
@@ -335,6 +418,7 @@ class RendezvousRoot {
         sendReply(c, reply, table, deadline);
   }
 
+  std::function<void()> onReplied_;
   int listenFd_;
   JobSecret secret_;
   uint64_t commId_;
@@ -346,6 +430,8 @@ class RendezvousRoot {
   std::vector<RootConnection> conns_;
   std::vector<RankInfo> table_;
   std::vector<bool> rankArrived_;
+  std::vector<bool> rankSeen_;        // joined at some point, left since or not
+  std::optional<RootReply> failure_;  // a joined rank left: every rank's answer
   int expected_ = 0, arrived_ = 0;
   uint64_t nextSerial_ = 0;
   bool finished_ = false;
@@ -402,17 +488,23 @@ void startRendezvousRoot(int listenFd, const JobSecret& secret, uint64_t commId,
     std::lock_guard<std::mutex> lock(roots.mutex);
     roots.commIds.insert(commId);
   }
-  std::thread([listenFd, secret, commId, timeoutMs, &roots] {
+  // Once every joined rank has its reply, waitForRendezvousRoot stops
+  // waiting, though the root may go on answering late ranks (a failure).
+  auto replied = [commId, &roots, once = std::make_shared<bool>(false)] {
+    std::lock_guard<std::mutex> lock(roots.mutex);
+    if (std::exchange(*once, true)) return;
+    roots.commIds.erase(roots.commIds.find(commId));
+    roots.done.notify_all();
+  };
+  std::thread([listenFd, secret, commId, timeoutMs, replied] {
     try {
-      RendezvousRoot(listenFd, secret, commId, timeoutMs).serve();
+      RendezvousRoot(listenFd, secret, commId, timeoutMs, replied).serve();
     } catch (const std::exception& e) {
       // The ranks' rendezvous then fails at its deadline, naming the root.
       SPCCL_WARN("rendezvous root for communicator %016llx stopped: %s",
                  static_cast<unsigned long long>(commId), e.what());
+      replied();  // serve() did not get to it
     }
-    std::lock_guard<std::mutex> lock(roots.mutex);
-    roots.commIds.erase(roots.commIds.find(commId));
-    roots.done.notify_all();
   }).detach();
 }
 
@@ -428,12 +520,23 @@ namespace {
 // One attempt at the rendezvous handshake. *retry: the root closed the
 // connection before its challenge (it is not up yet, or it dropped this
 // connection to make room): worth another try while the deadline allows.
+// *rootAnswered: set once the root proved itself (its challenge checked
+// out); from then on its listener is known to be up, and a refusal means
+// it is gone.
 spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
                              const Deadline& deadline, const std::string& rootName,
-                             std::vector<RankInfo>* all, bool* retry) {
+                             std::vector<RankInfo>* all, bool* retry, bool* rootAnswered) {
   *retry = false;
   int fd = -1;
-  SPCCL_CHECK(net::connectWithRetry(id.root, deadline, &fd));
+  if (spcclResult_t res = net::connectWithRetry(id.root, deadline, &fd, *rootAnswered);
+      res != spcclSuccess) {
+    if (res != spcclRemoteError || !*rootAnswered) return res;
+    return SPCCL_FAIL(spcclRemoteError,
+                      "rank %d: %s closed this rank's connection after answering it, and now "
+                      "refuses connections: the process that hosts it (rank 0 under spcclrun, "
+                      "else the caller of spcclGetUniqueId) died or stopped (%s)",
+                      mine.rank, rootName.c_str(), threadLastError().c_str());
+  }
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -471,6 +574,7 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
                       "match this job's secret (a different job secret on this rank or the "
                       "root, or not spccl's rendezvous root)",
                       mine.rank, rootName.c_str());
+  *rootAnswered = true;
   auto proof = std::make_unique<ClientProof>();
   proof->info = mine;
   std::vector<unsigned char> payload(sizeof(hello) + sizeof(RankInfo));
@@ -484,8 +588,16 @@ spcclResult_t rendezvousOnce(const UniqueIdContents& id, const RankInfo& mine,
     return dropped(res);
   RootReply reply{};
   if (spcclResult_t res = net::recvAll(fd, &reply, sizeof(reply), deadline, rootName);
-      res != spcclSuccess)
+      res != spcclSuccess) {
+    if (deadline.expired()) {
+      // Tell the root why this rank leaves, so that it does not report it
+      // to the others as dead (bootstrap.h).
+      const unsigned char goodbye =
+          deadline.cancelled() ? kRendezvousGoodbyeStopped : kRendezvousGoodbyeTimedOut;
+      (void)::send(fd, &goodbye, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     return dropped(res);
+  }
   std::vector<RankInfo> table;
   if (reply.status == spcclSuccess) {
     if (reply.nranks != static_cast<uint32_t>(mine.nranks))
@@ -517,9 +629,10 @@ spcclResult_t exchangeRankInfo(const UniqueIdContents& id, const RankInfo& mine,
                                std::vector<RankInfo>* all, const std::atomic<bool>* cancel) {
   Deadline deadline(timeoutMs, cancel);
   std::string rootName = "rendezvous root " + net::toString(id.root);
+  bool rootAnswered = false;
   for (;;) {
     bool retry = false;
-    spcclResult_t res = rendezvousOnce(id, mine, deadline, rootName, all, &retry);
+    spcclResult_t res = rendezvousOnce(id, mine, deadline, rootName, all, &retry, &rootAnswered);
     // The usual reason a rank waits for its table until the deadline: a
     // rank that never called init. Said in those words, with the wait's own.
     if (!retry && res == spcclTimeout && !deadline.cancelled())

@@ -96,6 +96,14 @@ struct ClientProof {
   RankInfo info;
 };
 
+// What a joined rank may send the root before its reply arrives: why it
+// leaves. A rank whose own deadline passed gives up its place (the others
+// time out as they would); any other departure (stopped, or the
+// connection closed or reset: its process died) fails the rendezvous for
+// every rank at once with spcclRemoteError naming it.
+constexpr unsigned char kRendezvousGoodbyeTimedOut = 1;
+constexpr unsigned char kRendezvousGoodbyeStopped = 2;
+
 struct RootReply {
   uint32_t status;  // spcclResult_t
   uint32_t nranks;

@@ -21,6 +21,7 @@
 #include "core/fault_service.h"
 #include "core/link_profile.h"
 #include "core/revoke.h"
+#include "core/setup_departures.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
 #include "runtime/flight_recorder.h"
@@ -244,6 +245,30 @@ std::string sourceOf(const std::string& where) {
   return colon == std::string::npos ? where : where.substr(0, colon);
 }
 
+// The connections of setup so far that are known to be up: a send comm
+// once its hello went out, every accepted one.
+std::vector<SetupConnection> establishedConnections(const std::vector<PeerConnection>& peers,
+                                                    const std::vector<PendingHello>& hellos) {
+  std::vector<SetupConnection> out;
+  for (const PendingHello& hello : hellos) {
+    if (hello.request != nullptr) continue;
+    const uint32_t step = hello.hello.header.step;
+    const PeerConnection& conn = peers[hello.peer];
+    const Lane& lane = step == kControlHelloStep ? conn.control : conn.lanes[step];
+    out.push_back({hello.peer, conn.net, lane.sendComm, true, step});
+  }
+  for (size_t peer = 0; peer < peers.size(); ++peer) {
+    const PeerConnection& conn = peers[peer];
+    if (conn.net == nullptr) continue;
+    out.push_back(
+        {static_cast<int>(peer), conn.net, conn.control.recvComm, false, kControlHelloStep});
+    for (size_t l = 0; l < conn.lanes.size(); ++l)
+      out.push_back({static_cast<int>(peer), conn.net, conn.lanes[l].recvComm, false,
+                     static_cast<unsigned>(l)});
+  }
+  return out;
+}
+
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                           std::vector<PeerConnection>* peers, const std::atomic<bool>* cancel) {
   const int n = comm.nranks;
@@ -264,6 +289,14 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                                 sizeof(LaneHello), nullptr, &hello.request));
   }
 
+  // A failure from here on is told to the peers before this rank closes
+  // (core/setup_departures.h).
+  auto leave = [&](spcclResult_t failure) {
+    const std::string why = threadLastError();
+    tellPeersWhy(comm.rank, comm.commId, failure, why, establishedConnections(*peers, hellos));
+    setThreadLastError(why);
+    return failure;
+  };
   int accepted = 0, helloSent = 0;
   const int hellosToSend = static_cast<int>(hellos.size());
   const int64_t handshakeMs = knobInt("SPCCL_HANDSHAKE_TIMEOUT_MS");
@@ -345,10 +378,17 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         int done = 0;
         size_t size = 0;
         spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
-        if (res != spcclSuccess)
-          return SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (lane %u): %s",
-                            comm.rank, (*peers)[hello.peer].name.c_str(), hello.hello.header.step,
-                            threadLastError().c_str());
+        if (res != spcclSuccess) {
+          std::string why = threadLastError();
+          std::string reason = departureReason((*peers)[hello.peer], comm.commId);
+          const uint32_t step = hello.hello.header.step;
+          std::string lane =
+              step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
+          return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (%s): %s%s%s",
+                                  comm.rank, (*peers)[hello.peer].name.c_str(), lane.c_str(),
+                                  why.c_str(),
+                                  reason.empty() ? "" : "; it said: ", reason.c_str()));
+        }
         if (done) hello.request = nullptr;
       }
       if (hello.request == nullptr) ++helloSent;
@@ -367,6 +407,11 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       }
       break;
     }
+    // A peer that leaves now fails every rank at once, not at the deadline.
+    if (spcclResult_t res = checkSetupDepartures(comm.rank, comm.commId, *peers,
+                                                 establishedConnections(*peers, hellos));
+        res != spcclSuccess)
+      return leave(res);
     if (deadline.expired()) {
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
@@ -377,10 +422,10 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                                     [](const Lane& lane) { return lane.recvComm != nullptr; });
         if (!complete) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
       }
-      return SPCCL_FAIL(spcclTimeout,
-                        "rank %d: connection setup timed out after %d ms; no connection yet from "
-                        "rank(s) %s",
-                        comm.rank, comm.options.timeoutMs, missing.c_str());
+      return leave(SPCCL_FAIL(spcclTimeout,
+                              "rank %d: connection setup timed out after %d ms; no connection yet "
+                              "from rank(s) %s",
+                              comm.rank, comm.options.timeoutMs, missing.c_str()));
     }
     std::vector<pollfd> fds;
     for (Listener& listener : listeners) {
@@ -620,6 +665,10 @@ bool waitForCallsToLeave(spcclComm_t comm) {
 
 }  // namespace
 
+void interruptCalls(spcclComm_t comm, const std::string& why) {
+  if (comm != nullptr && comm->engine != nullptr) comm->engine->requestAbort(spcclRemoteError, why);
+}
+
 void destroyComm(spcclComm_t comm, bool abort) {
   if (comm == nullptr) return;
   // A creation still running is stopped either way: nothing of it needs
@@ -650,7 +699,7 @@ void destroyComm(spcclComm_t comm, bool abort) {
     // A thread inside the engine (a call of another thread, or the worker)
     // aborts it at its next wake-up; with nobody inside, it happens here.
     static const std::string kWhy = "spcclCommAbort was called";
-    comm->engine->requestAbort(spcclRemoteError, kWhy);
+    interruptCalls(comm, kWhy);
     std::unique_lock<std::mutex> exec(comm->execMutex, std::try_to_lock);
     if (exec.owns_lock()) comm->engine->abort(spcclRemoteError, kWhy);
   }

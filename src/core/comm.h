@@ -164,6 +164,12 @@ std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int r
 spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* init);
 void destroyComm(spcclComm_t comm, bool abort);
 
+// Asks every thread inside comm's engine (another thread's call, the
+// worker) to stop at its next wake-up with spcclRemoteError and `why`;
+// nothing is freed. For an abort that must not wait for them (the NCCL
+// interposer's ncclCommAbort, spcclCommAbort). comm may be NULL.
+void interruptCalls(spcclComm_t comm, const std::string& why);
+
 // The API boundary: a failed call's message becomes comm's last error
 // (spcclGetLastError). comm may be NULL.
 spcclResult_t finishCall(spcclComm_t comm, spcclResult_t result);

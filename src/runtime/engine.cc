@@ -704,6 +704,29 @@ void Engine::failPendingOps() {
   }
 }
 
+void Engine::closeLanesWithUnfinishedSends() {
+  // The failed call returns next, and its caller may reuse the buffers of
+  // sends still in flight. A transport may read them later: shm lets the
+  // receiver read this process's memory until it answers, and any
+  // transport progressed again would send from them. Closing the lanes
+  // withdraws those sends (a shm receiver then refuses what it read,
+  // transports/shm/shm_recv.cc); the broken engine sends nothing more.
+  for (Peer& peer : peers_) {
+    if (peer.conn.net == nullptr) continue;
+    const bool unfinished =
+        peer.headerSendRequest != nullptr ||
+        std::any_of(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(),
+                    [](void* r) { return r != nullptr; });
+    if (!unfinished) continue;
+    for (Lane& lane : peer.conn.lanes) {
+      if (lane.sendComm != nullptr) peer.conn.net->closeSend(lane.sendComm);
+      lane.sendComm = nullptr;
+    }
+    peer.headerSendRequest = nullptr;
+    std::fill(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(), nullptr);
+  }
+}
+
 void Engine::requestAbort(spcclResult_t code, const std::string& why) {
   std::lock_guard<std::mutex> lock(abortRequestMutex_);
   requestedCode_ = code;
@@ -727,6 +750,7 @@ void Engine::abort(spcclResult_t code, const std::string& why) {
     sendAbortFrames(code, why);
   }
   failPendingOps();
+  closeLanesWithUnfinishedSends();
   if (flight_) {
     flight_->failRunning(code, why);
     if (code == spcclTimeout) flight_->dump(logFileDescriptor(), "timeout", why.c_str());
@@ -769,6 +793,7 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame, bool
       peer.sendQueue.pop_back();
     bool control = onControl && peer.conn.control.sendComm != nullptr;
     void* comm = control ? peer.conn.control.sendComm : peer.conn.lanes[0].sendComm;
+    if (comm == nullptr) continue;  // closed by an abort
     void* request = nullptr;
     if (peer.conn.net->isend(comm, frame.data(), frame.size(), nullptr, &request) == spcclSuccess)
       inFlight.push_back({&peer, request, !control});

@@ -220,6 +220,9 @@ class Engine {
   spcclResult_t sleepUntilProgress(int64_t maxWaitMs);
   spcclResult_t breakWith(spcclResult_t code);
   void failPendingOps();
+  // After an abort: closes the send side of every lane of a peer that
+  // still has a send in flight, so no transport touches its buffer again.
+  void closeLanesWithUnfinishedSends();
   void sendAbortFrames(spcclResult_t code, const std::string& why);
   // An Abort or Withdraw frame: header, then "rank <me>: <why>" (truncated).
   std::vector<unsigned char> textFrame(FrameKind kind, uint64_t seq, spcclResult_t code,

@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "sparse/dense_stage.h"
+#include "sparse/ordered_dense_allreduce.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -41,6 +42,21 @@ spcclResult_t sumIntoDenseOutput(CollContext& ctx, const SparseInput& in,
   return spcclSuccess;
 }
 
+// Past the point where the n - 1 copies of this rank's set cost half the
+// dense all-reduce's bytes (near d = 1/(2n) of f32 values with Bitmap), the
+// schedule moves more and sums n nearly dense sets: the dense fallback
+// (ordered_dense_allreduce.h) adds the same values in the same rank order
+// for the ring's traffic. From agreed counts: every rank decides alike.
+bool preferDense(const SparseInput& in, const SparseRunOptions& options, const uint64_t* rankNnz,
+                 int n) {
+  const size_t valueBytes = spcclTypeSize(in.type);
+  unsigned __int128 sparseBytes = 0;  // per rank, averaged over ranks
+  for (int q = 0; q < n; ++q)
+    sparseBytes += messageCapacity(rankNnz[q], in.universe, valueBytes, options.allowedEncodings);
+  sparseBytes = sparseBytes * static_cast<unsigned>(n - 1) / static_cast<unsigned>(n);
+  return n > 1 && 2 * sparseBytes >= denseFallbackBytes(in.universe, valueBytes, n);
+}
+
 }  // namespace
 
 spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
@@ -50,6 +66,8 @@ spcclResult_t allGatherSparse(CollContext& ctx, const SparseInput& in,
   const uint64_t* rankNnz = nullptr;
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
   const int n = ctx.nranks(), r = ctx.rank();
+  if (preferDense(in, options, rankNnz, n))
+    return denseFallback(ctx, in, SumOrder::RankOrder, result, report);
   const size_t valueBytes = spcclTypeSize(in.type);
   std::vector<unsigned char> encoded;
   Encoding e = encodeSet(in.indices, in.values, in.nnz, in.universe, valueBytes,

@@ -15,34 +15,16 @@
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/bp_context.h"
+#include "sparse/bp_sorted_parts.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 #include "sparse/sparse_stats.h"
 
 namespace spccl::sparse {
+namespace bp {
 
-namespace {
-
-struct Context {
-  CollContext& ctx;
-  SparseWorkspace& workspace;  // the caller's, or one for this call
-  const SparseInput& in;
-  const SparseRunOptions& options;
-  const IndexPartition& partition;
-  const uint64_t* rankNnz;
-  size_t valueBytes;
-  SparseRunReport* report;
-};
-
-uint64_t totalNnz(const Context& c) {
-  uint64_t total = 0;
-  for (int r = 0; r < c.ctx.nranks(); ++r) total += c.rankNnz[r];
-  return total;
-}
-
-// exchangeMessages with each receive in the workspace's buffer for its
-// peer, lent for the exchange: the buffers keep their pages between calls.
 spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing> sends,
                                       std::span<Incoming> incoming) {
   std::vector<MessageBuffer>& buffers = c.workspace.peerReceives;
@@ -52,6 +34,8 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
   for (Incoming& m : incoming) buffers[m.peer] = std::move(m.data);
   return result;
 }
+
+namespace {
 
 // Push: returns this rank's own part (decoded form) and fills *received
 // with the parts the others sent here, by sender rank.
@@ -105,8 +89,10 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
 // Sums the parts in rank order, ((part_0 + part_1) + part_2) + ..., so the
 // bits depend on neither the messages' encodings nor the method: when the
 // parts are sparse next to |I_r|, by merging them one after another (work
-// ~ n/2 x the pairs that arrived); otherwise over a dense accumulator of
-// |I_r| elements (zeroed, scattered into, scanned: ~ 3 |I_r|). Zero
+// ~ n/2 x the pairs that arrived, ~40 instructions each); otherwise over a
+// dense accumulator of |I_r| elements (zeroed, scattered into, scanned: a
+// few instructions per element). At 1 % and n = 8 (arrived * n = |I_r| / 2)
+// the merges were 29 M instructions per call, the accumulator ~8 M. Zero
 // results (x + -x) are dropped either way.
 void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& parts,
                SparseSet* out) {
@@ -115,7 +101,7 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   auto partOf = [&](int q) -> const SparseSet& { return q == r ? own : parts[q]; };
   uint64_t arrived = 0;
   for (int q = 0; q < n; ++q) arrived += partOf(q).size();
-  if (arrived * static_cast<uint64_t>(n) < 2 * mySize) {
+  if (arrived * static_cast<uint64_t>(n) * 8 < mySize) {
     SparseSet sum = partOf(0), next;
     for (int q = 1; q < n; ++q) {
       mergeSets(c.in.type, c.valueBytes, sum, partOf(q), &next);
@@ -145,56 +131,68 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   out->values.resize(nnz * c.valueBytes);
 }
 
-// Appends partition p's aggregate to the result, positions mapped back to
-// global indices (the partitions are disjoint, so no index repeats).
-void appendPart(const Context& c, int p, const SparseSet& part, SparseSet* result) {
-  const size_t at = result->size();
-  result->positions.resize(at + part.size());
-  c.partition.indices(p, part.positions.data(), part.size(), result->positions.data() + at);
-  result->values.insert(result->values.end(), part.values.begin(), part.values.end());
+// Frame flag of a pull message whose pairs are over global indices [0, M),
+// ascending, instead of positions in the owner's part I_p.
+constexpr uint8_t kGlobalIndices = 0x80;
+
+// The owner's pull message into *out; returns its frame flags. *global gets
+// the aggregate over global indices, ascending. The message carries global
+// indices when the wire time of the bytes that adds (Packed codes gaps n
+// times as wide: ~ld(n) bits more per pair, +7 % of BP's bytes at 1 %,
+// n = 8) on a receiver's link is below the CPU it saves there: the inverse
+// permutation then runs once, here, instead of on every rank, and every
+// receiver writes its output in order (densifySortedParts) instead of at
+// random. Measured at 1 %, n = 8 (docs/perf/sparse_cpu.md): 5.7 ms of CPU
+// per call over 630 K received pairs, ~9 ns a pair; so on the default
+// model (1 GB/s) global indices are always taken, on a 1 Gbit/s link up
+// to about one byte more per pair (never past the receivers' bound on
+// the message). The flag names the choice, so each owner decides alone;
+// the values, hence the bits, are the same either way.
+constexpr double kSecondsSavedPerPulledPair = 8e-9;
+
+uint8_t encodePullMessage(const Context& c, const SparseSet& mine, SparseSet* global,
+                          std::vector<unsigned char>* out) {
+  const int r = c.ctx.rank();
+  const size_t k = mine.size(), s = c.valueBytes;
+  const unsigned allowed = c.options.allowedEncodings;
+  out->clear();  // (its capacity stays)
+  const Encoding local = encodeSet(mine.positions.data(), mine.values.data(), k,
+                                   c.partition.partSize(r), s, allowed, out);
+  global->positions.resize(k);
+  c.partition.indices(r, mine.positions.data(), k, global->positions.data());
+  global->values.assign(mine.values.begin(), mine.values.end());
+  sortByPosition(global->positions.data(), global->values.data(), k, s);
+  std::vector<unsigned char>& alternative = c.workspace.denseMessage;
+  alternative.clear();
+  const Encoding wide = encodeSet(global->positions.data(), global->values.data(), k, c.in.universe,
+                                  s, allowed, &alternative);
+  const size_t bound = messageCapacity(totalNnz(c), c.partition.partSize(r), s, allowed);
+  const double extraBytes =
+      static_cast<double>(alternative.size()) - static_cast<double>(out->size());
+  const double extraSeconds = extraBytes * c.ctx.linkModel().betaSecondsPerByte;
+  if (extraSeconds > static_cast<double>(k) * kSecondsSavedPerPulledPair ||
+      alternative.size() > bound)
+    return static_cast<uint8_t>(local);
+  std::swap(*out, alternative);
+  return static_cast<uint8_t>(wide) | kGlobalIndices;
 }
 
-// Writes partitions' aggregates into the caller's dense output (cleared
-// when constructed with intoOutput), global indices from the partition.
-class PartScatter {
- public:
-  PartScatter(const Context& c, bool intoOutput) : c_(c) {
-    if (intoOutput)
-      std::memset(c.in.denseOutput, 0, static_cast<size_t>(c.in.universe) * c.valueBytes);
-  }
-  void add(int p, const SparseSet& part) {
-    indices_.resize(part.size());
-    c_.partition.indices(p, part.positions.data(), part.size(), indices_.data());
-    kernels::scatterCopy(c_.valueBytes, indices_.data(), part.values.data(), part.size(),
-                         c_.in.denseOutput);
-    nonZeros_ += kernels::countNonZeros(c_.in.type, part.values.data(), part.size());
-  }
-  size_t nonZeros() const { return nonZeros_; }
-
- private:
-  const Context& c_;
-  std::vector<uint64_t> indices_;
-  size_t nonZeros_ = 0;
-};
-
 // Pull: the owner's aggregate goes to every other rank (an all-gather of
-// the partitions); every rank joins the partitions into one set, sorted by
-// global index when the caller needs it sorted (the keyed permutation
-// scatters a partition's indices over [0, M), so this sort, not the
-// caller, pays for the randomness; a dense output needs no order, and at
-// high density this sort was a quarter of BP's CPU time).
+// the partitions). A dense output in no particular order is written from
+// the parts as they are (densifySortedParts for those in global order, a
+// scatter for the rest); a COO output joins them and sorts by index (a
+// dense output needs no order, and at high density this sort was a quarter
+// of BP's CPU time).
 spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
+  SparseSet& ownGlobal = c.workspace.currentSet;  // (the own part is summed already)
   std::vector<unsigned char>& encoded = c.workspace.encodedSet;
-  encoded.clear();
-  Encoding e =
-      encodeSet(mine.positions.data(), mine.values.data(), mine.size(), c.partition.partSize(r),
-                c.valueBytes, c.options.allowedEncodings, &encoded);
+  const uint8_t flags = encodePullMessage(c, mine, &ownGlobal, &encoded);
   std::vector<Outgoing> sends;
   std::vector<Incoming> incoming;
   const uint64_t total = totalNnz(c);
   for (int q : peersInTurn(r, n)) {
-    sends.push_back({q, encoded.data(), encoded.size(), static_cast<uint8_t>(e)});
+    sends.push_back({q, encoded.data(), encoded.size(), flags});
     incoming.push_back(
         {q,
          messageCapacity(total, c.partition.partSize(q), c.valueBytes, c.options.allowedEncodings),
@@ -204,33 +202,49 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
   SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
   std::vector<uint64_t> aggregateSizes(n);
   aggregateSizes[r] = mine.size();
-  // A dense output in no particular order takes each partition straight
-  // from its message (cleared once, then scattered into): no joined set.
-  const bool intoOutput = !c.in.sortedResult && c.in.denseOutput != nullptr;
-  PartScatter scatter(c, intoOutput);
-  result->positions.clear();
-  result->values.clear();
-  if (intoOutput)
-    scatter.add(r, mine);
-  else
-    appendPart(c, r, mine, result);
-  SparseSet& part = c.workspace.receivedSet;
+  // Each part in global indices, by owner (the push's sets are free now).
+  std::vector<SparseSet>& parts = c.workspace.peerSets;
+  parts.resize(n);
+  std::vector<const SparseSet*> ascending{&ownGlobal}, unordered;
   for (Incoming& m : incoming) {
     const MessageBuffer& data = c.workspace.peerReceives[m.peer];
-    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, c.partition.partSize(m.peer),
-                          c.valueBytes, c.options.allowedEncodings, m.peer, &part));
+    const bool global = (m.flags & kGlobalIndices) != 0;
+    SparseSet& part = parts[m.peer];
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), static_cast<uint8_t>(m.flags & ~kGlobalIndices),
+                          global ? c.in.universe : c.partition.partSize(m.peer), c.valueBytes,
+                          c.options.allowedEncodings, m.peer, &part));
     aggregateSizes[m.peer] = part.size();
-    if (intoOutput)
-      scatter.add(m.peer, part);
-    else
-      appendPart(c, m.peer, part, result);
+    if (global) {
+      ascending.push_back(&part);
+    } else {  // (indices() maps in place)
+      c.partition.indices(m.peer, part.positions.data(), part.size(), part.positions.data());
+      unordered.push_back(&part);
+    }
   }
   if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
-  if (intoOutput) {
+  result->positions.clear();
+  result->values.clear();
+  if (!c.in.sortedResult && c.in.denseOutput != nullptr) {
+    densifySortedParts(c.valueBytes, ascending, c.in.denseOutput,
+                       static_cast<size_t>(c.in.universe));
+    size_t nonZeros = 0;
+    for (const SparseSet* part : ascending)
+      nonZeros += kernels::countNonZeros(c.in.type, part->values.data(), part->size());
+    for (const SparseSet* part : unordered) {
+      kernels::scatterCopy(c.valueBytes, part->positions.data(), part->values.data(), part->size(),
+                           c.in.denseOutput);
+      nonZeros += kernels::countNonZeros(c.in.type, part->values.data(), part->size());
+    }
     result->inDenseOutput = true;
-    result->denseOutputNnz = scatter.nonZeros();
+    result->denseOutputNnz = nonZeros;
     return spcclSuccess;
   }
+  for (const auto* list : {&ascending, &unordered})
+    for (const SparseSet* part : *list) {
+      result->positions.insert(result->positions.end(), part->positions.begin(),
+                               part->positions.end());
+      result->values.insert(result->values.end(), part->values.begin(), part->values.end());
+    }
   if (c.in.sortedResult)
     sortByPosition(result->positions.data(), result->values.data(), result->size(), c.valueBytes);
   result->ascending = c.in.sortedResult;
@@ -238,6 +252,7 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
 }
 
 }  // namespace
+}  // namespace bp
 
 spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
                                   const SparseRunOptions& options, SparseSet* result,
@@ -245,16 +260,22 @@ spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
   std::vector<uint64_t> nnzStorage;
   const uint64_t* rankNnz = nullptr;
   SPCCL_CHECK(rankNonZeros(ctx, in, &nnzStorage, &rankNnz));
+  uint64_t total = 0;
+  for (int q = 0; q < ctx.nranks(); ++q) total += rankNnz[q];
+  const bool denseRanges = bp::useDenseRanges(total, ctx.nranks(), in.universe);
   std::shared_ptr<const IndexPartition> partition =
-      makePartition(options.partition, in.universe, ctx.nranks(), options.seed);
+      makePartition(denseRanges ? PartitionKind::Contiguous : options.partition, in.universe,
+                    ctx.nranks(), options.seed);
   SparseWorkspace local;
   SparseWorkspace& workspace = in.workspace != nullptr ? *in.workspace : local;
-  Context c{ctx, workspace, in, options, *partition, rankNnz, spcclTypeSize(in.type), report};
+  const bp::Context c{ctx,   workspace, in, options, *partition, rankNnz, spcclTypeSize(in.type),
+                      report};
+  if (denseRanges) return bp::runDenseRanges(c, result);
   SparseSet& own = workspace.currentSet;
   SparseSet& aggregated = workspace.mergedSet;
-  SPCCL_CHECK(push(c, &own, &workspace.peerSets));
-  aggregate(c, own, workspace.peerSets, &aggregated);
-  return pull(c, aggregated, result);
+  SPCCL_CHECK(bp::push(c, &own, &workspace.peerSets));
+  bp::aggregate(c, own, workspace.peerSets, &aggregated);
+  return bp::pull(c, aggregated, result);
 }
 
 }  // namespace spccl::sparse

@@ -16,6 +16,7 @@
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/ordered_dense_allreduce.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 #include "sparse/sparse_stats.h"
@@ -143,6 +144,54 @@ void writeDense(const BlockLayout& L, const std::vector<BlockSet>& parts, void* 
   std::memset(out + next * L.valueBytes, 0, (L.universe - next) * L.valueBytes);
 }
 
+// This rank's non-zero blocks (its indices are sorted).
+uint64_t countBlocks(const SparseInput& in) {
+  if (in.nnz == 0) return 0;
+  // Each pair compared with the one before, not with a carried "last
+  // block", so the loop has no dependency between iterations.
+  uint64_t blocks = 1;
+  for (size_t i = 1; i < in.nnz; ++i)
+    blocks += in.indices[i] / kBlockElements != in.indices[i - 1] / kBlockElements;
+  return blocks;
+}
+
+// Whether the block messages would cost at least 3/4 of the dense
+// fallback's bytes (ordered_dense_allreduce.h; a uniform spread reaches it
+// near 1/256 density, where 3/4 of the blocks hold a non-zero): the push
+// sends each rank's blocks, the pull at least the largest rank's, each
+// block with its id, and the owners' sums touch every received block, so
+// the schedule then costs more CPU than the dense all-reduce for little
+// saving. The fallback adds in the owners' rank order: the bits are the
+// schedule's. When the nnz bound already rules it out no round is spent;
+// else the ranks agree on their block counts, so every rank decides alike.
+spcclResult_t preferDense(CollContext& ctx, const SparseInput& in, const BlockLayout& L,
+                          const uint64_t* rankNnz, bool* dense) {
+  const int n = L.nranks;
+  *dense = false;
+  if (n < 2) return spcclSuccess;
+  const unsigned __int128 threshold =
+      static_cast<unsigned __int128>(3) * denseFallbackBytes(L.universe, L.valueBytes, n) / 4;
+  auto blockBytes = [&](const uint64_t* blocks) {
+    unsigned __int128 sum = 0;
+    uint64_t largest = 0;
+    for (int q = 0; q < n; ++q) {
+      sum += blocks[q];
+      largest = std::max(largest, blocks[q]);
+    }
+    // Per rank: (n-1)/n of the push (the mean rank's blocks) and of the pull.
+    return (sum / static_cast<unsigned>(n) + largest) * (8 + L.blockBytes()) *
+           static_cast<unsigned>(n - 1) / static_cast<unsigned>(n);
+  };
+  std::vector<uint64_t> bound(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) bound[static_cast<size_t>(q)] = std::min(rankNnz[q], L.blocks);
+  if (blockBytes(bound.data()) < threshold) return spcclSuccess;
+  std::vector<uint64_t> blocks(static_cast<size_t>(n));
+  const uint64_t mine = countBlocks(in);
+  SPCCL_CHECK(allGatherSmall(ctx, &mine, sizeof(mine), blocks.data()));
+  *dense = blockBytes(blocks.data()) >= threshold;
+  return spcclSuccess;
+}
+
 }  // namespace
 
 spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseRunOptions&,
@@ -155,6 +204,9 @@ spcclResult_t blockSparse(CollContext& ctx, const SparseInput& in, const SparseR
                       spcclTypeSize(in.type)};
   uint64_t total = 0;
   for (int q = 0; q < n; ++q) total += rankNnz[q];
+  bool dense = false;
+  SPCCL_CHECK(preferDense(ctx, in, L, rankNnz, &dense));
+  if (dense) return denseFallback(ctx, in, SumOrder::RankOrder, result, report);
 
   // Push: each owner's share of this rank's non-zero blocks.
   BlockSet mine = localBlocks(L, in);

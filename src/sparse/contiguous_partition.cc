@@ -18,6 +18,10 @@ class ContiguousPartition final : public IndexPartition {
   uint64_t position(uint64_t idx) const override { return idx - ranges_.start(owner(idx)); }
   uint64_t index(int p, uint64_t position) const override { return ranges_.start(p) + position; }
   uint64_t partSize(int p) const override { return ranges_.size(p); }
+  void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const override {
+    const uint64_t start = ranges_.start(p);
+    for (size_t i = 0; i < count; ++i) out[i] = start + positions[i];
+  }
   void locate(const uint64_t* indices, size_t count, int* owners,
               uint64_t* positions) const override {
     for (size_t i = 0; i < count; ++i) {

@@ -48,6 +48,13 @@ Encoding encodeCheapest(const uint64_t* positions, const void* values, size_t nn
                         uint64_t universe, size_t valueBytes, unsigned allowed,
                         std::vector<unsigned char>* out, size_t* bytes);
 
+// encodeCheapest written at the front of *buffer instead of appended; the
+// buffer only grows (a reused buffer is not zero-filled again by resize),
+// so its size may exceed the message's: *bytes is the message's size.
+Encoding encodeCheapestInto(const uint64_t* positions, const void* values, size_t nnz,
+                            uint64_t universe, size_t valueBytes, unsigned allowed,
+                            std::vector<unsigned char>* buffer, size_t* bytes);
+
 // Decodes one message; positions ascending. Fails with spcclRemoteError on a
 // malformed or truncated message, or one whose universe differs.
 spcclResult_t decode(const unsigned char* data, size_t bytes, uint64_t universe, size_t valueBytes,

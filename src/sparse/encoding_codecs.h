@@ -63,6 +63,13 @@ size_t packedPositionBytes(const uint64_t* sortedPositions, size_t nnz);
 size_t varintBytes(uint64_t value);
 void encodePacked(const uint64_t* positions, const unsigned char* values, size_t nnz,
                   size_t valueBytes, unsigned char* out);
+// encodePacked in one pass, without packedPositionBytes' size pass: the
+// body is written only if it is smaller than `limit` bytes (out holds limit
+// + kPackedVarintSlack bytes). Returns its size, or 0 when it would take
+// limit bytes or more (out's contents are then unspecified).
+constexpr size_t kPackedVarintSlack = 10;  // ceil(64 / 7): the longest varint
+size_t encodePackedWithin(const uint64_t* positions, const unsigned char* values, size_t nnz,
+                          size_t valueBytes, size_t limit, unsigned char* out);
 spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
                            std::vector<unsigned char>* values);
 

@@ -18,6 +18,7 @@
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/dense_stage.h"
+#include "sparse/ordered_dense_allreduce.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -43,6 +44,25 @@ uint64_t groupNnz(const uint64_t* rankNnz, int n, int p, int q, int stage) {
     if (member + p < n) total += rankNnz[member + p];
   }
   return total;
+}
+
+// Whether HC's messages would outweigh the dense fallback's (ordered_
+// dense_allreduce.h) 2 (n-1)/n of the tensor. Stage k sends the set of
+// 2^k ranks (with their folded partners); without the overlap, which is
+// unknown before the exchange, that is total 2^k / p pairs, capped at the
+// universe: an upper bound, so HC keeps the stages where overlap would
+// make it cheaper. From agreed counts: every rank decides alike, and the
+// fallback adds in HC's tree order, so the bits are HC's either way.
+bool preferDense(const SparseInput& in, const SparseRunOptions& options, uint64_t total, int n,
+                 int p) {
+  const size_t valueBytes = spcclTypeSize(in.type);
+  uint64_t hcBytes = 0;
+  for (int group = 1; group < p; group *= 2) {
+    const unsigned __int128 pairs = static_cast<unsigned __int128>(total) * group / p;
+    const uint64_t capped = pairs < in.universe ? static_cast<uint64_t>(pairs) : in.universe;
+    hcBytes += messageCapacity(capped, in.universe, valueBytes, options.allowedEncodings);
+  }
+  return n > 1 && hcBytes >= denseFallbackBytes(in.universe, valueBytes, n);
 }
 
 // This rank's merged set, as pairs or (past the break-even of
@@ -88,10 +108,10 @@ class MergedSet {
       } else {
         const kernels::SortedPairs set = mine();
         sentPairs_ = set.count;
-        encoded_->clear();  // (its capacity stays)
-        const Encoding e = encodeSet(set.positions, set.values, set.count, in_.universe,
-                                     valueBytes_, options_.allowedEncodings, encoded_);
-        sends.push_back({sendPeer, encoded_->data(), encoded_->size(), static_cast<uint8_t>(e)});
+        size_t bytes = 0;  // (encoded_ only grows: no zero-fill per stage)
+        const Encoding e = encodeSetInto(set.positions, set.values, set.count, in_.universe,
+                                         valueBytes_, options_.allowedEncodings, encoded_, &bytes);
+        sends.push_back({sendPeer, encoded_->data(), bytes, static_cast<uint8_t>(e)});
       }
     }
     if (recvPeer >= 0)
@@ -228,6 +248,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   const int n = ctx.nranks(), r = ctx.rank(), p = largestPowerOfTwoAtMost(n);
   uint64_t total = 0;
   for (int q = 0; q < n; ++q) total += rankNnz[q];
+  if (preferDense(in, options, total, n, p))
+    return denseFallback(ctx, in, SumOrder::Tree, result, report);
   MergedSet set(ctx, in, options, report);
 
   if (r >= p) {

@@ -47,6 +47,7 @@ class IndexPartition {
                       uint64_t* positions) const;
   // index(p, positions[i]) for `count` positions of part p at once (BP's
   // pull maps every received position back; no virtual call per index).
+  // out may be positions itself (mapped in place).
   virtual void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const;
 
  protected:

@@ -47,6 +47,27 @@ void encodePacked(const uint64_t* positions, const unsigned char* values, size_t
   if (nnz > 0) std::memcpy(out, values, nnz * valueBytes);  // values may be null
 }
 
+size_t encodePackedWithin(const uint64_t* positions, const unsigned char* values, size_t nnz,
+                          size_t valueBytes, size_t limit, unsigned char* out) {
+  const size_t valueTotal = nnz * valueBytes;
+  if (valueTotal + nnz >= limit) return 0;  // a varint takes at least a byte
+  const size_t positionLimit = limit - valueTotal;
+  unsigned char* at = out;
+  for (size_t i = 0; i < nnz; ++i) {
+    uint64_t gap = gapBefore(positions, i);
+    while (gap >= 0x80) {
+      *at++ = static_cast<unsigned char>(gap | 0x80);
+      gap >>= 7;
+    }
+    *at++ = static_cast<unsigned char>(gap);
+    // (Predictable: taken at most once.) The buffer has kMaxVarintBytes of
+    // slack, so the varint that crosses the limit is written in bounds.
+    if (static_cast<size_t>(at - out) >= positionLimit) return 0;
+  }
+  if (nnz > 0) std::memcpy(at, values, valueTotal);
+  return static_cast<size_t>(at - out) + valueTotal;
+}
+
 spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
                            std::vector<unsigned char>* values) {
   const unsigned __int128 valueTotal = static_cast<unsigned __int128>(body.nnz) * body.valueBytes;

@@ -27,14 +27,20 @@ class PermutationPartition final : public IndexPartition {
     return pi_.inverse(ranges_.start(p) + position);
   }
   uint64_t partSize(int p) const override { return ranges_.size(p); }
+  // The loops below run on a local copy of the permutation: out, owners
+  // and positions might alias the members as far as the compiler knows, so
+  // with pi_ it reloaded every round key and multiplier for every index
+  // (twice the instructions).
   void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const override {
     const uint64_t start = ranges_.start(p);
-    for (size_t i = 0; i < count; ++i) out[i] = pi_.inverse(start + positions[i]);
+    const FeistelPermutation pi = pi_;
+    for (size_t i = 0; i < count; ++i) out[i] = pi.inverse(start + positions[i]);
   }
   void locate(const uint64_t* indices, size_t count, int* owners,
               uint64_t* positions) const override {
+    const FeistelPermutation pi = pi_;
     for (size_t i = 0; i < count; ++i) {
-      const uint64_t y = pi_.forward(indices[i]);
+      const uint64_t y = pi.forward(indices[i]);
       owners[i] = ranges_.partOf(y);
       positions[i] = y - ranges_.start(owners[i]);
     }

@@ -36,6 +36,10 @@ struct SparseInput {
   // schedule that joins disjoint partitions (BP's pull) may leave them in
   // partition order instead of sorting the whole output by index.
   bool sortedResult = true;
+  // The caller's dense input (universe values) when it has one: the pairs
+  // above are its non-zeros. Read only by the dense fallback
+  // (ordered_dense_allreduce.h), which sends its slices as they are.
+  const void* denseInput = nullptr;
   // The caller's dense output (universe values), or nullptr for a COO
   // output. A schedule may reduce into it and set the result's
   // inDenseOutput; the input pairs above never point into it.

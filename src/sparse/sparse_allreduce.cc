@@ -257,6 +257,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.workspace = &state.workspace;
     in.sortedResult = call.cooOutput;
     in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
+    in.denseInput = call.denseInput;
     SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed), &result, &report));
     inOutput = result.inDenseOutput;
   }

@@ -20,6 +20,16 @@ Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, ui
   return encoding;
 }
 
+Encoding encodeSetInto(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
+                       size_t valueBytes, unsigned allowed, std::vector<unsigned char>* buffer,
+                       size_t* bytes) {
+  const Encoding encoding =
+      encodeCheapestInto(positions, values, nnz, universe, valueBytes, allowed, buffer, bytes);
+  SPCCL_TRACE(kLogSparse, "sparse message: %zu pairs over %llu positions as %s, %zu bytes", nnz,
+              static_cast<unsigned long long>(universe), encodingName(encoding), *bytes);
+  return encoding;
+}
+
 // Senders always pick the cheapest allowed encoding for their actual
 // pairs, and every encoding's size grows with nnz (Packed's bound included),
 // so the least of the allowed encodings' sizes at maxNnz bounds any message.

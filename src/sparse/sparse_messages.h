@@ -30,6 +30,12 @@ void sortByPosition(uint64_t* positions, unsigned char* values, size_t nnz, size
 Encoding encodeSet(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
                    size_t valueBytes, unsigned allowed, std::vector<unsigned char>* out);
 
+// The same written at the front of a reused *buffer (encodeCheapestInto):
+// *bytes is the message's size, which may be less than buffer->size().
+Encoding encodeSetInto(const uint64_t* positions, const void* values, size_t nnz, uint64_t universe,
+                       size_t valueBytes, unsigned allowed, std::vector<unsigned char>* buffer,
+                       size_t* bytes);
+
 // The largest message a sender of at most maxNnz pairs over `universe`
 // positions can produce with an allowed encoding: the receive capacity.
 size_t messageCapacity(uint64_t maxNnz, uint64_t universe, size_t valueBytes, unsigned allowed);

@@ -40,6 +40,10 @@ struct SparseWorkspace {
   std::vector<MessageBuffer> peerReceives;
   std::vector<SparseSet> peerSets;
   std::vector<unsigned char> ownerAccumulator;
+  // The dense fallback (ordered_dense_allreduce.h): every peer's slice of
+  // this rank's range, and the owner's blocks while it sums them.
+  std::vector<MessageBuffer> sliceReceives;
+  std::vector<unsigned char> sliceScratch;
 };
 
 }  // namespace spccl::sparse

@@ -170,6 +170,39 @@ TEST_P(Faults, AbortBehindUnreceivedDataArrivesAtOnce) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
+// Rank 0's large send times out before rank 1 receives it; rank 0's call
+// returns and it reuses the buffer. Rank 1, receiving afterwards, must get
+// an error or the message as sent, never the reused buffer's bytes: over
+// shm rank 1 reads the message from rank 0's memory, so the failed call
+// must withdraw it (runtime/engine's abort closes the lane).
+TEST_P(Faults, SendGivenUpByItsCallIsNeverReadChanged) {
+  const int n = 2;
+  constexpr size_t kCount = size_t{1} << 20;  // 4 MiB: a remote read on shm
+  auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 1500);
+    std::vector<float> data(kCount);
+    for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<float>(i % 1000) + 0.5f;
+    if (rank == 0) {
+      const spcclResult_t sent = spcclSend(data.data(), kCount, spcclFloat32, 1, comm, nullptr);
+      std::fprintf(stderr, "rank 0: send returned %d: %s\n", static_cast<int>(sent),
+                   sent == spcclSuccess ? "" : spcclGetLastError(comm));
+      std::fill(data.begin(), data.end(), -7.0f);            // the buffer reused
+      std::this_thread::sleep_for(std::chrono::seconds(3));  // mapped while rank 1 reads
+      spcclCommAbort(comm);
+      return kChildOk;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past rank 0's deadline
+    std::vector<float> got(kCount, 0.0f);
+    const spcclResult_t res = spcclRecv(got.data(), kCount, spcclFloat32, 0, comm, nullptr);
+    std::fprintf(stderr, "rank 1: receive returned %d: %s\n", static_cast<int>(res),
+                 res == spcclSuccess ? "" : spcclGetLastError(comm));
+    spcclCommAbort(comm);
+    if (res != spcclSuccess) return kChildOk;
+    return got == data ? kChildOk : kChildWrongResult;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
+}
+
 // A non-blocking call still in flight when its communicator is aborted:
 // waiting on its request afterwards reports the abort, and touches nothing
 // of the freed communicator (the sanitizer suite catches a use after free).

@@ -239,6 +239,53 @@ class Checker {
     sameEverywhere(first, c);
   }
 
+  // Inexact f32 values, each rank's output compared bit for bit with the
+  // sum in the schedule's own order, computed here from every rank's input:
+  // HC's recursive doubling (tree: folded ranks first, then lower group +
+  // higher group), AGsparse's and block sparse's rank order. The same
+  // reference at a low density (sparse sets) and a high one (the dense
+  // fallback, ordered_dense_allreduce.h) shows the switch keeps the bits.
+  void orderedSumCase(const Case& c, bool tree) {
+    auto valueOf = [&](int q, size_t i) {
+      return isNonZero(c.overlap, c.density, i, q, n_, c.count)
+                 ? static_cast<float>(uniform(i, 2000 + static_cast<uint64_t>(q)) - 0.3)
+                 : 0.0f;
+    };
+    int p = 1;
+    while (p * 2 <= n_) p *= 2;
+    std::vector<float> input(c.count), want(c.count), got(c.count), leaves(static_cast<size_t>(p));
+    for (size_t i = 0; i < c.count; ++i) {
+      input[i] = valueOf(rank_, i);
+      if (!tree) {
+        float sum = 0.0f;
+        for (int q = 0; q < n_; ++q) sum += valueOf(q, i);
+        want[i] = sum;
+        continue;
+      }
+      for (int q = 0; q < p; ++q)
+        leaves[static_cast<size_t>(q)] =
+            q + p < n_ ? valueOf(q, i) + valueOf(q + p, i) : valueOf(q, i);
+      for (int stride = 1; stride < p; stride *= 2)
+        for (int q = 0; q < p; q += 2 * stride)
+          leaves[static_cast<size_t>(q)] += leaves[static_cast<size_t>(q + stride)];
+      want[i] = leaves[0];
+    }
+    spcclSparseOptions_t options = optionsOf(c);
+    if (!ok(spcclSparseAllReduceWithOptions(input.data(), got.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr),
+            c, "spcclSparseAllReduceWithOptions"))
+      return;
+    size_t at = 0;
+    while (at < c.count && std::memcmp(&got[at], &want[at], sizeof(float)) == 0) ++at;
+    char what[160];
+    std::snprintf(what, sizeof(what),
+                  "inexact f32: output differs from the sum in the schedule's order at element "
+                  "%zu (%a, expected %a)",
+                  at, at < c.count ? static_cast<double>(got[at]) : 0.0,
+                  at < c.count ? static_cast<double>(want[at]) : 0.0);
+    expect(at == c.count, c, what);
+  }
+
   // The planner's choice and statistics agree on every rank.
   void statsAgree(uint64_t tag) {
     spcclSparseStats_t stats;
@@ -427,6 +474,25 @@ int main(int argc, char** argv) {
       check.denseCase(edge);
     }
   }
+  // BP's dense-range schedule (mean density >= 1/8, bp_context.h) into a
+  // COO output, which takes its own path out of the owners' accumulators.
+  for (spcclIndexType_t indexType : {spcclIndexUint64, spcclIndexUint32}) {
+    Case c;
+    c.algorithm = spcclSparseBalancedParallelism;
+    c.density = 0.3;
+    check.cooCase(c, indexType);
+  }
+  // 4b. In place and COO in and out past the dense fallback's switch
+  // (ordered_dense_allreduce.h: a COO input is densified first, a COO
+  // output extracted from the workspace's tensor).
+  for (spcclSparseAlgorithm_t a :
+       {spcclSparseHierarchical, spcclSparseAllGather, spcclSparseBlock}) {
+    Case c;
+    c.algorithm = a;
+    c.density = 0.6;
+    check.inPlaceCase(c);
+    check.cooCase(c, spcclIndexUint64);
+  }
   // 5. Large tensors: multi-megabyte messages, every encoding's regime.
   for (spcclSparseAlgorithm_t a : kAlgorithms)
     for (double d : {1e-4, 0.02, 0.4}) {
@@ -445,6 +511,16 @@ int main(int argc, char** argv) {
       c.type = type;
       c.density = 0.2;
       check.reproducibleCase(c);
+    }
+  // 6b. Inexact floats against the sum in each schedule's order, on the
+  // sparse sets (d = 0.01) and past the dense fallback's switch.
+  for (spcclSparseAlgorithm_t a : {spcclSparseHierarchical, spcclSparseAllGather, spcclSparseBlock})
+    for (double d : {0.01, 0.3, 0.6}) {
+      Case c;
+      c.algorithm = a;
+      c.density = d;
+      c.count = 50000 + 11;
+      check.orderedSumCase(c, a == spcclSparseHierarchical);
     }
   // 7. The planner: a tagged tensor over several calls, then its stats.
   for (int call = 0; call < 4; ++call) {

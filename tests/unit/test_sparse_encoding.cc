@@ -171,6 +171,50 @@ TEST(SparseEncoding, CheapestIsTheSmallestActualEncoding) {
   EXPECT_EQ(cheapestEncoding(1 << 20, 1 << 20, 4, nullptr, kAllEncodings), Encoding::Dense);
 }
 
+// encodeCheapest (and encodeCheapestInto) encodes Packed in one pass and keeps it only if smaller
+// than the best other encoding: the same choice and bytes as
+// cheapestEncoding (with Packed's exact size) followed by encode, at every
+// density around the crossovers and with any subset of encodings allowed.
+TEST(SparseEncoding, EncodeCheapestMatchesCheapestThenEncode) {
+  std::mt19937_64 rng(9);
+  std::vector<unsigned char> reused;
+  for (uint64_t universe : {1ull, 100ull, 5000ull, 1ull << 20}) {
+    for (size_t valueBytes : {1, 4}) {
+      for (double density : {0.0, 0.0005, 0.01, 0.05, 0.1, 0.12, 0.15, 0.3, 1.0}) {
+        const auto nnz = static_cast<size_t>(density * static_cast<double>(universe));
+        if (nnz > 200000) continue;
+        const Message m = randomMessage(universe, nnz, valueBytes, rng());
+        for (unsigned allowed = 1; allowed <= kAllEncodings; ++allowed) {
+          if ((allowed & kAllEncodings) == 0) continue;
+          const Encoding want =
+              cheapestEncoding(nnz, universe, valueBytes, m.positions.data(), allowed);
+          std::vector<unsigned char> got = {0xcd};
+          size_t bytes = 0;
+          const Encoding chosen = encodeCheapest(m.positions.data(), m.values.data(), nnz, universe,
+                                                 valueBytes, allowed, &got, &bytes);
+          EXPECT_EQ(chosen, want) << "U " << universe << " nnz " << nnz << " mask " << allowed;
+          EXPECT_EQ(bytes + 1, got.size());
+          EXPECT_EQ(std::vector<unsigned char>(got.begin() + 1, got.end()),
+                    encoded(want, m, universe, valueBytes))
+              << "U " << universe << " nnz " << nnz << " mask " << allowed;
+          // Into a reused buffer (left larger by an earlier message, its
+          // bytes stale): the same message at its front, the rest untouched.
+          reused.resize(std::max(reused.size(), size_t{64}), 0xee);
+          const size_t before = reused.size();
+          size_t intoBytes = 0;
+          EXPECT_EQ(encodeCheapestInto(m.positions.data(), m.values.data(), nnz, universe,
+                                       valueBytes, allowed, &reused, &intoBytes),
+                    want);
+          EXPECT_EQ(intoBytes, bytes);
+          EXPECT_GE(reused.size(), std::max(before, intoBytes));
+          EXPECT_TRUE(std::equal(got.begin() + 1, got.end(), reused.begin()))
+              << "U " << universe << " nnz " << nnz << " mask " << allowed;
+        }
+      }
+    }
+  }
+}
+
 TEST(SparseEncoding, DecodeRejectsTruncatedAndOversizedMessages) {
   for (Encoding encoding : kAllEncodingList) {
     const Message m = randomMessage(40, 9, 4, 17);

@@ -480,11 +480,12 @@ TEST_P(TransportLoopback, PeerExitMidTransferFailsPendingReceives) {
   EXPECT_EQ(childStatus_, 0);
 }
 
+// Large shm messages are read from the sender's memory (process_vm_readv).
+class ShmTransportRemoteRead : public TransportLoopback {};
+
 // When the receiver may not read the sender's memory (Yama, seccomp), the
 // sender streams the refused message and sends later ones inline.
-class ShmTransportRemoteReadRefused : public TransportLoopback {};
-
-TEST_P(ShmTransportRemoteReadRefused, LargeMessagesFallBackToStreaming) {
+TEST_P(ShmTransportRemoteRead, RefusedLargeMessagesFallBackToStreaming) {
   ShmReceiveStats before = shmReceiveStats();
   runPair(
       [&](void* sendComm, void* recvComm, int) {
@@ -500,9 +501,57 @@ TEST_P(ShmTransportRemoteReadRefused, LargeMessagesFallBackToStreaming) {
   EXPECT_EQ(after.inlineMessages - before.inlineMessages, kSizes.size() - 1);
 }
 
+// A sender that closes its connection before the receiver has answered
+// has given the message up (runtime/engine: a failed call) and may reuse
+// its buffer: what the receiver reads then must not be delivered.
+TEST_P(ShmTransportRemoteRead, MessageGivenUpBeforeItWasReadIsRefused) {
+  constexpr size_t kBig = (1u << 20) + 3;  // far above the inline limit: a remote descriptor
+  runPair(
+      [&](void*, void* recvComm, int) {
+        // Wait until the child has closed its side (it sent the descriptor
+        // first and overwrote its buffer after the close).
+        int fd = -1;
+        short events = 0;
+        ASSERT_EQ(net_->pollFd(recvComm, &fd, &events), spcclSuccess);
+        ASSERT_GE(fd, 0);
+        pollfd pfd{fd, POLLRDHUP, 0};
+        ASSERT_EQ(poll(&pfd, 1, 10000), 1) << "the child never closed its send side";
+        std::vector<unsigned char> buffer(kBig, 0);
+        void* request = nullptr;
+        ASSERT_EQ(net_->irecv(recvComm, buffer.data(), kBig, nullptr, &request), spcclSuccess);
+        Pump pump(net_);
+        spcclResult_t result = spcclSuccess;
+        pump.add(recvComm, request, [&](spcclResult_t res, size_t) { result = res; });
+        ASSERT_EQ(pump.runUntilIdle(Deadline(5000)), spcclSuccess) << "the receive hung";
+        EXPECT_EQ(result, spcclRemoteError)
+            << "a message read after its sender gave it up was delivered; pattern intact: "
+            << hasPattern(buffer.data(), 0, kBig);
+        EXPECT_NE(threadLastError().find("gave up"), std::string::npos) << threadLastError();
+      },
+      [&](void* sendComm, void*, int parentPipe) -> int {
+        std::vector<unsigned char> data = patterned(0, kBig);
+        void* request = nullptr;
+        CHILD_CHECK(net_->isend(sendComm, data.data(), kBig, nullptr, &request) == spcclSuccess);
+        // Progress until the descriptor is out: the send cannot finish
+        // without the parent's answer, which it gives only after the close.
+        for (int i = 0; i < 20; ++i) {
+          int done = 0;
+          CHILD_CHECK(net_->test(request, &done, nullptr) == spcclSuccess && !done);
+          usleep(5000);
+        }
+        CHILD_CHECK(net_->closeSend(sendComm) == spcclSuccess);
+        std::fill(data.begin(), data.end(), 0xEE);  // the buffer reused
+        // Alive (and the buffer mapped) until the parent is done reading.
+        char bye = 0;
+        CHILD_CHECK(readBytes(parentPipe, &bye, 1, Deadline(kScenarioTimeoutMs)));
+        return 0;
+      });
+  EXPECT_EQ(childStatus_, 0);
+}
+
 // cuda_ipc is shm for host memory (transports/shm/shm_device.h): the same
 // paths, the same fallback.
-INSTANTIATE_TEST_SUITE_P(Shm, ShmTransportRemoteReadRefused,
+INSTANTIATE_TEST_SUITE_P(Shm, ShmTransportRemoteRead,
                          ::testing::Values(TransportCase{"shm", spcclNetShm},
                                            TransportCase{"cuda_ipc", spcclNetCudaIpc}),
                          [](const ::testing::TestParamInfo<TransportCase>& info) {

@@ -40,8 +40,10 @@ spcclResult_t ShmComm::startConnect() {
   int err = errno;
   close(fd);
   fd = -1;
-  // EAGAIN: the listener's backlog is full; ECONNREFUSED: nobody listens (yet).
-  bool retryable = err == EAGAIN || err == ECONNREFUSED;
+  // EAGAIN: the listener's backlog is full. ECONNREFUSED is final: a peer
+  // publishes its handle only once it listens, so nobody listens there any
+  // more (the peer died or left; core/setup_departures.h).
+  bool retryable = err == EAGAIN;
   int64_t now = monotonicMs();
   if (retryable && now < connectDeadlineMs) {
     nextAttemptMs = now + kConnectRetryMs;

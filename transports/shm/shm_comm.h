@@ -102,6 +102,11 @@ struct ShmComm : CommBase {
   spcclResult_t readInto(void* data, size_t size, size_t* done, bool* complete);
   spcclResult_t copyFromPeer(ShmRequest& request, bool* refused);
   spcclResult_t copyFromPeerDevice(ShmRequest& request, std::string* refusal);
+  // After a read of the sender's memory: fails if the sender had closed
+  // the connection by then. A sender closes with a send unanswered only
+  // when it gave the message up (its call failed, core/engine's abort), and
+  // may then reuse the buffer: the bytes read may not be the message.
+  spcclResult_t requireSenderStillThere(const ShmRequest& request);
   spcclResult_t flushAnswers();
 };
 

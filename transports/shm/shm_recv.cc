@@ -1,6 +1,7 @@
 // Receive side of the shm transport: reads the hello and the message
 // headers, copies large payloads straight out of the sender's memory with
 // process_vm_readv, and answers each such descriptor.
+#include <poll.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -120,6 +121,19 @@ spcclResult_t ShmComm::copyFromPeerDevice(ShmRequest& request, std::string* refu
   return spcclSuccess;
 }
 
+spcclResult_t ShmComm::requireSenderStillThere(const ShmRequest& request) {
+  // The close is visible here as soon as the sender's close(2) returned,
+  // whatever is still unread in the socket: so if it is not, the sender
+  // still held the buffer when the read ended.
+  pollfd pfd{fd, POLLRDHUP, 0};
+  if (poll(&pfd, 1, 0) <= 0 || (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0)
+    return spcclSuccess;
+  return fail(SPCCL_FAIL(spcclRemoteError,
+                         "shm: %s gave up a %zu-byte message while it was being read (its call "
+                         "failed); the bytes read are not used",
+                         peerName.c_str(), request.size));
+}
+
 spcclResult_t ShmComm::progressRecv() {
   SPCCL_CHECK(flushAnswers());
   if (helloMoved < sizeof(hello)) {
@@ -154,6 +168,7 @@ spcclResult_t ShmComm::progressRecv() {
       if (!complete) return spcclSuccess;
       std::string refusal;
       SPCCL_CHECK(copyFromPeerDevice(request, &refusal));
+      if (refusal.empty()) SPCCL_CHECK(requireSenderStillThere(request));
       // The sender waits for the answer either way; a refusal then fails
       // both ends (the CPU cannot stream device memory instead).
       pendingAnswers.push_back(refusal.empty() ? shm::kAck : shm::kNak);
@@ -168,6 +183,7 @@ spcclResult_t ShmComm::progressRecv() {
       if (!complete) return spcclSuccess;
       bool refused = false;
       SPCCL_CHECK(copyFromPeer(request, &refused));
+      if (!refused) SPCCL_CHECK(requireSenderStillThere(request));
       pendingAnswers.push_back(refused ? shm::kNak : shm::kAck);
       SPCCL_CHECK(flushAnswers());
       request.moved = 0;

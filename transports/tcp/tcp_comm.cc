@@ -51,6 +51,14 @@ spcclResult_t TcpComm::startConnect() {
 spcclResult_t TcpComm::retryConnectOrFail(int err) {
   close(fd);
   fd = -1;
+  // A peer publishes its handle only once it listens: a refusal means
+  // nothing listens there any more (the peer died or left its creation),
+  // which no retry mends. Unreachable and timed out (a link cut) still retry.
+  if (err == ECONNREFUSED)
+    return fail(SPCCL_FAIL(spcclRemoteError,
+                           "connect to %s refused: its listener is closed (the peer died or "
+                           "left)",
+                           peerName.c_str()));
   int64_t now = monotonicMs();
   if (net::isRetryableConnectError(err) && now < connectDeadlineMs) {
     nextAttemptMs = now + backoffMs;

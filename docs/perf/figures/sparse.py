@@ -1,12 +1,13 @@
 """docs/perf/sparse.md: the sparse all-reduce beside Gloo
 (tests/netns/bench_sparse.sh), against density for every algorithm
 (bench_sparse_sweep.sh), the planner's two regimes (the sweep with other
-inputs) and the MPI interposer (bench_mpi_interpose.sh)."""
+inputs), the MPI interposer (bench_mpi_interpose.sh) and the variants
+beyond Zen (sparse_variants.py)."""
 import csv
 import glob
 import os
 
-from . import sparse_fit
+from . import sparse_fit, sparse_variants
 from .common import median, provenance, raw_path, read_jsonl, table, thousands
 
 SWEEP_DIR = raw_path("sparse_sweep")
@@ -195,5 +196,5 @@ TABLES = [
     ("sparse.md", "sparse-sweep-n8", lambda: sweep_table(8), [SWEEP_DIR]),
     ("sparse.md", "sparse-regimes", regimes_table, [REGIMES_DIR]),
     ("sparse.md", "sparse-mpi-interpose", mpi_table, [MPI]),
-] + sparse_fit.TABLES
+] + sparse_fit.TABLES + sparse_variants.TABLES
 PLOTS = [("sparse_sweep.png", draw_sweep, [SWEEP_DIR])]

@@ -2,8 +2,9 @@
 # The chaos cases that need a network between hosts (tests/netns/netlab):
 # chaos_rank on 3 hosts over tcp, T = SPCCL_TIMEOUT_MS = 3000 ms.
 #
-#   link-short   host 2 cut off for T/6, then back: every call succeeds, every
-#                result right (TCP retransmits across the gap)
+#   link-short   host 2 cut off for T/4, then back: when the real outage was
+#                at most 1.4 s (the stated bound at T = 3 s), every call
+#                succeeds, every result right (TCP retransmits across the gap)
 #   link-long    host 2 cut off for 2 T + 1 s, ranks stop at their first error
 #                (--on-error exit): every rank fails, none succeeds wrongly,
 #                each within T + 1 s of the cut
@@ -55,22 +56,34 @@ run_job() {
   ready_ranks 30 || { wait_ranks 1; return 1; }
 }
 
+# The stated guarantee (docs/fault-tolerance.md, "Link cuts"): Linux
+# resends a segment lost in a cut 0.2, 0.6, 1.4, 3.0 s after the loss
+# (minimum RTO 200 ms, doubled at each try), so an outage of at most
+# 1.4 s = 7 x 200 ms is over by a resend that comes before T = 3 s.
+SURVIVED_OUTAGE_MS=1400
+
 case_link_short() {
-  local dir="$logs/link-short" r
+  local dir="$logs/link-short" r t0 t1 t2 t3
   run_job "$dir" 120 --steps 300 --gap-ms 5 --on-error exit || { broke link-short "no start" "$dir"; return; }
   sleep 1
-  # T/6, not T/4: after a cut TCP resends on its backed-off timer, and in
-  # the 30-minute soak one cut of T/4 in 33 delayed a chain of ranks past T
-  # (docs/perf/reliability.md).
-  "$NETLAB" link 2 down; sleep_ms $((T / 6)); "$NETLAB" link 2 up
+  # T/4 (the soak's short cut). netlab's link commands take time of their
+  # own: the real outage lies between t2 - t1 and t3 - t0.
+  t0=$(now_ms); "$NETLAB" link 2 down; t1=$(now_ms)
+  sleep_ms $((T / 4))
+  t2=$(now_ms); "$NETLAB" link 2 up; t3=$(now_ms)
   wait_ranks 110
-  local outcome=""
+  local outcome="" outage="$((t2 - t1))-$((t3 - t0)) ms"
+  if ((t3 - t0 > SURVIVED_OUTAGE_MS)); then
+    # The machine was too slow to cut for less than the bound: nothing to judge.
+    row "link down $((T / 4)) ms (T/4), host 2: outage $outage" "not judged: the outage may exceed the stated $SURVIVED_OUTAGE_MS ms" "-"
+    return
+  fi
   for ((r = 0; r < HOSTS; r++)); do
-    [[ $(status_of "$dir" "$r") == 0 ]] || broke link-short "rank $r ended with $(status_of "$dir" "$r"): $(first_fail "$dir" "$r")" "$dir"
+    [[ $(status_of "$dir" "$r") == 0 ]] || broke link-short "outage $outage (<= $SURVIVED_OUTAGE_MS ms): rank $r ended with $(status_of "$dir" "$r"): $(first_fail "$dir" "$r")" "$dir"
     outcome+="r$r $(status_of "$dir" "$r") "
   done
   grep -q "^chaos: WRONG" "$dir"/rank*.log && broke link-short "a wrong result" "$dir"
-  row "link down $((T / 6)) ms (T/6), host 2" "no error, 300 steps right on every rank" "exit statuses: $outcome(0 = finished right)"
+  row "link down $((T / 4)) ms (T/4), host 2: outage $outage" "no error, 300 steps right on every rank" "exit statuses: $outcome(0 = finished right)"
 }
 
 case_link_long() {  # case_link_long shrink|exit
