@@ -22,6 +22,16 @@ kernels::F32Run runAt(const CompressedCall& call, const void* buffer, size_t beg
                          begin};
 }
 
+// recvbuff's run, which zeroes the pruned rows where the call asks for it.
+kernels::F32Run outputRunAt(const CompressedCall& call, size_t begin) {
+  kernels::F32Run run = runAt(call, call.recvbuff, begin);
+  if (call.rows != nullptr && call.zeroPrunedOf != 0) {
+    run.tokens = call.zeroPrunedOf;
+    run.kept = call.count / call.hidden;
+  }
+  return run;
+}
+
 }  // namespace
 
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout) {
@@ -63,7 +73,7 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
   }
   const size_t begin = layout.begin(chunk);
   ctx.kernels().quantizeDecode(call.spec, acc, layout.length(chunk), out, residualAt(call, begin),
-                               runAt(call, call.recvbuff, begin));
+                               outputRunAt(call, begin));
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -90,7 +100,7 @@ void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const 
                       int chunk, const unsigned char* codes) {
   if (call.rows != nullptr) {
     ctx.kernels().dequantizeRun(call.spec, codes, layout.length(chunk),
-                                runAt(call, call.recvbuff, layout.begin(chunk)));
+                                outputRunAt(call, layout.begin(chunk)));
     return;
   }
   void* out =
