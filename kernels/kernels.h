@@ -105,6 +105,9 @@ struct F32Run {
   // element those after it. Sources ignore both.
   size_t tokens = 0;
   size_t kept = 0;
+  // An output run of rows written with non-temporal stores (an output far
+  // larger than the caches: streaming_stores.h).
+  bool stream = false;
 };
 // quantize (no residual) and dequantize of f32, on runs: the same bytes
 // and values as on the run's elements packed.

@@ -22,12 +22,18 @@ kernels::F32Run runAt(const CompressedCall& call, const void* buffer, size_t beg
                          begin};
 }
 
+// Output tensors of at least this many bytes are written past the caches
+// (streaming_stores.h): larger than a core's share of the last-level cache,
+// they are out of it by the time anyone reads them.
+constexpr size_t kStreamOutputBytes = size_t{8} << 20;
+
 // recvbuff's run, which zeroes the pruned rows where the call asks for it.
 kernels::F32Run outputRunAt(const CompressedCall& call, size_t begin) {
   kernels::F32Run run = runAt(call, call.recvbuff, begin);
   if (call.rows != nullptr && call.zeroPrunedOf != 0) {
     run.tokens = call.zeroPrunedOf;
     run.kept = call.count / call.hidden;
+    run.stream = run.tokens * call.hidden * sizeof(float) >= kStreamOutputBytes;
   }
   return run;
 }

@@ -129,8 +129,9 @@ TEST(CompressF32Runs, RunsEqualThePackedElements) {
   }
 }
 
-// An output run with tokens set: the kept rows get the decoding, every
-// other row +0, whichever chunk of the run writes next to it; chunks
+// An output run with tokens set, through the cache or streamed: the kept
+// rows get the decoding, every other row +0, whichever chunk of the run
+// writes next to it; chunks
 // split mid-row and at a row's start, the first and last rows pruned or
 // kept, runs of adjacent kept rows.
 TEST(CompressF32Runs, OutputRunsZeroThePrunedRows) {
@@ -159,27 +160,30 @@ TEST(CompressF32Runs, OutputRunsZeroThePrunedRows) {
     if (c.kept.size() > 1) bounds.push_back(c.hidden);
     bounds.push_back(count - c.hidden / 3);
     bounds.push_back(count);
-    for (const auto& [name, fast] : fastTables()) {
-      std::vector<float> want(tensor.size(), 0.0f), got(tensor);
-      for (size_t k = 0; k + 1 < bounds.size(); ++k) {
-        const size_t begin = bounds[k], len = bounds[k + 1] - begin;
-        std::vector<unsigned char> codes(quantizedBytes(spec, len));
-        fast.quantize[spcclFloat32](spec, packed.data() + begin, len, codes.data(), nullptr);
-        std::vector<float> decoded(len);
-        fast.dequantize[spcclFloat32](spec, codes.data(), len, decoded.data());
-        for (size_t i = 0; i < len; ++i) {
-          const size_t at = begin + i;
-          want[c.kept[at / c.hidden] * c.hidden + at % c.hidden] = decoded[i];
+    for (const auto& [name, fast] : fastTables())
+      for (bool stream : {false, true}) {
+        std::vector<float> want(tensor.size(), 0.0f), got(tensor);
+        for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+          const size_t begin = bounds[k], len = bounds[k + 1] - begin;
+          std::vector<unsigned char> codes(quantizedBytes(spec, len));
+          fast.quantize[spcclFloat32](spec, packed.data() + begin, len, codes.data(), nullptr);
+          std::vector<float> decoded(len);
+          fast.dequantize[spcclFloat32](spec, codes.data(), len, decoded.data());
+          for (size_t i = 0; i < len; ++i) {
+            const size_t at = begin + i;
+            want[c.kept[at / c.hidden] * c.hidden + at % c.hidden] = decoded[i];
+          }
+          const F32Run out{got.data(), c.kept.data(), c.hidden, begin,
+                           c.tokens,   c.kept.size(), stream};
+          if (k == 1)  // the owned chunk of a schedule
+            fast.quantizeDecode(spec, packed.data() + begin, len, codes.data(), nullptr, out);
+          else
+            fast.dequantizeRun(spec, codes.data(), len, out);
         }
-        const F32Run out{got.data(), c.kept.data(), c.hidden, begin, c.tokens, c.kept.size()};
-        if (k == 1)  // the owned chunk of a schedule
-          fast.quantizeDecode(spec, packed.data() + begin, len, codes.data(), nullptr, out);
-        else
-          fast.dequantizeRun(spec, codes.data(), len, out);
+        ASSERT_EQ(bitsOf(got), bitsOf(want))
+            << name << " stream " << stream << " tokens " << c.tokens << " hidden " << c.hidden
+            << " kept " << c.kept.size();
       }
-      ASSERT_EQ(bitsOf(got), bitsOf(want))
-          << name << " tokens " << c.tokens << " hidden " << c.hidden << " kept " << c.kept.size();
-    }
   }
 }
 

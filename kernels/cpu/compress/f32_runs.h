@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/cpu/compress/codec_passes.h"
+#include "kernels/cpu/compress/streaming_stores.h"
 #include "kernels/kernels.h"
 
 namespace spccl::kernels::codec_passes {
@@ -69,18 +70,18 @@ struct RunSource {
 SPCCL_ALWAYS_INLINE void zeroGapBefore(const F32Run& run, size_t at, size_t keptRow) {
   if (at % run.hidden != 0) return;
   const size_t from = keptRow == 0 ? 0 : run.rows[keptRow - 1] + 1;
-  std::memset(run.base + from * run.hidden, 0,
-              (run.rows[keptRow] - from) * run.hidden * sizeof(float));
+  writeFloats(run.base + from * run.hidden, nullptr, (run.rows[keptRow] - from) * run.hidden,
+              run.stream);
 }
 SPCCL_ALWAYS_INLINE void zeroTailAfter(const F32Run& run, size_t end) {
   if (end != run.kept * run.hidden) return;
   const size_t from = run.rows[run.kept - 1] + 1;
-  std::memset(run.base + from * run.hidden, 0, (run.tokens - from) * run.hidden * sizeof(float));
+  writeFloats(run.base + from * run.hidden, nullptr, (run.tokens - from) * run.hidden, run.stream);
 }
 
 // The decoding stored to a run: in place, or staged in scratch and
 // scattered to the rows when the segment is done (zeroing the pruned rows
-// between them where the run asks for it).
+// between them where the run asks for it, streamed where it asks for it).
 struct RunStoreSink {
   struct Outputs {
     float* staged;
@@ -92,9 +93,10 @@ struct RunStoreSink {
       const size_t start = run->first + begin;
       forEachRowPiece(*run, begin, n, [&](size_t tensor, size_t offset, size_t len, size_t row) {
         if (run->tokens != 0) zeroGapBefore(*run, start + offset, row);
-        std::memcpy(run->base + tensor, staged + offset, len * sizeof(float));
+        writeFloats(run->base + tensor, staged + offset, len, run->stream);
       });
       if (run->tokens != 0) zeroTailAfter(*run, start + n);
+      if (run->stream) fenceStreamedFloats();
     }
   };
   F32Run run;
