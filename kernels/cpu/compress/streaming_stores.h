@@ -23,10 +23,16 @@ inline void streamFloats(float* to, const float* from, size_t n) {
   size_t i = 0;
   for (; i < n && (reinterpret_cast<uintptr_t>(to + i) & 15) != 0; ++i)
     to[i] = from ? from[i] : 0.0f;
+  // A cache line (16 floats) per iteration where there are that many: the
+  // write-combining buffer fills and leaves whole.
   if (from != nullptr) {
+    for (; i + 16 <= n; i += 16)
+      for (size_t k = 0; k < 16; k += 4) _mm_stream_ps(to + i + k, _mm_loadu_ps(from + i + k));
     for (; i + 4 <= n; i += 4) _mm_stream_ps(to + i, _mm_loadu_ps(from + i));
   } else {
     const __m128 zero = _mm_setzero_ps();
+    for (; i + 16 <= n; i += 16)
+      for (size_t k = 0; k < 16; k += 4) _mm_stream_ps(to + i + k, zero);
     for (; i + 4 <= n; i += 4) _mm_stream_ps(to + i, zero);
   }
   for (; i < n; ++i) to[i] = from ? from[i] : 0.0f;
