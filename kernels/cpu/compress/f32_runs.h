@@ -62,11 +62,11 @@ struct RunSource {
   }
 };
 
-// Zeroes the rows that a run of kept rows skips around the piece that
-// starts at element `at` of the run and ends before `end` (F32Run::tokens):
-// the pruned rows before kept row j go with j's first element, those after
-// the last kept row with its last element, so each is written once, next
-// to the kept rows around it, in row order.
+// The rows an output run of kept rows skips (F32Run::tokens), zeroed by
+// the writes next to them: the pruned rows before kept row j with j's
+// first element (run element `at`), those after the last kept row with
+// its last element (a segment ending at run element `end`). Each is
+// written once, between the kept rows around it, in row order.
 SPCCL_ALWAYS_INLINE void zeroGapBefore(const F32Run& run, size_t at, size_t keptRow) {
   if (at % run.hidden != 0) return;
   const size_t from = keptRow == 0 ? 0 : run.rows[keptRow - 1] + 1;
