@@ -98,6 +98,16 @@ struct F32Run {
   const size_t* rows = nullptr;
   size_t hidden = 0;
   size_t first = 0;
+  // An output run of rows may also zero the rows it skips (token top-k's
+  // spcclPruneZero): tokens != 0 means base is [tokens x hidden] with kept
+  // (the length of rows) rows kept, and writing a kept row's first element
+  // zeroes the pruned rows before it, writing the last kept row's last
+  // element those after it. Sources ignore both.
+  size_t tokens = 0;
+  size_t kept = 0;
+  // An output run of rows written with non-temporal stores (an output far
+  // larger than the caches: streaming_stores.h).
+  bool stream = false;
 };
 // quantize (no residual) and dequantize of f32, on runs: the same bytes
 // and values as on the run's elements packed.

@@ -28,6 +28,10 @@ struct CompressedCall {
   // count elements themselves.
   const size_t* rows = nullptr;
   size_t hidden = 0;
+  // With rows: nonzero, recvbuff has this many rows and the schedule zeroes
+  // the ones not in rows as it writes the kept ones (spcclPruneZero in the
+  // same pass over the output; kernels.h F32Run::tokens).
+  size_t zeroPrunedOf = 0;
 };
 
 // The frames' signature of the call (count, datatype, op).

@@ -22,6 +22,22 @@ kernels::F32Run runAt(const CompressedCall& call, const void* buffer, size_t beg
                          begin};
 }
 
+// Output tensors of at least this many bytes are written past the caches
+// (streaming_stores.h): larger than a core's share of the last-level cache,
+// they are out of it by the time anyone reads them.
+constexpr size_t kStreamOutputBytes = size_t{8} << 20;
+
+// recvbuff's run, which zeroes the pruned rows where the call asks for it.
+kernels::F32Run outputRunAt(const CompressedCall& call, size_t begin) {
+  kernels::F32Run run = runAt(call, call.recvbuff, begin);
+  if (call.rows != nullptr && call.zeroPrunedOf != 0) {
+    run.tokens = call.zeroPrunedOf;
+    run.kept = call.count / call.hidden;
+    run.stream = run.tokens * call.hidden * sizeof(float) >= kStreamOutputBytes;
+  }
+  return run;
+}
+
 }  // namespace
 
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout) {
@@ -63,7 +79,7 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
   }
   const size_t begin = layout.begin(chunk);
   ctx.kernels().quantizeDecode(call.spec, acc, layout.length(chunk), out, residualAt(call, begin),
-                               runAt(call, call.recvbuff, begin));
+                               outputRunAt(call, begin));
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -90,7 +106,7 @@ void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const 
                       int chunk, const unsigned char* codes) {
   if (call.rows != nullptr) {
     ctx.kernels().dequantizeRun(call.spec, codes, layout.length(chunk),
-                                runAt(call, call.recvbuff, layout.begin(chunk)));
+                                outputRunAt(call, layout.begin(chunk)));
     return;
   }
   void* out =

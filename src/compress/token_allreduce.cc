@@ -104,6 +104,9 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     onRows.count = count;
     onRows.rows = rows.data();
     onRows.hidden = call.hidden;
+    // The pruned rows zeroed as the kept ones are written: one pass over
+    // the output in row order instead of a second one over the pruned rows.
+    if (call.prunePolicy == spcclPruneZero) onRows.zeroPrunedOf = call.tokens;
     SPCCL_CHECK(runCompressSchedule(ctx, onRows));
   } else if (count > 0) {
     // Every row kept: the tensor is its own packing.
@@ -128,7 +131,8 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
         scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
     }
   }
-  applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
+  if (count == 0 || !inPlace)
+    applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
   if (ctx.explainsChoice()) {
     char reason[160];
     std::snprintf(

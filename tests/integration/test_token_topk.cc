@@ -336,6 +336,46 @@ void runTrafficCheck(int n) {
 TEST(TokenTopk, MaskCallMovesOnlyKeptRowsThreeRanks) { runTrafficCheck(3); }
 TEST(TokenTopk, MaskCallMovesOnlyKeptRowsFourRanks) { runTrafficCheck(4); }
 
+// A tensor of 8 MiB (the size from which the output rows and the zeroed
+// pruned rows are streamed past the cache, schedule_parts.cc), pruned
+// rows zeroed in the same pass: the kept rows are the packed compressed
+// all-reduce's bits, every pruned row +0 (the first and the last ones, and
+// between runs of adjacent kept rows).
+TEST(TokenTopk, LargeTensorPrunedRowsZeroedKeptRowsAsPacked) {
+  constexpr int n = 2;
+  expectAllExitedOk(forkRanks(n, [](int rank, const spcclUniqueId& id) {
+    spcclComm_t comm = initOrExit(n, id, rank, 60000);
+    const size_t tokens = 2048, hidden = 1024, rowBytes = hidden * 4;
+    const TypedBuffer input = inputOf(rank, spcclFloat32, tokens * hidden, 11);
+    std::vector<unsigned char> mask(tokens);
+    for (size_t t = 0; t < tokens; ++t)
+      mask[t] = t != 0 && t + 1 != tokens && (t % 5 < 2 || t % 7 == 3);
+    const std::vector<size_t> rows = keptRows(mask);
+    const spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    std::vector<unsigned char> buff = input.bytes;
+    if (spcclTokenMaskAllReduce(buff.data(), mask.data(), tokens, hidden, spcclFloat32, spcclSum,
+                                &cfg, spcclPruneZero, comm, nullptr) != spcclSuccess)
+      return kChildWrongResult;
+    std::vector<unsigned char> packed(rows.size() * rowBytes);
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::memcpy(packed.data() + i * rowBytes, input.bytes.data() + rows[i] * rowBytes, rowBytes);
+    if (spcclCompressedAllReduce(packed.data(), packed.data(), rows.size() * hidden, spcclFloat32,
+                                 spcclSum, &cfg, comm, nullptr) != spcclSuccess)
+      return kChildWrongResult;
+    const std::vector<unsigned char> zeros(rowBytes, 0);
+    for (size_t t = 0, i = 0; t < tokens; ++t) {
+      const unsigned char* want = mask[t] ? packed.data() + (i++) * rowBytes : zeros.data();
+      if (std::memcmp(buff.data() + t * rowBytes, want, rowBytes) != 0) {
+        std::fprintf(stderr, "rank %d: row %zu (%s) is not what it should be\n", rank, t,
+                     mask[t] ? "kept" : "pruned");
+        return kChildWrongResult;
+      }
+    }
+    spcclCommDestroy(comm);
+    return kChildOk;
+  }));
+}
+
 // Error feedback on the kept rows: over T mask calls, the kept rows'
 // outputs sum to T*S minus the ranks' residuals (docs/compressed.md);
 // pruned rows' residuals stay untouched.

@@ -2,7 +2,9 @@
 // quantizeDecode) in every fast variant: on a contiguous run and on rows, the same bytes and
 // bits as the plain codecs on the run's elements packed (token_rows.h's
 // gather), for both codecs, rows shorter and longer than a segment and a
-// block, blocks across rows, zeros and a NaN.
+// block, blocks across rows, zeros and a NaN; and output runs that zero
+// the rows they skip (F32Run::tokens), written chunk by chunk as a
+// schedule writes them.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -124,6 +126,64 @@ TEST(CompressF32Runs, RunsEqualThePackedElements) {
         ASSERT_EQ(bitsOf(flat), bitsOf(flatWant)) << where << " quantizeDecode contiguous";
       }
     }
+  }
+}
+
+// An output run with tokens set, through the cache or streamed: the kept
+// rows get the decoding, every other row +0, whichever chunk of the run
+// writes next to it; chunks
+// split mid-row and at a row's start, the first and last rows pruned or
+// kept, runs of adjacent kept rows.
+TEST(CompressF32Runs, OutputRunsZeroThePrunedRows) {
+  std::mt19937_64 rng(31);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const QuantizerSpec spec{Codec::Piecewise, 4, 256};
+  struct Rows {
+    size_t tokens, hidden;
+    std::vector<size_t> kept;
+  };
+  const Rows cases[] = {{12, 100, {0, 1, 2, 5, 6, 9}},
+                        {12, 100, {3, 4, 11}},
+                        {10, 1500, {1, 2, 3, 4, 7}},
+                        {9, 64, {8}},
+                        {9, 64, {0}}};
+  for (const Rows& c : cases) {
+    std::vector<float> tensor(c.tokens * c.hidden);
+    for (float& v : tensor) v = gauss(rng) + 10.0f;  // never +0
+    std::vector<float> packed;
+    for (size_t r : c.kept)
+      packed.insert(packed.end(), tensor.begin() + r * c.hidden,
+                    tensor.begin() + (r + 1) * c.hidden);
+    const size_t count = packed.size();
+    // Chunk bounds: a row's start, mid-row, the end.
+    std::vector<size_t> bounds{0};
+    if (c.kept.size() > 1) bounds.push_back(c.hidden);
+    bounds.push_back(count - c.hidden / 3);
+    bounds.push_back(count);
+    for (const auto& [name, fast] : fastTables())
+      for (bool stream : {false, true}) {
+        std::vector<float> want(tensor.size(), 0.0f), got(tensor);
+        for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+          const size_t begin = bounds[k], len = bounds[k + 1] - begin;
+          std::vector<unsigned char> codes(quantizedBytes(spec, len));
+          fast.quantize[spcclFloat32](spec, packed.data() + begin, len, codes.data(), nullptr);
+          std::vector<float> decoded(len);
+          fast.dequantize[spcclFloat32](spec, codes.data(), len, decoded.data());
+          for (size_t i = 0; i < len; ++i) {
+            const size_t at = begin + i;
+            want[c.kept[at / c.hidden] * c.hidden + at % c.hidden] = decoded[i];
+          }
+          const F32Run out{got.data(), c.kept.data(), c.hidden, begin,
+                           c.tokens,   c.kept.size(), stream};
+          if (k == 1)  // the owned chunk of a schedule
+            fast.quantizeDecode(spec, packed.data() + begin, len, codes.data(), nullptr, out);
+          else
+            fast.dequantizeRun(spec, codes.data(), len, out);
+        }
+        ASSERT_EQ(bitsOf(got), bitsOf(want))
+            << name << " stream " << stream << " tokens " << c.tokens << " hidden " << c.hidden
+            << " kept " << c.kept.size();
+      }
   }
 }
 

@@ -11,20 +11,28 @@
 #include <cstring>
 
 #include "kernels/cpu/compress/codec_passes.h"
+#include "kernels/cpu/compress/streaming_stores.h"
 #include "kernels/kernels.h"
 
 namespace spccl::kernels::codec_passes {
 
-// Calls piece(tensorElement, runOffset, n) for the pieces, one per row, of
-// elements [begin, begin + n) of a run of rows.
+// Calls piece(tensorElement, runOffset, n, keptRow) for the pieces of
+// elements [begin, begin + n) of a run of rows, keptRow the index in
+// run.rows of a piece's first row. Adjacent kept rows make one piece (at
+// 50 % kept, half the rows have a kept neighbour): fewer, longer copies.
 template <typename Piece>
 SPCCL_ALWAYS_INLINE void forEachRowPiece(const F32Run& run, size_t begin, size_t n,
                                          const Piece& piece) {
   for (size_t done = 0; done < n;) {
     const size_t at = run.first + begin + done;
-    const size_t row = at / run.hidden, column = at % run.hidden;
-    const size_t len = std::min(n - done, run.hidden - column);
-    piece(run.rows[row] * run.hidden + column, done, len);
+    const size_t firstRow = at / run.hidden, column = at % run.hidden;
+    size_t row = firstRow;
+    size_t len = std::min(n - done, run.hidden - column);
+    while (done + len < n && run.rows[row + 1] == run.rows[row] + 1) {
+      ++row;
+      len += std::min(n - done - len, run.hidden);
+    }
+    piece(run.rows[firstRow] * run.hidden + column, done, len, firstRow);
     done += len;
   }
 }
@@ -32,7 +40,7 @@ SPCCL_ALWAYS_INLINE void forEachRowPiece(const F32Run& run, size_t begin, size_t
 // Elements [begin, begin + n) of the run: in place, or gathered into scratch.
 inline const float* runElements(const F32Run& run, size_t begin, size_t n, float* scratch) {
   if (run.rows == nullptr) return run.base + run.first + begin;
-  forEachRowPiece(run, begin, n, [&](size_t tensor, size_t offset, size_t len) {
+  forEachRowPiece(run, begin, n, [&](size_t tensor, size_t offset, size_t len, size_t) {
     std::memcpy(scratch + offset, run.base + tensor, len * sizeof(float));
   });
   return scratch;
@@ -54,8 +62,26 @@ struct RunSource {
   }
 };
 
+// The rows an output run of kept rows skips (F32Run::tokens), zeroed by
+// the writes next to them: the pruned rows before kept row j with j's
+// first element (run element `at`), those after the last kept row with
+// its last element (a segment ending at run element `end`). Each is
+// written once, between the kept rows around it, in row order.
+SPCCL_ALWAYS_INLINE void zeroGapBefore(const F32Run& run, size_t at, size_t keptRow) {
+  if (at % run.hidden != 0) return;
+  const size_t from = keptRow == 0 ? 0 : run.rows[keptRow - 1] + 1;
+  writeFloats(run.base + from * run.hidden, nullptr, (run.rows[keptRow] - from) * run.hidden,
+              run.stream);
+}
+SPCCL_ALWAYS_INLINE void zeroTailAfter(const F32Run& run, size_t end) {
+  if (end != run.kept * run.hidden) return;
+  const size_t from = run.rows[run.kept - 1] + 1;
+  writeFloats(run.base + from * run.hidden, nullptr, (run.tokens - from) * run.hidden, run.stream);
+}
+
 // The decoding stored to a run: in place, or staged in scratch and
-// scattered to the rows when the segment is done.
+// scattered to the rows when the segment is done (zeroing the pruned rows
+// between them where the run asks for it, streamed where it asks for it).
 struct RunStoreSink {
   struct Outputs {
     float* staged;
@@ -64,9 +90,13 @@ struct RunStoreSink {
     SPCCL_ALWAYS_INLINE void put(size_t j, float v) const { staged[j] = v; }
     void finish(size_t n) const {
       if (run == nullptr) return;
-      forEachRowPiece(*run, begin, n, [&](size_t tensor, size_t offset, size_t len) {
-        std::memcpy(run->base + tensor, staged + offset, len * sizeof(float));
+      const size_t start = run->first + begin;
+      forEachRowPiece(*run, begin, n, [&](size_t tensor, size_t offset, size_t len, size_t row) {
+        if (run->tokens != 0) zeroGapBefore(*run, start + offset, row);
+        writeFloats(run->base + tensor, staged + offset, len, run->stream);
       });
+      if (run->tokens != 0) zeroTailAfter(*run, start + n);
+      if (run->stream) fenceStreamedFloats();
     }
   };
   F32Run run;
