@@ -39,6 +39,15 @@ constexpr double kScanWork = 0.15;
 // aggregation; per result non-zero: pull decode, global indices, scatter.
 constexpr double kBpLocalWork = 32;
 constexpr double kBpResultWork = 14;
+// BP past its break-even (mean density >= 1/8: bp_context.h,
+// useDenseRanges) runs over contiguous ranges with dense owners, the pull
+// placed straight into the output: its work goes with M, little with the
+// pairs. Fitted to rank 0's callgrind counts (n = 8, 4 M f32: 185 M and
+// 216 M instructions per call at d = 20 % and 50 %, docs/perf/sparse_cpu.md)
+// at the ~17.5 instructions per unit of HC at 1 % (16 M f32, same
+// profiles); the dilated testbed's BP then measured within 10 % of it.
+constexpr double kBpDenseRangeElementWork = 2.1;
+constexpr double kBpDenseRangeLocalWork = 1.35;
 // HC, per pair a stage sends: its encode, the partner's decode, the merge.
 constexpr double kHcStageWork = 15;
 // AGsparse, per pair decoded or merged into the growing sum; per result
@@ -115,7 +124,10 @@ SparseCost balancedParallelismCost(const SparseCostInput& in) {
   const double local = in.density * M(in);
   const double result = densificationAt(in, n) * local;
   const double pushNnz = local / n, pullNnz = result / n;
-  const double work = M(in) * kScanWork + local * kBpLocalWork + result * kBpResultWork;
+  const bool denseRanges = in.density * 8 >= 1;
+  const double work =
+      denseRanges ? M(in) * (kScanWork + kBpDenseRangeElementWork) + local * kBpDenseRangeLocalWork
+                  : M(in) * kScanWork + local * kBpLocalWork + result * kBpResultWork;
   return rounds(in, n - 1,
                 cheapestMessageBytes(pushNnz, part, in.valueBytes, in.allowedEncodings)) +
          rounds(in, n - 1,
