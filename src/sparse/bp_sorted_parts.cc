@@ -50,6 +50,7 @@ void densifySortedParts(size_t valueBytes, std::span<const SparseSet* const> par
     default:
       break;
   }
+  if (count == 0) return;  // out may be NULL then (memset's argument must not be)
   std::memset(out, 0, count * valueBytes);
   for (const SparseSet* part : parts)
     for (size_t i = 0; i < part->size(); ++i)
