@@ -168,7 +168,7 @@ spcclResult_t ShmComm::progressRecv() {
       if (!complete) return spcclSuccess;
       std::string refusal;
       SPCCL_CHECK(copyFromPeerDevice(request, &refusal));
-      if (refusal.empty()) SPCCL_CHECK(requireSenderStillThere(request));
+      if (refusal.empty() && request.size > 0) SPCCL_CHECK(requireSenderStillThere(request));
       // The sender waits for the answer either way; a refusal then fails
       // both ends (the CPU cannot stream device memory instead).
       pendingAnswers.push_back(refusal.empty() ? shm::kAck : shm::kNak);
@@ -183,7 +183,8 @@ spcclResult_t ShmComm::progressRecv() {
       if (!complete) return spcclSuccess;
       bool refused = false;
       SPCCL_CHECK(copyFromPeer(request, &refused));
-      if (!refused) SPCCL_CHECK(requireSenderStillThere(request));
+      // (An empty message reads nothing: nothing to have changed.)
+      if (!refused && request.size > 0) SPCCL_CHECK(requireSenderStillThere(request));
       pendingAnswers.push_back(refused ? shm::kNak : shm::kAck);
       SPCCL_CHECK(flushAnswers());
       request.moved = 0;
