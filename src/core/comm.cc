@@ -53,6 +53,15 @@ struct PendingAccept {
   std::string peer, source;  // host:port and host, for refusals
   int64_t acceptedMs = 0;
   alignas(8) unsigned char buffer[sizeof(LaneHello) + kMaxAbortText];
+
+  PendingAccept() = default;
+  PendingAccept(const PendingAccept&) = delete;
+  PendingAccept& operator=(const PendingAccept&) = delete;
+  // A connection not handed to a lane is closed with it: refused, or left
+  // over when connection setup ends, early returns included.
+  ~PendingAccept() {
+    if (recvComm != nullptr) net->closeRecv(recvComm);
+  }
 };
 
 HandshakeContext laneContext(const spcclComm& comm, int src, int dst, uint32_t step) {
@@ -311,7 +320,7 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     if (refusals[incoming.source]++ == 0)
       SPCCL_WARN("rank %d refused a connection from %s: %s (further refusals from %s are counted)",
                  comm.rank, incoming.peer.c_str(), reason, incoming.source.c_str());
-    incoming.net->closeRecv(incoming.recvComm);
+    // Closed when it leaves `pending` (~PendingAccept).
   };
   while (accepted < expected || helloSent < hellosToSend) {
     for (Listener& listener : listeners) {
@@ -363,11 +372,9 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
         // The hello proved the job secret: a certificate that names
         // another host is a rank's misconfiguration, reported at once.
         spcclResult_t tls = checkTlsPeer(comm, incoming.net, incoming.recvComm, header.srcRank);
-        if (tls != spcclSuccess) {
-          for (auto& open : pending) open->net->closeRecv(open->recvComm);
-          return tls;
-        }
+        if (tls != spcclSuccess) return tls;  // `pending` closes what it holds
         laneOfHello((*peers)[header.srcRank], header.step).recvComm = incoming.recvComm;
+        incoming.recvComm = nullptr;  // the lane's now
         ++accepted;
       }
       pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
