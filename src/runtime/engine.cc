@@ -704,6 +704,12 @@ void Engine::failPendingOps() {
   }
 }
 
+bool Engine::sendInFlight(const Peer& peer) {
+  return peer.headerSendRequest != nullptr ||
+         std::any_of(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(),
+                     [](void* r) { return r != nullptr; });
+}
+
 void Engine::closeLanesWithUnfinishedSends() {
   // The failed call returns next, and its caller may reuse the buffers of
   // sends still in flight. A transport may read them later: shm lets the
@@ -713,11 +719,7 @@ void Engine::closeLanesWithUnfinishedSends() {
   // transports/shm/shm_recv.cc); the broken engine sends nothing more.
   for (Peer& peer : peers_) {
     if (peer.conn.net == nullptr) continue;
-    const bool unfinished =
-        peer.headerSendRequest != nullptr ||
-        std::any_of(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(),
-                    [](void* r) { return r != nullptr; });
-    if (!unfinished) continue;
+    if (!sendInFlight(peer)) continue;
     for (Lane& lane : peer.conn.lanes) {
       if (lane.sendComm != nullptr) peer.conn.net->closeSend(lane.sendComm);
       lane.sendComm = nullptr;
@@ -803,10 +805,7 @@ void Engine::broadcastControlFrame(const std::vector<unsigned char>& frame, bool
     for (size_t i = 0; i < inFlight.size();) {
       Peer& peer = *inFlight[i].peer;
       bool finished = true;
-      bool payloadPending =
-          std::any_of(peer.payloadSendRequests.begin(), peer.payloadSendRequests.end(),
-                      [](void* r) { return r != nullptr; });
-      if (inFlight[i].behindData && (peer.headerSendRequest || payloadPending)) {
+      if (inFlight[i].behindData && sendInFlight(peer)) {
         bool a = false, b = false;
         if (testRequest(&peer.headerSendRequest, peer.conn.net, &a, nullptr) != spcclSuccess ||
             testPayload(peer, peer.payloadSendRequests, &b) != spcclSuccess) {

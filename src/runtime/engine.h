@@ -223,6 +223,8 @@ class Engine {
   // After an abort: closes the send side of every lane of a peer that
   // still has a send in flight, so no transport touches its buffer again.
   void closeLanesWithUnfinishedSends();
+  // A header or payload send of this peer not yet complete.
+  static bool sendInFlight(const Peer& peer);
   void sendAbortFrames(spcclResult_t code, const std::string& why);
   // An Abort or Withdraw frame: header, then "rank <me>: <why>" (truncated).
   std::vector<unsigned char> textFrame(FrameKind kind, uint64_t seq, spcclResult_t code,

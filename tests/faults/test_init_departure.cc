@@ -75,6 +75,22 @@ void expectOutcomes(const std::vector<RankOutcome>& outcomes, int victim) {
   }
 }
 
+// The victim: starts a non-blocking creation (it joins the rendezvous)
+// and is SIGKILLed at `deathAt`, inside it.
+int joinThenDieAt(int n, const spcclUniqueId& id, int rank,
+                  std::chrono::steady_clock::time_point deathAt) {
+  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
+  config.timeoutMs = kTimeoutMs;
+  config.profileLinks = 0;
+  config.blocking = 0;
+  spcclComm_t comm = nullptr;
+  if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclInProgress)
+    return kChildInitFailed;
+  std::this_thread::sleep_until(deathAt);
+  raise(SIGKILL);
+  return kChildOk;  // not reached
+}
+
 // n = 4: rank 3 arrives late (1.5 s), so the rendezvous still waits when
 // rank 2, which joined it at once, is killed at 0.7 s. Ranks 0 and 1 fail
 // within the bound; rank 3, arriving after it, gets the same answer at
@@ -86,17 +102,7 @@ TEST_P(InitDeparture, KilledWhileTheRendezvousWaitsFailsEveryRankNamingIt) {
     const auto start = std::chrono::steady_clock::now();
     const auto deathAt = start + std::chrono::milliseconds(700);
     auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
-      if (rank == victim) {
-        spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
-        config.timeoutMs = kTimeoutMs;
-        config.profileLinks = 0;
-        config.blocking = 0;
-        spcclComm_t comm = nullptr;
-        if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclInProgress)
-          return kChildInitFailed;
-        std::this_thread::sleep_until(deathAt);
-        raise(SIGKILL);
-      }
+      if (rank == victim) return joinThenDieAt(n, id, rank, deathAt);
       if (rank == 3) {
         std::this_thread::sleep_until(start + std::chrono::milliseconds(1500));
         return expectNamedFailure(n, id, rank, blocking, "rank 2",
@@ -121,17 +127,7 @@ TEST_P(InitDeparture, RootKilledWhileTheRendezvousWaitsFailsTheJoinedRanks) {
     const int n = 3, victim = 0;
     const auto deathAt = std::chrono::steady_clock::now() + std::chrono::milliseconds(700);
     auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
-      if (rank == victim) {
-        spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
-        config.timeoutMs = kTimeoutMs;
-        config.profileLinks = 0;
-        config.blocking = 0;
-        spcclComm_t comm = nullptr;
-        if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclInProgress)
-          return kChildInitFailed;
-        std::this_thread::sleep_until(deathAt);
-        raise(SIGKILL);
-      }
+      if (rank == victim) return joinThenDieAt(n, id, rank, deathAt);
       if (rank == 2) return kChildOk;
       return expectNamedFailure(n, id, rank, blocking, "rendezvous root", deathAt);
     });
