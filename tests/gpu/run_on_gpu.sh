@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The ONE script for a machine with a GPU (tests/gpu/README.md): builds
 # spccl, libspccl_nccl.so, spcclrun and the GPU tests, then runs, each under
-# its own time limit, in this order:
+# its own time limit:
 #   host        test_cuda_logic_on_host (the kernels' logic on the CPU; no GPU needed)
+# then the correctness stages, at the same time (SPCCL_GPU_OVERLAP=1, the default):
+#   kernels     every test_gpu_* binary, counts up to 2^24 + 1
 #   collectives tests/gpu/run_collectives.sh BUILD RESULTS   (where that script exists)
+#   sanitizer   the kernels at small counts under compute-sanitizer memcheck, then racecheck
+# then the timed stages, one after the other:
 #   torch       tests/gpu/run_torch_shim.sh BUILD RESULTS    (where that script exists)
-#   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
 #   cudaipc     tests/gpu/run_cuda_ipc.sh BUILD RESULTS       (CUDA IPC and the cuda_ipc transport)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
-#   kernels     every test_gpu_* binary, counts up to 2^24 + 1
-#   sanitizer   the same at small counts under compute-sanitizer memcheck, then racecheck
+#   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
 #   bench       perf/kernels_bench (SPCCL_GPU_BENCH=1 only)
 # Stages that would pass the overall deadline are skipped and the summary
 # says so. Usage, from the repository root or anywhere:
@@ -36,6 +38,9 @@
 #                             devicebench=120
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
+#   SPCCL_GPU_STAGES          the stages to run, e.g. "kernels collectives torch" (default:
+#                             all; host always runs): a device session split over two calls
+#   SPCCL_GPU_OVERLAP         1 (default): kernels, collectives and sanitizer at once; 0: in turn
 #   SPCCL_GPU_PARALLEL        kernel and sanitizer runs at a time on the one GPU (default 8,
 #                             every binary at once; 1 runs them one after the other)
 #   SPCCL_GPU_EXTRA_TARGETS   more ninja targets to build
@@ -320,9 +325,13 @@ if [[ $gpu == 0 ]]; then
   finish
 fi
 
+# selected NAME: whether SPCCL_GPU_STAGES (empty: every stage) names NAME.
+selected() { [[ -z ${SPCCL_GPU_STAGES:-} || " $SPCCL_GPU_STAGES " == *" $1 "* ]]; }
+
 # external STAGE SCRIPT: another engineer's runner, called as SCRIPT BUILD RESULTS.
 external() {
   local name=$1 script=$root/tests/gpu/$2 t0
+  selected "$name" || return 0
   stage "$name ($2)"
   t0=$(date +%s)
   if [[ ! -f $script ]]; then
@@ -335,11 +344,6 @@ external() {
   fi
   stage_end "$name" "$t0"
 }
-external collectives run_collectives.sh
-external torch run_torch_shim.sh
-external pieces run_staging_pieces.sh
-external cudaipc run_cuda_ipc.sh
-external devicebench run_device_bench.sh
 
 binaries=()
 for binary in "$build"/tests/gpu/test_gpu_*; do
@@ -379,37 +383,84 @@ run_capped() {
   fi
 }
 
-stage "kernels (counts up to ${SPCCL_GPU_TEST_MAX_COUNT:-16777217})"
-t0=$(date +%s)
-run_capped kernels "${limit[kernels]}" "${limit[kernel]}" ""
-stage_end kernels "$t0"
+kernels_stage() {
+  selected kernels || return 0
+  stage "kernels (counts up to ${SPCCL_GPU_TEST_MAX_COUNT:-16777217})"
+  local t0
+  t0=$(date +%s)
+  run_capped kernels "${limit[kernels]}" "${limit[kernel]}" ""
+  stage_end kernels "$t0"
+}
 
-stage "sanitizer"
-t0=$(date +%s)
-sanitizer=$(command -v compute-sanitizer || true)
-for candidate in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
-  [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
-done
-if [[ -z $sanitizer ]]; then
-  skip_stage sanitizer "compute-sanitizer NOT FOUND"
-else
-  plain_max=${SPCCL_GPU_TEST_MAX_COUNT-unset}
-  export SPCCL_GPU_TEST_MAX_COUNT=${SPCCL_SANITIZER_MAX_COUNT:-4097}
-  note "   $($sanitizer --version | tail -1), counts up to $SPCCL_GPU_TEST_MAX_COUNT," \
-    "each run <= ${limit[sanitize_one]} s, all <= ${limit[sanitizer]} s"
-  sanitize_end=$(($(date +%s) + limit[sanitizer]))
-  for tool in ${SPCCL_SANITIZER_TOOLS:-memcheck racecheck}; do
-    rest=$((sanitize_end - $(date +%s)))
-    if ((rest < 3)); then
-      skip_stage "sanitizer $tool" "over the sanitizer cap of ${limit[sanitizer]} s"
-      continue
-    fi
-    run_capped "sanitizer $tool" "$rest" "${limit[sanitize_one]}" ".$tool" \
-      "$sanitizer" --tool "$tool" --error-exitcode 97
+sanitizer_stage() {
+  selected sanitizer || return 0
+  stage "sanitizer"
+  local t0 sanitizer candidate plain_max sanitize_end rest tool
+  t0=$(date +%s)
+  sanitizer=$(command -v compute-sanitizer || true)
+  for candidate in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    [[ -z $sanitizer && -x $candidate ]] && sanitizer=$candidate
   done
-  if [[ $plain_max == unset ]]; then unset SPCCL_GPU_TEST_MAX_COUNT; else SPCCL_GPU_TEST_MAX_COUNT=$plain_max; fi
+  if [[ -z $sanitizer ]]; then
+    skip_stage sanitizer "compute-sanitizer NOT FOUND"
+  else
+    plain_max=${SPCCL_GPU_TEST_MAX_COUNT-unset}
+    export SPCCL_GPU_TEST_MAX_COUNT=${SPCCL_SANITIZER_MAX_COUNT:-4097}
+    note "   $($sanitizer --version | tail -1), counts up to $SPCCL_GPU_TEST_MAX_COUNT," \
+      "each run <= ${limit[sanitize_one]} s, all <= ${limit[sanitizer]} s"
+    sanitize_end=$(($(date +%s) + limit[sanitizer]))
+    for tool in ${SPCCL_SANITIZER_TOOLS:-memcheck racecheck}; do
+      rest=$((sanitize_end - $(date +%s)))
+      if ((rest < 3)); then
+        skip_stage "sanitizer $tool" "over the sanitizer cap of ${limit[sanitizer]} s"
+        continue
+      fi
+      run_capped "sanitizer $tool" "$rest" "${limit[sanitize_one]}" ".$tool" \
+        "$sanitizer" --tool "$tool" --error-exitcode 97
+    done
+    if [[ $plain_max == unset ]]; then unset SPCCL_GPU_TEST_MAX_COUNT; else SPCCL_GPU_TEST_MAX_COUNT=$plain_max; fi
+  fi
+  stage_end sanitizer "$t0"
+}
+
+# The correctness stages (kernels, collectives, sanitizer) time nothing, so
+# with SPCCL_GPU_OVERLAP=1 (the default) they run at the same time, sharing
+# the GPU and the cores, each in a subshell whose failures and skipped
+# stages come back through files; the timed stages (torch, the benches)
+# then run one at a time on an otherwise idle machine.
+overlapped() {
+  local fn=$1 marks=$results/.overlap.$1
+  (
+    failed=0 skipped_stages=()
+    "$fn"
+    printf '%s\n' "${skipped_stages[@]}" >"$marks.skipped"
+    exit "$failed"
+  ) &
+}
+if [[ ${SPCCL_GPU_OVERLAP:-1} == 1 ]]; then
+  overlapped kernels_stage
+  overlapped sanitizer_stage
+  external collectives run_collectives.sh
+  while ((1)); do
+    wait -n
+    status=$?
+    ((status == 127)) && break # no child left
+    ((status != 0)) && failed=1
+  done
+  for marks in "$results"/.overlap.*.skipped; do
+    [[ -f $marks ]] || continue
+    while IFS= read -r line; do [[ -n $line ]] && skipped_stages+=("$line"); done <"$marks"
+    rm -f "$marks"
+  done
+else
+  kernels_stage
+  external collectives run_collectives.sh
+  sanitizer_stage
 fi
-stage_end sanitizer "$t0"
+external torch run_torch_shim.sh
+external cudaipc run_cuda_ipc.sh
+external devicebench run_device_bench.sh
+external pieces run_staging_pieces.sh
 
 if [[ ${SPCCL_GPU_BENCH:-0} == 1 ]]; then
   stage "perf/kernels_bench"
