@@ -18,7 +18,7 @@ bool resolve(void* library, const char* name, Fn* fn) {
 }
 
 bool resolveAll(void* library, CudaDriver* d) {
-  return resolve(library, "cuPointerGetAttribute", &d->pointerGetAttribute) &&
+  return resolve(library, "cuPointerGetAttributes", &d->pointerGetAttributes) &&
          resolve(library, "cuMemcpyDtoH_v2", &d->memcpyDtoH) &&
          resolve(library, "cuMemcpyHtoD_v2", &d->memcpyHtoD) &&
          resolve(library, "cuMemcpyDtoHAsync_v2", &d->memcpyDtoHAsync) &&

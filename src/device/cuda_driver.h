@@ -23,7 +23,12 @@ using CuDevicePtr = uint64_t;
 using CuHostFn = void (*)(void* userData);
 
 struct CudaDriver {
-  CuResult (*pointerGetAttribute)(void* data, int attribute, CuDevicePtr pointer);
+  // cuPointerGetAttributes: unlike the singular query it answers memory the
+  // driver does not know (plain host memory) with CUDA_SUCCESS and default
+  // values, so a host buffer raises no API error (compute-sanitizer reports
+  // every failed driver call).
+  CuResult (*pointerGetAttributes)(unsigned count, int* attributes, void** data,
+                                   CuDevicePtr pointer);
   CuResult (*memcpyDtoH)(void* dst, CuDevicePtr src, size_t bytes);
   CuResult (*memcpyHtoD)(CuDevicePtr dst, const void* src, size_t bytes);
   CuResult (*memcpyDtoHAsync)(void* dst, CuDevicePtr src, size_t bytes, CuStream stream);

@@ -32,22 +32,25 @@ BufferLocation locateBuffer(const void* pointer) {
   BufferLocation location;
   const CudaDriver* d = cudaDriver();
   if (d == nullptr || pointer == nullptr) return location;
-  const auto address = reinterpret_cast<CuDevicePtr>(pointer);
   unsigned type = 0;
-  // Memory the driver does not know fails the query: plain host memory.
-  if (d->pointerGetAttribute(&type, kAttributeMemoryType, address) != 0) return location;
   unsigned managed = 0;
-  if (d->pointerGetAttribute(&managed, kAttributeIsManaged, address) == 0 && managed != 0)
+  int ordinal = -1;
+  CuContext context = nullptr;
+  int attributes[] = {kAttributeMemoryType, kAttributeIsManaged, kAttributeDeviceOrdinal,
+                      kAttributeContext};
+  void* values[] = {&type, &managed, &ordinal, &context};
+  // Memory the driver does not know answers type 0: plain host memory.
+  if (d->pointerGetAttributes(4, attributes, values, reinterpret_cast<CuDevicePtr>(pointer)) != 0 ||
+      type == 0)
+    return location;
+  if (managed != 0)
     location.kind = MemoryKind::Managed;
   else if (type == kMemoryTypeDevice)
     location.kind = MemoryKind::Device;
   else if (type == kMemoryTypeHost)
     location.kind = MemoryKind::PinnedHost;
-  int ordinal = -1;
-  if (d->pointerGetAttribute(&ordinal, kAttributeDeviceOrdinal, address) == 0)
-    location.device = ordinal;
-  CuContext context = nullptr;
-  if (d->pointerGetAttribute(&context, kAttributeContext, address) == 0) location.context = context;
+  location.device = ordinal;
+  location.context = context;
   return location;
 }
 

@@ -232,28 +232,32 @@ extern "C" {
 
 // ---- the driver's entry points spccl uses ----
 
-CuResult cuPointerGetAttribute(void* data, int attribute, uint64_t pointer) {
+// Like the driver: memory it does not know gets the default values (type 0,
+// no context) and CUDA_SUCCESS; an attribute it does not serve fails.
+CuResult cuPointerGetAttributes(unsigned count, int* attributes, void** data, uint64_t pointer) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   const Allocation* a = find(static_cast<uintptr_t>(pointer), 1, nullptr);
-  if (a == nullptr) return kInvalidValue;  // memory the driver does not know
-  switch (attribute) {
-    case kAttributeMemoryType:
-      *static_cast<unsigned*>(data) =
-          a->kind == Kind::PinnedHost ? kMemoryTypeHost : kMemoryTypeDevice;
-      return kSuccess;
-    case kAttributeIsManaged:
-      *static_cast<unsigned*>(data) = a->kind == Kind::Managed ? 1 : 0;
-      return kSuccess;
-    case kAttributeDeviceOrdinal:
-      *static_cast<int*>(data) = 0;
-      return kSuccess;
-    case kAttributeContext:
-      *static_cast<void**>(data) = kContext;
-      return kSuccess;
-    default:
-      return kInvalidValue;
+  for (unsigned i = 0; i < count; ++i) {
+    switch (attributes[i]) {
+      case kAttributeMemoryType:
+        *static_cast<unsigned*>(data[i]) =
+            a == nullptr ? 0 : (a->kind == Kind::PinnedHost ? kMemoryTypeHost : kMemoryTypeDevice);
+        break;
+      case kAttributeIsManaged:
+        *static_cast<unsigned*>(data[i]) = a != nullptr && a->kind == Kind::Managed ? 1 : 0;
+        break;
+      case kAttributeDeviceOrdinal:
+        *static_cast<int*>(data[i]) = a == nullptr ? -2 : 0;
+        break;
+      case kAttributeContext:
+        *static_cast<void**>(data[i]) = a == nullptr ? nullptr : kContext;
+        break;
+      default:
+        return kInvalidValue;
+    }
   }
+  return kSuccess;
 }
 
 CuResult cuMemcpyDtoH_v2(void* dst, uint64_t src, size_t bytes) {
