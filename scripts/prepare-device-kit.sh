@@ -10,8 +10,8 @@
 #                                opensslconf.h folded in
 #   .devkit/openssl/lib/         libcrypto.a (position-independent: it links into libspccl.so)
 #                                for -DOPENSSL_ROOT_DIR=.devkit/openssl -DOPENSSL_USE_STATIC_LIBS=ON
-#   .devkit/nccl/include/nccl.h  a fallback nccl.h for libspccl_nccl.so, used when the device's
-#                                PyTorch wheels have none
+#   .devkit/nccl/include/nccl.h  the nccl.h (and nccl_device/) libspccl_nccl.so is built against
+#                                on the device
 #
 # Usage: scripts/prepare-device-kit.sh [--check]   (--check also links libcrypto.a into a
 #        test shared library and prints the kit's size)
@@ -58,6 +58,12 @@ strip --strip-debug "$kit/openssl/lib/libcrypto.a" 2>/dev/null || true
 if [[ -n $nccl_h ]]; then
   mkdir -p "$kit/nccl/include"
   cp -L "$nccl_h" "$kit/nccl/include/nccl.h"
+  # NCCL's device API headers (2.28 on): the host functions torch imports.
+  nccl_dir=$(dirname "$nccl_h")
+  if [[ -d $nccl_dir/nccl_device ]]; then
+    cp -rL "$nccl_dir/nccl_device" "$kit/nccl/include/"
+    [[ -f $nccl_dir/nccl_device.h ]] && cp -L "$nccl_dir/nccl_device.h" "$kit/nccl/include/"
+  fi
 fi
 
 cat >"$kit/README" <<EOF

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "comm_entry.h"
 #include "core/comm.h"
 #include "errors.h"
 #include "group.h"
@@ -25,8 +26,6 @@ namespace spccl::nccl {
 namespace {
 
 constexpr unsigned kConfigMagic = 0xcafebeef;  // NCCL_CONFIG_INITIALIZER's
-
-bool forwarding() { return settings().mode == Mode::Forward; }
 
 // The caller's config, read up to its size (an older, smaller struct) and
 // ours (a newer, larger one), for the real NCCL and for commName.

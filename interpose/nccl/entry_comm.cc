@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "comm_entry.h"
 #include "comm_lifecycle.h"
 #include "errors.h"
 #include "interposed_comm.h"
@@ -15,24 +16,6 @@
 using namespace spccl::nccl;
 
 namespace {
-
-bool forwarding() { return settings().mode == Mode::Forward; }
-
-// The communicator behind comm; otherwise, forward mode hands the call to
-// the real NCCL (a real communicator, or NULL: its answer), and replace
-// mode fails it.
-#define SPCCL_FIND_COMM(mine, comm, call, name, ...)                                               \
-  const CommLease mine##Lease = leaseComm(comm);                                                   \
-  InterposedComm* mine = mine##Lease.get();                                                        \
-  if (mine == nullptr) {                                                                           \
-    if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__);                         \
-    return fail(nullptr, ncclInvalidArgument, "%s: comm %p is %s", call, static_cast<void*>(comm), \
-                comm == nullptr ? "NULL" : "not a communicator of libspccl_nccl.so");              \
-  }
-
-// In forward mode the real communicator's answer, else ours.
-#define SPCCL_REAL_OR(name, ...) \
-  if (forwarding()) return SPCCL_FORWARD(realNccl(), name, __VA_ARGS__)
 
 // A new registration's handle (replace mode).
 void* addRegistration(InterposedComm* comm, void* buff, size_t size) {

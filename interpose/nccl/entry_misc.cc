@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "comm_entry.h"
 #include "errors.h"
 #include "interposed_comm.h"
 #include "memory_kind.h"
@@ -22,8 +23,6 @@
 using namespace spccl::nccl;
 
 namespace {
-
-bool forwarding() { return settings().mode == Mode::Forward; }
 
 // ncclMemAlloc in replace mode: device memory of the current CUDA context
 // where there is one (NCCL's answer: a program such as PyTorch's allocator

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm_entry.h"
 #include "errors.h"
 #include "interposed_comm.h"
 #include "memory_kind.h"
@@ -32,8 +33,6 @@ struct GroupState {
   std::vector<Operation> operations;
 };
 thread_local GroupState tGroup;
-
-bool forwarding() { return settings().mode == Mode::Forward; }
 
 ncclResult_t firstFailure(ncclResult_t a, ncclResult_t b) { return a != ncclSuccess ? a : b; }
 

@@ -5,3 +5,8 @@
 
 #define SPCCL_NCCL_PROFILING_ALIAS(name) \
   extern "C" __typeof__(name) p##name __attribute__((alias(#name)));
+
+// The same for a name C++ overloads (NCCL's Team API has device-side
+// twins), whose type __typeof__ cannot take: result and (parameters) given.
+#define SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(name, result, parameters) \
+  extern "C" result p##name parameters __attribute__((alias(#name)));

@@ -132,6 +132,10 @@ const RealNccl* load() {
   real.name = reinterpret_cast<decltype(real.name)>(lookUp(handle, #name));
   SPCCL_NCCL_FUNCTIONS(SPCCL_NCCL_LOOK_UP)
 #undef SPCCL_NCCL_LOOK_UP
+#define SPCCL_NCCL_LOOK_UP_TYPED(name, type) \
+  real.name = reinterpret_cast<type>(lookUp(handle, #name));
+  SPCCL_NCCL_DEVICE_FUNCTIONS(SPCCL_NCCL_LOOK_UP_TYPED)
+#undef SPCCL_NCCL_LOOK_UP_TYPED
   if (real.GetVersion == nullptr || callReal(real.GetVersion, &real.version) != ncclSuccess) {
     SPCCL_WARN("NCCL interposer: %s has no working ncclGetVersion; not using it",
                real.path.c_str());

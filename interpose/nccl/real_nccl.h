@@ -12,7 +12,39 @@
 
 #include <nccl.h>
 
+// The host functions of NCCL's device API (nccl_device/*.h, NCCL 2.28 on),
+// where those headers are found: torch imports ncclDevCommCreate/Destroy.
+#if __has_include(<nccl_device/core.h>)
+#include <nccl_device/core.h>
+#include <nccl_device/gin_barrier.h>
+#include <nccl_device/ll_a2a.h>
+#include <nccl_device/lsa_barrier.h>
+#define SPCCL_NCCL_HAS_DEVICE_API 1
+// X(name, function pointer type): the Team functions are overloaded in C++
+// (a device-side twin on ncclDevComm), so decltype cannot name them.
+#define SPCCL_NCCL_DEVICE_FUNCTIONS(X)                                                             \
+  X(DevCommCreate, ncclResult_t (*)(ncclComm_t, ncclDevCommRequirements_t const*, ncclDevComm_t*)) \
+  X(DevCommDestroy, ncclResult_t (*)(ncclComm_t, ncclDevComm_t const*))                            \
+  X(GinBarrierCreateRequirement,                                                                   \
+    ncclResult_t (*)(ncclComm_t, ncclTeam_t, int, ncclGinBarrierHandle_t*,                         \
+                     ncclDevResourceRequirements_t*))                                              \
+  X(LLA2ACalcSlots, int (*)(int, int))                                                             \
+  X(LLA2ACreateRequirement,                                                                        \
+    ncclResult_t (*)(int, int, ncclLLA2AHandle_t*, ncclDevResourceRequirements_t*))                \
+  X(LsaBarrierCreateRequirement,                                                                   \
+    ncclResult_t (*)(ncclTeam_t, int, ncclLsaBarrierHandle_t*, ncclDevResourceRequirements_t*))    \
+  X(TeamWorld, ncclTeam_t (*)(ncclComm_t))                                                         \
+  X(TeamLsa, ncclTeam_t (*)(ncclComm_t))                                                           \
+  X(TeamRail, ncclTeam_t (*)(ncclComm_t))                                                          \
+  X(TeamRankToWorld, int (*)(ncclComm_t, ncclTeam_t, int))                                         \
+  X(TeamRankToLsa, int (*)(ncclComm_t, ncclTeam_t, int))
+#else
+#define SPCCL_NCCL_HAS_DEVICE_API 0
+#define SPCCL_NCCL_DEVICE_FUNCTIONS(X)
+#endif
+
 #include <string>
+#include <type_traits>
 
 namespace spccl::nccl {
 
@@ -71,6 +103,9 @@ struct RealNccl {
 #define SPCCL_NCCL_POINTER(name) decltype(&::nccl##name) name = nullptr;
   SPCCL_NCCL_FUNCTIONS(SPCCL_NCCL_POINTER)
 #undef SPCCL_NCCL_POINTER
+#define SPCCL_NCCL_TYPED_POINTER(name, type) std::type_identity_t<type> name = nullptr;
+  SPCCL_NCCL_DEVICE_FUNCTIONS(SPCCL_NCCL_TYPED_POINTER)
+#undef SPCCL_NCCL_TYPED_POINTER
 };
 #pragma GCC diagnostic pop
 

@@ -90,9 +90,11 @@ if [[ ${SPCCL_GPU_COLL_SANITIZE:-1} != 0 ]]; then
     note "compute-sanitizer NOT FOUND: the memcheck run did not run"
     failed=1
   else
-    # Small sizes; each rank under its own memcheck.
+    # Small sizes; each rank under its own memcheck. The 64 MiB test is
+    # left out by name (it skips itself at small sizes, and a skip fails).
+    small_filter=("--gtest_filter=${GTEST_FILTER:-*}:-GpuCollectives.AllReduce64MiB")
     SPCCL_GPU_COLL_SMALL=1 run collectives_n2.memcheck timeout 300 "$launcher" -n 2 -- \
-      "$sanitizer" --tool memcheck --error-exitcode 97 "$binary" "${filter[@]}"
+      "$sanitizer" --tool memcheck --error-exitcode 97 "$binary" "${small_filter[@]}"
   fi
 fi
 

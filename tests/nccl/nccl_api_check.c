@@ -383,6 +383,36 @@ static void checkErrors(ncclComm_t comm) {
   checkAllReduce(comm, 1000, 1.0, ncclSum, 0, 71);
 }
 
+/* NCCL's device API (nccl_device/core.h, NCCL 2.28 on), declared here by
+ * its C ABI: that header is written for C++ and CUDA. */
+typedef struct {
+  int nRanks, rank, stride;
+} TeamAbi;
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* reqs, void* outDevComm);
+TeamAbi ncclTeamWorld(ncclComm_t comm);
+TeamAbi ncclTeamLsa(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, TeamAbi team, int rank);
+
+/* Replace mode has no device communicators: creating one fails with
+ * ncclInvalidUsage saying why (not a crash in the program's NCCL with
+ * spccl's handle); the Team API describes the world, each rank its own
+ * LSA team. */
+static void checkDeviceApi(ncclComm_t comm) {
+  if (!gReplace) return;
+  unsigned char reqs[512] = {0}, devComm[4096] = {0};
+  CHECK(ncclDevCommCreate(comm, reqs, devComm) == ncclInvalidUsage, "ncclDevCommCreate");
+  CHECK(strstr(ncclGetLastError(comm), "device API") != NULL, "last error: %s",
+        ncclGetLastError(comm));
+  CHECK(ncclDevCommCreate(NULL, reqs, devComm) == ncclInvalidArgument, "ncclDevCommCreate(NULL)");
+  TeamAbi world = ncclTeamWorld(comm), lsa = ncclTeamLsa(comm);
+  CHECK(world.nRanks == gNranks && world.rank == gRank && world.stride == 1,
+        "world team {%d, %d, %d}", world.nRanks, world.rank, world.stride);
+  CHECK(lsa.nRanks == 1 && lsa.rank == 0 && lsa.stride == 1, "LSA team {%d, %d, %d}", lsa.nRanks,
+        lsa.rank, lsa.stride);
+  for (int r = 0; r < gNranks; ++r)
+    CHECK(ncclTeamRankToWorld(comm, world, r) == r, "world rank of %d", r);
+}
+
 /* Returns once every rank has entered it: an all-reduce's result holds
  * every rank's contribution. */
 static void barrier(ncclComm_t world) {
@@ -581,6 +611,7 @@ int main(int argc, char** argv) {
   checkGroupedCalls(world);
   checkPreMulSum(world);
   checkErrors(world);
+  checkDeviceApi(world);
   checkSplit(world);
   checkShrink(world);
   checkMemoryAndRegistration(world);
