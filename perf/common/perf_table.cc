@@ -51,7 +51,8 @@ void printPreamble(const char* program, const PerfOptions& options, int nranks,
       options.check ? 1 : 0);
   int version = 0;
   spcclGetVersion(&version);
-  std::printf("# %s: spccl %d, %d ranks, host buffers, blocking calls\n", program, version, nranks);
+  std::printf("# %s: spccl %d, %d ranks, %s buffers, blocking calls\n", program, version, nranks,
+              options.deviceBuffers ? "device (CUDA)" : "host");
   std::printf("#\n# Using ranks\n");
   for (const std::string& line : rankDescriptions) std::printf("%s\n", line.c_str());
   std::printf("#\n");
