@@ -13,7 +13,8 @@ void CallReport::record(const char* call, const std::string& path, size_t bytes,
   row.seconds += seconds;
 }
 
-void CallReport::print(uint64_t commId, int rank, int nranks, const std::string& header) const {
+void CallReport::print(uint64_t commId, int rank, int nranks, const std::string& header,
+                       const spcclCounters_t* traffic) const {
   std::lock_guard<std::mutex> lock(mutex_);
   // The prefix names the communicator and the rank; the test
   // (tests/nccl/check_report.py) compares the rest across ranks.
@@ -26,6 +27,12 @@ void CallReport::print(uint64_t commId, int rank, int nranks, const std::string&
   for (const auto& [key, totals] : rows_)
     std::fprintf(stderr, "%s | %s | %s | %" PRIu64 " | %" PRIu64 " | %.6f |\n", prefix,
                  key.first.c_str(), key.second.c_str(), totals.calls, totals.bytes, totals.seconds);
+  if (traffic != nullptr)
+    std::fprintf(stderr,
+                 "%s traffic on spccl's transports (this rank): sent %" PRIu64 " bytes in %" PRIu64
+                 " messages, received %" PRIu64 " bytes in %" PRIu64 " messages\n",
+                 prefix, traffic->bytesSent, traffic->messagesSent, traffic->bytesReceived,
+                 traffic->messagesReceived);
   std::fflush(stderr);
 }
 

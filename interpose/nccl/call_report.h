@@ -14,6 +14,8 @@
 #include <string>
 #include <utility>
 
+#include "spccl.h"
+
 namespace spccl::nccl {
 
 class CallReport {
@@ -22,8 +24,12 @@ class CallReport {
   // (routing.h's names, e.g. "spccl sparse: hc").
   void record(const char* call, const std::string& path, size_t bytes, double seconds);
 
-  // header: the communicator's identity and settings, one line.
-  void print(uint64_t commId, int rank, int nranks, const std::string& header) const;
+  // header: the communicator's identity and settings, one line. traffic,
+  // where spccl served calls: this rank's bytes on spccl's transports
+  // since the communicator was made (they differ between ranks: a sparse
+  // schedule sends what each rank's data needs), one more line.
+  void print(uint64_t commId, int rank, int nranks, const std::string& header,
+             const spcclCounters_t* traffic) const;
 
  private:
   struct Totals {

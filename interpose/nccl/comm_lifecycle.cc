@@ -400,7 +400,11 @@ ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
         "SPCCL_NCCL_MODE=" + modeName(s.mode) + ", SPCCL_NCCL_SPARSE=" + (s.sparse ? "1" : "0") +
         ", SPCCL_NCCL_COMPRESS=" + describe(s.compress) +
         ", SPCCL_INTERPOSE_MIN_BYTES=" + std::to_string(s.minBytes);
-    owned->report.print(owned->id, owned->rank, owned->nranks, header);
+    spcclCounters_t traffic{};
+    const bool counted =
+        owned->spccl != nullptr && spcclCommGetCounters(owned->spccl, &traffic) == spcclSuccess;
+    owned->report.print(owned->id, owned->rank, owned->nranks, header,
+                        counted ? &traffic : nullptr);
   }
   const int inside = owned->calls.close();
   const RealNccl* real = owned->real != nullptr ? realNccl() : nullptr;

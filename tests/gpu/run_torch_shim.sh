@@ -133,7 +133,7 @@ common=(--hooks ddp --device "$device" --steps "$steps" --warmup "$warmup" --pri
 # shellcheck disable=SC2206 # EXAMPLE_ARGS is split on purpose
 extra=(${EXAMPLE_ARGS:-})
 
-names=() statuses=() rates=() notes=()
+names=() statuses=() rates=() sent=() notes=()
 failed=0
 
 # run NAME NRANKS BACKEND [VAR=VALUE...]: the example on NRANKS ranks.
@@ -183,6 +183,11 @@ run() {
   names+=("$name")
   statuses+=("$status")
   rates+=("$($python -c 'import json, sys; print("%.2f" % json.load(open(sys.argv[1]))["steps_per_s"]["ddp"])' "$losses" 2>/dev/null || echo -)")
+  # Rank 0's bytes on spccl's transports (every communicator's report
+  # line), per step of the example (warm-up steps and DDP's set-up
+  # broadcast included): what the shim sends; "-" where spccl sent nothing.
+  sent+=("$(grep -aoP "rank 0/[0-9]+\] traffic on spccl's transports \(this rank\): sent \K[0-9]+" "$log" |
+    awk -v steps=$((steps + warmup)) '{sum += $1} END {if (sum > 0) printf "%.0f", sum / steps; else print "-"}')")
   notes+=("${note:--}")
 }
 
@@ -240,10 +245,10 @@ compare shim_replace_n2 gloo_cuda_n2
 compare shim_replace_n4 gloo_cuda_n4
 
 {
-  echo "| run | exit | steps/s | notes |"
-  echo "|---|---|---|---|"
+  echo "| run | exit | steps/s | spccl bytes sent per step (rank 0) | notes |"
+  echo "|---|---|---|---|---|"
   for i in "${!names[@]}"; do
-    echo "| ${names[$i]} | ${statuses[$i]} | ${rates[$i]} | ${notes[$i]} |"
+    echo "| ${names[$i]} | ${statuses[$i]} | ${rates[$i]} | ${sent[$i]} | ${notes[$i]} |"
   done
   echo
   echo "| run | reference | losses (rank 0, $steps steps) |"
