@@ -12,6 +12,7 @@
 #   cudaipc     tests/gpu/run_cuda_ipc.sh BUILD RESULTS       (CUDA IPC and the cuda_ipc transport)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
+#   netns       tests/gpu/run_netns_bench.sh BUILD RESULTS    (the testbed on 16 cores, if it works)
 #   bench       perf/kernels_bench (SPCCL_GPU_BENCH=1 only)
 # Stages that would pass the overall deadline are skipped and the summary
 # says so. Usage, from the repository root or anywhere:
@@ -35,7 +36,7 @@
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
 #                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90
-#                             devicebench=120
+#                             devicebench=120 netns=150
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
 #   SPCCL_GPU_STAGES          the stages to run, e.g. "kernels collectives torch" (default:
@@ -89,7 +90,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicebench]=120 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -461,6 +462,7 @@ external torch run_torch_shim.sh
 external cudaipc run_cuda_ipc.sh
 external devicebench run_device_bench.sh
 external pieces run_staging_pieces.sh
+external netns run_netns_bench.sh
 
 if [[ ${SPCCL_GPU_BENCH:-0} == 1 ]]; then
   stage "perf/kernels_bench"

@@ -4,7 +4,8 @@
 # spccl's dense ring on the same inputs (measured by the same perf run).
 # Inputs: float32, half of each rank's non-zeros from a pool shared by all.
 #   bench_sparse.sh [--raw DIR] [--raw-name NAME] [--wait-load L] N RATE BYTES DENSITY [ROUNDS]
-#   (root; SPCCL_SPARSE_FLAGS adds flags to sparse_all_reduce_perf, e.g. "-a bp"
+#   (root; GLOO_PYTHON: a python3 with torch for the Gloo peer, default /usr/bin/python3;
+#   SPCCL_SPARSE_FLAGS adds flags to sparse_all_reduce_perf, e.g. "-a bp"
 #   or "--coo")
 # --raw DIR keeps every run's JSON line in DIR/NAME.jsonl (default NAME
 # sparse-nN-RATE-BYTES-dDENSITY) as {"peer", "round", "result"} (peers
@@ -34,7 +35,7 @@ raw_begin "sparse-n$n-$rate-$bytes-d$density" jsonl -- "${invocation[@]}"
 brought_up=1
 for ((round = 1; round <= rounds; round++)); do
   echo "bench_sparse: round $round/$rounds: gloo sparse" >&2
-  line=$("$netlab" run "$n" --timeout 600 -- /usr/bin/python3 "$here/peers/gloo_allreduce.py" \
+  line=$("$netlab" run "$n" --timeout 600 -- "${GLOO_PYTHON:-/usr/bin/python3}" "$here/peers/gloo_allreduce.py" \
     --mode sparse --density "$density" --bytes "$bytes" | grep '^{' | tail -n 1)
   printf 'gloo-sparse\t%s\n' "$line" >>"$results"
   raw_record jsonl "{\"peer\": \"gloo-sparse\", \"round\": $round, \"result\": $line}"
