@@ -54,10 +54,18 @@ constexpr double kHcStageWork = 15;
 // non-zero.
 constexpr double kAgGatheredWork = 3.2;
 constexpr double kAgResultWork = 6.2;
-// Not fitted: per element of a sent block (copied out, reduced in), and
-// per element of a dense reduction (vectorised).
+// Not fitted: per element of a sent block (copied out, reduced in).
 constexpr double kBlockElementWork = 2;
-constexpr double kReduceWork = 0.2;
+// The dense all-reduce, per element of M: its copies through the
+// transport's buffers, the reductions and the result's copy. Fitted to
+// all_reduce_perf's CPU seconds per call and rank (2-core VM, shm, 16 M
+// f32): 30.1 / 26.4 / 29.2 ms out of place and 21.3 / 23.0 / 26.4 ms in
+// place at n = 2 / 4 / 8, i.e. 0.44-0.62 units per element at 2.9 ns per
+// unit, nearly independent of n. (It was 0.2 x (n-1)/n, unfitted, 2.5-5x
+// too low: on fast links, where the dense all-reduce is CPU-bound, the
+// planner then chose dense where HC was 1.4-2x faster; seen on a 16-core
+// H100 host over shm, docs/perf/gpu.md.)
+constexpr double kDenseElementWork = 0.5;
 
 SparseCost cpu(const SparseCostInput& in, double pairs) {
   const double seconds = pairs * in.pairSeconds;
@@ -207,7 +215,7 @@ SparseCost denseAllReduceCost(const SparseCostInput& in) {
       chooseDenseAlgorithm(denseAlgorithms(), CollType::AllReduce, dense, std::string());
   const double n = in.nranks;
   const double wire = chosen ? chosen->cost(dense) : ringAllReduceCost(dense);
-  const double reduce = (n - 1) / n * M(in) * kReduceWork * in.pairSeconds;
+  const double reduce = M(in) * kDenseElementWork * in.pairSeconds;
   return {std::max(wire, reduce), 2.0 * (n - 1) / n * static_cast<double>(dense.bytes), reduce};
 }
 

@@ -230,6 +230,26 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
   }
 }
 
+// On a fast link (shared memory on a big host: 10 GB/s, one rank per
+// core) the dense all-reduce is CPU-bound: its copies and reductions over
+// the whole tensor cost more than the wire. Priced so, a 0.1 % tensor goes
+// sparse; with the dense CPU work priced at a fifth of the measured (the
+// old model) dense looked cheapest, which on an H100 host made the
+// fallback 1.4-2x slower than HC (docs/perf/gpu.md).
+TEST(SparsePlanner, DenseCpuWorkCountsOnFastLinks) {
+  SparseCostInput in = input(2, 16'777'216, 0.001, 1.75);
+  in.link.alphaSeconds = 5e-6;
+  in.link.betaSecondsPerByte = 0.1e-9;  // 10 GB/s
+  in.pairSeconds = 2.9e-9;
+  const SparseDecision d = decideSparseAlgorithm(in, spcclSparseAuto);
+  const SparseCost dense = denseAllReduceCost(in);
+  // The measured figure: ~25 ms of CPU per call and rank for 16 M f32.
+  EXPECT_NEAR(dense.cpuSeconds, 0.5 * 16'777'216 * 2.9e-9, 1e-6);
+  EXPECT_GE(dense.seconds, dense.cpuSeconds);
+  EXPECT_NE(d.algorithm, spcclSparseDense);
+  EXPECT_LT(d.predictedSeconds[d.algorithm], (1 - kSparseMargin) * dense.seconds);
+}
+
 // Re-measured 1 Gbit/s links within a few % price the same (run-to-run
 // stable choices); any snapped figure is within 9 % of the measured one.
 TEST(SparsePlanner, LinkModelIsSnappedForStableChoices) {
