@@ -62,9 +62,9 @@ constexpr double kBlockElementWork = 2;
 // f32): 30.1 / 26.4 / 29.2 ms out of place and 21.3 / 23.0 / 26.4 ms in
 // place at n = 2 / 4 / 8, i.e. 0.44-0.62 units per element at 2.9 ns per
 // unit, nearly independent of n. (It was 0.2 x (n-1)/n, unfitted, 2.5-5x
-// too low: on fast links, where the dense all-reduce is CPU-bound, the
-// planner then chose dense where HC was 1.4-2x faster; seen on a 16-core
-// H100 host over shm, docs/perf/gpu.md.)
+// too low: on fast links, where the dense all-reduce is CPU-bound, dense
+// then looked cheapest; on a 16-core H100 host over shm auto took dense
+// at n = 2 even at 0.1 %, docs/perf/gpu.md.)
 constexpr double kDenseElementWork = 0.5;
 
 SparseCost cpu(const SparseCostInput& in, double pairs) {

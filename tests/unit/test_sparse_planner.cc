@@ -234,8 +234,8 @@ TEST(SparsePlanner, CpuTermPricesTheSchedulesWork) {
 // core) the dense all-reduce is CPU-bound: its copies and reductions over
 // the whole tensor cost more than the wire. Priced so, a 0.1 % tensor goes
 // sparse; with the dense CPU work priced at a fifth of the measured (the
-// old model) dense looked cheapest, which on an H100 host made the
-// fallback 1.4-2x slower than HC (docs/perf/gpu.md).
+// old model) dense looked cheapest, as auto chose on an H100 host
+// (docs/perf/gpu.md).
 TEST(SparsePlanner, DenseCpuWorkCountsOnFastLinks) {
   SparseCostInput in = input(2, 16'777'216, 0.001, 1.75);
   in.link.alphaSeconds = 5e-6;
