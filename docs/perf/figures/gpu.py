@@ -62,7 +62,7 @@ def sparse_table() -> str:
         for density in ("0.001", "0.01", "0.05"):
             algorithm, sparse, dense = sparse_row(
                 os.path.join(RUN, "devicebench", f"sparse_device_n{n}_d{density}.log"))
-            chosen = "dense fallback" if algorithm == "dense" else algorithm.upper()
+            chosen = "dense" if algorithm == "dense" else algorithm.upper()
             ratio = f"{dense / sparse:.2f}"
             rows.append([n, f"{float(density) * 100:g} %", chosen, f"{sparse:.0f}", f"{dense:.0f}",
                          f"**{ratio}**" if dense > sparse else ratio])
