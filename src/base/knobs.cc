@@ -108,12 +108,17 @@ static const std::vector<KnobSpec> kKnobs = {
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
+    {"SPCCL_STAGING_REPORT", "0",
+     "1: each rank prints, when a communicator ends, where its calls on device memory staged "
+     "whole through pinned memory spent their time: copies in, the call on the host, copies out "
+     "(docs/gpu.md)"},
     {"SPCCL_STAGING_CHUNK_BYTES", "0",
      "All-reduce, broadcast, reduce, all-gather and reduce-scatter calls whose per-rank block is "
      "larger run in pieces of this many bytes per block, so that copying device buffers through "
      "pinned memory overlaps the transfers (docs/gpu.md); every rank cuts the same way, whatever "
-     "its memory. 0 (the default until a GPU has measured the gain): never cut; on host memory "
-     "8 MiB pieces cost 10-30 % at 64 MiB. Every rank must set it the same (checked when a "
+     "its memory. 0 (the default): never cut; on host memory 8 MiB pieces cost 10-30 % at 64 "
+     "MiB, and on an H100 shared by 2 ranks 4 MiB pieces were faster in 1 case of 6 "
+     "(docs/perf/gpu.md). Every rank must set it the same (checked when a "
      "communicator is created)"},
     {"SPCCL_SPARSE_MEASURED_TIMES", "0",
      "1: sparse auto also weighs each algorithm's measured call times (CPU included), when every "

@@ -678,6 +678,7 @@ void interruptCalls(spcclComm_t comm, const std::string& why) {
 
 void destroyComm(spcclComm_t comm, bool abort) {
   if (comm == nullptr) return;
+  comm->stagingProfile->printIfAsked(comm->rank, comm->nranks);
   // A creation still running is stopped either way: nothing of it needs
   // flushing, and its thread must not outlive comm.
   if (comm->init) cancelCommInit(*comm);

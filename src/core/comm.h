@@ -15,6 +15,7 @@
 
 #include "core/bootstrap.h"
 #include "core/handshake.h"
+#include "core/staging_profile.h"
 #include "runtime/engine.h"
 #include "spccl.h"
 
@@ -88,6 +89,10 @@ struct spcclComm {
   std::string asyncErrorText;
   // The CUDA device current when the communicator was created; -1: none.
   int cudaDevice = -1;
+  // Where staged calls on device memory spent their time
+  // (SPCCL_STAGING_REPORT=1, printed at the end); shared with the stream's
+  // last host function of each call, which may run after the end.
+  std::shared_ptr<spccl::StagingProfile> stagingProfile = std::make_shared<spccl::StagingProfile>();
   // API calls using this communicator right now (api/api_guard.h): an
   // abort from another thread waits for them to leave before freeing it.
   std::atomic<int> callsInFlight{0};

@@ -18,15 +18,19 @@ namespace {
 // The meeting point of a stream-ordered call's host function (on CUDA's
 // thread) and its run on the communicator's worker.
 struct StreamTicket {
+  using Clock = std::chrono::steady_clock;
   std::mutex mutex;
   std::condition_variable cv;
   bool reached = false;  // the stream reached the call: its inputs are staged
   bool done = false;     // the call ran (or never will): the stream may go on
+  bool ran = false;      // ... and it ran, successfully (for the staging report)
+  Clock::time_point enqueuedAt = Clock::now(), reachedAt, doneAt;
 
   // The host function: the stream waits here until the call ran.
   void reachAndHold() {
     std::unique_lock<std::mutex> lock(mutex);
     reached = true;
+    reachedAt = Clock::now();
     cv.notify_all();
     cv.wait(lock, [this] { return done; });
   }
@@ -34,10 +38,27 @@ struct StreamTicket {
     std::unique_lock<std::mutex> lock(mutex);
     return cv.wait_for(lock, std::chrono::milliseconds(timeoutMs), [this] { return reached; });
   }
-  void finish() {
+  void finish(bool succeeded = false) {
     std::lock_guard<std::mutex> lock(mutex);
+    if (!done) {
+      ran = succeeded;
+      doneAt = Clock::now();
+    }
     done = true;
     cv.notify_all();
+  }
+  // The last host function, after the copies out: the call's split, for
+  // SPCCL_STAGING_REPORT. Its "copies in" is from the enqueue to the
+  // stream reaching the call, so it includes the work queued before it.
+  void recordSplit(StagingProfile& profile, size_t bytesIn, size_t bytesOut) {
+    const Clock::time_point copiedOut = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!ran) return;
+    auto seconds = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    profile.recordSplit(seconds(enqueuedAt, reachedAt), seconds(reachedAt, doneAt),
+                        seconds(doneAt, copiedOut), bytesIn, bytesOut);
   }
 };
 
@@ -110,9 +131,22 @@ spcclResult_t StagedCall::run(std::function<spcclResult_t()> body) {
   if (stream_ != nullptr) return runOnStream(std::move(body));
   if (!staging_->hasDeviceMemory()) return runBlocking(comm_, body);
   device::ScopedCudaContext current(context_);
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const Clock::time_point start = Clock::now();
   SPCCL_CHECK(staging_->copyIn(nullptr));
+  const double copyIn = since(start);
+  const Clock::time_point ran = Clock::now();
   SPCCL_CHECK(runBlocking(comm_, body));
-  return staging_->copyOut(nullptr);
+  const double onHost = since(ran);
+  const Clock::time_point out = Clock::now();
+  SPCCL_CHECK(staging_->copyOut(nullptr));
+  comm_->stagingProfile->recordSplit(copyIn, onHost, since(out),
+                                     staging_->bytesToCopy(device::Access::Read),
+                                     staging_->bytesToCopy(device::Access::Write));
+  return spcclSuccess;
 }
 
 spcclResult_t StagedCall::runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request) {
@@ -184,6 +218,7 @@ spcclResult_t StagedCall::runCollectiveInPieces(
   if (pieces <= 1 || !staging_->hasDeviceMemory())
     return run([collective] { return collective(nullptr); });
   if (stream_ != nullptr) SPCCL_CHECK(checkNoAsyncError(call_, comm_));
+  comm_->stagingProfile->recordOverlapped();
   device::ScopedCudaContext current(context_);
   auto gates = std::make_shared<PieceGates>();
   // Made in place, like runOnStream's TicketRelease: from here every path
@@ -241,10 +276,16 @@ spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
   // From here the stream waits for the ticket: `release` finishes it on
   // every path, the worker's included.
   if (enqueued == spcclSuccess) enqueued = staging_->copyOut(stream_);
-  // The pinned buffers go back to the pool once the copies out are done.
+  // The pinned buffers go back to the pool once the copies out are done;
+  // the call's time split is known then.
   if (enqueued == spcclSuccess)
     enqueued = device::enqueueHostFunction(
-        stream_, [staging = staging_] {}, call_);
+        stream_,
+        [staging = staging_, ticket, profile = comm_->stagingProfile] {
+          ticket->recordSplit(*profile, staging->bytesToCopy(device::Access::Read),
+                              staging->bytesToCopy(device::Access::Write));
+        },
+        call_);
   if (enqueued != spcclSuccess) return abandon(enqueued);
   const int timeoutMs = comm_->options.timeoutMs;
   spcclComm_t comm = comm_;
@@ -263,7 +304,7 @@ spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
         // Recorded before the stream goes on: whoever synchronises with the
         // stream, then asks spcclCommGetAsyncError, sees it.
         if (result != spcclSuccess) recordAsyncError(comm, result, threadLastError());
-        ticket->finish();
+        ticket->finish(result == spcclSuccess);
         return result;
       },
       nullptr);

@@ -120,6 +120,14 @@ spcclResult_t StagingSet::copyRangeOut(CuStream stream, const StagedRange& range
   return spcclSuccess;
 }
 
+size_t StagingSet::bytesToCopy(Access direction) const {
+  size_t bytes = 0;
+  for (const Buffer& buffer : buffers_)
+    if (buffer.staging.data() != nullptr && (buffer.access & static_cast<unsigned>(direction)))
+      bytes += buffer.bytes;
+  return bytes;
+}
+
 spcclResult_t StagingSet::copyIn(CuStream stream) const {
   const CudaDriver* d = cudaDriver();
   for (const Buffer& buffer : buffers_) {

@@ -52,6 +52,9 @@ class StagingSet {
   // in a registered buffer, or is not registered (returned unchanged).
   void* hostView(const void* pointer) const;
 
+  // The bytes copyIn and copyOut move.
+  size_t bytesToCopy(Access direction) const;
+
   // Device -> staging for every buffer the call reads; stream NULL: now.
   spcclResult_t copyIn(CuStream stream) const;
   // Staging -> device for every buffer the call writes; stream NULL: now.

@@ -5,7 +5,9 @@
 #   - dense all-reduce, 1 MiB .. 256 MiB, 2 and 4 ranks (shm between the
 #     ranks, staged through pinned host memory);
 #   - sparse all-reduce, 64 MiB f32 at 0.1 %, 1 % and 5 %, 2 and 4 ranks,
-#     beside the dense all-reduce of the same buffer (the binary times both).
+#     beside the dense all-reduce of the same buffer (the binary times both);
+#   - host-staged tcp on loopback, 64 MiB, 2 ranks, with SPCCL_STAGING_REPORT:
+#     each rank's time in the copies in, on the host and in the copies out.
 # Usage: run_device_bench.sh BUILD_DIR RESULTS_DIR (DENSE_MAX, SPARSE_BYTES: sizes;
 # LD_LIBRARY_PATH=<build>/tests/cuda_emulation/emulated_driver tries it without a GPU, on
 # the emulated driver: the plumbing, not figures). Each run under `timeout`;
@@ -30,4 +32,9 @@ for n in 2 4; do
       "$build/perf/sparse_all_reduce_perf" --device -b "${SPARSE_BYTES:-64M}" -e "${SPARSE_BYTES:-64M}" -D "$density" -n 5 -w 2 -c 1
   done
 done
+# Host-staged tcp on loopback: each rank's time split into the copies in,
+# the call on the host (CPU reductions and the network) and the copies
+# out (SPCCL_STAGING_REPORT, docs/gpu.md); no kernel runs in this path yet.
+SPCCL_TRANSPORT=tcp SPCCL_STAGING_REPORT=1 bench "all_reduce_device_tcp_split_n2" "$launcher" -n 2 -- \
+  "$build/perf/all_reduce_perf" --device -b 64M -e 64M -n 5 -w 2 -c 1
 exit $failed

@@ -1,0 +1,43 @@
+#include "core/staging_profile.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "base/knobs.h"
+
+namespace spccl {
+
+void StagingProfile::recordSplit(double copyInSeconds, double runSeconds, double copyOutSeconds,
+                                 size_t bytesIn, size_t bytesOut) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++splitCalls_;
+  copyInSeconds_ += copyInSeconds;
+  runSeconds_ += runSeconds;
+  copyOutSeconds_ += copyOutSeconds;
+  bytesIn_ += bytesIn;
+  bytesOut_ += bytesOut;
+}
+
+void StagingProfile::recordOverlapped() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++overlappedCalls_;
+}
+
+void StagingProfile::printIfAsked(int rank, int nranks) const {
+  if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
+  const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
+  auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };
+  // One write, so that ranks sharing a stderr do not cut into each other.
+  std::fprintf(stderr,
+               "spccl staging report, rank %d/%d: %" PRIu64
+               " calls on device memory staged whole: copies in %.6f s (%.1f %%, %" PRIu64
+               " bytes), on the host %.6f s (%.1f %%), copies out %.6f s (%.1f %%, %" PRIu64
+               " bytes); %" PRIu64 " more cut into pieces, not split\n",
+               rank, nranks, splitCalls_, copyInSeconds_, share(copyInSeconds_), bytesIn_,
+               runSeconds_, share(runSeconds_), copyOutSeconds_, share(copyOutSeconds_), bytesOut_,
+               overlappedCalls_);
+}
+
+}  // namespace spccl
