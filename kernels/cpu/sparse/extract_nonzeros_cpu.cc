@@ -32,10 +32,8 @@ inline uint64_t blockMask(const typename Format::Storage* in, size_t base, size_
                                     : nonZeroMaskScalar<Format>(in + base, count - base);
 }
 
-// The scans are always inlined into the functions below that pick the mask,
-// so that the AVX2 ones are compiled for AVX2 as a whole.
 template <typename Format, typename Mask = BaselineMask>
-__attribute__((always_inline)) inline size_t countElements(const void* dense, size_t count) {
+size_t countElements(const void* dense, size_t count) {
   const auto* in = static_cast<const typename Format::Storage*>(dense);
   size_t nonZeros = 0;
   for (size_t base = 0; base < count; base += kMaskBlock)
@@ -44,9 +42,8 @@ __attribute__((always_inline)) inline size_t countElements(const void* dense, si
 }
 
 template <typename Format, typename Mask = BaselineMask>
-__attribute__((always_inline)) inline size_t extractElements(const void* dense, size_t count,
-                                                            uint64_t* indices, void* values,
-                                                            size_t capacity) {
+size_t extractElements(const void* dense, size_t count, uint64_t* indices, void* values,
+                       size_t capacity) {
   using Storage = typename Format::Storage;
   const auto* in = static_cast<const Storage*>(dense);
   auto* out = static_cast<Storage*>(values);
@@ -106,6 +103,11 @@ size_t compactElements(const void* dense, size_t count, unsigned char* bitmap, v
 }
 
 #if defined(SPCCL_NONZERO_AVX2)
+// flatten: the scan and its mask are inlined here, so that the whole loop
+// is compiled for AVX2 (an AVX2 function is never inlined into a baseline
+// one, and a call per block of 64 elements cost more than the mask).
+#define SPCCL_SCAN_AVX2 SPCCL_TARGET_AVX2 __attribute__((flatten))
+
 struct Avx2Mask {
   template <typename Format>
   SPCCL_TARGET_AVX2 static uint64_t full(const typename Format::Storage* block) {
@@ -114,12 +116,12 @@ struct Avx2Mask {
 };
 
 template <typename Format>
-SPCCL_TARGET_AVX2 size_t countElementsAvx2(const void* dense, size_t count) {
+SPCCL_SCAN_AVX2 size_t countElementsAvx2(const void* dense, size_t count) {
   return countElements<Format, Avx2Mask>(dense, count);
 }
 
 template <typename Format>
-SPCCL_TARGET_AVX2 size_t extractElementsAvx2(const void* dense, size_t count, uint64_t* indices,
+SPCCL_SCAN_AVX2 size_t extractElementsAvx2(const void* dense, size_t count, uint64_t* indices,
                                              void* values, size_t capacity) {
   return extractElements<Format, Avx2Mask>(dense, count, indices, values, capacity);
 }
