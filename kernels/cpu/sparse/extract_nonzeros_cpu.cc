@@ -122,7 +122,7 @@ SPCCL_SCAN_AVX2 size_t countElementsAvx2(const void* dense, size_t count) {
 
 template <typename Format>
 SPCCL_SCAN_AVX2 size_t extractElementsAvx2(const void* dense, size_t count, uint64_t* indices,
-                                             void* values, size_t capacity) {
+                                           void* values, size_t capacity) {
   return extractElements<Format, Avx2Mask>(dense, count, indices, values, capacity);
 }
 

@@ -109,7 +109,9 @@ size_t mergeToDense(const SortedPairs& lower, const SortedPairs& higher, void* d
     std::memcpy(&bits, from + i * B, B);
     return bits;
   };
-  auto isNonZero = [](Bits bits) { return !ZeroTest<Format>::isZero(std::bit_cast<Storage>(bits)); };
+  auto isNonZero = [](Bits bits) {
+    return !ZeroTest<Format>::isZero(std::bit_cast<Storage>(bits));
+  };
   uint64_t taken[kDenseBlock / 64];
   size_t a = 0, b = 0, nonZeros = 0;
   for (size_t base = 0; base < count; base += kDenseBlock) {
