@@ -18,22 +18,30 @@
 namespace spccl::kernels {
 namespace {
 
-template <typename Format>
-uint64_t blockMask(const typename Format::Storage* in, size_t base, size_t count) {
-  return count - base >= kMaskBlock ? nonZeroMask64<Format>(in + base)
+// Which full-block mask the scans use: SSE2 (every x86-64) or AVX2.
+struct BaselineMask {
+  template <typename Format>
+  static uint64_t full(const typename Format::Storage* block) {
+    return nonZeroMask64<Format>(block);
+  }
+};
+
+template <typename Format, typename Mask>
+inline uint64_t blockMask(const typename Format::Storage* in, size_t base, size_t count) {
+  return count - base >= kMaskBlock ? Mask::template full<Format>(in + base)
                                     : nonZeroMaskScalar<Format>(in + base, count - base);
 }
 
-template <typename Format>
+template <typename Format, typename Mask = BaselineMask>
 size_t countElements(const void* dense, size_t count) {
   const auto* in = static_cast<const typename Format::Storage*>(dense);
   size_t nonZeros = 0;
   for (size_t base = 0; base < count; base += kMaskBlock)
-    nonZeros += static_cast<size_t>(std::popcount(blockMask<Format>(in, base, count)));
+    nonZeros += static_cast<size_t>(std::popcount(blockMask<Format, Mask>(in, base, count)));
   return nonZeros;
 }
 
-template <typename Format>
+template <typename Format, typename Mask = BaselineMask>
 size_t extractElements(const void* dense, size_t count, uint64_t* indices, void* values,
                        size_t capacity) {
   using Storage = typename Format::Storage;
@@ -41,7 +49,7 @@ size_t extractElements(const void* dense, size_t count, uint64_t* indices, void*
   auto* out = static_cast<Storage*>(values);
   size_t found = 0;
   for (size_t base = 0; base < count; base += kMaskBlock) {
-    uint64_t mask = blockMask<Format>(in, base, count);
+    uint64_t mask = blockMask<Format, Mask>(in, base, count);
     // (No popcount per block on the fast path: without -mpopcnt it is a
     // libgcc call, 6 % of an HC call at d = 1 %.)
     if (found + kMaskBlock > capacity) {  // write what fits, count the rest
@@ -78,7 +86,7 @@ size_t compactElements(const void* dense, size_t count, unsigned char* bitmap, v
   };
   size_t found = 0;
   for (size_t base = 0; base < count; base += kMaskBlock) {
-    const uint64_t mask = blockMask<Format>(in, base, count);
+    const uint64_t mask = blockMask<Format, BaselineMask>(in, base, count);
     const size_t length = count - base < kMaskBlock ? count - base : kMaskBlock;
     std::memcpy(bitmap + base / 8, &mask, (length + 7) / 8);
     if (std::popcount(mask) >= 16 && length == kMaskBlock) {
@@ -94,6 +102,36 @@ size_t compactElements(const void* dense, size_t count, unsigned char* bitmap, v
   return found;
 }
 
+#if defined(SPCCL_NONZERO_AVX2)
+// flatten: the scan and its mask are inlined here, so that the whole loop
+// is compiled for AVX2 (an AVX2 function is never inlined into a baseline
+// one, and a call per block of 64 elements cost more than the mask).
+#define SPCCL_SCAN_AVX2 SPCCL_TARGET_AVX2 __attribute__((flatten))
+
+struct Avx2Mask {
+  template <typename Format>
+  SPCCL_TARGET_AVX2 static uint64_t full(const typename Format::Storage* block) {
+    return nonZeroMask64Avx2<Format>(block);
+  }
+};
+
+template <typename Format>
+SPCCL_SCAN_AVX2 size_t countElementsAvx2(const void* dense, size_t count) {
+  return countElements<Format, Avx2Mask>(dense, count);
+}
+
+template <typename Format>
+SPCCL_SCAN_AVX2 size_t extractElementsAvx2(const void* dense, size_t count, uint64_t* indices,
+                                           void* values, size_t capacity) {
+  return extractElements<Format, Avx2Mask>(dense, count, indices, values, capacity);
+}
+
+bool haveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+  return have;
+}
+#endif
+
 }  // namespace
 
 size_t compactNonZeros(spcclDataType_t type, const void* dense, size_t count, unsigned char* bitmap,
@@ -104,13 +142,21 @@ size_t compactNonZeros(spcclDataType_t type, const void* dense, size_t count, un
 }
 
 size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count) {
-  return withFormat(type, size_t{0},
-                    [&](auto format) { return countElements<decltype(format)>(dense, count); });
+  return withFormat(type, size_t{0}, [&](auto format) {
+#if defined(SPCCL_NONZERO_AVX2)
+    if (haveAvx2()) return countElementsAvx2<decltype(format)>(dense, count);
+#endif
+    return countElements<decltype(format)>(dense, count);
+  });
 }
 
 size_t extractNonZeros(spcclDataType_t type, const void* dense, size_t count, uint64_t* indices,
                        void* values, size_t capacity) {
   return withFormat(type, size_t{0}, [&](auto format) {
+#if defined(SPCCL_NONZERO_AVX2)
+    if (haveAvx2())
+      return extractElementsAvx2<decltype(format)>(dense, count, indices, values, capacity);
+#endif
     return extractElements<decltype(format)>(dense, count, indices, values, capacity);
   });
 }

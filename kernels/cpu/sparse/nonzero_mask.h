@@ -16,6 +16,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define SPCCL_NONZERO_AVX2 1
+#define SPCCL_TARGET_AVX2 __attribute__((target("avx2,bmi")))
+#endif
 
 namespace spccl::kernels {
 
@@ -90,5 +95,47 @@ uint64_t nonZeroMask64(const typename Format::Storage* block) {
   return nonZeroMaskScalar<Format>(block, kMaskBlock);
 #endif
 }
+
+#if defined(SPCCL_NONZERO_AVX2)
+// nonZeroMask64 with AVX2, 32 bytes at a time: half the loads, compares
+// and movemasks of the SSE2 form (the scan over the dense input is the one
+// pass a sparse call cannot avoid). Only on a CPU with AVX2 and BMI
+// (callers check with __builtin_cpu_supports); the masks are the same.
+template <typename Format>
+SPCCL_TARGET_AVX2 inline uint64_t nonZeroMask64Avx2(const typename Format::Storage* block) {
+  using Storage = typename Format::Storage;
+  constexpr size_t kBytes = sizeof(Storage);
+  constexpr size_t kPerVector = 32 / kBytes;
+  const __m256i valueBits =
+      kBytes == 8   ? _mm256_set1_epi64x(static_cast<long long>(valueBitsOf<Format>()))
+      : kBytes == 4 ? _mm256_set1_epi32(static_cast<int>(valueBitsOf<Format>()))
+      : kBytes == 2 ? _mm256_set1_epi16(static_cast<short>(valueBitsOf<Format>()))
+                    : _mm256_set1_epi8(static_cast<char>(valueBitsOf<Format>()));
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t zeros = 0;
+  for (size_t i = 0; i < kMaskBlock; i += kPerVector) {
+    const __m256i v = _mm256_and_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + i)), valueBits);
+    uint64_t bits;
+    if constexpr (kBytes == 1) {
+      bits = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, zero)));
+    } else if constexpr (kBytes == 2) {
+      // packs works per 128-bit lane: the low lane's 8 flags land in bits
+      // 0-7 of the byte mask, the high lane's in bits 16-23.
+      const auto m = static_cast<uint32_t>(
+          _mm256_movemask_epi8(_mm256_packs_epi16(_mm256_cmpeq_epi16(v, zero), zero)));
+      bits = (m & 0xffu) | ((m >> 8) & 0xff00u);
+    } else if constexpr (kBytes == 4) {
+      bits = static_cast<uint32_t>(
+          _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
+    } else {
+      bits = static_cast<uint32_t>(
+          _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, zero))));
+    }
+    zeros |= bits << i;
+  }
+  return ~zeros;
+}
+#endif
 
 }  // namespace spccl::kernels
