@@ -11,6 +11,13 @@
 
 namespace spccl::kernels {
 
+// Which full-block mask countNonZeros and extractNonZeros use on x86-64:
+// the best the CPU has (AVX2 with BMI where present, else SSE2), or the
+// SSE2 baseline whatever the CPU. Process-wide; Baseline is for the tests
+// of that path on machines that have AVX2.
+enum class ScanMask { Best, Baseline };
+void selectScanMask(ScanMask mask);
+
 // An element is zero when it compares equal to 0 (so -0.0 is zero; NaN is not).
 size_t countNonZeros(spcclDataType_t type, const void* dense, size_t count);
 // Writes the non-zeros in ascending index order, at most `capacity` of

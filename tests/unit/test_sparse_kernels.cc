@@ -184,6 +184,26 @@ void checkAllTypes() {
   (checkType<Types>(), ...);
 }
 
+// Selects a scan mask for one test's lifetime, then the best again.
+class ScopedScanMask {
+ public:
+  explicit ScopedScanMask(ScanMask mask) { selectScanMask(mask); }
+  ~ScopedScanMask() { selectScanMask(ScanMask::Best); }
+  ScopedScanMask(const ScopedScanMask&) = delete;
+  ScopedScanMask& operator=(const ScopedScanMask&) = delete;
+};
+
+// The SSE2 baseline of the scans (nonzero_mask.h), which a CPU with AVX2
+// never takes unless asked.
+TEST(SparseKernels, BaselineScanAgainstScalarReference) {
+  ScopedScanMask baseline(ScanMask::Baseline);
+  checkAllTypes<IntegerType<int8_t, spcclInt8>, IntegerType<uint8_t, spcclUint8>,
+                IntegerType<int32_t, spcclInt32>, IntegerType<uint32_t, spcclUint32>,
+                IntegerType<int64_t, spcclInt64>, IntegerType<uint64_t, spcclUint64>,
+                NarrowType<spcclFloat16>, FloatType<float, spcclFloat32>,
+                FloatType<double, spcclFloat64>, NarrowType<spcclBfloat16>>();
+}
+
 TEST(SparseKernels, AllTypesAgainstScalarReference) {
   checkAllTypes<IntegerType<int8_t, spcclInt8>, IntegerType<uint8_t, spcclUint8>,
                 IntegerType<int32_t, spcclInt32>, IntegerType<uint32_t, spcclUint32>,
@@ -231,7 +251,16 @@ void checkSpecialsInBlocks(spcclDataType_t type, S negativeZero, S nan, S tiny, 
   EXPECT_EQ(indices, expected);
 }
 
-TEST(SparseKernels, SpecialValuesInFullBlocks) {
+void checkSpecialValuesInFullBlocks();
+
+TEST(SparseKernels, SpecialValuesInFullBlocks) { checkSpecialValuesInFullBlocks(); }
+
+TEST(SparseKernels, SpecialValuesInFullBlocksBaselineScan) {
+  ScopedScanMask baseline(ScanMask::Baseline);
+  checkSpecialValuesInFullBlocks();
+}
+
+void checkSpecialValuesInFullBlocks() {
   constexpr float fnan = std::numeric_limits<float>::quiet_NaN();
   checkSpecialsInBlocks<float>(spcclFloat32, -0.0f, fnan, std::numeric_limits<float>::denorm_min(),
                                -fnan);

@@ -6,6 +6,7 @@
 // writes at most `capacity` pairs and keeps counting after that, so a caller
 // that guessed the size from an earlier call needs a second pass only when
 // the guess was short.
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -126,13 +127,23 @@ SPCCL_SCAN_AVX2 size_t extractElementsAvx2(const void* dense, size_t count, uint
   return extractElements<Format, Avx2Mask>(dense, count, indices, values, capacity);
 }
 
+std::atomic<bool> baselineSelected{false};  // selectScanMask(ScanMask::Baseline)
+
 bool haveAvx2() {
   static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
-  return have;
+  return have && !baselineSelected.load(std::memory_order_relaxed);
 }
 #endif
 
 }  // namespace
+
+void selectScanMask(ScanMask mask) {
+#if defined(SPCCL_NONZERO_AVX2)
+  baselineSelected.store(mask == ScanMask::Baseline, std::memory_order_relaxed);
+#else
+  (void)mask;
+#endif
+}
 
 size_t compactNonZeros(spcclDataType_t type, const void* dense, size_t count, unsigned char* bitmap,
                        void* values) {
