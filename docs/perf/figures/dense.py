@@ -9,6 +9,9 @@ DIR = raw_path("dense")
 SIZE = 67108864
 RATE = "1gbit"
 TESTBED = {n: os.path.join(DIR, f"peers-n{n}-{RATE}-{SIZE}.jsonl") for n in (4, 8)}
+# The time-dilated testbed (tests/netns/lib/dilation.sh): 1 Gbit/s x 2 cores / 8 ranks.
+DILATED_RATE = "250mbit"
+DILATED = {8: os.path.join(DIR, f"peers-n8-{DILATED_RATE}-{SIZE}.jsonl")}
 LOOPBACK = os.path.join(DIR, f"loopback-n4-{SIZE}.jsonl")
 LABELS = {
     "gloo": "Gloo (torch {torch})",
@@ -33,11 +36,11 @@ def label(peer: str, results: list) -> str:
     return LABELS.get(peer, peer).format(torch=results[0].get("torch", "?").split("a")[0])
 
 
-def testbed_rows() -> list:
+def testbed_rows(runs: dict = TESTBED, rate: str = RATE) -> list:
     """(n, peer, label, median s, rounds, fraction of the link limit, results)."""
     rows = []
-    for n, path in TESTBED.items():
-        limit = ring_limit_s(n, SIZE, RATE)
+    for n, path in runs.items():
+        limit = ring_limit_s(n, SIZE, rate)
         for peer, results in by_peer(path).items():
             times = [r["median_s"] for r in results]
             rows.append((n, peer, label(peer, results), median(times), times, limit / median(times),
@@ -45,14 +48,14 @@ def testbed_rows() -> list:
     return rows
 
 
-def testbed_table() -> str:
+def testbed_table(runs: dict = TESTBED, rate: str = RATE) -> str:
     out = []
-    for n, peer, name, med, times, fraction, _ in testbed_rows():
+    for n, peer, name, med, times, fraction, _ in testbed_rows(runs, rate):
         bold = "**" if peer == "spccl" else ""
         out.append([n, name, f"{bold}{med:.3f}{bold}", " / ".join(f"{t:.3f}" for t in times),
                     f"{bold}{100 * fraction:.0f} %{bold}"])
     notes = []
-    for n, peer, _, _, _, _, results in testbed_rows():
+    for n, peer, _, _, _, _, results in testbed_rows(runs, rate):
         if peer == "spccl":
             sent = median([r["bytes_sent_per_rank"] for r in results])
             ring = 2 * (n - 1) / n * SIZE
@@ -61,10 +64,10 @@ def testbed_table() -> str:
             notes.append(f"n = {n}: spccl sent {thousands(sent)} bytes per rank per call (the ring's "
                          f"2(n−1)/n · S = {thousands(ring)}), {cpu:.3f} CPU-s per call per rank, "
                          f"{wrong} wrong elements")
-    limits = ", ".join(f"{ring_limit_s(n, SIZE, RATE):.3f} s (n = {n})" for n in TESTBED)
+    limits = ", ".join(f"{ring_limit_s(n, SIZE, rate):.3f} s (n = {n})" for n in runs)
     return (table(["n", "peer", "median s", "rounds", "of ring link limit"], out)
             + f"\n\nLink limit of a ring all-reduce, 2(n−1)/n · S / b: {limits}. "
-            + "; ".join(notes) + ".\n\n" + provenance(*TESTBED.values()))
+            + "; ".join(notes) + ".\n\n" + provenance(*runs.values()))
 
 
 def loopback_table() -> str:
@@ -105,6 +108,8 @@ def draw(png: str) -> None:
 
 TABLES = [
     ("dense.md", "dense-testbed", testbed_table, list(TESTBED.values())),
+    ("dense.md", "dense-testbed-dilated", lambda: testbed_table(DILATED, DILATED_RATE),
+     list(DILATED.values())),
     ("dense.md", "dense-loopback", loopback_table, [LOOPBACK]),
 ]
 PLOTS = [("dense_allreduce.png", draw, list(TESTBED.values()))]
