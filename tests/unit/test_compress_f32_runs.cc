@@ -1,9 +1,8 @@
 // kernels.h's f32 runs (quantizeRun, dequantizeRun, dequantizeOnto,
-// quantizeDecode, reduceQuantizeDecode) in every fast variant: on a contiguous run and on rows, the same bytes and
-// bits as the plain codecs on the run's elements packed (token_rows.h's
-// gather), for both codecs, rows shorter and longer than a segment and a
-// block, blocks across rows, zeros and a NaN; and output runs that zero
-// the rows they skip (F32Run::tokens), written chunk by chunk as a
+// quantizeDecode, reduceQuantizeDecode) in every fast variant: on a contiguous run and on rows, the
+// same bytes and bits as the plain codecs on the run's elements packed (token_rows.h's gather), for
+// both codecs, rows shorter and longer than a segment and a block, blocks across rows, zeros and a
+// NaN; and output runs that zero the rows they skip (F32Run::tokens), written chunk by chunk as a
 // schedule writes them.
 #include <gtest/gtest.h>
 
@@ -171,10 +170,9 @@ TEST(CompressF32Runs, ReduceQuantizeDecodeEqualsTheAccumulatorPasses) {
         for (int divisor : {0, 3})
           for (bool feedback : {false, true})
             for (bool onRows : {true, false}) {
-              const std::string where = name + " block " + std::to_string(c.block) +
-                                        " decodings " + std::to_string(k) + " divisor " +
-                                        std::to_string(divisor) + " feedback " +
-                                        std::to_string(feedback) + " rows " +
+              const std::string where = name + " block " + std::to_string(c.block) + " decodings " +
+                                        std::to_string(k) + " divisor " + std::to_string(divisor) +
+                                        " feedback " + std::to_string(feedback) + " rows " +
                                         std::to_string(onRows);
               std::vector<float> wantResidual(count), gotResidual(count);
               for (size_t i = 0; i < count; ++i)

@@ -35,7 +35,8 @@ struct DecodingSumSource {
                                                        float* scratch) const {
     const float* x = runElements(base, begin, n, scratch);
     for (size_t j = 0; j < n; ++j) scratch[j] = 0.0f + x[j];  // 0 + x: -0 becomes +0
-    const size_t packedAt = quantizedBlockCount(spec, count) * sizeof(float) + begin / 8 * spec.bits;
+    const size_t packedAt =
+        quantizedBlockCount(spec, count) * sizeof(float) + begin / 8 * spec.bits;
     uint8_t codes[kSegment];
     for (int d = 0; d < decodingCount; ++d) {
       const unsigned char* in = decodings[d];
@@ -68,21 +69,22 @@ SPCCL_ALWAYS_INLINE void reduceQuantizeDecode(const QuantizerSpec& spec, const F
                                               int decodingCount, int divisor, size_t count,
                                               unsigned char* out, float* residual,
                                               const F32Run& decoded) {
-  withLevels<kPiecewise, kLinear>(spec, [&](const auto& levels) __attribute__((always_inline)) {
-    using Levels = std::decay_t<decltype(levels)>;
-    if (residual)
-      quantizeSource<Packer>(spec,
-                             DecodingSumSource<Packer, Levels, true>{spec, levels, base, decodings,
-                                                                     decodingCount, divisor, count,
-                                                                     residual},
-                             count, out, RunStoreSink{decoded});
-    else
-      quantizeSource<Packer>(spec,
-                             DecodingSumSource<Packer, Levels, false>{spec, levels, base, decodings,
-                                                                      decodingCount, divisor, count,
-                                                                      nullptr},
-                             count, out, RunStoreSink{decoded});
-  });
+  withLevels<kPiecewise, kLinear>(
+      spec, [&](const auto& levels) __attribute__((always_inline)) {
+        using Levels = std::decay_t<decltype(levels)>;
+        if (residual)
+          quantizeSource<Packer>(
+              spec,
+              DecodingSumSource<Packer, Levels, true>{spec, levels, base, decodings, decodingCount,
+                                                      divisor, count, residual},
+              count, out, RunStoreSink{decoded});
+        else
+          quantizeSource<Packer>(
+              spec,
+              DecodingSumSource<Packer, Levels, false>{spec, levels, base, decodings, decodingCount,
+                                                       divisor, count, nullptr},
+              count, out, RunStoreSink{decoded});
+      });
 }
 
 }  // namespace spccl::kernels::codec_passes
