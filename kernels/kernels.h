@@ -126,6 +126,18 @@ using QuantizeDecodeFn = void (*)(const QuantizerSpec& spec, const float* in, si
 using DequantizeOntoFn = void (*)(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                                   const F32Run& base, float* acc);
 
+// The sum a schedule's owner forms of its chunk, encoded and decoded in
+// one pass: element i's value is (((0 + base's element i) + decoding 0 of
+// i) + decoding 1 of i) + ..., the decodings in the order given (the bits
+// of dequantizeOnto with the first, then dequantizeAdd with each other),
+// divided by divisor where it is not 0 (avg, as divide()); then as
+// quantizeDecode. The chunk's sum is formed a segment at a time in cache:
+// no f32 accumulator of the whole chunk is written and re-read per peer.
+using ReduceQuantizeDecodeFn = void (*)(const QuantizerSpec& spec, const F32Run& base,
+                                        const unsigned char* const* decodings, int decodingCount,
+                                        int divisor, size_t count, unsigned char* out,
+                                        float* residual, const F32Run& decoded);
+
 struct KernelTable {
   const char* name;
   ReduceFn reduce[spcclNumTypes][spcclNumOps];
@@ -140,6 +152,7 @@ struct KernelTable {
   DequantizeRunFn dequantizeRun;
   DequantizeOntoFn dequantizeOnto;
   QuantizeDecodeFn quantizeDecode;
+  ReduceQuantizeDecodeFn reduceQuantizeDecode;
 };
 
 const KernelTable& cpuKernels();

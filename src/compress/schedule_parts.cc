@@ -82,6 +82,18 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
                                outputRunAt(call, begin));
 }
 
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, const std::vector<const unsigned char*>& decodings,
+                    unsigned char* out) {
+  const size_t begin = layout.begin(chunk);
+  // Avg divides before quantizing, as finishOwnedSum.
+  const int divisor = call.op == spcclAvg ? ctx.nranks() : 0;
+  ctx.kernels().reduceQuantizeDecode(call.spec, runAt(call, call.sendbuff, begin), decodings.data(),
+                                     static_cast<int>(decodings.size()), divisor,
+                                     layout.length(chunk), out, residualAt(call, begin),
+                                     outputRunAt(call, begin));
+}
+
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc) {
   const size_t length = layout.length(chunk);

@@ -42,6 +42,13 @@ void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const 
 // call.recvbuff's chunk (in the same pass where the output is f32).
 void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc, unsigned char* out);
+// f32 calls: the chunk this rank owns summed from call.sendbuff's chunk
+// and the decodings (in their order, as sumInputAndDecoding then
+// dequantizeAdd), then finished as finishOwnedSum, in one pass with no
+// accumulator (kernels.h reduceQuantizeDecode).
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
+                    int chunk, const std::vector<const unsigned char*>& decodings,
+                    unsigned char* out);
 // acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc);

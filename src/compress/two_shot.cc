@@ -13,14 +13,11 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   const ChunkLayout layout{call.count, call.spec.blockSize, n};
   const std::vector<size_t> offsets = encodedOffsets(call, layout);
   const size_t mine = layout.encodedBytes(call.spec, me);
-  char *codes = nullptr, *received = nullptr, *accBytes = nullptr;
+  char *codes = nullptr, *received = nullptr;
   SPCCL_CHECK(acquireScratch(ctx, offsets[n], kScratchCodes, &codes));
   SPCCL_CHECK(acquireScratch(ctx, mine * static_cast<size_t>(n), kScratchReceived, &received));
-  SPCCL_CHECK(
-      acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
-  float* acc = reinterpret_cast<float*>(accBytes);
   const std::vector<int> peers = peersInTurn(me, n);
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
@@ -33,27 +30,37 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
   // My input, then the peers' decodings in rank order, whatever the
-  // arrival order: reproducible run to run. The first decoding lands on
-  // the input in the same pass that loads it.
-  if (n == 1) loadInputChunk(ctx, call, layout, me, acc);
-  bool first = true;
+  // arrival order: reproducible run to run.
+  std::vector<const unsigned char*> decodings;
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
     SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, mine));
-    if (first)
-      sumInputAndDecoding(ctx, call, layout, me, incoming + p * mine, acc);
-    else
-      ctx.kernels().dequantizeAdd(call.spec, incoming + p * mine, layout.length(me), acc);
-    first = false;
+    decodings.push_back(incoming + p * mine);
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
 
   // 2. The owned sum quantized once, and decoded into the output in the
   // same pass; all-gather of the codes. The output is written only now,
-  // after every read of the input (in place is fine).
-  finishOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
+  // after every read of the input (in place is fine). f32: summed in that
+  // pass too, a segment at a time (no accumulator); else through one.
+  if (call.type == spcclFloat32) {
+    reduceOwnedSum(ctx, call, layout, me, decodings, region + offsets[me]);
+  } else {
+    char* accBytes = nullptr;
+    SPCCL_CHECK(
+        acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
+    float* acc = reinterpret_cast<float*>(accBytes);
+    if (decodings.empty()) loadInputChunk(ctx, call, layout, me, acc);
+    for (size_t d = 0; d < decodings.size(); ++d) {
+      if (d == 0)
+        sumInputAndDecoding(ctx, call, layout, me, decodings[d], acc);
+      else
+        ctx.kernels().dequantizeAdd(call.spec, decodings[d], layout.length(me), acc);
+    }
+    finishOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
+  }
   for (int p : peers)
     SPCCL_CHECK(ctx.irecv(p, region + offsets[p], offsets[p + 1] - offsets[p], &fromPeer[p]));
   for (int p : peers) SPCCL_CHECK(ctx.isend(p, region + offsets[me], mine, &toPeer[p]));

@@ -1,9 +1,8 @@
 // kernels.h's f32 runs (quantizeRun, dequantizeRun, dequantizeOnto,
-// quantizeDecode) in every fast variant: on a contiguous run and on rows, the same bytes and
-// bits as the plain codecs on the run's elements packed (token_rows.h's
-// gather), for both codecs, rows shorter and longer than a segment and a
-// block, blocks across rows, zeros and a NaN; and output runs that zero
-// the rows they skip (F32Run::tokens), written chunk by chunk as a
+// quantizeDecode, reduceQuantizeDecode) in every fast variant: on a contiguous run and on rows, the
+// same bytes and bits as the plain codecs on the run's elements packed (token_rows.h's gather), for
+// both codecs, rows shorter and longer than a segment and a block, blocks across rows, zeros and a
+// NaN; and output runs that zero the rows they skip (F32Run::tokens), written chunk by chunk as a
 // schedule writes them.
 #include <gtest/gtest.h>
 
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/compress/compress_cpu.h"
+#include "kernels/cpu/reduce_ops.h"
 #include "kernels/kernels.h"
 
 namespace spccl::kernels {
@@ -125,6 +125,77 @@ TEST(CompressF32Runs, RunsEqualThePackedElements) {
         fast.dequantize[spcclFloat32](spec, gotCodes.data(), count, flatWant.data());
         ASSERT_EQ(bitsOf(flat), bitsOf(flatWant)) << where << " quantizeDecode contiguous";
       }
+    }
+  }
+}
+
+// reduceQuantizeDecode: the bytes, residuals and output bits of the passes
+// it replaces (an accumulator zeroed, widenAdd-ed with the input,
+// dequantizeAdd-ed with each decoding in order, divided, then
+// quantizeDecode-d), on rows and contiguous, with 0 to 3 decodings, sum
+// and avg, with and without feedback; blocks across segments (1000, 5000)
+// make the kernel sum a block's rest twice.
+TEST(CompressF32Runs, ReduceQuantizeDecodeEqualsTheAccumulatorPasses) {
+  std::mt19937_64 rng(37);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const Case cases[] = {{40, 100, 256, Codec::Piecewise, 4},
+                        {9, 5000, 256, Codec::Piecewise, 3},
+                        {30, 64, 7, Codec::Linear, 5},
+                        {6, 4099, 1000, Codec::Linear, 2},
+                        {5, 3000, 5000, Codec::Piecewise, 8}};
+  for (const Case& c : cases) {
+    const QuantizerSpec spec{c.codec, c.bits, c.block};
+    std::vector<float> tensor(c.tokens * c.hidden);
+    for (float& v : tensor) v = gauss(rng);
+    tensor[c.hidden] = -0.0f;
+    std::vector<size_t> rows;
+    for (size_t t = 0; t < c.tokens; ++t)
+      if (rng() % 2 == 0 || t + 1 == c.tokens) rows.push_back(t);
+    std::vector<float> packed;
+    for (size_t r : rows)
+      packed.insert(packed.end(), tensor.begin() + r * c.hidden,
+                    tensor.begin() + (r + 1) * c.hidden);
+    const size_t first = c.hidden / 2, count = packed.size() - first;
+    const float* elements = packed.data() + first;
+    for (const auto& [name, fast] : fastTables()) {
+      std::vector<std::vector<unsigned char>> codes(3);
+      for (auto& encoded : codes) {
+        std::vector<float> peer(count);
+        for (float& v : peer) v = gauss(rng);
+        encoded.resize(quantizedBytes(spec, count));
+        fast.quantize[spcclFloat32](spec, peer.data(), count, encoded.data(), nullptr);
+      }
+      const unsigned char* decodings[3] = {codes[0].data(), codes[1].data(), codes[2].data()};
+      for (int k = 0; k <= 3; ++k)
+        for (int divisor : {0, 3})
+          for (bool feedback : {false, true})
+            for (bool onRows : {true, false}) {
+              const std::string where = name + " block " + std::to_string(c.block) + " decodings " +
+                                        std::to_string(k) + " divisor " + std::to_string(divisor) +
+                                        " feedback " + std::to_string(feedback) + " rows " +
+                                        std::to_string(onRows);
+              std::vector<float> wantResidual(count), gotResidual(count);
+              for (size_t i = 0; i < count; ++i)
+                wantResidual[i] = gotResidual[i] = 0.01f * gauss(rng);
+              std::vector<float> acc(count, 0.0f);
+              fast.widenAdd[spcclFloat32](acc.data(), elements, count);
+              for (int d = 0; d < k; ++d) fast.dequantizeAdd(spec, decodings[d], count, acc.data());
+              if (divisor != 0)
+                for (float& v : acc) v = divideTruncating(v, divisor);
+              std::vector<unsigned char> wantCodes(codes[0].size()), gotCodes(codes[0].size());
+              std::vector<float> wantOut(tensor), gotOut(tensor);
+              fast.quantizeDecode(spec, acc.data(), count, wantCodes.data(),
+                                  feedback ? wantResidual.data() : nullptr,
+                                  F32Run{wantOut.data(), rows.data(), c.hidden, first});
+              const F32Run base = onRows ? F32Run{tensor.data(), rows.data(), c.hidden, first}
+                                         : F32Run{packed.data(), nullptr, 0, first};
+              fast.reduceQuantizeDecode(spec, base, decodings, k, divisor, count, gotCodes.data(),
+                                        feedback ? gotResidual.data() : nullptr,
+                                        F32Run{gotOut.data(), rows.data(), c.hidden, first});
+              ASSERT_EQ(gotCodes, wantCodes) << where;
+              ASSERT_EQ(bitsOf(gotOut), bitsOf(wantOut)) << where;
+              ASSERT_EQ(bitsOf(gotResidual), bitsOf(wantResidual)) << where;
+            }
     }
   }
 }

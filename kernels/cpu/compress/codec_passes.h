@@ -279,24 +279,30 @@ SPCCL_ALWAYS_INLINE void decodeWith(const Levels& levels, const QuantizerSpec& s
 // Which level source each codec's decoder uses in a build.
 enum class LevelSource { Table, Computed };
 
-template <typename Packer, LevelSource kPiecewise, LevelSource kLinear, typename Sink>
-SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* in, size_t count,
-                                const Sink& sink) {
+// Calls use(levels) with the level source of the spec's codec in a build.
+template <LevelSource kPiecewise, LevelSource kLinear, typename Use>
+SPCCL_ALWAYS_INLINE void withLevels(const QuantizerSpec& spec, const Use& use) {
   const int n = spec.bits - 1;
   const uint32_t signShift = static_cast<uint32_t>(n);
   const bool linear = spec.codec == Codec::Linear;
   // NOLINTNEXTLINE(bugprone-branch-clone): kLinear == kPiecewise in some instantiations
   if ((linear ? kLinear : kPiecewise) == LevelSource::Table) {
-    const TableLevels levels{linear ? signedLevels(LinearMagnitude(n), spec.bits)
-                                    : signedLevels(PiecewiseMagnitude(n), spec.bits)};
-    decodeWith<Packer>(levels, spec, in, count, sink);
+    use(TableLevels{linear ? signedLevels(LinearMagnitude(n), spec.bits)
+                           : signedLevels(PiecewiseMagnitude(n), spec.bits)});
   } else if (linear) {
-    decodeWith<Packer>(ComputedLevels<LinearLanes>{LinearLanes(n), signShift}, spec, in, count,
-                       sink);
+    use(ComputedLevels<LinearLanes>{LinearLanes(n), signShift});
   } else {
-    decodeWith<Packer>(ComputedLevels<PiecewiseLanes>{PiecewiseLanes(n), signShift}, spec, in,
-                       count, sink);
+    use(ComputedLevels<PiecewiseLanes>{PiecewiseLanes(n), signShift});
   }
+}
+
+template <typename Packer, LevelSource kPiecewise, LevelSource kLinear, typename Sink>
+SPCCL_ALWAYS_INLINE void decode(const QuantizerSpec& spec, const unsigned char* in, size_t count,
+                                const Sink& sink) {
+  withLevels<kPiecewise, kLinear>(
+      spec, [&](const auto& levels) __attribute__((always_inline)) {
+        decodeWith<Packer>(levels, spec, in, count, sink);
+      });
 }
 
 // acc[i] += input i widened, i < count (kernels.h's widenAdd).

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/compress/codec_passes.h"
 #include "kernels/cpu/compress/compress_cpu.h"
+#include "kernels/cpu/compress/decoding_sum.h"
 #include "kernels/cpu/compress/f32_runs.h"
 
 namespace spccl::kernels {
@@ -72,6 +73,13 @@ struct BaselineCodecs {
     codec_passes::quantizeDecode<codec_passes::ScalarPacker>(spec, in, count, out, residual,
                                                              decoded);
   }
+  static void reduceQuantizeDecode(const QuantizerSpec& spec, const F32Run& base,
+                                   const unsigned char* const* decodings, int decodingCount,
+                                   int divisor, size_t count, unsigned char* out, float* residual,
+                                   const F32Run& decoded) {
+    codec_passes::reduceQuantizeDecode<codec_passes::ScalarPacker, Table, Table>(
+        spec, base, decodings, decodingCount, divisor, count, out, residual, decoded);
+  }
 };
 
 #ifdef SPCCL_HAVE_AVX2_CODECS
@@ -125,6 +133,14 @@ struct Avx2Codecs {
                                                const F32Run& decoded) {
     codec_passes::quantizeDecode<Avx2Packer>(spec, in, count, out, residual, decoded);
   }
+  SPCCL_TARGET_AVX2 static void reduceQuantizeDecode(const QuantizerSpec& spec, const F32Run& base,
+                                                     const unsigned char* const* decodings,
+                                                     int decodingCount, int divisor, size_t count,
+                                                     unsigned char* out, float* residual,
+                                                     const F32Run& decoded) {
+    codec_passes::reduceQuantizeDecode<Avx2Packer, kAvx2Piecewise, Computed>(
+        spec, base, decodings, decodingCount, divisor, count, out, residual, decoded);
+  }
 };
 #endif
 
@@ -146,6 +162,7 @@ void addCodecs(KernelTable& table) {
   table.dequantizeRun = Codecs<Float32Conversion>::dequantizeRun;
   table.dequantizeOnto = Codecs<Float32Conversion>::dequantizeOnto;
   table.quantizeDecode = Codecs<Float32Conversion>::quantizeDecode;
+  table.reduceQuantizeDecode = Codecs<Float32Conversion>::reduceQuantizeDecode;
 }
 
 }  // namespace
