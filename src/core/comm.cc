@@ -379,26 +379,46 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       }
       pending.erase(pending.begin() + static_cast<ptrdiff_t>(i));
     }
-    helloSent = 0;
-    for (PendingHello& hello : hellos) {
-      if (hello.request != nullptr) {
-        int done = 0;
-        size_t size = 0;
-        spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
-        if (res != spcclSuccess) {
-          std::string why = threadLastError();
-          std::string reason = departureReason((*peers)[hello.peer], comm.commId);
-          const uint32_t step = hello.hello.header.step;
-          std::string lane =
-              step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
-          return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s (%s): %s%s%s",
-                                  comm.rank, (*peers)[hello.peer].name.c_str(), lane.c_str(),
-                                  why.c_str(),
-                                  reason.empty() ? "" : "; it said: ", reason.c_str()));
+    // Every hello that failed is named, not only the first: a survivor
+    // whose own creation failed (it closed its listener) may be met before
+    // the rank that really left, and the message must name that one too.
+    // So after a failure the other hellos in flight get kSettleMs to fail
+    // as well.
+    std::string failures;
+    std::vector<bool> failedPeer(static_cast<size_t>(n), false);
+    auto testHellos = [&] {
+      helloSent = 0;
+      for (PendingHello& hello : hellos) {
+        if (hello.request != nullptr && !failedPeer[static_cast<size_t>(hello.peer)]) {
+          int done = 0;
+          size_t size = 0;
+          spcclResult_t res = (*peers)[hello.peer].net->test(hello.request, &done, &size);
+          if (res != spcclSuccess) {
+            std::string why = threadLastError();
+            std::string reason = departureReason((*peers)[hello.peer], comm.commId);
+            const uint32_t step = hello.hello.header.step;
+            std::string lane =
+                step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
+            failures += (failures.empty() ? "" : "; nor to ") + (*peers)[hello.peer].name + " (" +
+                        lane + "): " + why + (reason.empty() ? "" : "; it said: ") + reason;
+            failedPeer[static_cast<size_t>(hello.peer)] = true;
+            continue;
+          }
+          if (done) hello.request = nullptr;
         }
-        if (done) hello.request = nullptr;
+        if (hello.request == nullptr) ++helloSent;
       }
-      if (hello.request == nullptr) ++helloSent;
+    };
+    testHellos();
+    if (!failures.empty()) {
+      constexpr int kSettleMs = 50;
+      const auto settled = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSettleMs);
+      while (std::chrono::steady_clock::now() < settled) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        testHellos();
+      }
+      return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s", comm.rank,
+                              failures.c_str()));
     }
     if (accepted == expected && helloSent == hellosToSend) {
       for (auto& incoming : pending) refuse(*incoming, "connection setup ended first");
