@@ -399,8 +399,13 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
             const uint32_t step = hello.hello.header.step;
             std::string lane =
                 step == kControlHelloStep ? "control connection" : "lane " + std::to_string(step);
-            failures += (failures.empty() ? "" : "; nor to ") + (*peers)[hello.peer].name + " (" +
-                        lane + "): " + why + (reason.empty() ? "" : "; it said: ") + reason;
+            failures.append(failures.empty() ? "" : "; nor to ")
+                .append((*peers)[hello.peer].name)
+                .append(" (")
+                .append(lane)
+                .append("): ")
+                .append(why);
+            if (!reason.empty()) failures.append("; it said: ").append(reason);
             failedPeer[static_cast<size_t>(hello.peer)] = true;
             continue;
           }
