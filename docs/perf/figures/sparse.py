@@ -17,6 +17,7 @@ GLOO_1_COO = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.01-coo.jsonl")
 GLOO_5 = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.05.jsonl")
 # The time-dilated testbed: 1 Gbit/s x 2 cores / 8 ranks.
 HALF_DILATED = raw_path("sparse_sweep_dilated", "high-density-n8-16m-d50-twice.csv")
+LINK_TIME_DILATED = raw_path("sparse_sweep_dilated", "link-time-n8-64m.csv")
 GLOO_1_DILATED = os.path.join(GLOO_DIR, "sparse-n8-250mbit-67108864-d0.01.jsonl")
 REGIMES_DIR = raw_path("sparse_regimes")
 REGIMES = [("no overlap (`-O 0`), 0.1 %", "overlap0", 0.001),
@@ -181,6 +182,23 @@ def auto_at_half_table() -> str:
             + "\n\n" + provenance(HALF_DILATED))
 
 
+def link_time_table() -> str:
+    """Each run's time against the time its own bytes need on a 250 Mbit/s link."""
+    import csv
+
+    out = []
+    for r in csv.DictReader(open(LINK_TIME_DILATED)):
+        seconds, sent = float(r["median_s"]), float(r["bytes_sent"])
+        link = sent * 8 / 250e6
+        label = r["algorithm"] + (f" ({r['chosen']})" if r["algorithm"] == "auto" else "")
+        out.append([f"{100 * float(r['density']):.2g} %", label, f"{seconds:.3f}", thousands(sent),
+                    f"{link:.3f}", f"**{seconds / link:.2f}**", f"{float(r['dense_median_s']) / seconds:.1f}×",
+                    r["wrong"]])
+    return (table(["density", "algorithm", "median s", "bytes sent per rank", "link time s",
+                   "time / link time", "dense ring / this", "wrong"], out)
+            + "\n\n" + provenance(LINK_TIME_DILATED))
+
+
 def five_percent_table() -> str:
     c = side_by_side(read_jsonl(GLOO_5))
     chosen = " / ".join(f"{t:.3f} ({a})" for t, a in zip(c["spccl_rounds"], c["spccl_rounds_chose"]))
@@ -230,6 +248,7 @@ TABLES = [
     ("sparse.md", "sparse-gloo-1pct", gloo_table, [GLOO_1, GLOO_1_COO]),
     ("sparse.md", "sparse-gloo-1pct-dilated", dilated_gloo_table, [GLOO_1_DILATED]),
     ("sparse.md", "sparse-auto-half-dilated", auto_at_half_table, [HALF_DILATED]),
+    ("sparse.md", "sparse-link-time-dilated", link_time_table, [LINK_TIME_DILATED]),
     ("sparse.md", "sparse-gloo-5pct", five_percent_table, [GLOO_5]),
     ("sparse.md", "sparse-sweep-n4", lambda: sweep_table(4), [SWEEP_DIR]),
     ("sparse.md", "sparse-sweep-n8", lambda: sweep_table(8), [SWEEP_DIR]),
