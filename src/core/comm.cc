@@ -386,8 +386,10 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     // as well.
     std::string failures;
     std::vector<bool> failedPeer(static_cast<size_t>(n), false);
+    // Tests the hellos still in flight; returns whether any is left.
     auto testHellos = [&] {
       helloSent = 0;
+      bool inFlight = false;
       for (PendingHello& hello : hellos) {
         if (hello.request != nullptr && !failedPeer[static_cast<size_t>(hello.peer)]) {
           int done = 0;
@@ -410,17 +412,19 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
             continue;
           }
           if (done) hello.request = nullptr;
+          inFlight |= hello.request != nullptr;
         }
         if (hello.request == nullptr) ++helloSent;
       }
+      return inFlight;
     };
-    testHellos();
+    bool inFlight = testHellos();
     if (!failures.empty()) {
       constexpr int kSettleMs = 50;
       const auto settled = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSettleMs);
-      while (std::chrono::steady_clock::now() < settled) {
+      while (inFlight && std::chrono::steady_clock::now() < settled) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        testHellos();
+        inFlight = testHellos();
       }
       return leave(SPCCL_FAIL(spcclRemoteError, "rank %d could not connect to %s", comm.rank,
                               failures.c_str()));

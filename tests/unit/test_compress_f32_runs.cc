@@ -33,6 +33,30 @@ struct Case {
   int bits;
 };
 
+// A Gaussian tensor of c.tokens rows of c.hidden values (one -0.0, and a
+// NaN in the larger ones when withNan), about half its rows (the last one
+// always), and those rows packed one after another.
+struct RowsInput {
+  std::vector<float> tensor;
+  std::vector<size_t> rows;
+  std::vector<float> packed;
+};
+
+RowsInput rowsInput(const Case& c, std::mt19937_64& rng, bool withNan) {
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  RowsInput in;
+  in.tensor.resize(c.tokens * c.hidden);
+  for (float& v : in.tensor) v = gauss(rng);
+  in.tensor[c.hidden] = -0.0f;
+  if (withNan && c.tokens > 20) in.tensor[17 * c.hidden + 3] = NAN;
+  for (size_t t = 0; t < c.tokens; ++t)
+    if (rng() % 2 == 0 || t + 1 == c.tokens) in.rows.push_back(t);
+  for (size_t r : in.rows)
+    in.packed.insert(in.packed.end(), in.tensor.begin() + r * c.hidden,
+                     in.tensor.begin() + (r + 1) * c.hidden);
+  return in;
+}
+
 std::vector<std::pair<std::string, KernelTable>> fastTables() {
   std::vector<std::pair<std::string, KernelTable>> tables;
   for (CodecVariant v : kCodecVariants) {
@@ -54,17 +78,10 @@ TEST(CompressF32Runs, RunsEqualThePackedElements) {
                         {6, 4099, 1000, Codec::Linear, 2}};
   for (const Case& c : cases) {
     const QuantizerSpec spec{c.codec, c.bits, c.block};
-    std::vector<float> tensor(c.tokens * c.hidden);
-    for (float& v : tensor) v = gauss(rng);
-    tensor[c.hidden] = -0.0f;
-    if (c.tokens > 20) tensor[17 * c.hidden + 3] = NAN;
-    std::vector<size_t> rows;  // about half the rows, the last one always
-    for (size_t t = 0; t < c.tokens; ++t)
-      if (rng() % 2 == 0 || t + 1 == c.tokens) rows.push_back(t);
-    std::vector<float> packed;
-    for (size_t r : rows)
-      packed.insert(packed.end(), tensor.begin() + r * c.hidden,
-                    tensor.begin() + (r + 1) * c.hidden);
+    RowsInput input = rowsInput(c, rng, true);
+    std::vector<float>& tensor = input.tensor;
+    std::vector<size_t>& rows = input.rows;
+    std::vector<float>& packed = input.packed;
     // A run starting inside a row, as a schedule's chunk does.
     const size_t first = c.hidden / 2, count = packed.size() - first;
     const F32Run onRows{tensor.data(), rows.data(), c.hidden, first};
@@ -145,16 +162,10 @@ TEST(CompressF32Runs, ReduceQuantizeDecodeEqualsTheAccumulatorPasses) {
                         {5, 3000, 5000, Codec::Piecewise, 8}};
   for (const Case& c : cases) {
     const QuantizerSpec spec{c.codec, c.bits, c.block};
-    std::vector<float> tensor(c.tokens * c.hidden);
-    for (float& v : tensor) v = gauss(rng);
-    tensor[c.hidden] = -0.0f;
-    std::vector<size_t> rows;
-    for (size_t t = 0; t < c.tokens; ++t)
-      if (rng() % 2 == 0 || t + 1 == c.tokens) rows.push_back(t);
-    std::vector<float> packed;
-    for (size_t r : rows)
-      packed.insert(packed.end(), tensor.begin() + r * c.hidden,
-                    tensor.begin() + (r + 1) * c.hidden);
+    RowsInput input = rowsInput(c, rng, false);
+    std::vector<float>& tensor = input.tensor;
+    std::vector<size_t>& rows = input.rows;
+    std::vector<float>& packed = input.packed;
     const size_t first = c.hidden / 2, count = packed.size() - first;
     const float* elements = packed.data() + first;
     for (const auto& [name, fast] : fastTables()) {

@@ -38,6 +38,18 @@ static_assert(kSegment % 8 == 0);
 // per element, few enough to stay in L1.
 constexpr size_t kChunk = 512;
 
+// Element begin + j of what a codec encodes, x = a source's inputs(begin,
+// n, scratch): the input, or with error feedback the input plus its
+// residual (which the codec then overwrites). Every source's value().
+template <bool kFeedback, typename Inputs>
+SPCCL_ALWAYS_INLINE float inputWithResidual(const Inputs& x, const float* residual, size_t begin,
+                                            size_t j) {
+  if constexpr (kFeedback)
+    return x[j] + residual[begin + j];
+  else
+    return x[j];
+}
+
 // The value a codec encodes: the input, or with error feedback the input
 // plus its residual, which the codec then overwrites. Read a run at a time:
 // value(x, begin, j) is element begin + j's, x = inputs(begin, n, scratch).
@@ -52,10 +64,7 @@ struct Source {
   }
   template <typename Inputs>
   SPCCL_ALWAYS_INLINE float value(const Inputs& x, size_t begin, size_t j) const {
-    if constexpr (kFeedback)
-      return x[j] + residual[begin + j];
-    else
-      return x[j];
+    return inputWithResidual<kFeedback>(x, residual, begin, j);
   }
 };
 

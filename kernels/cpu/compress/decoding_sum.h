@@ -56,10 +56,7 @@ struct DecodingSumSource {
   }
   template <typename Inputs>
   SPCCL_ALWAYS_INLINE float value(const Inputs& x, size_t begin, size_t j) const {
-    if constexpr (kFeedback)
-      return x[j] + residual[begin + j];
-    else
-      return x[j];
+    return inputWithResidual<kFeedback>(x, residual, begin, j);
   }
 };
 

@@ -35,6 +35,22 @@ inline Bits selectBits(bool c, Bits x, Bits y) {
   return static_cast<Bits>((x & mask) | (y & static_cast<Bits>(~mask)));
 }
 
+// Element i of an array of values read as their bits.
+template <typename Bits>
+inline Bits loadBits(const unsigned char* from, size_t i) {
+  Bits bits;
+  std::memcpy(&bits, from + i * sizeof(Bits), sizeof(Bits));
+  return bits;
+}
+
+// lower + higher as the dense reduce kernel adds them: Format::store(SumOp).
+template <typename Format, typename Bits>
+inline Bits sumBits(Bits lower, Bits higher) {
+  using Storage = typename Format::Storage;
+  return std::bit_cast<Bits>(Format::store(SumOp::apply(
+      Format::load(std::bit_cast<Storage>(lower)), Format::load(std::bit_cast<Storage>(higher)))));
+}
+
 // Calls emit(position, valueBits) for the union of the two lists in
 // ascending order, lower + higher where both hold a position.
 template <typename Format, typename Emit>
@@ -47,25 +63,18 @@ void mergeElements(const SortedPairs& lower, const SortedPairs& higher, Emit&& e
   const auto* lv = static_cast<const unsigned char*>(lower.values);
   const auto* hv = static_cast<const unsigned char*>(higher.values);
   const size_t ln = lower.count, hn = higher.count;
-  auto load = [](const unsigned char* from, size_t i) {
-    Bits bits;
-    std::memcpy(&bits, from + i * sizeof(Bits), sizeof(Bits));
-    return bits;
-  };
   size_t a = 0, b = 0;
   while (a < ln && b < hn) {
     const uint64_t pa = lp[a], pb = hp[b];
-    const Bits va = load(lv, a), vb = load(hv, b);
-    const Storage sum = Format::store(SumOp::apply(Format::load(std::bit_cast<Storage>(va)),
-                                                   Format::load(std::bit_cast<Storage>(vb))));
+    const Bits va = loadBits<Bits>(lv, a), vb = loadBits<Bits>(hv, b);
     const bool takeA = pa <= pb, takeB = pb <= pa;
     const Bits one = selectBits(takeA, va, vb);
-    emit(takeA ? pa : pb, selectBits(takeA && takeB, std::bit_cast<Bits>(sum), one));
+    emit(takeA ? pa : pb, selectBits(takeA && takeB, sumBits<Format>(va, vb), one));
     a += takeA;
     b += takeB;
   }
-  for (; a < ln; ++a) emit(lp[a], load(lv, a));
-  for (; b < hn; ++b) emit(hp[b], load(hv, b));
+  for (; a < ln; ++a) emit(lp[a], loadBits<Bits>(lv, a));
+  for (; b < hn; ++b) emit(hp[b], loadBits<Bits>(hv, b));
 }
 
 template <typename Format>
@@ -104,11 +113,6 @@ size_t mergeToDense(const SortedPairs& lower, const SortedPairs& higher, void* d
   const auto* lv = static_cast<const unsigned char*>(lower.values);
   const auto* hv = static_cast<const unsigned char*>(higher.values);
   const size_t ln = lower.count, hn = higher.count;
-  auto load = [](const unsigned char* from, size_t i) {
-    Bits bits;
-    std::memcpy(&bits, from + i * B, B);
-    return bits;
-  };
   auto isNonZero = [](Bits bits) {
     return !ZeroTest<Format>::isZero(std::bit_cast<Storage>(bits));
   };
@@ -121,18 +125,16 @@ size_t mergeToDense(const SortedPairs& lower, const SortedPairs& higher, void* d
     std::memset(taken, 0, sizeof(taken));
     for (; a < ln && lp[a] < end; ++a) {
       const size_t i = static_cast<size_t>(lp[a] - base);
-      const Bits v = load(lv, a);
+      const Bits v = loadBits<Bits>(lv, a);
       std::memcpy(block + i * B, &v, B);
       taken[i / 64] |= uint64_t{1} << (i % 64);
       nonZeros += isNonZero(v);
     }
     for (; b < hn && hp[b] < end; ++b) {
       const size_t i = static_cast<size_t>(hp[b] - base);
-      const Bits vl = load(block, i), vh = load(hv, b);
+      const Bits vl = loadBits<Bits>(block, i), vh = loadBits<Bits>(hv, b);
       const bool both = ((taken[i / 64] >> (i % 64)) & 1) != 0;
-      const Storage sum = Format::store(SumOp::apply(Format::load(std::bit_cast<Storage>(vl)),
-                                                     Format::load(std::bit_cast<Storage>(vh))));
-      const Bits v = selectBits(both, std::bit_cast<Bits>(sum), vh);
+      const Bits v = selectBits(both, sumBits<Format>(vl, vh), vh);
       std::memcpy(block + i * B, &v, B);
       nonZeros += isNonZero(v);
       nonZeros -= both && isNonZero(vl);
