@@ -108,6 +108,10 @@ static const std::vector<KnobSpec> kKnobs = {
     // algorithms
     {"SPCCL_ALGO", "", "Force a dense algorithm by name (see spccl_info); empty: alpha-beta model"},
     {"SPCCL_CHUNK_BYTES", "1048576", "Slice size of pipelined algorithms"},
+    {"SPCCL_SPARSE_PIECE_BYTES", "1048576",
+     "The sparse schedules (hc, bp) cut a stage's message into pieces of about this many bytes, "
+     "each a range of positions, so that merging one piece overlaps the transfer of the next "
+     "(docs/algorithms.md); 0: one message per stage. Every rank must use the same value"},
     {"SPCCL_STAGING_REPORT", "0",
      "1: each rank prints, when a communicator ends, where its calls on device memory staged "
      "whole through pinned memory spent their time: copies in, the call on the host, copies out "

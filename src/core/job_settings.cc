@@ -41,6 +41,8 @@ const SettingView kSettings[] = {
     {"SPCCL_CHUNK_BYTES", [](const JobSettings& s) { return std::to_string(s.chunkBytes); }},
     {"SPCCL_STAGING_CHUNK_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stagingChunkBytes); }},
+    {"SPCCL_SPARSE_PIECE_BYTES",
+     [](const JobSettings& s) { return std::to_string(s.sparsePieceBytes); }},
     {"SPCCL_NET_STRIPE_MIN_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
@@ -59,6 +61,9 @@ JobSettings localJobSettings(const CommOptions& options) {
   // 0 turns the cut off; a piece is at least a page.
   const int64_t staging = knobInt("SPCCL_STAGING_CHUNK_BYTES");
   s.stagingChunkBytes = staging <= 0 ? 0 : static_cast<uint64_t>(std::max(staging, kMinChunkBytes));
+  const int64_t sparsePieces = knobInt("SPCCL_SPARSE_PIECE_BYTES");
+  s.sparsePieceBytes =
+      sparsePieces <= 0 ? 0 : static_cast<uint64_t>(std::max(sparsePieces, kMinChunkBytes));
   s.stripeMinBytes =
       static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;

@@ -87,6 +87,9 @@ class CollContext {
   void* scratch(size_t bytes, int slot = 0);
   // Slice size for pipelined algorithms (SPCCL_CHUNK_BYTES).
   size_t chunkBytes() const;
+  // Piece size of the pipelined sparse schedules' messages
+  // (SPCCL_SPARSE_PIECE_BYTES, sparse/message_pieces.h); 0: not cut.
+  size_t sparsePieceBytes() const;
   // Whether rooted calls check that the ranks agree on the root
   // (SPCCL_CHECK_ROOTS).
   bool checksRoots() const;

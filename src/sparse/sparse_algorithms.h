@@ -51,6 +51,9 @@ struct SparseRunOptions {
   PartitionKind partition = PartitionKind::Permutation;
   BucketMethod bucketing = BucketMethod::TwoPass;
   uint64_t seed = 0;  // h0 / permutation key, the same on every rank
+  // About how many bytes a pipelined schedule's message piece carries
+  // (SPCCL_SPARSE_PIECE_BYTES, sparse/message_pieces.h); 0: one piece.
+  uint64_t pieceBytes = 0;
 };
 
 // Recursive-doubling stages a report and a profile keep (2^16 ranks).

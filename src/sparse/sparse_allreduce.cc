@@ -24,9 +24,10 @@ namespace spccl::sparse {
 
 namespace {
 
-SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed) {
+SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed, uint64_t pieceBytes) {
   SparseRunOptions run;
   run.seed = seed;
+  run.pieceBytes = pieceBytes;
   run.allowedEncodings =
       o.encoding == spcclEncodingAuto ? kAllEncodings : 1u << static_cast<unsigned>(o.encoding);
   const SparsePartitionerInfo& partitioner = sparsePartitioner(o.partitioner);
@@ -206,7 +207,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
                ctx.rank(), pairSeconds * 1e9);
   }
   costInput.pairSeconds = state.planner.pairSeconds();
-  costInput.allowedEncodings = runOptions(call.options, 0).allowedEncodings;
+  costInput.allowedEncodings = runOptions(call.options, 0, 0).allowedEncodings;
   costInput.chunkBytes = ctx.chunkBytes();
   const double sketchGamma =
       sketch && meanNnz > 0 ? estimateUnionSize(sketches, rankNnz) / meanNnz : 0.0;
@@ -258,7 +259,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.sortedResult = call.cooOutput;
     in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
     in.denseInput = call.denseInput;
-    SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed), &result, &report));
+    SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed, ctx.sparsePieceBytes()), &result, &report));
     inOutput = result.inDenseOutput;
   }
   size_t outputNnz = 0;
