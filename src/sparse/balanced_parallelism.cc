@@ -86,6 +86,8 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
   return spcclSuccess;
 }
 
+}  // namespace
+
 // Sums the parts in rank order, ((part_0 + part_1) + part_2) + ..., so the
 // bits depend on neither the messages' encodings nor the method: when the
 // parts are sparse next to |I_r|, by merging them one after another (work
@@ -94,10 +96,10 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
 // few instructions per element). At 1 % and n = 8 (arrived * n = |I_r| / 2)
 // the merges were 29 M instructions per call, the accumulator ~8 M. Zero
 // results (x + -x) are dropped either way.
-void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& parts,
-               SparseSet* out) {
+
+void aggregate(const Context& c, const SparseSet& own, const std::vector<SparseSet>& parts,
+               uint64_t mySize, SparseSet* out) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
-  const uint64_t mySize = c.partition.partSize(r);
   auto partOf = [&](int q) -> const SparseSet& { return q == r ? own : parts[q]; };
   uint64_t arrived = 0;
   for (int q = 0; q < n; ++q) arrived += partOf(q).size();
@@ -131,10 +133,6 @@ void aggregate(const Context& c, const SparseSet& own, std::vector<SparseSet>& p
   out->values.resize(nnz * c.valueBytes);
 }
 
-// Frame flag of a pull message whose pairs are over global indices [0, M),
-// ascending, instead of positions in the owner's part I_p.
-constexpr uint8_t kGlobalIndices = 0x80;
-
 // The owner's pull message into *out; returns its frame flags. *global gets
 // the aggregate over global indices, ascending. The message carries global
 // indices when the wire time of the bytes that adds (Packed codes gaps n
@@ -150,23 +148,28 @@ constexpr uint8_t kGlobalIndices = 0x80;
 // the values, hence the bits, are the same either way.
 constexpr double kSecondsSavedPerPulledPair = 8e-9;
 
-uint8_t encodePullMessage(const Context& c, const SparseSet& mine, SparseSet* global,
-                          std::vector<unsigned char>* out) {
+uint8_t encodePullMessage(const Context& c, const SparseSet& mine, uint64_t first,
+                          uint64_t positions, SparseSet* global, std::vector<unsigned char>* out) {
   const int r = c.ctx.rank();
   const size_t k = mine.size(), s = c.valueBytes;
   const unsigned allowed = c.options.allowedEncodings;
   out->clear();  // (its capacity stays)
-  const Encoding local = encodeSet(mine.positions.data(), mine.values.data(), k,
-                                   c.partition.partSize(r), s, allowed, out);
+  const Encoding local =
+      encodeSet(mine.positions.data(), mine.values.data(), k, positions, s, allowed, out);
   global->positions.resize(k);
-  c.partition.indices(r, mine.positions.data(), k, global->positions.data());
+  if (first == 0) {
+    c.partition.indices(r, mine.positions.data(), k, global->positions.data());
+  } else {  // a piece's positions count from its first
+    for (size_t i = 0; i < k; ++i) global->positions[i] = first + mine.positions[i];
+    c.partition.indices(r, global->positions.data(), k, global->positions.data());
+  }
   global->values.assign(mine.values.begin(), mine.values.end());
   sortByPosition(global->positions.data(), global->values.data(), k, s);
   std::vector<unsigned char>& alternative = c.workspace.denseMessage;
   alternative.clear();
   const Encoding wide = encodeSet(global->positions.data(), global->values.data(), k, c.in.universe,
                                   s, allowed, &alternative);
-  const size_t bound = messageCapacity(totalNnz(c), c.partition.partSize(r), s, allowed);
+  const size_t bound = messageCapacity(totalNnz(c), positions, s, allowed);
   const double extraBytes =
       static_cast<double>(alternative.size()) - static_cast<double>(out->size());
   const double extraSeconds = extraBytes * c.ctx.linkModel().betaSecondsPerByte;
@@ -177,51 +180,23 @@ uint8_t encodePullMessage(const Context& c, const SparseSet& mine, SparseSet* gl
   return static_cast<uint8_t>(wide) | kGlobalIndices;
 }
 
-// Pull: the owner's aggregate goes to every other rank (an all-gather of
-// the partitions). A dense output in no particular order is written from
-// the parts as they are (densifySortedParts for those in global order, a
-// scatter for the rest); a COO output joins them and sorts by index (a
-// dense output needs no order, and at high density this sort was a quarter
-// of BP's CPU time).
-spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
-  const int n = c.ctx.nranks(), r = c.ctx.rank();
-  SparseSet& ownGlobal = c.workspace.currentSet;  // (the own part is summed already)
-  std::vector<unsigned char>& encoded = c.workspace.encodedSet;
-  const uint8_t flags = encodePullMessage(c, mine, &ownGlobal, &encoded);
-  std::vector<Outgoing> sends;
-  std::vector<Incoming> incoming;
-  const uint64_t total = totalNnz(c);
-  for (int q : peersInTurn(r, n)) {
-    sends.push_back({q, encoded.data(), encoded.size(), flags});
-    incoming.push_back(
-        {q,
-         messageCapacity(total, c.partition.partSize(q), c.valueBytes, c.options.allowedEncodings),
-         {},
-         0});
-  }
-  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
-  std::vector<uint64_t> aggregateSizes(n);
-  aggregateSizes[r] = mine.size();
-  // Each part in global indices, by owner (the push's sets are free now).
-  std::vector<SparseSet>& parts = c.workspace.peerSets;
-  parts.resize(n);
-  std::vector<const SparseSet*> ascending{&ownGlobal}, unordered;
-  for (Incoming& m : incoming) {
-    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
-    const bool global = (m.flags & kGlobalIndices) != 0;
-    SparseSet& part = parts[m.peer];
-    SPCCL_CHECK(decodeSet(data.data(), data.size(), static_cast<uint8_t>(m.flags & ~kGlobalIndices),
-                          global ? c.in.universe : c.partition.partSize(m.peer), c.valueBytes,
-                          c.options.allowedEncodings, m.peer, &part));
-    aggregateSizes[m.peer] = part.size();
-    if (global) {
-      ascending.push_back(&part);
-    } else {  // (indices() maps in place)
-      c.partition.indices(m.peer, part.positions.data(), part.size(), part.positions.data());
-      unordered.push_back(&part);
-    }
-  }
-  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
+spcclResult_t decodePullMessage(const Context& c, const unsigned char* data, size_t bytes,
+                                uint8_t flags, int owner, uint64_t first, uint64_t positions,
+                                SparseSet* part) {
+  const bool global = (flags & kGlobalIndices) != 0;
+  SPCCL_CHECK(decodeSet(data, bytes, static_cast<uint8_t>(flags & ~kGlobalIndices),
+                        global ? c.in.universe : positions, c.valueBytes,
+                        c.options.allowedEncodings, owner, part));
+  if (global) return spcclSuccess;
+  if (first != 0)  // a piece's positions count from its first
+    for (uint64_t& position : part->positions) position += first;
+  // (indices() maps in place)
+  c.partition.indices(owner, part->positions.data(), part->size(), part->positions.data());
+  return spcclSuccess;
+}
+
+spcclResult_t writePulledParts(const Context& c, std::span<const SparseSet* const> ascending,
+                               std::span<const SparseSet* const> unordered, SparseSet* result) {
   result->positions.clear();
   result->values.clear();
   if (!c.in.sortedResult && c.in.denseOutput != nullptr) {
@@ -239,16 +214,61 @@ spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
     result->denseOutputNnz = nonZeros;
     return spcclSuccess;
   }
-  for (const auto* list : {&ascending, &unordered})
-    for (const SparseSet* part : *list) {
-      result->positions.insert(result->positions.end(), part->positions.begin(),
-                               part->positions.end());
-      result->values.insert(result->values.end(), part->values.begin(), part->values.end());
-    }
+  auto join = [&](const SparseSet* part) {
+    result->positions.insert(result->positions.end(), part->positions.begin(),
+                             part->positions.end());
+    result->values.insert(result->values.end(), part->values.begin(), part->values.end());
+  };
+  for (const SparseSet* part : ascending) join(part);
+  for (const SparseSet* part : unordered) join(part);
   if (c.in.sortedResult)
     sortByPosition(result->positions.data(), result->values.data(), result->size(), c.valueBytes);
   result->ascending = c.in.sortedResult;
   return spcclSuccess;
+}
+
+namespace {
+
+// Pull: the owner's aggregate goes to every other rank (an all-gather of
+// the partitions), and every rank writes the parts out (writePulledParts).
+spcclResult_t pull(const Context& c, const SparseSet& mine, SparseSet* result) {
+  const int n = c.ctx.nranks(), r = c.ctx.rank();
+  SparseSet& ownGlobal = c.workspace.currentSet;  // (the own part is summed already)
+  std::vector<unsigned char>& encoded = c.workspace.encodedSet;
+  const uint8_t flags =
+      encodePullMessage(c, mine, 0, c.partition.partSize(r), &ownGlobal, &encoded);
+  std::vector<Outgoing> sends;
+  std::vector<Incoming> incoming;
+  const uint64_t total = totalNnz(c);
+  for (int q : peersInTurn(r, n)) {
+    sends.push_back({q, encoded.data(), encoded.size(), flags});
+    incoming.push_back(
+        {q,
+         messageCapacity(total, c.partition.partSize(q), c.valueBytes, c.options.allowedEncodings),
+         {},
+         0});
+  }
+  SPCCL_CHECK(exchangeWithPeerBuffers(c, sends, incoming));
+  std::vector<uint64_t> aggregateSizes(n);
+  aggregateSizes[r] = mine.size();
+  // Each part in global indices, by owner (the push's sets are free now).
+  std::vector<SparseSet>& parts = c.workspace.peerSets;
+  parts.resize(n);
+  std::vector<const SparseSet*> ascending{&ownGlobal};
+  std::vector<const SparseSet*> unordered;
+  for (Incoming& m : incoming) {
+    const MessageBuffer& data = c.workspace.peerReceives[m.peer];
+    SparseSet& part = parts[m.peer];
+    SPCCL_CHECK(decodePullMessage(c, data.data(), data.size(), m.flags, m.peer, 0,
+                                  c.partition.partSize(m.peer), &part));
+    aggregateSizes[m.peer] = part.size();
+    if ((m.flags & kGlobalIndices) != 0)
+      ascending.push_back(&part);
+    else
+      unordered.push_back(&part);
+  }
+  if (c.report) c.report->pullImbalance = imbalanceRatio(aggregateSizes);
+  return writePulledParts(c, ascending, unordered, result);
 }
 
 }  // namespace
@@ -271,10 +291,12 @@ spcclResult_t balancedParallelism(CollContext& ctx, const SparseInput& in,
   const bp::Context c{ctx,   workspace, in, options, *partition, rankNnz, spcclTypeSize(in.type),
                       report};
   if (denseRanges) return bp::runDenseRanges(c, result);
+  const int pieces = bp::pipelinePieces(c);
+  if (pieces > 1) return bp::runPipelined(c, pieces, result);
   SparseSet& own = workspace.currentSet;
   SparseSet& aggregated = workspace.mergedSet;
   SPCCL_CHECK(bp::push(c, &own, &workspace.peerSets));
-  bp::aggregate(c, own, workspace.peerSets, &aggregated);
+  bp::aggregate(c, own, workspace.peerSets, c.partition.partSize(ctx.rank()), &aggregated);
   return bp::pull(c, aggregated, result);
 }
 

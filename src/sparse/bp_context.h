@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -50,5 +51,41 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
 
 // The dense-range schedule; c.partition must be the Contiguous partition.
 spcclResult_t runDenseRanges(const Context& c, SparseSet* result);
+
+// The keyed-partition schedule's steps (balanced_parallelism.cc), shared
+// by its one-message form there and its pieces (bp_pipeline.cc). Sets of
+// an owner's part hold positions counted from `first`, the first position
+// of the piece (0: the whole part), over `positions` positions.
+
+// The owner's sum of own (at rank r) and parts[q] (q != r), in rank order.
+void aggregate(const Context& c, const SparseSet& own, const std::vector<SparseSet>& parts,
+               uint64_t positions, SparseSet* out);
+
+// Frame flag of a pull message whose pairs are over global indices [0, M),
+// ascending, instead of positions in the owner's part I_p.
+constexpr uint8_t kGlobalIndices = 0x80;
+
+// This rank's pull message of its aggregate `mine` into *out; returns the
+// frame flags. *global gets the pairs over global indices, ascending.
+uint8_t encodePullMessage(const Context& c, const SparseSet& mine, uint64_t first,
+                          uint64_t positions, SparseSet* global, std::vector<unsigned char>* out);
+
+// Decodes owner's pull message into *part, over global indices (ascending
+// when flags carry kGlobalIndices).
+spcclResult_t decodePullMessage(const Context& c, const unsigned char* data, size_t bytes,
+                                uint8_t flags, int owner, uint64_t first, uint64_t positions,
+                                SparseSet* part);
+
+// Writes the pulled parts (global indices, disjoint; `ascending` ones
+// sorted) into the caller's dense output or *result.
+spcclResult_t writePulledParts(const Context& c, std::span<const SparseSet* const> ascending,
+                               std::span<const SparseSet* const> unordered, SparseSet* result);
+
+// How many pieces the keyed-partition schedule cuts each message into
+// (bp_pipeline.cc), from agreed figures only; 1: not cut.
+int pipelinePieces(const Context& c);
+
+// The keyed-partition schedule in `pieces` (> 1) pieces per message.
+spcclResult_t runPipelined(const Context& c, int pieces, SparseSet* result);
 
 }  // namespace spccl::sparse::bp

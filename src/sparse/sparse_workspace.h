@@ -40,6 +40,14 @@ struct SparseWorkspace {
   std::vector<MessageBuffer> peerReceives;
   std::vector<SparseSet> peerSets;
   std::vector<unsigned char> ownerAccumulator;
+  // Its pipelined form (bp_pipeline.cc): every piece's receive buffer
+  // (push and pull), pull message and pulled set (by piece, then rank),
+  // and the arrays the buckets are split into (bp_piece_split.h).
+  std::vector<MessageBuffer> pieceReceives;
+  std::vector<std::vector<unsigned char>> pullPieces;
+  std::vector<SparseSet> pulledPieces;
+  std::vector<uint64_t> splitPositions;
+  std::vector<unsigned char> splitValues;
   // The dense fallback (ordered_dense_allreduce.h): every peer's slice of
   // this rank's range, and the owner's blocks while it sums them.
   std::vector<MessageBuffer> sliceReceives;

@@ -3,7 +3,7 @@
 // density and overlap pattern (docs/algorithms.md 2: lossless, bitwise identical
 // on every rank, reproducible).
 //
-// Launch one per rank: spcclrun -n N -- sparse_check [--quick].
+// Launch one per rank: spcclrun -n N -- sparse_check [--quick | --bp-pieces].
 // Values are small non-zero integers (|v| <= 3), so every partial sum is
 // exact in every type (bf16 holds integers up to 256) and the correct
 // result is unique whatever the reduction order: outputs are compared bit
@@ -286,6 +286,32 @@ class Checker {
     expect(at == c.count, c, what);
   }
 
+  // Messages this rank sent for one sparse call of c (counters around the
+  // call alone: the reference all-reduce's count varies with the size).
+  uint64_t messagesOf(const Case& c) {
+    std::vector<unsigned char> input = makeInput(c), output(input.size());
+    spcclSparseOptions_t options = optionsOf(c);
+    spcclCounters_t before{}, after{};
+    if (!ok(spcclCommGetCounters(comm_, &before), c, "spcclCommGetCounters") ||
+        !ok(spcclSparseAllReduceWithOptions(input.data(), output.data(), c.count, c.type, c.op,
+                                            &options, comm_, nullptr),
+            c, "spcclSparseAllReduceWithOptions") ||
+        !ok(spcclCommGetCounters(comm_, &after), c, "spcclCommGetCounters"))
+      return 0;
+    return after.messagesSent - before.messagesSent;
+  }
+
+  // That `cut` went out in pieces (SPCCL_SPARSE_PIECE_BYTES): at least one
+  // more push and pull message per peer than a call of one message each.
+  void sentInPieces(const Case& whole, const Case& cut) {
+    const uint64_t one = messagesOf(whole), pieces = messagesOf(cut);
+    char what[160];
+    std::snprintf(what, sizeof(what),
+                  "expected BP in pieces: %" PRIu64 " messages sent, %" PRIu64 " uncut", pieces,
+                  one);
+    expect(pieces >= one + 2 * static_cast<uint64_t>(n_ - 1), cut, what);
+  }
+
   // The planner's choice and statistics agree on every rank.
   void statsAgree(uint64_t tag) {
     spcclSparseStats_t stats;
@@ -389,12 +415,62 @@ const spcclDataType_t kTypes[] = {spcclFloat32,  spcclFloat64, spcclFloat16,
 const Overlap kOverlaps[] = {Overlap::Random, Overlap::Full, Overlap::None, Overlap::Skew,
                              Overlap::EmptyRanks};
 
+// --bp-pieces (run with a small SPCCL_SPARSE_PIECE_BYTES): Balanced
+// Parallelism with its messages cut into pieces (bp_pipeline.cc), below
+// its dense-range switch (a mean density of 1/8), where owners' pieces
+// are often empty (skewed, empty ranks, tiny tensors), every encoding and
+// partitioner, against the dense all-reduce and, for inexact floats, the
+// rank-order sum, bit for bit.
+void checkBpPieces(Checker& check) {
+  Case whole, cut;
+  whole.algorithm = cut.algorithm = spcclSparseBalancedParallelism;
+  whole.count = 100;
+  cut.count = 200000 + 3;
+  cut.density = 0.05;
+  check.sentInPieces(whole, cut);
+  for (int e = spcclEncodingAuto; e < spcclNumEncodings; ++e)
+    for (int p = spcclPartitionAuto; p < spcclNumPartitioners; ++p)
+      for (double d : {0.002, 0.02, 0.08})
+        for (Overlap overlap : kOverlaps) {
+          Case c;
+          c.algorithm = spcclSparseBalancedParallelism;
+          c.encoding = static_cast<spcclSparseEncoding_t>(e);
+          c.partitioner = static_cast<spcclSparsePartitioner_t>(p);
+          c.density = d;
+          c.overlap = overlap;
+          c.count = 60000 + 17;
+          c.op = overlap == Overlap::Full ? spcclAvg : spcclSum;
+          check.denseCase(c);
+        }
+  for (spcclDataType_t type : kTypes)
+    for (size_t count : {size_t{5}, size_t{37}, size_t{3001}, size_t{100000}}) {
+      Case c;
+      c.algorithm = spcclSparseBalancedParallelism;
+      c.type = type;
+      c.count = count;
+      c.density = 0.1;
+      check.denseCase(c);
+      check.inPlaceCase(c);
+      check.cooCase(c, spcclIndexUint32);
+    }
+  for (double d : {0.01, 0.1}) {
+    Case c;
+    c.algorithm = spcclSparseBalancedParallelism;
+    c.density = d;
+    c.count = 80000 + 11;
+    check.orderedSumCase(c, false);
+    c.type = spcclFloat16;
+    check.reproducibleCase(c);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, bpPieces = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--bp-pieces") == 0) bpPieces = true;
   }
   spcclComm_t comm = nullptr;
   if (spcclCommInitFromEnv(&comm, nullptr) != spcclSuccess) {
@@ -405,6 +481,12 @@ int main(int argc, char** argv) {
   spcclCommUserRank(comm, &rank);
   spcclCommCount(comm, &nranks);
   Checker check(comm, rank, nranks);
+  if (bpPieces) {
+    checkBpPieces(check);
+    spcclCommDestroy(comm);
+    std::printf("rank %d: %d checks, %d failures\n", rank, check.checks(), check.failures());
+    return check.failures() == 0 ? 0 : 1;
+  }
 
   // 1. Densities x overlap patterns x algorithms (f32, sum; avg on some).
   const double densities[] = {0, 1e-6, 1e-3, 1e-2, 0.1, 0.5, 1.0};
