@@ -28,9 +28,9 @@ int pipelinePieces(const Context& c) {
   for (int p = 1; p < n; ++p) smallestPart = std::min(smallestPart, c.partition.partSize(p));
   // An owner's pull message, the larger stage: about its share of all the
   // non-zeros over its part. (No piece is without positions.)
-  const uint64_t estimate =
-      messageCapacity(totalNnz(c) / static_cast<unsigned>(n), c.in.universe / static_cast<unsigned>(n),
-                      c.valueBytes, c.options.allowedEncodings);
+  const uint64_t estimate = messageCapacity(totalNnz(c) / static_cast<unsigned>(n),
+                                            c.in.universe / static_cast<unsigned>(n), c.valueBytes,
+                                            c.options.allowedEncodings);
   return messagePieces(estimate, c.options.pieceBytes, smallestPart);
 }
 
@@ -124,8 +124,8 @@ class PipelinedCall {
   void sortPiece(int p, int k) {
     Buckets& b = c_.workspace.buckets;
     const size_t at = cuts_.begin(p, k);
-    sortByPosition(b.positions.data() + at, b.values.data() + at * c_.valueBytes,
-                   cuts_.count(p, k), c_.valueBytes);
+    sortByPosition(b.positions.data() + at, b.values.data() + at * c_.valueBytes, cuts_.count(p, k),
+                   c_.valueBytes);
   }
 
   // Buckets by owner, cuts each bucket into its owner's pieces, and sends
@@ -140,8 +140,8 @@ class PipelinedCall {
       c_.report->pushImbalance = imbalanceRatio(bucketSizes);
     }
     cuts_.pieces = pieces_;
-    splitPieces(ranges_, c_.valueBytes, &b, &c_.workspace.splitPositions,
-                &c_.workspace.splitValues, &cuts_);
+    splitPieces(ranges_, c_.valueBytes, &b, &c_.workspace.splitPositions, &c_.workspace.splitValues,
+                &cuts_);
     std::vector<std::vector<unsigned char>>& encoded = c_.workspace.peerMessages;
     encoded.resize(static_cast<size_t>(pieces_ * n_));
     sends_.reserve(static_cast<size_t>(2 * pieces_ * n_));
@@ -151,10 +151,9 @@ class PipelinedCall {
         const size_t at = cuts_.begin(p, k);
         std::vector<unsigned char>& message = encoded[pieceSlot(k, p)];
         message.clear();  // (its capacity stays)
-        const Encoding e =
-            encodeSet(b.positions.data() + at, b.values.data() + at * c_.valueBytes,
-                      cuts_.count(p, k), ranges_[p].size(k), c_.valueBytes,
-                      c_.options.allowedEncodings, &message);
+        const Encoding e = encodeSet(b.positions.data() + at, b.values.data() + at * c_.valueBytes,
+                                     cuts_.count(p, k), ranges_[p].size(k), c_.valueBytes,
+                                     c_.options.allowedEncodings, &message);
         SPCCL_CHECK(send(p, message, static_cast<uint8_t>(e)));
       }
     return spcclSuccess;

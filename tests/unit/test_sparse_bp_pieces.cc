@@ -54,8 +54,8 @@ void checkSplit(std::vector<uint64_t> partSizes, int pieces, double density, siz
         if (position < ranges[p].start(k) || position >= ranges[p].start(k + 1)) continue;
         ASSERT_LT(at, cuts.begin(p, k + 1));
         EXPECT_EQ(buckets.positions[at], position - ranges[p].start(k));
-        EXPECT_EQ(0, std::memcmp(&buckets.values[at * valueBytes],
-                                 &original.values[i * valueBytes], valueBytes));
+        EXPECT_EQ(0, std::memcmp(&buckets.values[at * valueBytes], &original.values[i * valueBytes],
+                                 valueBytes));
         ++at;
       }
       ASSERT_EQ(cuts.begin(p, k + 1), at) << "piece " << k << " of bucket " << p;
