@@ -19,6 +19,7 @@
 #include "kernels/sparse_kernels.h"
 #include "sparse/dense_stage.h"
 #include "sparse/ordered_dense_allreduce.h"
+#include "sparse/received_merge.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -134,23 +135,25 @@ class MergedSet {
       return mergeMessageIntoDense(ctx_.kernels(), in_.type, data.data(), data.size(), m.flags,
                                    in_.universe, options_.allowedEncodings, recvPeer, how, tensor_,
                                    theirs_);
-    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, in_.universe, valueBytes_,
-                          options_.allowedEncodings, recvPeer, theirs_));
     if (how == DenseMerge::Place) {
+      SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, in_.universe, valueBytes_,
+                            options_.allowedEncodings, recvPeer, theirs_));
       std::swap(current_, theirs_);
       ownInput_ = false;
       return spcclSuccess;
     }
-    const kernels::SortedPairs a = mine(), b = pairsOf(*theirs_);
-    const kernels::SortedPairs& lower = how == DenseMerge::AddLower ? b : a;
-    const kernels::SortedPairs& higher = how == DenseMerge::AddLower ? a : b;
+    // Merged straight from the message (received_merge.h): no decoded copy.
+    const ReceivedMessage message{data.data(), data.size(),
+                                  m.flags,     in_.universe,
+                                  options_.allowedEncodings, recvPeer};
+    const bool theirsLower = how == DenseMerge::AddLower;
     if (last && in_.denseOutput != nullptr) {
-      outputNnz_ = kernels::mergeSumIntoDense(in_.type, lower, higher, in_.denseOutput,
-                                              static_cast<size_t>(in_.universe));
+      SPCCL_CHECK(mergeReceivedSetIntoDense(in_.type, mine(), message, theirsLower, theirs_,
+                                            in_.denseOutput, &outputNnz_));
       inOutput_ = true;
       return spcclSuccess;
     }
-    mergeSets(in_.type, valueBytes_, lower, higher, next_);
+    SPCCL_CHECK(mergeReceivedSet(in_.type, mine(), message, theirsLower, theirs_, next_));
     std::swap(current_, next_);
     ownInput_ = false;
     return spcclSuccess;
