@@ -143,9 +143,8 @@ class MergedSet {
       return spcclSuccess;
     }
     // Merged straight from the message (received_merge.h): no decoded copy.
-    const ReceivedMessage message{data.data(), data.size(),
-                                  m.flags,     in_.universe,
-                                  options_.allowedEncodings, recvPeer};
+    const ReceivedMessage message{
+        data.data(), data.size(), m.flags, in_.universe, options_.allowedEncodings, recvPeer};
     const bool theirsLower = how == DenseMerge::AddLower;
     if (last && in_.denseOutput != nullptr) {
       SPCCL_CHECK(mergeReceivedSetIntoDense(in_.type, mine(), message, theirsLower, theirs_,

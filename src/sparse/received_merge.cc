@@ -19,8 +19,8 @@ constexpr uint64_t kLargestGapCodedUniverse = uint64_t{1} << 63;
 bool asGapCoded(const ReceivedMessage& m, size_t valueBytes, kernels::GapCodedPairs* coded) {
   // (The message's own first byte, as decode reads it; the frame's flags
   // were checked on their own.)
-  if (m.universe > kLargestGapCodedUniverse || m.bytes < kMessageHeaderBytes ||
-      m.data == nullptr || m.data[0] != static_cast<unsigned char>(Encoding::Packed))
+  if (m.universe > kLargestGapCodedUniverse || m.bytes < kMessageHeaderBytes || m.data == nullptr ||
+      m.data[0] != static_cast<unsigned char>(Encoding::Packed))
     return false;
   Encoding encoding{};
   MessageBody body{};
@@ -61,9 +61,8 @@ spcclResult_t mergeReceivedSet(spcclDataType_t type, const kernels::SortedPairs&
   const size_t bound = mine.count + coded.count;
   out->positions.resize(bound);
   out->values.resize(bound * valueBytes);
-  const size_t merged =
-      kernels::mergeSumGapCoded(type, mine, coded, theirsLower, theirs.universe,
-                                out->positions.data(), out->values.data());
+  const size_t merged = kernels::mergeSumGapCoded(type, mine, coded, theirsLower, theirs.universe,
+                                                  out->positions.data(), out->values.data());
   if (merged == kernels::kMalformedGapCode) return rejected(theirs, valueBytes, scratch);
   out->positions.resize(merged);
   out->values.resize(merged * valueBytes);

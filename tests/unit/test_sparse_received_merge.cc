@@ -45,8 +45,7 @@ SparseSet randomSet(uint64_t universe, double density, size_t valueBytes, std::m
 std::vector<unsigned char> encodedAs(Encoding encoding, const SparseSet& set, uint64_t universe,
                                      size_t valueBytes) {
   std::vector<unsigned char> out;
-  encode(encoding, set.positions.data(), set.values.data(), set.size(), universe, valueBytes,
-         &out);
+  encode(encoding, set.positions.data(), set.values.data(), set.size(), universe, valueBytes, &out);
   return out;
 }
 
@@ -70,7 +69,8 @@ Outcome viaDecode(spcclDataType_t type, const SparseSet& mine, const ReceivedMes
   const size_t valueBytes = spcclTypeSize(type);
   Outcome o;
   SparseSet theirs;
-  o.result = decodeSet(m.data, m.bytes, m.flags, m.universe, valueBytes, m.allowed, m.peer, &theirs);
+  o.result =
+      decodeSet(m.data, m.bytes, m.flags, m.universe, valueBytes, m.allowed, m.peer, &theirs);
   if (o.result != spcclSuccess) {
     o.error = threadLastError();
     return o;
@@ -207,10 +207,17 @@ TEST(SparseReceivedMerge, CraftedBadVarintsFailAsDecodeSetFails) {
       {"two stray bytes: a whole two-byte varint", 2, small, {0x01, 0x02, 0x81, 0x00}},
       {"varint runs into the values", 2, small, {0x01, 0x82}},
       {"nnz too large for the body", 9, small, {0x01}},
-      {"varint over 64 bits", 1, huge, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}},
-      {"ten-byte varint within 64 bits, past the universe", 1, huge,
+      {"varint over 64 bits",
+       1,
+       huge,
+       {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}},
+      {"ten-byte varint within 64 bits, past the universe",
+       1,
+       huge,
        {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
-      {"a 63-bit first position, then one past the universe", 2, huge,
+      {"a 63-bit first position, then one past the universe",
+       2,
+       huge,
        {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00}},
   };
   for (const Case& c : cases) {

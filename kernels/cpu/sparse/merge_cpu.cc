@@ -175,11 +175,11 @@ size_t mergeSumIntoDense(spcclDataType_t type, const SortedPairs& lower, const S
 size_t mergeSumGapCoded(spcclDataType_t type, const SortedPairs& pairs, const GapCodedPairs& coded,
                         bool codedIsLower, uint64_t universe, uint64_t* positions, void* values) {
   return withFormat(type, kMalformedGapCode, [&](auto format) {
-    return withGapCodedOperand(
-        pairs, coded, codedIsLower, universe,
-        [&](auto& lp, const void* lv, auto& hp, const void* hv) {
-          return mergeToPairs<decltype(format)>(lp, lv, hp, hv, positions, values);
-        });
+    return withGapCodedOperand(pairs, coded, codedIsLower, universe,
+                               [&](auto& lp, const void* lv, auto& hp, const void* hv) {
+                                 return mergeToPairs<decltype(format)>(lp, lv, hp, hv, positions,
+                                                                       values);
+                               });
   });
 }
 
@@ -187,11 +187,10 @@ size_t mergeSumGapCodedIntoDense(spcclDataType_t type, const SortedPairs& pairs,
                                  const GapCodedPairs& coded, bool codedIsLower, void* dense,
                                  size_t count) {
   return withFormat(type, kMalformedGapCode, [&](auto format) {
-    return withGapCodedOperand(pairs, coded, codedIsLower, count,
-                               [&](auto& lp, const void* lv, auto& hp, const void* hv) {
-                                 return mergeToDense<decltype(format)>(lp, lv, hp, hv, dense,
-                                                                       count);
-                               });
+    return withGapCodedOperand(
+        pairs, coded, codedIsLower, count, [&](auto& lp, const void* lv, auto& hp, const void* hv) {
+          return mergeToDense<decltype(format)>(lp, lv, hp, hv, dense, count);
+        });
   });
 }
 
