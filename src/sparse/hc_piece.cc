@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/received_merge.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_messages.h"
 
@@ -79,23 +80,24 @@ spcclResult_t HcPiece::complete(const HcStep& step) {
     return mergeMessageIntoDense(ctx_->kernels(), in_.type, data.data(), data.size(), flags,
                                  in_.universe, options_->allowedEncodings, step.recvPeer, step.how,
                                  tensor_, &b_->received);
-  SPCCL_CHECK(decodeSet(data.data(), data.size(), flags, in_.universe, valueBytes_,
-                        options_->allowedEncodings, step.recvPeer, &b_->received));
   if (step.how == DenseMerge::Place) {
+    SPCCL_CHECK(decodeSet(data.data(), data.size(), flags, in_.universe, valueBytes_,
+                          options_->allowedEncodings, step.recvPeer, &b_->received));
     std::swap(*current_, b_->received);
     ownInput_ = false;
     return spcclSuccess;
   }
-  const kernels::SortedPairs a = mine(), b = pairsOf(b_->received);
-  const kernels::SortedPairs& lower = step.how == DenseMerge::AddLower ? b : a;
-  const kernels::SortedPairs& higher = step.how == DenseMerge::AddLower ? a : b;
+  // Merged straight from the message's bytes (received_merge.h).
+  const ReceivedMessage message{
+      data.data(), data.size(), flags, in_.universe, options_->allowedEncodings, step.recvPeer};
+  const bool theirsLower = step.how == DenseMerge::AddLower;
   if (step.last && in_.denseOutput != nullptr) {
-    outputNnz_ = kernels::mergeSumIntoDense(in_.type, lower, higher, in_.denseOutput,
-                                            static_cast<size_t>(in_.universe));
+    SPCCL_CHECK(mergeReceivedSetIntoDense(in_.type, mine(), message, theirsLower, &b_->received,
+                                          in_.denseOutput, &outputNnz_));
     inOutput_ = true;
     return spcclSuccess;
   }
-  mergeSets(in_.type, valueBytes_, lower, higher, next_);
+  SPCCL_CHECK(mergeReceivedSet(in_.type, mine(), message, theirsLower, &b_->received, next_));
   std::swap(current_, next_);
   ownInput_ = false;
   return spcclSuccess;
