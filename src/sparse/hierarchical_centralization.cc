@@ -11,6 +11,12 @@
 // Determinism: a merge sums lower-rank data first (a + b with a from the
 // lower ranks), so both partners compute the same bits, and every rank ends
 // with the same set.
+//
+// Pipelining (docs/algorithms.md 2.4): the index space is cut into pieces
+// (message_pieces.h), each run as an HC set of its own (hc_piece.h), and a
+// piece moves on to the next stage as soon as it is merged, so merging one
+// piece overlaps the transfer of the next. Positions are added in the same
+// order whatever piece holds them, so the bits do not depend on the cut.
 #include <algorithm>
 #include <cstring>
 #include <utility>
