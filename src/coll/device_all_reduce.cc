@@ -58,9 +58,13 @@ spcclResult_t allGather(CollContext& ctx, const T& mine, std::vector<T>* all) {
 // Every rank's part went well, or the call fails on every rank: the failing
 // rank with its own error, the others naming it.
 spcclResult_t barrier(CollContext& ctx, const char* name, const char* step, spcclResult_t mine) {
+  // A failed rank keeps its own error, even when a peer that learnt of it
+  // first aborted the exchange.
+  const std::string why = mine != spcclSuccess ? threadLastError() : std::string();
   std::vector<int32_t> all;
-  SPCCL_CHECK(allGather(ctx, static_cast<int32_t>(mine), &all));
-  if (mine != spcclSuccess) return mine;
+  const spcclResult_t gathered = allGather(ctx, static_cast<int32_t>(mine), &all);
+  if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
+  SPCCL_CHECK(gathered);
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r] != spcclSuccess)
       return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu failed %s of the device-resident all-reduce",
@@ -225,12 +229,15 @@ spcclResult_t runDeviceAllReduce(CollContext& ctx, const DeviceAllReduceCall& ca
   const spcclResult_t bound = call.device ? peers.bindContext(call.name) : spcclSuccess;
   Offer mine = bound == spcclSuccess ? makeOffer(ctx, call, bytes) : Offer{};
   mine.failure = bound;
+  const std::string why = bound != spcclSuccess ? threadLastError() : std::string();
   std::vector<Offer> offers;
+  spcclResult_t gathered = spcclSuccess;
   {
     CollContext agreement(ctx, offerSignature(call));
-    SPCCL_CHECK(allGather(agreement, mine, &offers));
+    gathered = allGather(agreement, mine, &offers);
   }
-  if (bound != spcclSuccess) return bound;
+  if (bound != spcclSuccess) return failWith(bound, __FILE__, __LINE__, "%s", why.c_str());
+  SPCCL_CHECK(gathered);
   for (size_t r = 0; r < offers.size(); ++r)
     if (offers[r].failure != spcclSuccess)
       return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu cannot run the call (its error names why)",
