@@ -24,9 +24,9 @@ __device__ void reduceInputs(const ReduceInputsArgs& args) {
 namespace dr = spccl::kernels::device_reduce;
 namespace k = spccl::kernels;
 
-#define SPCCL_REDUCE_INPUTS_KERNEL(suffix, Format, OpName, Op)                          \
+#define SPCCL_REDUCE_INPUTS_KERNEL(suffix, Format, OpName, Op)                                  \
   extern "C" __global__ void spcclReduceInputs_##suffix##_##OpName(dr::ReduceInputsArgs args) { \
-    dr::reduceInputs<Format, k::Op>(args);                                             \
+    dr::reduceInputs<Format, k::Op>(args);                                                      \
   }
 
 #define SPCCL_REDUCE_INPUTS_OPS(suffix, Format)            \

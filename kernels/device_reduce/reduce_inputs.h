@@ -39,17 +39,28 @@ struct ReduceInputsArgs {
 // "spcclReduceInputs_f32_sum"; nullptr for a type or op it has no kernel for.
 inline const char* typeSuffix(spcclDataType_t type) {
   switch (type) {
-    case spcclInt8: return "i8";
-    case spcclUint8: return "u8";
-    case spcclInt32: return "i32";
-    case spcclUint32: return "u32";
-    case spcclInt64: return "i64";
-    case spcclUint64: return "u64";
-    case spcclFloat16: return "f16";
-    case spcclFloat32: return "f32";
-    case spcclFloat64: return "f64";
-    case spcclBfloat16: return "bf16";
-    default: return nullptr;
+    case spcclInt8:
+      return "i8";
+    case spcclUint8:
+      return "u8";
+    case spcclInt32:
+      return "i32";
+    case spcclUint32:
+      return "u32";
+    case spcclInt64:
+      return "i64";
+    case spcclUint64:
+      return "u64";
+    case spcclFloat16:
+      return "f16";
+    case spcclFloat32:
+      return "f32";
+    case spcclFloat64:
+      return "f64";
+    case spcclBfloat16:
+      return "bf16";
+    default:
+      return nullptr;
   }
 }
 
@@ -57,11 +68,16 @@ inline const char* typeSuffix(spcclDataType_t type) {
 inline const char* opSuffix(spcclRedOp_t op) {
   switch (op) {
     case spcclSum:
-    case spcclAvg: return "sum";
-    case spcclProd: return "prod";
-    case spcclMax: return "max";
-    case spcclMin: return "min";
-    default: return nullptr;
+    case spcclAvg:
+      return "sum";
+    case spcclProd:
+      return "prod";
+    case spcclMax:
+      return "max";
+    case spcclMin:
+      return "min";
+    default:
+      return nullptr;
   }
 }
 

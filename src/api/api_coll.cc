@@ -249,7 +249,8 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   // (core/device_all_reduce_call.h): its buffers are checked, not staged.
   const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
                       call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
-  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/tlsGroup.depth == 0 && !direct);
+  if (res == spcclSuccess)
+    res = stage(comm, call, staged, /*runsNow=*/tlsGroup.depth == 0 && !direct);
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
     return finishCall(comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name));

@@ -21,8 +21,7 @@ using device::CuDevicePtr;
 using device::CuStream;
 
 const device::EmbeddedModule& reduceModule() {
-  static const device::EmbeddedModule module(dr::reduceInputsImage(),
-                                             dr::reduceInputsImageBytes());
+  static const device::EmbeddedModule module(dr::reduceInputsImage(), dr::reduceInputsImageBytes());
   return module;
 }
 
@@ -67,8 +66,8 @@ spcclResult_t barrier(CollContext& ctx, const char* name, const char* step, spcc
   SPCCL_CHECK(gathered);
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r] != spcclSuccess)
-      return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu failed %s of the device-resident all-reduce",
-                        name, r, step);
+      return SPCCL_FAIL(spcclRemoteError,
+                        "%s: rank %zu failed %s of the device-resident all-reduce", name, r, step);
   return spcclSuccess;
 }
 
@@ -84,8 +83,8 @@ spcclResult_t synchronize(CuStream stream, const char* name, const char* what) {
 // at most kMaxInputs inputs, each after the first starting from out.
 spcclResult_t launchReduce(const DeviceAllReduceCall& call, const std::vector<CuDevicePtr>& inputs,
                            CuDevicePtr out, size_t count, CuStream stream) {
-  const std::string kernel = std::string(dr::kKernelPrefix) + dr::typeSuffix(call.datatype) + "_" +
-                             dr::opSuffix(call.op);
+  const std::string kernel =
+      std::string(dr::kKernelPrefix) + dr::typeSuffix(call.datatype) + "_" + dr::opSuffix(call.op);
   device::CuFunction function = nullptr;
   SPCCL_CHECK(reduceModule().function(kernel, &function));
   constexpr unsigned kThreads = 256;
@@ -99,8 +98,8 @@ spcclResult_t launchReduce(const DeviceAllReduceCall& call, const std::vector<Cu
     args.inputCount = k;
     args.output = out;
     args.count = count;
-    args.divisor = next == inputs.size() && call.op == spcclAvg ? static_cast<int32_t>(inputs.size())
-                                                               : 0;
+    args.divisor =
+        next == inputs.size() && call.op == spcclAvg ? static_cast<int32_t>(inputs.size()) : 0;
     void* params[] = {&args};
     const device::CuResult result = device::cudaModuleDriver()->launchKernel(
         function, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);
@@ -206,7 +205,8 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceAllReduceCall& call,
     return synchronize(stream, call.name, what);
   };
   const auto hostPointer = reinterpret_cast<CuDevicePtr>(host.data());
-  SPCCL_CHECK(copy(hostPointer, reinterpret_cast<CuDevicePtr>(call.sendbuff), "copying sendbuff in"));
+  SPCCL_CHECK(
+      copy(hostPointer, reinterpret_cast<CuDevicePtr>(call.sendbuff), "copying sendbuff in"));
   args.sendbuff = host.data();
   args.recvbuff = host.data();
   SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));

@@ -89,7 +89,7 @@ class StagedCall {
   const char* call_;
   device::CuStream stream_;
   device::CuContext context_ = nullptr;  // the caller's, for copies on the worker
-  bool direct_ = false;  // runDirect: the stream holds no copies
+  bool direct_ = false;                  // runDirect: the stream holds no copies
   std::shared_ptr<device::StagingSet> staging_;
 };
 

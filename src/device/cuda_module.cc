@@ -57,8 +57,7 @@ const CudaModuleDriver* cudaModuleDriver() {
 spcclResult_t EmbeddedModule::function(const std::string& name, CuFunction* out) const {
   const CudaModuleDriver* m = cudaModuleDriver();
   if (!present() || m == nullptr)
-    return SPCCL_FAIL(spcclSystemError,
-                      "kernel %s: %s", name.c_str(),
+    return SPCCL_FAIL(spcclSystemError, "kernel %s: %s", name.c_str(),
                       present() ? "the CUDA driver has no cuModuleLoadData/cuLaunchKernel"
                                 : "this libspccl was built without CUDA (no kernels embedded)");
   CuContext context = nullptr;

@@ -20,8 +20,8 @@ struct CudaModuleDriver {
   CuResult (*moduleLoadData)(CuModule* module, const void* image);
   CuResult (*moduleGetFunction)(CuFunction* function, CuModule module, const char* name);
   CuResult (*launchKernel)(CuFunction function, unsigned gridX, unsigned gridY, unsigned gridZ,
-                           unsigned blockX, unsigned blockY, unsigned blockZ,
-                           unsigned sharedBytes, CuStream stream, void** params, void** extra);
+                           unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
+                           CuStream stream, void** params, void** extra);
 };
 
 // The entry points once the driver is loaded with all of them; nullptr

@@ -12,9 +12,6 @@
 // few emuCuda* helpers for the tests (emulated_driver.h) are provided.
 #include "emulated_driver.h"
 
-#include "kernels/cpu/sparse/format_dispatch.h"
-#include "kernels/device_reduce/reduce_inputs.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,6 +29,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/device_reduce/reduce_inputs.h"
 
 namespace {
 
@@ -247,7 +247,8 @@ struct EmulatedFunction {
 };
 
 template <typename Format>
-bool runReduceWithOp(const std::string& op, const spccl::kernels::device_reduce::ReduceInputsArgs& args) {
+bool runReduceWithOp(const std::string& op,
+                     const spccl::kernels::device_reduce::ReduceInputsArgs& args) {
   namespace k = spccl::kernels;
   namespace dr = spccl::kernels::device_reduce;
   auto each = [&](auto opTag) {
@@ -284,16 +285,14 @@ bool parseKernel(const std::string& name, spcclDataType_t* type, std::string* op
 }
 
 size_t elementBytes(spcclDataType_t type) {
-  return spccl::kernels::withFormat(type, size_t{0}, [](auto format) {
-    return sizeof(typename decltype(format)::Storage);
-  });
+  return spccl::kernels::withFormat(
+      type, size_t{0}, [](auto format) { return sizeof(typename decltype(format)::Storage); });
 }
 
 void runEmulatedKernel(spcclDataType_t type, const std::string& op,
                        const spccl::kernels::device_reduce::ReduceInputsArgs& args) {
-  spccl::kernels::withFormat(type, false, [&](auto format) {
-    return runReduceWithOp<decltype(format)>(op, args);
-  });
+  spccl::kernels::withFormat(
+      type, false, [&](auto format) { return runReduceWithOp<decltype(format)>(op, args); });
 }
 
 }  // namespace
@@ -312,7 +311,7 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op)) return 500;  // CUDA_ERROR_NOT_FOUND
-  *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
+  *function = new EmulatedFunction{name};          // one per lookup; spccl caches them
   return kSuccess;
 }
 

@@ -33,17 +33,28 @@ void encode(spcclDataType_t type, int v, unsigned char* out) {
   static const uint16_t kBf16[] = {0, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0};
   auto put = [out](auto x) { std::memcpy(out, &x, sizeof(x)); };
   switch (type) {
-    case spcclInt8: return put(static_cast<int8_t>(v));
-    case spcclUint8: return put(static_cast<uint8_t>(v));
-    case spcclInt32: return put(static_cast<int32_t>(v));
-    case spcclUint32: return put(static_cast<uint32_t>(v));
-    case spcclInt64: return put(static_cast<int64_t>(v));
-    case spcclUint64: return put(static_cast<uint64_t>(v));
-    case spcclFloat16: return put(kHalf[v]);
-    case spcclFloat32: return put(static_cast<float>(v));
-    case spcclFloat64: return put(static_cast<double>(v));
-    case spcclBfloat16: return put(kBf16[v]);
-    default: return;
+    case spcclInt8:
+      return put(static_cast<int8_t>(v));
+    case spcclUint8:
+      return put(static_cast<uint8_t>(v));
+    case spcclInt32:
+      return put(static_cast<int32_t>(v));
+    case spcclUint32:
+      return put(static_cast<uint32_t>(v));
+    case spcclInt64:
+      return put(static_cast<int64_t>(v));
+    case spcclUint64:
+      return put(static_cast<uint64_t>(v));
+    case spcclFloat16:
+      return put(kHalf[v]);
+    case spcclFloat32:
+      return put(static_cast<float>(v));
+    case spcclFloat64:
+      return put(static_cast<double>(v));
+    case spcclBfloat16:
+      return put(kBf16[v]);
+    default:
+      return;
   }
 }
 
@@ -151,9 +162,9 @@ TEST(DeviceAllReduce, ChainedCallsOnAStreamN2) {
     for (size_t i = 0; i < 64; ++i) encode(spcclFloat32, 1, &ones[i * sizeof(float)]);
     buffer.set(ones);
     for (int k = 0; k < 5; ++k)
-      EXPECT_EQ(spcclAllReduce(buffer.data(), buffer.data(), 64, spcclFloat32, spcclSum, comm,
-                               stream),
-                spcclSuccess);
+      EXPECT_EQ(
+          spcclAllReduce(buffer.data(), buffer.data(), 64, spcclFloat32, spcclSum, comm, stream),
+          spcclSuccess);
     const std::vector<unsigned char> got = buffer.get(stream);
     float first = 0;
     std::memcpy(&first, got.data(), sizeof(first));
@@ -174,8 +185,9 @@ TEST(DeviceAllReduce, HostBuffersOnOneRankFallBackOnEveryRank) {
     if (rank == 0) {
       DeviceBytes send(count * 4), recv(count * 4);
       send.set(inputOf(rank, spcclInt32, count));
-      EXPECT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
-                spcclSuccess);
+      EXPECT_EQ(
+          spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
+          spcclSuccess);
       got = recv.get(nullptr);
     } else {
       std::vector<unsigned char> in = inputOf(rank, spcclInt32, count);
@@ -194,12 +206,14 @@ TEST(DeviceAllReduce, KnobOffStagesAsBefore) {
   setenv("SPCCL_DEVICE_ALLREDUCE", "0", 1);
   runOnRanks(2, [](int rank, spcclComm_t comm) {
     const size_t count = 40;
-    const std::vector<unsigned char> expected = reference(comm, rank, spcclFloat32, spcclMax, count);
+    const std::vector<unsigned char> expected =
+        reference(comm, rank, spcclFloat32, spcclMax, count);
     DeviceBytes send(count * 4), recv(count * 4);
     send.set(inputOf(rank, spcclFloat32, count));
     const uint64_t before = launches();
-    EXPECT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclMax, comm, nullptr),
-              spcclSuccess);
+    EXPECT_EQ(
+        spcclAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclMax, comm, nullptr),
+        spcclSuccess);
     EXPECT_EQ(recv.get(nullptr), expected);
     EXPECT_EQ(launches(), before);
     return kChildOk;
