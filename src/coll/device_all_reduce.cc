@@ -81,10 +81,13 @@ spcclResult_t synchronize(CuStream stream, const char* name, const char* what) {
 
 // out = inputs[0] op ... op inputs[n-1] over count elements, in launches of
 // at most kMaxInputs inputs, each after the first starting from out.
+std::string kernelName(spcclDataType_t type, spcclRedOp_t op) {
+  return std::string(dr::kKernelPrefix) + dr::typeSuffix(type) + "_" + dr::opSuffix(op);
+}
+
 spcclResult_t launchReduce(const DeviceAllReduceCall& call, const std::vector<CuDevicePtr>& inputs,
                            CuDevicePtr out, size_t count, CuStream stream) {
-  const std::string kernel =
-      std::string(dr::kKernelPrefix) + dr::typeSuffix(call.datatype) + "_" + dr::opSuffix(call.op);
+  const std::string kernel = kernelName(call.datatype, call.op);
   device::CuFunction function = nullptr;
   SPCCL_CHECK(reduceModule().function(kernel, &function));
   constexpr unsigned kThreads = 256;
@@ -119,6 +122,11 @@ Offer makeOffer(CollContext& ctx, const DeviceAllReduceCall& call, size_t bytes)
       dr::opSuffix(call.op) == nullptr)
     return offer;
   if (call.sendbuff == call.recvbuff && ctx.nranks() > dr::kMaxInputs) return offer;
+  // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
+  // module that does not load makes the call fall back.
+  device::CuFunction function = nullptr;
+  if (reduceModule().function(kernelName(call.datatype, call.op), &function) != spcclSuccess)
+    return offer;
   // A buffer that cannot be exported (not from cuMemAlloc, e.g. managed
   // memory) is no error here: the call falls back. The message stays in
   // the thread's last error only.
@@ -214,6 +222,14 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceAllReduceCall& call,
 }
 
 }  // namespace
+
+spcclResult_t prepareDeviceAllReduce(spcclDataType_t datatype, spcclRedOp_t op) {
+  if (dr::typeSuffix(datatype) == nullptr || dr::opSuffix(op) == nullptr)
+    return SPCCL_FAIL(spcclInvalidArgument, "no device-resident kernel for type %d, op %d",
+                      static_cast<int>(datatype), static_cast<int>(op));
+  device::CuFunction function = nullptr;
+  return reduceModule().function(kernelName(datatype, op), &function);
+}
 
 bool deviceAllReduceAvailable() {
   return reduceModule().present() && device::cudaModuleDriver() != nullptr &&

@@ -39,6 +39,13 @@ struct DeviceAllReduceCall {
 // path (the call falls back on every rank).
 bool deviceAllReduceAvailable();
 
+// Loads the kernel for (datatype, op) in the calling thread's context, on
+// the caller's thread, before the call is enqueued: cuModuleLoadData may
+// wait for the device, and on the worker it would wait for the caller's
+// stream, which the call holds. A failure here only makes the call fall
+// back (runDeviceAllReduce looks again).
+spcclResult_t prepareDeviceAllReduce(spcclDataType_t datatype, spcclRedOp_t op);
+
 // The call on ctx, by the schedule above. The calling thread has the
 // buffers' CUDA context current where call.device. *onDevices: whether the
 // ranks took the device path (false: the fallback ran).

@@ -41,6 +41,10 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
   call.datatype = args.datatype;
   call.op = args.op;
   call.device = staged.hasDeviceMemory();
+  if (call.device) {
+    device::ScopedCudaContext current(staged.context());
+    (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
+  }
   return staged.runDirect([comm, call, signature, peers = comm->devicePeers] {
     bool onDevices = false;
     const spcclResult_t result = spccl::runCollective(

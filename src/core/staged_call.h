@@ -53,6 +53,8 @@ class StagedCall {
   // with the buffers' CUDA context current.
   spcclResult_t runDirect(std::function<spcclResult_t()> body);
   bool hasDeviceMemory() const { return staging_->hasDeviceMemory(); }
+  // The buffers' CUDA context (after validate); nullptr for host buffers.
+  device::CuContext context() const { return context_; }
 
   // A non-blocking API call (no stream): the request completes when the
   // results are in the user's buffers.
