@@ -245,12 +245,14 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   call.stream = stream;
   spcclResult_t res = validate(comm, call, stream, name);
   StagedCall staged(comm, name, stream);
-  // A blocking all-reduce outside a group may run device-resident
-  // (core/device_all_reduce_call.h): its buffers are checked, not staged.
+  // The buffers' kinds first (which looks for the driver), then whether
+  // a blocking all-reduce outside a group runs device-resident
+  // (core/device_all_reduce_call.h): its buffers are then checked, not
+  // staged.
+  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
   const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
                       call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
-  if (res == spcclSuccess)
-    res = stage(comm, call, staged, /*runsNow=*/tlsGroup.depth == 0 && !direct);
+  if (res == spcclSuccess && tlsGroup.depth == 0 && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
     return finishCall(comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name));

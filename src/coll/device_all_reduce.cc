@@ -232,8 +232,10 @@ spcclResult_t prepareDeviceAllReduce(spcclDataType_t datatype, spcclRedOp_t op) 
 }
 
 bool deviceAllReduceAvailable() {
-  return reduceModule().present() && device::cudaModuleDriver() != nullptr &&
-         device::cudaIpcDriver() != nullptr;
+  // The driver as the call's memory-kind checks found it: no new lookup
+  // per call where none is loaded (cuda_driver.h).
+  return reduceModule().present() && device::cudaDriverFoundSoFar() != nullptr &&
+         device::cudaModuleDriver() != nullptr && device::cudaIpcDriver() != nullptr;
 }
 
 spcclResult_t runDeviceAllReduce(CollContext& ctx, const DeviceAllReduceCall& call,
