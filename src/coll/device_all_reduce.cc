@@ -1,6 +1,9 @@
 #include "coll/device_all_reduce.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,10 +28,23 @@ const device::EmbeddedModule& reduceModule() {
   return module;
 }
 
+// This process, among those of one host: the pid (a forked child inherits
+// the random part but not the pid) mixed with a random number drawn once
+// (ranks in other pid namespaces may share a pid).
+uint64_t processToken() {
+  static const uint64_t random = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  return random ^ static_cast<uint64_t>(getpid());
+}
+
 // What each rank tells the others before the data moves.
 struct Offer {
-  int32_t usable = 0;   // this rank can take the device path
-  int32_t failure = 0;  // spcclResult_t: this rank cannot run the call at all
+  int32_t usable = 0;    // this rank can take the device path
+  int32_t failure = 0;   // spcclResult_t: this rank cannot run the call at all
+  uint64_t process = 0;  // processToken(): ranks of one process use each other's pointers
+  uint64_t sendPointer = 0, recvPointer = 0;
   device::ExportedDeviceRange send{};
   device::ExportedDeviceRange recv{};
 };
@@ -134,16 +150,21 @@ Offer makeOffer(CollContext& ctx, const DeviceAllReduceCall& call, size_t bytes)
       device::exportDeviceRange(call.sendbuff, bytes, "sendbuff", &offer.send) != spcclSuccess ||
       device::exportDeviceRange(call.recvbuff, bytes, "recvbuff", &offer.recv) != spcclSuccess)
     return offer;
+  offer.sendPointer = reinterpret_cast<uint64_t>(call.sendbuff);
+  offer.recvPointer = reinterpret_cast<uint64_t>(call.recvbuff);
   offer.usable = 1;
   return offer;
 }
 
 // A peer's buffer at `range`, opened in this process; this rank's own is its pointer.
-spcclResult_t peerPointer(CollContext& ctx, device::PeerAllocations& peers, int rank,
-                          const device::ExportedDeviceRange& range, const void* own,
+// A rank of this same process (threads, or several communicators): its
+// pointer as it is (one address space; the driver refuses to open a
+// process's own handle).
+spcclResult_t peerPointer(device::PeerAllocations& peers, int rank, const Offer& offer,
+                          const device::ExportedDeviceRange& range, uint64_t pointer,
                           CuDevicePtr* out) {
-  if (rank == ctx.rank()) {
-    *out = reinterpret_cast<CuDevicePtr>(own);
+  if (offer.process == processToken()) {
+    *out = pointer;
     return spcclSuccess;
   }
   CuDevicePtr base = 0;
@@ -161,9 +182,9 @@ spcclResult_t runOnDevices(CollContext& ctx, const DeviceAllReduceCall& call,
   std::vector<CuDevicePtr> sends(n), recvs(n);
   spcclResult_t result = peers.stream(&stream);
   for (int r = 0; r < n && result == spcclSuccess; ++r) {
-    result = peerPointer(ctx, peers, r, offers[r].send, call.sendbuff, &sends[r]);
-    if (result == spcclSuccess)
-      result = peerPointer(ctx, peers, r, offers[r].recv, call.recvbuff, &recvs[r]);
+    const Offer& o = offers[r];
+    result = peerPointer(peers, r, o, o.send, o.sendPointer, &sends[r]);
+    if (result == spcclSuccess) result = peerPointer(peers, r, o, o.recv, o.recvPointer, &recvs[r]);
   }
   const ElementRange mine = evenBlock(call.count, n, me);
   if (result == spcclSuccess && mine.count > 0) {
@@ -247,6 +268,7 @@ spcclResult_t runDeviceAllReduce(CollContext& ctx, const DeviceAllReduceCall& ca
   const spcclResult_t bound = call.device ? peers.bindContext(call.name) : spcclSuccess;
   Offer mine = bound == spcclSuccess ? makeOffer(ctx, call, bytes) : Offer{};
   mine.failure = bound;
+  mine.process = processToken();
   const std::string why = bound != spcclSuccess ? threadLastError() : std::string();
   std::vector<Offer> offers;
   spcclResult_t gathered = spcclSuccess;
