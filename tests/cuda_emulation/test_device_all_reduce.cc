@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulated_ranks.h"
@@ -172,6 +173,46 @@ TEST(DeviceAllReduce, ChainedCallsOnAStreamN2) {
     emuCudaStreamDestroy(stream);
     return kChildOk;
   });
+}
+
+// Two ranks as threads of one process: each uses the other's pointers
+// directly (the driver refuses to open a process's own IPC handle).
+TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcess) {
+  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+    spcclUniqueId id;
+    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
+    const size_t count = 1000;
+    std::vector<std::vector<unsigned char>> got(2);
+    std::vector<uint64_t> launched(2);
+    auto rankThread = [&](int rank) {
+      spcclComm_t comm = initRank(2, id, rank);
+      DeviceBytes send(count * 4), recv(count * 4);
+      send.set(inputOf(rank, spcclInt32, count));
+      const uint64_t before = launches();
+      if (spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr) ==
+          spcclSuccess)
+        got[rank] = recv.get(nullptr);
+      launched[rank] = launches() - before;
+      spcclCommDestroy(comm);
+    };
+    std::thread other(rankThread, 1);
+    rankThread(0);
+    other.join();
+    std::vector<unsigned char> expected = inputOf(0, spcclInt32, count);
+    const std::vector<unsigned char> second = inputOf(1, spcclInt32, count);
+    for (size_t i = 0; i < count; ++i) {
+      int32_t a = 0, b = 0;
+      std::memcpy(&a, &expected[i * 4], 4);
+      std::memcpy(&b, &second[i * 4], 4);
+      a += b;
+      std::memcpy(&expected[i * 4], &a, 4);
+    }
+    EXPECT_EQ(got[0], expected);
+    EXPECT_EQ(got[1], expected);
+    EXPECT_GT(launched[0] + launched[1], 0u) << "the device path was not taken";
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  EXPECT_EQ(outcomes[0].status, kChildOk);
 }
 
 // One rank with host buffers: every rank falls back to the CPU all-reduce
