@@ -12,13 +12,14 @@ namespace spccl {
 
 namespace {
 
-// The parts every rank of the job shares, decided once per communicator.
+// From what every rank sent at creation (RankInfo), so that every rank
+// decides alike, once per communicator.
 bool jobJoins(const spcclComm& comm) {
-  if (knobInt("SPCCL_DEVICE_ALLREDUCE") == 0) return false;
+  if (comm.ranks.empty() || comm.ranks[0].job.deviceAllReduce == 0) return false;
   const std::string& transport = comm.options.transport;
   if (transport != "auto" && transport != "shm" && transport != "cuda_ipc") return false;
   for (const RankInfo& info : comm.ranks)
-    if (info.hostId != comm.ranks[0].hostId) return false;
+    if (info.hostId != comm.ranks[0].hostId || info.deviceAllReduceReady != 1) return false;
   return true;
 }
 
@@ -26,8 +27,7 @@ bool jobJoins(const spcclComm& comm) {
 
 bool joinsDeviceAllReduce(spcclComm_t comm) {
   if (comm->deviceAllReduceJoins < 0) comm->deviceAllReduceJoins = jobJoins(*comm) ? 1 : 0;
-  // Checked at each call: the driver may be loaded after the communicator.
-  return comm->deviceAllReduceJoins == 1 && deviceAllReduceAvailable();
+  return comm->deviceAllReduceJoins == 1;
 }
 
 spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,

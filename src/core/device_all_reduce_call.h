@@ -1,17 +1,18 @@
 // How an all-reduce API call reaches the device-resident schedule
 // (coll/device_all_reduce.h), without staging.
 //
-// Whether a call joins is decided from what every rank of a job shares,
-// so that all ranks join the same calls: every rank on one host, the
-// transport auto, shm or cuda_ipc, SPCCL_DEVICE_ALLREDUCE on (the job's
-// setting), and a libspccl with the kernels in a process that has loaded
-// the CUDA driver. A blocking all-reduce outside a group that joins then
-// runs the schedule's agreement, on host buffers too: the ranks choose the
-// device path only when every rank's buffers are device memory it can
-// export, and the CPU all-reduce otherwise. A process without the driver
-// never joins, so CPU-only jobs run as before; a job where only some
-// processes loaded the driver fails its all-reduces at the engine's
-// signature check, naming the mismatch.
+// Whether a communicator's calls join is decided once, from what every
+// rank sent at its creation, so that all ranks join the same calls: every
+// rank on one host, the transport auto, shm or cuda_ipc,
+// SPCCL_DEVICE_ALLREDUCE on (a job setting, checked at creation), and on
+// every rank a current CUDA device, the driver and a libspccl with the
+// kernels (RankInfo::deviceAllReduceReady). A blocking all-reduce outside a
+// group of such a communicator then runs the schedule's agreement, on host
+// buffers too: the ranks choose the device path only when every rank's
+// buffers are device memory it can export, and the CPU all-reduce
+// otherwise. A communicator created where some rank had no device (a CPU
+// job, even one whose processes loaded the driver) never joins and runs
+// as before.
 #pragma once
 
 #include "coll/collective.h"
