@@ -199,7 +199,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   // The pipeline: piece c of step i+1 is posted as soon as piece c of step
   // i is merged, while the later pieces of step i are still arriving.
   const std::vector<HcStep> steps = rankSteps(rankNnz, n, r, p, total);
-  for (HcPiece& piece : set) SPCCL_CHECK(piece.post(steps[0]));
+  if (!steps.empty())  // (one rank: no exchange, the input is the result)
+    for (HcPiece& piece : set) SPCCL_CHECK(piece.post(steps[0]));
   for (size_t i = 0; i < steps.size(); ++i) {
     uint64_t sent = 0;
     for (HcPiece& piece : set) {
