@@ -65,6 +65,28 @@ size_t mergeSum(spcclDataType_t type, const SortedPairs& lower, const SortedPair
 // Returns how many of the values written are non-zero.
 size_t mergeSumIntoDense(spcclDataType_t type, const SortedPairs& lower, const SortedPairs& higher,
                          void* dense, size_t count);
+// A sorted pair list as a Packed message carries it (sparse/encoding.h):
+// `count` LEB128 varints in varintBytes bytes (the first position, then
+// each gap minus one), and the values in position order.
+struct GapCodedPairs {
+  const unsigned char* varints = nullptr;
+  size_t varintBytes = 0;
+  const void* values = nullptr;
+  size_t count = 0;
+};
+// mergeSum and mergeSumIntoDense with one operand gap-coded, read as the
+// merge goes (no array of decoded positions, no copy of the values);
+// codedIsLower says which operand it is, so the sums' bits are mergeSum's.
+// The varints are checked as decodePacked checks them: a truncated
+// varint, one over 64 bits, a position >= universe (count for the dense
+// form) or bytes left over return kMalformedGapCode, the outputs then
+// holding anything. universe must be at most 2^63.
+constexpr size_t kMalformedGapCode = SIZE_MAX;
+size_t mergeSumGapCoded(spcclDataType_t type, const SortedPairs& pairs, const GapCodedPairs& coded,
+                        bool codedIsLower, uint64_t universe, uint64_t* positions, void* values);
+size_t mergeSumGapCodedIntoDense(spcclDataType_t type, const SortedPairs& pairs,
+                                 const GapCodedPairs& coded, bool codedIsLower, void* dense,
+                                 size_t count);
 // values[i] = dense[indices[i]].
 void gatherValues(spcclDataType_t type, const void* dense, const uint64_t* indices, size_t nnz,
                   void* values);

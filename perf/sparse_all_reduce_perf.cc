@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       break;
   }
 
-  PerfSession session;
+  PerfSession session(options.deviceBuffers);
   const bool printing = session.rank() == 0;
   const std::vector<std::string> rankDescriptions = session.rankDescriptions();
   if (printing) {

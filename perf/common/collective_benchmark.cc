@@ -30,7 +30,7 @@ CollectiveBenchmark::CollectiveBenchmark(const CollectiveSpec& spec, const PerfO
   sendBuffer_.assign(bytes, 0);
   recvBuffer_.assign(bytes, 0);
   if (options.deviceBuffers) {
-    device_ = std::make_unique<DeviceMemory>(session.rank());
+    device_ = session.device();
     deviceSend_ = device_->allocate(bytes);
     deviceRecv_ = device_->allocate(bytes);
   }

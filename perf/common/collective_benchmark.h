@@ -58,7 +58,7 @@ class CollectiveBenchmark {
   int root_;  // -r for rooted collectives, else -1 (what the table shows)
   std::vector<unsigned char> sendBuffer_;
   std::vector<unsigned char> recvBuffer_;
-  std::unique_ptr<DeviceMemory> device_;  // --device only
+  DeviceMemory* device_ = nullptr;  // --device only: the session's
   void* deviceSend_ = nullptr;
   void* deviceRecv_ = nullptr;
 };

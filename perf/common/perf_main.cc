@@ -56,7 +56,7 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
       break;
   }
 
-  PerfSession session;
+  PerfSession session(options.deviceBuffers);
   const bool printing = session.rank() == 0;
   if (spec.rooted && options.root >= session.nranks()) {
     if (printing) {

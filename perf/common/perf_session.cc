@@ -6,15 +6,25 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/device_memory.h"
+
 namespace spccl::perf {
 
 namespace {
 
 constexpr size_t kDescriptionBytes = 128;
 
+// The rank the launcher gave this process, before the communicator says.
+int launcherRank() {
+  for (const char* name : {"SPCCL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
+}
+
 }  // namespace
 
-PerfSession::PerfSession() {
+PerfSession::PerfSession(bool deviceBuffers) {
+  if (deviceBuffers) device_ = std::make_unique<DeviceMemory>(launcherRank());
   const spcclResult_t result = spcclCommInitFromEnv(&comm_, nullptr);
   if (result != spcclSuccess) {
     std::fprintf(stderr, "spcclCommInitFromEnv failed: %s (%s)\n", spcclGetErrorString(result),

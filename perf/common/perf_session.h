@@ -5,12 +5,15 @@
 // ranks fail at once instead of waiting for their deadlines.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "spccl.h"
 
 namespace spccl::perf {
+
+class DeviceMemory;
 
 // Exit status of a run that hit a usage or spccl error.
 constexpr int kExitError = 2;
@@ -19,7 +22,11 @@ class PerfSession {
  public:
   // spcclCommInitFromEnv: rank, size and rendezvous from spcclrun (or the
   // other launchers spccl knows).
-  PerfSession();
+  // deviceBuffers (--device): first makes the launcher's rank's CUDA device
+  // current, as an NCCL program sets its device before creating its
+  // communicator (spccl notes it then: spcclCommCuDevice, and the
+  // device-resident all-reduce needs it on every rank).
+  explicit PerfSession(bool deviceBuffers = false);
   ~PerfSession();
   PerfSession(const PerfSession&) = delete;
   PerfSession& operator=(const PerfSession&) = delete;
@@ -27,6 +34,8 @@ class PerfSession {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   spcclComm_t comm() const { return comm_; }
+  // The device buffers' driver and stream; nullptr without --device.
+  DeviceMemory* device() const { return device_.get(); }
 
   // Returns only on success; `what` names the call for the message.
   void require(spcclResult_t result, const char* what) const;
@@ -43,6 +52,7 @@ class PerfSession {
   std::vector<std::string> rankDescriptions() const;
 
  private:
+  std::unique_ptr<DeviceMemory> device_;  // outlives comm_ (destroyed after it)
   spcclComm_t comm_ = nullptr;
   int rank_ = 0;
   int nranks_ = 1;

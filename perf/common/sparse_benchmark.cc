@@ -30,7 +30,7 @@ void fillBandwidth(const SparseInput& input, int nranks, ModeResult* mode) {
 SparseBenchmark::SparseBenchmark(const PerfOptions& options, const SparseOptions& sparseOptions,
                                  const PerfSession& session)
     : options_(options), sparseOptions_(sparseOptions), session_(session) {
-  if (options.deviceBuffers) device_ = std::make_unique<DeviceMemory>(session.rank());
+  if (options.deviceBuffers) device_ = session.device();
 }
 
 SparseBenchmark::~SparseBenchmark() {

@@ -55,7 +55,7 @@ class SparseBenchmark {
     size_t nnz = 0;
   };
   CooBuffers cooInput_, cooOutput_;
-  std::unique_ptr<DeviceMemory> device_;  // --device only (dense-form calls)
+  DeviceMemory* device_ = nullptr;  // --device only (dense-form calls): the session's
   void* deviceInput_ = nullptr;
   void* deviceResult_ = nullptr;
   size_t deviceBytes_ = 0;

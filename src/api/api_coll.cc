@@ -11,6 +11,7 @@
 #include "coll/dense_pieces.h"
 #include "coll/root_agreement.h"
 #include "core/comm.h"
+#include "core/device_all_reduce_call.h"
 #include "core/piece_gates.h"
 #include "core/staged_call.h"
 #include "spccl.h"
@@ -244,8 +245,17 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   call.stream = stream;
   spcclResult_t res = validate(comm, call, stream, name);
   StagedCall staged(comm, name, stream);
-  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/tlsGroup.depth == 0);
+  // The buffers' kinds first (which looks for the driver), then whether
+  // a blocking all-reduce outside a group runs device-resident
+  // (core/device_all_reduce_call.h): its buffers are then checked, not
+  // staged.
+  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
+  const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
+                      call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
+  if (res == spcclSuccess && tlsGroup.depth == 0 && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
+  if (direct)
+    return finishCall(comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name));
   if (tlsGroup.depth > 0) {
     rememberComm(comm);
     tlsGroup.collectives.emplace_back(comm, call);

@@ -64,6 +64,11 @@ struct RankInfo {
   // Where this rank's fault service listens (core/fault_service.h): the
   // revokes, agreements and shrinks that must work without the engine.
   net::SockAddr faultAddr{};
+  // 1 when, at creation, this process had a current CUDA device, the CUDA
+  // driver and the device-resident all-reduce's kernels
+  // (coll/device_all_reduce.h): a communicator joins that schedule only
+  // when every rank can (core/device_all_reduce_call.h).
+  int32_t deviceAllReduceReady = 0;
 };
 
 // The rendezvous handshake (docs/security.md):

@@ -23,6 +23,7 @@
 #include "core/revoke.h"
 #include "core/setup_departures.h"
 #include "core/transport_registry.h"
+#include "coll/device_all_reduce.h"
 #include "device/cuda_driver.h"
 #include "runtime/flight_recorder.h"
 #include "runtime/frame_checksum.h"
@@ -566,6 +567,7 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
   mine.hostId = localHostId();
   gethostname(mine.hostname, sizeof(mine.hostname) - 1);
   mine.job = localJobSettings(options);
+  mine.deviceAllReduceReady = comm->cudaDevice >= 0 && deviceAllReduceAvailable() ? 1 : 0;
   Nonce laneNonce;
   SPCCL_CHECK(freshNonce(&laneNonce));
   std::memcpy(mine.laneNonce, laneNonce.data(), laneNonce.size());

@@ -23,6 +23,9 @@ namespace spccl {
 namespace transport {
 class TlsContext;
 }
+namespace device {
+class PeerAllocations;
+}  // namespace device
 namespace sparse {
 struct CommState;
 }
@@ -106,6 +109,11 @@ struct spcclComm {
   std::atomic<bool> finalized{false};
   spcclRequest_t finalizeRequest = nullptr;
 
+  // The device-resident all-reduce (core/device_all_reduce_call.h):
+  // whether this communicator's all-reduces join it (-1: not decided yet,
+  // decided at the first all-reduce), and the peers' buffers it opened.
+  int deviceAllReduceJoins = -1;
+  std::shared_ptr<spccl::device::PeerAllocations> devicePeers;
   // What sparse all-reduces keep between calls (sparse/comm_state.h),
   // created with the communicator. shared_ptr: the type stays opaque here.
   std::shared_ptr<spccl::sparse::CommState> sparse;

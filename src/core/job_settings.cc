@@ -45,6 +45,8 @@ const SettingView kSettings[] = {
      [](const JobSettings& s) { return std::to_string(s.sparsePieceBytes); }},
     {"SPCCL_NET_STRIPE_MIN_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
+    {"SPCCL_DEVICE_ALLREDUCE",
+     [](const JobSettings& s) { return std::to_string(s.deviceAllReduce); }},
     {"SPCCL_CHECK_ROOTS", [](const JobSettings& s) { return std::to_string(s.checkRoots); }},
     {"SPCCL_PROFILE_LINKS", [](const JobSettings& s) { return std::to_string(s.profileLinks); }},
     {"SPCCL_TLS", [](const JobSettings& s) { return textOf(s.tls); }},
@@ -67,6 +69,7 @@ JobSettings localJobSettings(const CommOptions& options) {
   s.stripeMinBytes =
       static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;
+  s.deviceAllReduce = knobInt("SPCCL_DEVICE_ALLREDUCE") != 0 ? 1 : 0;
   s.profileLinks = options.profileLinks ? 1 : 0;
   copyText(s.tls, knobString("SPCCL_TLS"));
   copyText(s.wireChecksum, knobString("SPCCL_WIRE_CHECKSUM"));

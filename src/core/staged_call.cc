@@ -149,6 +149,24 @@ spcclResult_t StagedCall::run(std::function<spcclResult_t()> body) {
   return spcclSuccess;
 }
 
+spcclResult_t StagedCall::runDirect(std::function<spcclResult_t()> body) {
+  direct_ = true;
+  auto inContext = [context = context_, body = std::move(body)] {
+    device::ScopedCudaContext current(context);
+    return body();
+  };
+  if (stream_ != nullptr) return runOnStream(std::move(inContext));
+  if (staging_->hasDeviceMemory()) {
+    // NCCL's NULL stream is the legacy one: the call comes after its work.
+    device::ScopedCudaContext current(context_);
+    const device::CuResult synced = device::cudaDriver()->streamSynchronize(nullptr);
+    if (synced != 0)
+      return SPCCL_FAIL(spcclSystemError, "%s: waiting for the work queued before the call: %s",
+                        call_, device::describeCuError("cuStreamSynchronize", synced).c_str());
+  }
+  return runBlocking(comm_, inContext);
+}
+
 spcclResult_t StagedCall::runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request) {
   if (!staging_->hasDeviceMemory()) return runAsync(comm_, std::move(body), request);
   {
@@ -257,7 +275,8 @@ spcclResult_t StagedCall::runCollectiveInPieces(
 spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
   SPCCL_CHECK(checkNoAsyncError(call_, comm_));
   device::ScopedCudaContext current(context_);
-  if (const spcclResult_t copied = staging_->copyIn(stream_); copied != spcclSuccess) {
+  if (const spcclResult_t copied = direct_ ? spcclSuccess : staging_->copyIn(stream_);
+      copied != spcclSuccess) {
     device::cudaDriver()->streamSynchronize(stream_);  // copies already queued finish first
     return copied;
   }
@@ -275,10 +294,10 @@ spcclResult_t StagedCall::runOnStream(std::function<spcclResult_t()> body) {
       stream_, [ticket] { ticket->reachAndHold(); }, call_);
   // From here the stream waits for the ticket: `release` finishes it on
   // every path, the worker's included.
-  if (enqueued == spcclSuccess) enqueued = staging_->copyOut(stream_);
+  if (enqueued == spcclSuccess && !direct_) enqueued = staging_->copyOut(stream_);
   // The pinned buffers go back to the pool once the copies out are done;
   // the call's time split is known then.
-  if (enqueued == spcclSuccess)
+  if (enqueued == spcclSuccess && !direct_)
     enqueued = device::enqueueHostFunction(
         stream_,
         [staging = staging_, ticket, profile = comm_->stagingProfile] {

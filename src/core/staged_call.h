@@ -47,6 +47,15 @@ class StagedCall {
   // A blocking API call: at once, or enqueued on the stream. Not
   // finishCall'ed: the caller does.
   spcclResult_t run(std::function<spcclResult_t()> body);
+  // A call that reaches device buffers itself (core/device_all_reduce_call.h):
+  // nothing staged or copied. At once (a NULL stream: after the legacy
+  // stream's earlier work), or in the stream's order like run; body runs
+  // with the buffers' CUDA context current.
+  spcclResult_t runDirect(std::function<spcclResult_t()> body);
+  bool hasDeviceMemory() const { return staging_->hasDeviceMemory(); }
+  // The buffers' CUDA context (after validate); nullptr for host buffers.
+  device::CuContext context() const { return context_; }
+
   // A non-blocking API call (no stream): the request completes when the
   // results are in the user's buffers.
   spcclResult_t runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request);
@@ -82,6 +91,7 @@ class StagedCall {
   const char* call_;
   device::CuStream stream_;
   device::CuContext context_ = nullptr;  // the caller's, for copies on the worker
+  bool direct_ = false;                  // runDirect: the stream holds no copies
   std::shared_ptr<device::StagingSet> staging_;
 };
 

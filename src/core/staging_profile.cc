@@ -23,9 +23,19 @@ void StagingProfile::recordOverlapped() {
   ++overlappedCalls_;
 }
 
+void StagingProfile::recordDeviceResident() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceResidentCalls_;
+}
+
 void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  if (deviceResidentCalls_ > 0)
+    std::fprintf(stderr,
+                 "spccl staging report, rank %d/%d: %" PRIu64
+                 " all-reduce calls ran device-resident (CUDA IPC, nothing staged)\n",
+                 rank, nranks, deviceResidentCalls_);
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
   const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
   auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };

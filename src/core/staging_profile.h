@@ -22,6 +22,9 @@ class StagingProfile {
                    size_t bytesOut);
   // One call cut into pieces (its copies overlap the transfers).
   void recordOverlapped();
+  // One all-reduce that ran device-resident (core/device_all_reduce_call.h):
+  // nothing staged.
+  void recordDeviceResident();
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -31,6 +34,7 @@ class StagingProfile {
   mutable std::mutex mutex_;
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
+  uint64_t deviceResidentCalls_ = 0;
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;

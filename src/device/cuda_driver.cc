@@ -42,8 +42,14 @@ bool resolveAll(void* library, CudaDriver* d) {
 
 }  // namespace
 
+namespace {
+std::atomic<const CudaDriver*> gLoaded{nullptr};
+}  // namespace
+
+const CudaDriver* cudaDriverFoundSoFar() { return gLoaded.load(std::memory_order_acquire); }
+
 const CudaDriver* cudaDriver() {
-  static std::atomic<const CudaDriver*> loaded{nullptr};
+  std::atomic<const CudaDriver*>& loaded = gLoaded;
   static std::mutex mutex;
   const CudaDriver* d = loaded.load(std::memory_order_acquire);
   if (d != nullptr) return d;

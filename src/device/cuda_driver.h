@@ -56,6 +56,10 @@ struct CudaDriver {
 // The driver once this process has loaded it, with every entry point
 // above found; nullptr before (looked for again at each call until found).
 const CudaDriver* cudaDriver();
+// What cudaDriver() found so far, without looking again: a dlopen with
+// RTLD_NOLOAD costs about 20 us where no driver is loaded, too much to
+// repeat per call (the memory-kind checks of a call look first).
+const CudaDriver* cudaDriverFoundSoFar();
 
 // "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory
 // access was encountered, CUresult 700)" for failWith and logs.

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/sparse_kernels.h"
 #include "sparse/encoding.h"
 #include "spccl.h"
 
@@ -72,6 +73,10 @@ size_t encodePackedWithin(const uint64_t* positions, const unsigned char* values
                           size_t valueBytes, size_t limit, unsigned char* out);
 spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
                            std::vector<unsigned char>* values);
+// A Packed body's varints and values, for a merge that reads them where
+// they lie (kernels::mergeSumGapCoded, which checks the varints); false
+// when the body is too short for nnz of them (decodePacked's first check).
+bool packedParts(const MessageBody& body, kernels::GapCodedPairs* parts);
 
 // Dense: U values, absent positions zero. Decoding yields the positions
 // whose value has a non-zero byte (a present +0 or integer 0 adds nothing;

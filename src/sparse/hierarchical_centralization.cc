@@ -11,6 +11,13 @@
 // Determinism: a merge sums lower-rank data first (a + b with a from the
 // lower ranks), so both partners compute the same bits, and every rank ends
 // with the same set.
+//
+// Pipelining (docs/algorithms.md 2.4): the index space is cut into pieces
+// (message_pieces.h), each run as an HC set of its own (hc_piece.h), and a
+// piece moves on to the next stage as soon as it is merged, so merging one
+// piece overlaps the transfer of the next. Positions are added in the same
+// order whatever piece holds them, so the bits do not depend on the cut.
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -18,8 +25,10 @@
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/dense_stage.h"
+#include "sparse/even_ranges.h"
+#include "sparse/hc_piece.h"
+#include "sparse/message_pieces.h"
 #include "sparse/ordered_dense_allreduce.h"
-#include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
 
@@ -65,177 +74,99 @@ bool preferDense(const SparseInput& in, const SparseRunOptions& options, uint64_
   return n > 1 && hcBytes >= denseFallbackBytes(in.universe, valueBytes, n);
 }
 
-// This rank's merged set, as pairs or (past the break-even of
-// dense_stage.h) as a dense tensor, and the exchanges of one stage.
-class MergedSet {
- public:
-  MergedSet(CollContext& ctx, const SparseInput& in, const SparseRunOptions& options,
-            SparseRunReport* report)
-      : ctx_(ctx),
-        in_(in),
-        options_(options),
-        report_(report),
-        valueBytes_(spcclTypeSize(in.type)) {
-    SparseWorkspace* w = in.workspace ? in.workspace : &local_;
-    current_ = &w->currentSet;
-    next_ = &w->mergedSet;
-    encoded_ = &w->encodedSet;
-    receiveBuffer_ = &w->receiveBuffer;
-    theirs_ = &w->receivedSet;
-    tensorStorage_ = &w->denseTensor;
-    message_ = &w->denseMessage;
+// The exchanges of rank r, in order: fold in r+p's set (ranks p..n-1 fold
+// into r-p first), the recursive-doubling stages, hand the result back.
+std::vector<HcStep> rankSteps(const uint64_t* rankNnz, int n, int r, int p, uint64_t total) {
+  std::vector<HcStep> steps;
+  if (r >= p) {
+    // Folded rank: hand the set to r-p, receive the final result.
+    steps.push_back({r - p, -1, 0, DenseMerge::Place, false, -1});
+    steps.push_back({-1, r - p, total, DenseMerge::Place, false, -1});
+    return steps;
   }
+  if (r + p < n) steps.push_back({-1, r + p, rankNnz[r + p], DenseMerge::AddHigher, false, -1});
+  for (int stage = 0; (1 << stage) < p; ++stage) {
+    const int partner = r ^ (1 << stage);
+    const bool last = 2 << stage >= p && r + p >= n;  // no folded partner waits for it
+    steps.push_back({partner, partner, groupNnz(rankNnz, n, p, partner, stage),
+                     partner < r ? DenseMerge::AddLower : DenseMerge::AddHigher, last, stage});
+  }
+  if (r + p < n) steps.push_back({r + p, -1, 0, DenseMerge::AddHigher, false, -1});
+  return steps;
+}
 
-  // The pairs this rank sent in its last exchange.
-  uint64_t sentPairs() const { return sentPairs_; }
+// How many pieces the stages' messages are cut into: sized by the last
+// stage's message (half of all the pairs, the largest), from agreed counts
+// so that every rank cuts alike.
+int pieceCount(const SparseInput& in, const SparseRunOptions& options, uint64_t total) {
+  const size_t lastStageBytes =
+      messageCapacity(total / 2, in.universe, spcclTypeSize(in.type), options.allowedEncodings);
+  return messagePieces(lastStageBytes, options.pieceBytes, in.universe);
+}
 
-  // Sends the set to sendPeer (if >= 0); receives at most maxNnz pairs
-  // from recvPeer (if >= 0) and merges them (`how`: which operand is the
-  // lower ranks'). last: no exchange follows, so a sparse merge may write
-  // the caller's dense output directly (merge and densify in one pass).
-  spcclResult_t exchange(int sendPeer, int recvPeer, uint64_t maxNnz, DenseMerge how,
-                         bool last = false) {
-    std::vector<Outgoing> sends;
-    std::vector<Incoming> incoming;
-    if (sendPeer >= 0) {
-      if (dense_) {
-        size_t bytes = 0;
-        const Encoding e =
-            encodeDenseTensor(in_.type, tensor_, in_.universe, options_.allowedEncodings, message_,
-                              &bytes, &denseNnz_, theirs_);
-        sends.push_back({sendPeer, message_->data(), bytes, static_cast<uint8_t>(e)});
-        sentPairs_ = denseNnz_;
-      } else {
-        const kernels::SortedPairs set = mine();
-        sentPairs_ = set.count;
-        size_t bytes = 0;  // (encoded_ only grows: no zero-fill per stage)
-        const Encoding e = encodeSetInto(set.positions, set.values, set.count, in_.universe,
-                                         valueBytes_, options_.allowedEncodings, encoded_, &bytes);
-        sends.push_back({sendPeer, encoded_->data(), bytes, static_cast<uint8_t>(e)});
+// Piece c's input: its share of the pairs (positions made relative to the
+// piece's first), its universe, its slice of the dense output.
+SparseInput pieceInput(const SparseInput& in, const EvenRanges& ranges, int c,
+                       MergePieceBuffers* buffers) {
+  SparseInput piece = in;
+  const uint64_t lo = ranges.start(c), hi = lo + ranges.size(c);
+  piece.universe = hi - lo;
+  if (in.denseOutput != nullptr)
+    piece.denseOutput = static_cast<unsigned char*>(in.denseOutput) + lo * spcclTypeSize(in.type);
+  if (ranges.size(c) == in.universe) return piece;  // one piece: the input as it is
+  const uint64_t* begin = std::lower_bound(in.indices, in.indices + in.nnz, lo);
+  const uint64_t* end = std::lower_bound(begin, in.indices + in.nnz, hi);
+  std::vector<uint64_t>& positions = buffers->inputPositions;
+  positions.resize(static_cast<size_t>(end - begin));
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = begin[i] - lo;
+  piece.indices = positions.data();
+  piece.values = static_cast<const unsigned char*>(in.values) +
+                 static_cast<size_t>(begin - in.indices) * spcclTypeSize(in.type);
+  piece.nnz = positions.size();
+  return piece;
+}
+
+// The pieces' results as one: in the caller's dense output when it has one
+// (a piece left as pairs is written into its slice), else the pairs joined
+// in piece order, positions made global again.
+void joinPieces(const SparseInput& in, const EvenRanges& ranges,
+                std::vector<MergePieceBuffers>& buffers, int pieces, SparseSet* result) {
+  const size_t valueBytes = spcclTypeSize(in.type);
+  if (pieces == 1) {
+    *result = std::move(buffers[0].result);
+    return;
+  }
+  if (in.denseOutput != nullptr) {
+    size_t nnz = 0;
+    for (int c = 0; c < pieces; ++c) {
+      SparseSet& part = buffers[c].result;
+      if (!part.inDenseOutput) {
+        kernels::densify(valueBytes, part.positions.data(), part.values.data(), part.size(),
+                         static_cast<unsigned char*>(in.denseOutput) + ranges.start(c) * valueBytes,
+                         static_cast<size_t>(ranges.size(c)));
+        part.denseOutputNnz = SIZE_MAX;  // a merged pair may sum to zero: count them
       }
+      nnz =
+          nnz == SIZE_MAX || part.denseOutputNnz == SIZE_MAX ? SIZE_MAX : nnz + part.denseOutputNnz;
     }
-    if (recvPeer >= 0)
-      incoming.push_back(
-          {recvPeer,
-           messageCapacity(maxNnz, in_.universe, valueBytes_, options_.allowedEncodings),
-           {},
-           0});
-    if (recvPeer >= 0) incoming[0].data = std::move(*receiveBuffer_);
-    const spcclResult_t exchanged = exchangeMessages(ctx_, sends, incoming, report_);
-    if (recvPeer >= 0) *receiveBuffer_ = std::move(incoming[0].data);  // kept for the next one
-    SPCCL_CHECK(exchanged);
-    if (recvPeer < 0) return spcclSuccess;
-    const MessageBuffer& data = *receiveBuffer_;
-    const Incoming& m = incoming[0];
-    const uint64_t theirPairs = messagePairs(data.data(), data.size());
-    const uint64_t myPairs = how == DenseMerge::Place ? 0 : dense_ ? denseNnz_ : mine().count;
-    if (!dense_ && mergeDensely(myPairs + theirPairs, in_.universe)) becomeDense(how);
-    if (dense_)
-      return mergeMessageIntoDense(ctx_.kernels(), in_.type, data.data(), data.size(), m.flags,
-                                   in_.universe, options_.allowedEncodings, recvPeer, how, tensor_,
-                                   theirs_);
-    SPCCL_CHECK(decodeSet(data.data(), data.size(), m.flags, in_.universe, valueBytes_,
-                          options_.allowedEncodings, recvPeer, theirs_));
-    if (how == DenseMerge::Place) {
-      std::swap(current_, theirs_);
-      ownInput_ = false;
-      return spcclSuccess;
-    }
-    const kernels::SortedPairs a = mine(), b = pairsOf(*theirs_);
-    const kernels::SortedPairs& lower = how == DenseMerge::AddLower ? b : a;
-    const kernels::SortedPairs& higher = how == DenseMerge::AddLower ? a : b;
-    if (last && in_.denseOutput != nullptr) {
-      outputNnz_ = kernels::mergeSumIntoDense(in_.type, lower, higher, in_.denseOutput,
-                                              static_cast<size_t>(in_.universe));
-      inOutput_ = true;
-      return spcclSuccess;
-    }
-    mergeSets(in_.type, valueBytes_, lower, higher, next_);
-    std::swap(current_, next_);
-    ownInput_ = false;
-    return spcclSuccess;
+    result->inDenseOutput = true;
+    result->denseOutputNnz = nnz;
+    return;
   }
-
-  // The final result: into the caller's dense output when the tensor is
-  // there already, else as pairs.
-  void finish(SparseSet* result) {
-    if (inOutput_) {
-      result->inDenseOutput = true;
-      result->denseOutputNnz = outputNnz_;
-      return;
-    }
-    if (!dense_ && ownInput_) {  // no merge (one rank): the input is the result
-      const auto* values = static_cast<const unsigned char*>(in_.values);
-      result->positions.assign(in_.indices, in_.indices + in_.nnz);
-      result->values.assign(values, values + in_.nnz * valueBytes_);
-      return;
-    }
-    if (!dense_) {
-      *result = std::move(*current_);
-      return;
-    }
-    if (tensor_ == in_.denseOutput) {
-      result->inDenseOutput = true;
-      return;
-    }
-    const size_t count = static_cast<size_t>(in_.universe);
-    result->positions.resize(count);
-    result->values.resize(count * valueBytes_);
-    const size_t nnz = kernels::extractNonZeros(in_.type, tensor_, count, result->positions.data(),
-                                                result->values.data(), count);
-    result->positions.resize(nnz);
-    result->values.resize(nnz * valueBytes_);
+  size_t total = 0;
+  for (int c = 0; c < pieces; ++c) total += buffers[c].result.size();
+  result->positions.resize(total);
+  result->values.resize(total * valueBytes);
+  size_t at = 0;
+  for (int c = 0; c < pieces; ++c) {
+    const SparseSet& part = buffers[c].result;
+    const uint64_t lo = ranges.start(c);
+    for (size_t i = 0; i < part.size(); ++i) result->positions[at + i] = part.positions[i] + lo;
+    std::memcpy(result->values.data() + at * valueBytes, part.values.data(),
+                part.size() * valueBytes);
+    at += part.size();
   }
-
- private:
-  // The set as pairs: the caller's input until the first merge, so the
-  // first stage sends it without a copy.
-  kernels::SortedPairs mine() const {
-    return ownInput_ ? kernels::SortedPairs{in_.indices, in_.values, in_.nnz} : pairsOf(*current_);
-  }
-
-  // The pairs become a dense tensor: the caller's dense output if it has
-  // one, else the workspace's. (Place: the message overwrites all of it.)
-  void becomeDense(DenseMerge how) {
-    const size_t bytes = static_cast<size_t>(in_.universe) * valueBytes_;
-    if (in_.denseOutput != nullptr) {
-      tensor_ = in_.denseOutput;
-    } else {
-      if (tensorStorage_->size() < bytes) tensorStorage_->resize(bytes);
-      tensor_ = tensorStorage_->data();
-    }
-    const kernels::SortedPairs set = mine();
-    if (how != DenseMerge::Place)
-      kernels::densify(valueBytes_, set.positions, set.values, set.count, tensor_,
-                       static_cast<size_t>(in_.universe));
-    denseNnz_ = set.count;
-    dense_ = true;
-  }
-
-  CollContext& ctx_;
-  const SparseInput& in_;
-  const SparseRunOptions& options_;
-  SparseRunReport* report_;
-  const size_t valueBytes_;
-  SparseWorkspace local_;  // when the caller has no workspace
-  // The workspace's (or local_'s) buffers, so that a call's sets,
-  // messages and receive buffers keep their pages from the last call
-  // (each was allocated, zero-filled and page-faulted in per stage).
-  SparseSet* current_;  // the merged set, once ownInput_ is false
-  SparseSet* next_;     // the merge's output, swapped in
-  SparseSet* theirs_;   // the partner's set
-  std::vector<unsigned char>* tensorStorage_;
-  std::vector<unsigned char>* message_;
-  std::vector<unsigned char>* encoded_;  // this stage's message
-  MessageBuffer* receiveBuffer_;
-  bool ownInput_ = true;  // current_ unused yet: the set is the input
-  bool dense_ = false;
-  bool inOutput_ = false;  // the last merge wrote the caller's dense output
-  size_t outputNnz_ = 0;   // its non-zeros
-  void* tensor_ = nullptr;
-  size_t denseNnz_ = 0;  // as of the tensor's last encoding
-  uint64_t sentPairs_ = 0;
-};
+}
 
 }  // namespace
 
@@ -250,27 +181,44 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
   for (int q = 0; q < n; ++q) total += rankNnz[q];
   if (preferDense(in, options, total, n, p))
     return denseFallback(ctx, in, SumOrder::Tree, result, report);
-  MergedSet set(ctx, in, options, report);
 
-  if (r >= p) {
-    // Folded rank: hand the set to r-p, receive the final result.
-    SPCCL_CHECK(set.exchange(r - p, -1, 0, DenseMerge::Place));
-    SPCCL_CHECK(set.exchange(-1, r - p, total, DenseMerge::Place));
-  } else {
-    if (r + p < n) SPCCL_CHECK(set.exchange(-1, r + p, rankNnz[r + p], DenseMerge::AddHigher));
-    for (int stage = 0; (1 << stage) < p; ++stage) {
-      const int partner = r ^ (1 << stage);
-      const bool last = 2 << stage >= p && r + p >= n;  // no folded partner waits for it
-      SPCCL_CHECK(set.exchange(partner, partner, groupNnz(rankNnz, n, p, partner, stage),
-                               partner < r ? DenseMerge::AddLower : DenseMerge::AddHigher, last));
-      if (stage < kMaxMergeStages) {
-        report->stageSetNnz[stage] = set.sentPairs();
-        report->mergeStages = stage + 1;
-      }
-    }
-    if (r + p < n) SPCCL_CHECK(set.exchange(r + p, -1, 0, DenseMerge::AddHigher));
+  const int pieces = pieceCount(in, options, total);
+  SparseWorkspace local;  // when the caller has no workspace
+  std::vector<MergePieceBuffers>& buffers = (in.workspace ? in.workspace : &local)->mergePieces;
+  if (buffers.size() < static_cast<size_t>(pieces)) buffers.resize(static_cast<size_t>(pieces));
+  const EvenRanges ranges(in.universe, pieces);
+  std::vector<SparseInput> inputs;
+  std::vector<HcPiece> set;
+  inputs.reserve(static_cast<size_t>(pieces));
+  set.reserve(static_cast<size_t>(pieces));
+  for (int c = 0; c < pieces; ++c) {
+    inputs.push_back(pieceInput(in, ranges, c, &buffers[c]));
+    set.emplace_back(ctx, inputs.back(), options, report, &buffers[c]);
   }
-  set.finish(result);
+
+  // The pipeline: piece c of step i+1 is posted as soon as piece c of step
+  // i is merged, while the later pieces of step i are still arriving.
+  const std::vector<HcStep> steps = rankSteps(rankNnz, n, r, p, total);
+  if (!steps.empty())  // (one rank: no exchange, the input is the result)
+    for (HcPiece& piece : set) SPCCL_CHECK(piece.post(steps[0]));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    uint64_t sent = 0;
+    for (HcPiece& piece : set) {
+      sent += piece.sentPairs();
+      SPCCL_CHECK(piece.complete(steps[i]));
+      if (i + 1 < steps.size()) SPCCL_CHECK(piece.post(steps[i + 1]));
+    }
+    const int stage = steps[i].stage;
+    if (stage >= 0 && stage < kMaxMergeStages) {
+      report->stageSetNnz[stage] = sent;
+      report->mergeStages = stage + 1;
+    }
+  }
+  for (int c = 0; c < pieces; ++c) {
+    SPCCL_CHECK(set[c].drain());
+    set[c].finish(&buffers[c].result);
+  }
+  joinPieces(in, ranges, buffers, pieces, result);
   return spcclSuccess;
 }
 

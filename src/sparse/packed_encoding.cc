@@ -78,6 +78,14 @@ size_t encodePackedWithin(const uint64_t* positions, const unsigned char* values
   return static_cast<size_t>(at - out) + valueTotal;
 }
 
+bool packedParts(const MessageBody& body, kernels::GapCodedPairs* parts) {
+  const unsigned __int128 valueTotal = static_cast<unsigned __int128>(body.nnz) * body.valueBytes;
+  if (valueTotal + body.nnz > body.bytes) return false;
+  const size_t varintBytes = body.bytes - static_cast<size_t>(valueTotal);
+  *parts = {body.data, varintBytes, body.data + varintBytes, static_cast<size_t>(body.nnz)};
+  return true;
+}
+
 spcclResult_t decodePacked(const MessageBody& body, std::vector<uint64_t>* positions,
                            std::vector<unsigned char>* values) {
   const unsigned __int128 valueTotal = static_cast<unsigned __int128>(body.nnz) * body.valueBytes;

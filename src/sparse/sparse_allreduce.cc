@@ -259,7 +259,8 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.sortedResult = call.cooOutput;
     in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
     in.denseInput = call.denseInput;
-    SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed, ctx.sparsePieceBytes()), &result, &report));
+    SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed, ctx.sparsePieceBytes()),
+                            &result, &report));
     inOutput = result.inDenseOutput;
   }
   size_t outputNnz = 0;

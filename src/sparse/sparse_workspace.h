@@ -15,20 +15,37 @@
 
 namespace spccl::sparse {
 
+// One piece's buffers in Hierarchical Centralization (message_pieces.h):
+// its merged and received sets, its stage message and receive buffer, its
+// dense tensor (when the caller's output is COO) and the message encoded
+// from it, and its share of the input's positions, made relative to the
+// piece's first position.
+struct MergePieceBuffers {
+  SparseSet current;
+  SparseSet merged;
+  SparseSet received;
+  std::vector<unsigned char> encoded;
+  MessageBuffer receive;
+  std::vector<unsigned char> denseTensor;
+  std::vector<unsigned char> denseMessage;
+  std::vector<uint64_t> inputPositions;
+  SparseSet result;
+};
+
 struct SparseWorkspace {
   // The dense input's non-zeros. Sized to the largest input seen (so a
   // one-pass extraction fits); the call's own count is kept in SparseCall.
   std::vector<uint64_t> inputIndices;
   std::vector<unsigned char> inputValues;
-  // Hierarchical Centralization's merge output and received set, reused
-  // stage after stage and call after call.
+  // Hierarchical Centralization's pieces, reused stage after stage and
+  // call after call.
+  std::vector<MergePieceBuffers> mergePieces;
+  // Sets, messages and a tensor of the other schedules (named for what
+  // HC once used them for).
   SparseSet currentSet;
   SparseSet mergedSet;
   SparseSet receivedSet;
-  std::vector<unsigned char> encodedSet;  // a stage's message
-  MessageBuffer receiveBuffer;
-  // HC's dense stages (dense_stage.h): the tensor when the caller's output
-  // is COO, and the message encoded from it. Grown, never shrunk.
+  std::vector<unsigned char> encodedSet;
   std::vector<unsigned char> denseTensor;
   std::vector<unsigned char> denseMessage;
   // Balanced Parallelism: the push's buckets, one message, receive buffer

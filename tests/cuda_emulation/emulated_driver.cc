@@ -30,6 +30,9 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/device_reduce/reduce_inputs.h"
+
 namespace {
 
 using CuResult = int;
@@ -151,6 +154,7 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>();  // the NULL stream
   EmuCudaCounters counters{};
+  int failingLaunches = 0;  // emuCudaFailLaunches
 };
 
 State& state() {
@@ -226,9 +230,123 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
   return kSuccess;
 }
 
+// ---- kernels: a host stand-in for spccl's fatbin ----
+//
+// THIS EMULATES THE GPU. cuModuleLoadData accepts any image and
+// cuLaunchKernel runs, in stream order on the stream's thread, a HOST
+// implementation of the kernel its name names (reduce_inputs.h's
+// reduceInputsAt, the element code the .cu file also uses). It proves the
+// device all-reduce's SCHEDULE (handles, offsets, blocks, barriers, stream
+// order), not the CUDA kernel: that runs only on a GPU (tests/gpu).
+
+int gModuleToken = 0;
+
+// A kernel name, kept for the function handle's lifetime (the process's).
+struct EmulatedFunction {
+  std::string name;
+};
+
+template <typename Format>
+bool runReduceWithOp(const std::string& op,
+                     const spccl::kernels::device_reduce::ReduceInputsArgs& args) {
+  namespace k = spccl::kernels;
+  namespace dr = spccl::kernels::device_reduce;
+  auto each = [&](auto opTag) {
+    using Op = decltype(opTag);
+    for (size_t i = 0; i < args.count; ++i) dr::reduceInputsAt<Format, Op>(args, i);
+    return true;
+  };
+  if (op == "sum") return each(k::SumOp{});
+  if (op == "prod") return each(k::ProdOp{});
+  if (op == "max") return each(k::MaxOp{});
+  if (op == "min") return each(k::MinOp{});
+  return false;
+}
+
+// The type and op a kernel name names ("spcclReduceInputs_f32_sum");
+// false for a name no kernel has.
+bool parseKernel(const std::string& name, spcclDataType_t* type, std::string* op) {
+  namespace dr = spccl::kernels::device_reduce;
+  const std::string prefix = dr::kKernelPrefix;
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::string rest = name.substr(prefix.size());
+  const size_t cut = rest.find('_');
+  if (cut == std::string::npos) return false;
+  *op = rest.substr(cut + 1);
+  if (*op != "sum" && *op != "prod" && *op != "max" && *op != "min") return false;
+  for (int t = 0; t < spcclNumTypes; ++t) {
+    const char* suffix = dr::typeSuffix(static_cast<spcclDataType_t>(t));
+    if (suffix != nullptr && rest.substr(0, cut) == suffix) {
+      *type = static_cast<spcclDataType_t>(t);
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t elementBytes(spcclDataType_t type) {
+  return spccl::kernels::withFormat(
+      type, size_t{0}, [](auto format) { return sizeof(typename decltype(format)::Storage); });
+}
+
+void runEmulatedKernel(spcclDataType_t type, const std::string& op,
+                       const spccl::kernels::device_reduce::ReduceInputsArgs& args) {
+  spccl::kernels::withFormat(
+      type, false, [&](auto format) { return runReduceWithOp<decltype(format)>(op, args); });
+}
+
 }  // namespace
 
 extern "C" {
+
+CuResult cuModuleLoadData(void** module, const void* image) {
+  if (image == nullptr) return kInvalidValue;
+  if (tCurrent == nullptr) return kInvalidContext;
+  *module = &gModuleToken;
+  return kSuccess;
+}
+
+CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
+  if (module != &gModuleToken) return kInvalidHandle;
+  spcclDataType_t type{};
+  std::string op;
+  if (!parseKernel(name, &type, &op)) return 500;  // CUDA_ERROR_NOT_FOUND
+  *function = new EmulatedFunction{name};          // one per lookup; spccl caches them
+  return kSuccess;
+}
+
+// kernelParams[0] is the one ReduceInputsArgs, copied at launch as the
+// driver copies kernel parameters.
+CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsigned /*gridZ*/,
+                        unsigned blockX, unsigned /*blockY*/, unsigned /*blockZ*/,
+                        unsigned /*sharedBytes*/, void* handle, void** params, void** /*extra*/) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  if (function == nullptr || params == nullptr || gridX == 0 || blockX == 0) return kInvalidValue;
+  spcclDataType_t type{};
+  std::string op;
+  if (!parseKernel(static_cast<EmulatedFunction*>(function)->name, &type, &op))
+    return kInvalidValue;
+  spccl::kernels::device_reduce::ReduceInputsArgs args{};
+  std::memcpy(&args, params[0], sizeof(args));
+  if (args.inputCount < 1 || args.inputCount > spccl::kernels::device_reduce::kMaxInputs)
+    return kInvalidValue;
+  // Every pointer must lie in emulated device memory, as a GPU would fault.
+  const size_t bytes = args.count * elementBytes(type);
+  for (int k = 0; k < args.inputCount; ++k)
+    if (checkDevice(args.inputs[k], bytes) != kSuccess) return kInvalidValue;
+  if (checkDevice(args.output, bytes) != kSuccess) return kInvalidValue;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().failingLaunches > 0) {
+      --state().failingLaunches;
+      return 719;  // CUDA_ERROR_LAUNCH_FAILED
+    }
+    ++state().counters.kernelLaunches;
+  }
+  stream->enqueue([type, op, args] { runEmulatedKernel(type, op, args); });
+  return kSuccess;
+}
 
 // ---- the driver's entry points spccl uses ----
 
@@ -570,6 +688,11 @@ void emuCudaOpenCopyGate(void) {
   std::lock_guard<std::mutex> lock(gate.mutex);
   gate.closed = false;
   gate.cv.notify_all();
+}
+
+void emuCudaFailLaunches(int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().failingLaunches = count;
 }
 
 EmuCudaCounters emuCudaCounters(void) {

@@ -19,6 +19,7 @@ typedef struct {
   uint64_t hostFunctions;
   uint64_t pinnedAllocations; /* cuMemHostAlloc calls, the pool's misses */
   int64_t liveAllocations;    /* of every kind */
+  uint64_t kernelLaunches;    /* cuLaunchKernel calls (host stand-ins, not a GPU) */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */
@@ -37,6 +38,9 @@ EmuCudaCounters emuCudaCounters(void);
  * timing them. */
 void emuCudaCloseCopyGate(uint64_t passing);
 void emuCudaOpenCopyGate(void);
+/* The next `count` cuLaunchKernel calls fail with CUDA_ERROR_LAUNCH_FAILED
+ * (719), as a kernel that cannot be launched would. */
+void emuCudaFailLaunches(int count);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@ const Difference kDifferences[] = {
     {"SPCCL_TRANSPORT", "shm"},
     {"SPCCL_ALGO", "ring"},
     {"SPCCL_CHUNK_BYTES", "65536"},
+    {"SPCCL_SPARSE_PIECE_BYTES", "0"},
+    {"SPCCL_DEVICE_ALLREDUCE", "0"},
     {"SPCCL_NET_STRIPE_MIN_BYTES", "0"},
     {"SPCCL_CHECK_ROOTS", "0"},
     {"SPCCL_PROFILE_LINKS", "1"},  // through the config, which the others set to 0

@@ -77,8 +77,17 @@ filter=()
 [[ -n ${GTEST_FILTER:-} ]] && filter=("--gtest_filter=$GTEST_FILTER")
 
 note "== spccl GPU collectives, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), transport $SPCCL_TRANSPORT"
+# Each communicator reports at its end how many all-reduces ran
+# device-resident (docs/gpu.md): with the path on (the default) the device
+# all-reduces must have taken it.
+export SPCCL_STAGING_REPORT=1
 for n in ${SPCCL_GPU_COLL_RANKS:-1 2 4}; do
   run "collectives_n$n" timeout "${SPCCL_GPU_COLL_TIMEOUT:-120}" "$launcher" -n "$n" -- "$binary" "${filter[@]}"
+  if [[ ${SPCCL_DEVICE_ALLREDUCE:-1} != 0 ]] &&
+    ! grep -q "all-reduce calls ran device-resident" "$results/collectives_n$n.log"; then
+    note "collectives_n$n: no all-reduce took the device-resident path: FAIL"
+    failed=1
+  fi
 done
 
 if [[ ${SPCCL_GPU_COLL_SANITIZE:-1} != 0 ]]; then

@@ -329,11 +329,24 @@ TEST(SparseKernels, ScatterReduceCombinesDuplicatesInOrder) {
   EXPECT_EQ(std::bit_cast<uint32_t>(nanDense[0]), 0x7fc00000u);
 }
 
+// Positions as a Packed body writes them: the first, then each gap minus
+// one, as LEB128 varints.
+std::vector<unsigned char> gapVarints(const std::vector<uint64_t>& positions) {
+  std::vector<unsigned char> out;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    uint64_t gap = i == 0 ? positions[0] : positions[i] - positions[i - 1] - 1;
+    for (; gap >= 0x80; gap >>= 7) out.push_back(static_cast<unsigned char>(gap | 0x80));
+    out.push_back(static_cast<unsigned char>(gap));
+  }
+  return out;
+}
+
 // mergeSum against a two-finger reference that adds common positions with
 // the dense reduce kernel (lower first), for every type and value bits at
 // random (NaNs, infinities and signed zeros included); mergeSumIntoDense
 // writes the same union over a dirty tensor that spans several of its
-// zeroing blocks, and counts the non-zeros it wrote.
+// zeroing blocks, and counts the non-zeros it wrote; the gap-coded forms
+// give the same with either operand read from varints.
 TEST(SparseKernels, MergeSumIsTheUnionWithTheReduceKernelsSums) {
   const KernelTable& table = cpuKernels();
   std::mt19937_64 rng(7);
@@ -394,6 +407,29 @@ TEST(SparseKernels, MergeSumIsTheUnionWithTheReduceKernelsSums) {
       EXPECT_EQ(dense, wantDense) << "type " << t << ", density " << density;
       EXPECT_EQ(nonZeros, countNonZeros(type, wantValues.data(), wantPositions.size()))
           << "type " << t << ", density " << density;
+
+      // The same with either operand read from LEB128 gap varints.
+      for (int coded = 0; coded < 2; ++coded) {
+        const std::vector<unsigned char> varints = gapVarints(positions[coded]);
+        const GapCodedPairs gaps{varints.data(), varints.size(), values[coded].data(),
+                                 positions[coded].size()};
+        const SortedPairs& other = coded == 0 ? higher : lower;
+        std::vector<uint64_t> codedPositions(lower.count + higher.count);
+        std::vector<unsigned char> codedValues(codedPositions.size() * valueBytes);
+        const size_t codedMerged = mergeSumGapCoded(type, other, gaps, coded == 0, count,
+                                                    codedPositions.data(), codedValues.data());
+        ASSERT_EQ(codedMerged, wantPositions.size()) << "type " << t << ", coded " << coded;
+        codedPositions.resize(codedMerged);
+        codedValues.resize(codedMerged * valueBytes);
+        EXPECT_EQ(codedPositions, wantPositions) << "type " << t << ", coded " << coded;
+        EXPECT_EQ(codedValues, wantValues) << "type " << t << ", coded " << coded;
+        std::vector<unsigned char> codedDense(count * valueBytes, 0xAB);
+        EXPECT_EQ(
+            mergeSumGapCodedIntoDense(type, other, gaps, coded == 0, codedDense.data(), count),
+            nonZeros)
+            << "type " << t << ", coded " << coded;
+        EXPECT_EQ(codedDense, wantDense) << "type " << t << ", coded " << coded;
+      }
     }
   }
 }

@@ -18,6 +18,10 @@ GLOO_5 = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.05.jsonl")
 # The time-dilated testbed: 1 Gbit/s x 2 cores / 8 ranks.
 HALF_DILATED = raw_path("sparse_sweep_dilated", "high-density-n8-16m-d50-twice.csv")
 LINK_TIME_DILATED = raw_path("sparse_sweep_dilated", "link-time-n8-64m.csv")
+# The same sweep with the schedules' messages in pieces (SPCCL_SPARSE_PIECE_BYTES
+# at its default) and without (0), one after the other in one window.
+PIECES_ON = raw_path("sparse_sweep_dilated", "link-time-n8-64m-pieces.csv")
+PIECES_OFF = raw_path("sparse_sweep_dilated", "link-time-n8-64m-no-pieces.csv")
 GLOO_1_DILATED = os.path.join(GLOO_DIR, "sparse-n8-250mbit-67108864-d0.01.jsonl")
 REGIMES_DIR = raw_path("sparse_regimes")
 REGIMES = [("no overlap (`-O 0`), 0.1 %", "overlap0", 0.001),
@@ -182,21 +186,43 @@ def auto_at_half_table() -> str:
             + "\n\n" + provenance(HALF_DILATED))
 
 
-def link_time_table() -> str:
-    """Each run's time against the time its own bytes need on a 250 Mbit/s link."""
-    import csv
-
+def link_time_rows(path: str) -> list:
+    """(density, label, seconds, bytes sent, link seconds, row) per run of a sweep CSV,
+    against the time its own bytes need on a 250 Mbit/s link."""
     out = []
-    for r in csv.DictReader(open(LINK_TIME_DILATED)):
+    for r in csv.DictReader(open(path)):
         seconds, sent = float(r["median_s"]), float(r["bytes_sent"])
-        link = sent * 8 / 250e6
         label = r["algorithm"] + (f" ({r['chosen']})" if r["algorithm"] == "auto" else "")
-        out.append([f"{100 * float(r['density']):.2g} %", label, f"{seconds:.3f}", thousands(sent),
-                    f"{link:.3f}", f"**{seconds / link:.2f}**", f"{float(r['dense_median_s']) / seconds:.1f}×",
-                    r["wrong"]])
+        out.append((f"{100 * float(r['density']):.2g} %", label, seconds, sent, sent * 8 / 250e6, r))
+    return out
+
+
+def link_time_table(path: str = LINK_TIME_DILATED) -> str:
+    """Each run's time against the time its own bytes need on a 250 Mbit/s link."""
+    out = [[density, label, f"{seconds:.3f}", thousands(sent), f"{link:.3f}",
+            f"**{seconds / link:.2f}**", f"{float(r['dense_median_s']) / seconds:.1f}×", r["wrong"]]
+           for density, label, seconds, sent, link, r in link_time_rows(path)]
     return (table(["density", "algorithm", "median s", "bytes sent per rank", "link time s",
                    "time / link time", "dense ring / this", "wrong"], out)
-            + "\n\n" + provenance(LINK_TIME_DILATED))
+            + "\n\n" + provenance(path))
+
+
+def pieces_table() -> str:
+    """The link-time sweep with pieces against without, row by row."""
+    off = {(d, a.split(" ")[0]): (s, link, r) for d, a, s, _, link, r in link_time_rows(PIECES_OFF)}
+    out = []
+    for density, label, seconds, sent, link, r in link_time_rows(PIECES_ON):
+        before, before_link, before_row = off[(density, label.split(" ")[0])]
+        before_label = before_row["chosen"] if r["algorithm"] == "auto" else ""
+        out.append([density, label + (f" / {before_label}" if before_label else ""),
+                    f"{before:.3f} ({before / before_link:.2f}×)",
+                    f"**{seconds:.3f}** (**{seconds / link:.2f}×**)", f"{before / seconds:.2f}×",
+                    thousands(sent), f"{float(r['dense_median_s']) / seconds:.1f}×",
+                    f"{before_row['wrong']} / {r['wrong']}"])
+    return (table(["density", "algorithm (auto: chose with / without)",
+                   "without pieces: s (× link time)", "with pieces: s (× link time)", "speed-up",
+                   "bytes sent per rank", "dense ring / with pieces", "wrong (without / with)"], out)
+            + "\n\n" + provenance(PIECES_OFF, PIECES_ON))
 
 
 def five_percent_table() -> str:

@@ -1,4 +1,5 @@
-// mergeSum / mergeSumIntoDense (sparse_kernels.h) on the CPU.
+// mergeSum / mergeSumIntoDense and their gap-coded forms (sparse_kernels.h)
+// on the CPU.
 //
 // A two-finger merge of two random interleavings mispredicts the
 // "which side is smaller" branch about once per pair, which cost more than
@@ -17,6 +18,7 @@
 
 #include "kernels/cpu/reduce_ops.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
+#include "kernels/cpu/sparse/position_sources.h"
 #include "kernels/sparse_kernels.h"
 
 namespace spccl::kernels {
@@ -52,38 +54,37 @@ inline Bits sumBits(Bits lower, Bits higher) {
 }
 
 // Calls emit(position, valueBits) for the union of the two lists in
-// ascending order, lower + higher where both hold a position.
-template <typename Format, typename Emit>
-void mergeElements(const SortedPairs& lower, const SortedPairs& higher, Emit&& emit) {
+// ascending order, lower + higher where both hold a position. The
+// positions come from position_sources.h's sources, the values from
+// arrays in position order.
+template <typename Format, typename LowerPositions, typename HigherPositions, typename Emit>
+void mergeElements(LowerPositions& lp, const void* lowerValues, HigherPositions& hp,
+                   const void* higherValues, Emit&& emit) {
   using Storage = typename Format::Storage;
   using Bits = StorageBits<Storage>;
   static_assert(sizeof(Bits) == sizeof(Storage));
-  const uint64_t* lp = lower.positions;
-  const uint64_t* hp = higher.positions;
-  const auto* lv = static_cast<const unsigned char*>(lower.values);
-  const auto* hv = static_cast<const unsigned char*>(higher.values);
-  const size_t ln = lower.count, hn = higher.count;
-  size_t a = 0, b = 0;
-  while (a < ln && b < hn) {
-    const uint64_t pa = lp[a], pb = hp[b];
-    const Bits va = loadBits<Bits>(lv, a), vb = loadBits<Bits>(hv, b);
+  const auto* lv = static_cast<const unsigned char*>(lowerValues);
+  const auto* hv = static_cast<const unsigned char*>(higherValues);
+  while (lp.more() && hp.more()) {
+    const uint64_t pa = lp.head(), pb = hp.head();
+    const Bits va = loadBits<Bits>(lv, lp.index()), vb = loadBits<Bits>(hv, hp.index());
     const bool takeA = pa <= pb, takeB = pb <= pa;
     const Bits one = selectBits(takeA, va, vb);
     emit(takeA ? pa : pb, selectBits(takeA && takeB, sumBits<Format>(va, vb), one));
-    a += takeA;
-    b += takeB;
+    lp.advance(takeA);
+    hp.advance(takeB);
   }
-  for (; a < ln; ++a) emit(lp[a], loadBits<Bits>(lv, a));
-  for (; b < hn; ++b) emit(hp[b], loadBits<Bits>(hv, b));
+  for (; lp.more(); lp.advance(true)) emit(lp.head(), loadBits<Bits>(lv, lp.index()));
+  for (; hp.more(); hp.advance(true)) emit(hp.head(), loadBits<Bits>(hv, hp.index()));
 }
 
-template <typename Format>
-size_t mergeToPairs(const SortedPairs& lower, const SortedPairs& higher, uint64_t* positions,
-                    void* values) {
+template <typename Format, typename LowerPositions, typename HigherPositions>
+size_t mergeToPairs(LowerPositions& lp, const void* lowerValues, HigherPositions& hp,
+                    const void* higherValues, uint64_t* positions, void* values) {
   using Bits = StorageBits<typename Format::Storage>;
   auto* out = static_cast<unsigned char*>(values);
   size_t k = 0;
-  mergeElements<Format>(lower, higher, [&](uint64_t at, Bits value) {
+  mergeElements<Format>(lp, lowerValues, hp, higherValues, [&](uint64_t at, Bits value) {
     positions[k] = at;
     std::memcpy(out + k * sizeof(Bits), &value, sizeof(Bits));
     ++k;
@@ -101,38 +102,35 @@ size_t mergeToPairs(const SortedPairs& lower, const SortedPairs& higher, uint64_
 // the two-finger merge's: Format::store(SumOp(lower, higher)).
 constexpr size_t kDenseBlock = 1024;
 
-template <typename Format>
-size_t mergeToDense(const SortedPairs& lower, const SortedPairs& higher, void* dense,
-                    size_t count) {
+template <typename Format, typename LowerPositions, typename HigherPositions>
+size_t mergeToDense(LowerPositions& lp, const void* lowerValues, HigherPositions& hp,
+                    const void* higherValues, void* dense, size_t count) {
   using Storage = typename Format::Storage;
   using Bits = StorageBits<Storage>;
   constexpr size_t B = sizeof(Bits);
   auto* out = static_cast<unsigned char*>(dense);
-  const uint64_t* lp = lower.positions;
-  const uint64_t* hp = higher.positions;
-  const auto* lv = static_cast<const unsigned char*>(lower.values);
-  const auto* hv = static_cast<const unsigned char*>(higher.values);
-  const size_t ln = lower.count, hn = higher.count;
+  const auto* lv = static_cast<const unsigned char*>(lowerValues);
+  const auto* hv = static_cast<const unsigned char*>(higherValues);
   auto isNonZero = [](Bits bits) {
     return !ZeroTest<Format>::isZero(std::bit_cast<Storage>(bits));
   };
   uint64_t taken[kDenseBlock / 64];
-  size_t a = 0, b = 0, nonZeros = 0;
+  size_t nonZeros = 0;
   for (size_t base = 0; base < count; base += kDenseBlock) {
     const size_t end = count - base < kDenseBlock ? count : base + kDenseBlock;
     unsigned char* block = out + base * B;
     std::memset(block, 0, (end - base) * B);
     std::memset(taken, 0, sizeof(taken));
-    for (; a < ln && lp[a] < end; ++a) {
-      const size_t i = static_cast<size_t>(lp[a] - base);
-      const Bits v = loadBits<Bits>(lv, a);
+    for (; lp.more() && lp.head() < end; lp.advance(true)) {
+      const size_t i = static_cast<size_t>(lp.head() - base);
+      const Bits v = loadBits<Bits>(lv, lp.index());
       std::memcpy(block + i * B, &v, B);
       taken[i / 64] |= uint64_t{1} << (i % 64);
       nonZeros += isNonZero(v);
     }
-    for (; b < hn && hp[b] < end; ++b) {
-      const size_t i = static_cast<size_t>(hp[b] - base);
-      const Bits vl = loadBits<Bits>(block, i), vh = loadBits<Bits>(hv, b);
+    for (; hp.more() && hp.head() < end; hp.advance(true)) {
+      const size_t i = static_cast<size_t>(hp.head() - base);
+      const Bits vl = loadBits<Bits>(block, i), vh = loadBits<Bits>(hv, hp.index());
       const bool both = ((taken[i / 64] >> (i % 64)) & 1) != 0;
       const Bits v = selectBits(both, sumBits<Format>(vl, vh), vh);
       std::memcpy(block + i * B, &v, B);
@@ -143,19 +141,56 @@ size_t mergeToDense(const SortedPairs& lower, const SortedPairs& higher, void* d
   return nonZeros;
 }
 
+// Runs merge(lowerPositions, lowerValues, higherPositions, higherValues)
+// with the gap-coded operand on its side, then rejects the result if the
+// varints were malformed (or positions remain: they lay past the end).
+template <typename Merge>
+size_t withGapCodedOperand(const SortedPairs& pairs, const GapCodedPairs& coded, bool codedIsLower,
+                           uint64_t universe, Merge&& merge) {
+  ArrayPositions array(pairs);
+  GapCodedPositions gaps(coded, universe);
+  const size_t result = codedIsLower ? merge(gaps, coded.values, array, pairs.values)
+                                     : merge(array, pairs.values, gaps, coded.values);
+  return gaps.valid() && !array.more() ? result : kMalformedGapCode;
+}
+
 }  // namespace
 
 size_t mergeSum(spcclDataType_t type, const SortedPairs& lower, const SortedPairs& higher,
                 uint64_t* positions, void* values) {
   return withFormat(type, size_t{0}, [&](auto format) {
-    return mergeToPairs<decltype(format)>(lower, higher, positions, values);
+    ArrayPositions lp(lower), hp(higher);
+    return mergeToPairs<decltype(format)>(lp, lower.values, hp, higher.values, positions, values);
   });
 }
 
 size_t mergeSumIntoDense(spcclDataType_t type, const SortedPairs& lower, const SortedPairs& higher,
                          void* dense, size_t count) {
   return withFormat(type, size_t{0}, [&](auto format) {
-    return mergeToDense<decltype(format)>(lower, higher, dense, count);
+    ArrayPositions lp(lower), hp(higher);
+    return mergeToDense<decltype(format)>(lp, lower.values, hp, higher.values, dense, count);
+  });
+}
+
+size_t mergeSumGapCoded(spcclDataType_t type, const SortedPairs& pairs, const GapCodedPairs& coded,
+                        bool codedIsLower, uint64_t universe, uint64_t* positions, void* values) {
+  return withFormat(type, kMalformedGapCode, [&](auto format) {
+    return withGapCodedOperand(pairs, coded, codedIsLower, universe,
+                               [&](auto& lp, const void* lv, auto& hp, const void* hv) {
+                                 return mergeToPairs<decltype(format)>(lp, lv, hp, hv, positions,
+                                                                       values);
+                               });
+  });
+}
+
+size_t mergeSumGapCodedIntoDense(spcclDataType_t type, const SortedPairs& pairs,
+                                 const GapCodedPairs& coded, bool codedIsLower, void* dense,
+                                 size_t count) {
+  return withFormat(type, kMalformedGapCode, [&](auto format) {
+    return withGapCodedOperand(
+        pairs, coded, codedIsLower, count, [&](auto& lp, const void* lv, auto& hp, const void* hv) {
+          return mergeToDense<decltype(format)>(lp, lv, hp, hv, dense, count);
+        });
   });
 }
 

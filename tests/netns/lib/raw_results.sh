@@ -45,7 +45,7 @@ raw_begin() {
     RAW_META="$RAW_FILE_BASE.meta.json"
     local env_notes=()
     local var
-    for var in SPCCL_SPARSE_FLAGS SPCCL_ALGO SPCCL_TRANSPORT ROUNDS PEERS BENCH_SPCCL_CMD; do
+    for var in SPCCL_SPARSE_FLAGS SPCCL_SPARSE_PIECE_BYTES SPCCL_ALGO SPCCL_TRANSPORT ROUNDS PEERS BENCH_SPCCL_CMD; do
       [[ -z ${!var:-} ]] || env_notes+=(--note "environment: $var=${!var}")
     done
     /usr/bin/python3 "$RAW_META_PY" begin "$RAW_META" "${wait[@]}" "${env_notes[@]}" -- "$@"

@@ -1,0 +1,58 @@
+#include "core/device_all_reduce_call.h"
+
+#include <memory>
+
+#include "base/knobs.h"
+#include "coll/device_all_reduce.h"
+#include "core/comm.h"
+#include "device/peer_allocations.h"
+#include "runtime/coll_context.h"
+
+namespace spccl {
+
+namespace {
+
+// From what every rank sent at creation (RankInfo), so that every rank
+// decides alike, once per communicator.
+bool jobJoins(const spcclComm& comm) {
+  if (comm.ranks.empty() || comm.ranks[0].job.deviceAllReduce == 0) return false;
+  const std::string& transport = comm.options.transport;
+  if (transport != "auto" && transport != "shm" && transport != "cuda_ipc") return false;
+  for (const RankInfo& info : comm.ranks)
+    if (info.hostId != comm.ranks[0].hostId || info.deviceAllReduceReady != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+bool joinsDeviceAllReduce(spcclComm_t comm) {
+  if (comm->deviceAllReduceJoins < 0) comm->deviceAllReduceJoins = jobJoins(*comm) ? 1 : 0;
+  return comm->deviceAllReduceJoins == 1;
+}
+
+spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
+                                     const CollSignature& signature, const char* name) {
+  if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
+  DeviceAllReduceCall call;
+  call.name = name;
+  call.sendbuff = args.sendbuff;
+  call.recvbuff = args.recvbuff;
+  call.count = args.count;
+  call.datatype = args.datatype;
+  call.op = args.op;
+  call.device = staged.hasDeviceMemory();
+  if (call.device) {
+    device::ScopedCudaContext current(staged.context());
+    (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
+  }
+  return staged.runDirect([comm, call, signature, peers = comm->devicePeers] {
+    bool onDevices = false;
+    const spcclResult_t result = spccl::runCollective(
+        *comm->engine, signature,
+        [&](CollContext& ctx) { return runDeviceAllReduce(ctx, call, *peers, &onDevices); });
+    if (onDevices && result == spcclSuccess) comm->stagingProfile->recordDeviceResident();
+    return result;
+  });
+}
+
+}  // namespace spccl

@@ -1,0 +1,30 @@
+// How an all-reduce API call reaches the device-resident schedule
+// (coll/device_all_reduce.h), without staging.
+//
+// Whether a communicator's calls join is decided once, from what every
+// rank sent at its creation, so that all ranks join the same calls: every
+// rank on one host, the transport auto, shm or cuda_ipc,
+// SPCCL_DEVICE_ALLREDUCE on (a job setting, checked at creation), and on
+// every rank a current CUDA device, the driver and a libspccl with the
+// kernels (RankInfo::deviceAllReduceReady). A blocking all-reduce outside a
+// group of such a communicator then runs the schedule's agreement, on host
+// buffers too: the ranks choose the device path only when every rank's
+// buffers are device memory it can export, and the CPU all-reduce
+// otherwise. A communicator created where some rank had no device (a CPU
+// job, even one whose processes loaded the driver) never joins and runs
+// as before.
+#pragma once
+
+#include "coll/collective.h"
+#include "core/staged_call.h"
+#include "spccl.h"
+
+namespace spccl {
+
+bool joinsDeviceAllReduce(spcclComm_t comm);
+
+// `staged` holds the call's buffers (added and validated, not prepared).
+spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
+                                     const CollSignature& signature, const char* name);
+
+}  // namespace spccl

@@ -1,0 +1,43 @@
+// What a communicator keeps between device-resident calls
+// (coll/device_all_reduce.h): the peers' allocations opened through CUDA
+// IPC, by peer and handle (a rank reuses its buffers, so handles repeat
+// and each is opened once, as the cuda_ipc transport's DeviceReceiver
+// does), and a non-blocking stream of its own for the kernels and copies.
+// Everything is made and closed in the CUDA context of the first call.
+#pragma once
+
+#include <array>
+#include <map>
+#include <utility>
+
+#include "device/cuda_ipc.h"
+#include "spccl.h"
+
+namespace spccl::device {
+
+class PeerAllocations {
+ public:
+  PeerAllocations() = default;
+  ~PeerAllocations();
+  PeerAllocations(const PeerAllocations&) = delete;
+  PeerAllocations& operator=(const PeerAllocations&) = delete;
+
+  // The calling thread's current context becomes (or must be) this
+  // object's; spcclInvalidUsage when a later call comes from another.
+  spcclResult_t bindContext(const char* call);
+  // The base, in this process, of peer `rank`'s allocation `handle`.
+  spcclResult_t open(int rank, const CudaIpcHandle& handle, CuDevicePtr* base);
+  // The stream for the kernels and copies (made on first use).
+  spcclResult_t stream(CuStream* out);
+
+ private:
+  // Past this many opened allocations all are closed (a job that keeps
+  // allocating new buffers would otherwise map all of its peers' memory).
+  static constexpr size_t kMaxOpened = 256;
+  using Key = std::pair<int, std::array<unsigned char, sizeof(CudaIpcHandle)>>;
+  std::map<Key, PeerDeviceMemory> opened_;
+  CuContext context_ = nullptr;
+  CuStream stream_ = nullptr;
+};
+
+}  // namespace spccl::device

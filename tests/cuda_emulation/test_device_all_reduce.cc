@@ -1,0 +1,308 @@
+// The device-resident all-reduce (coll/device_all_reduce.h) against the
+// emulated driver: real ranks (forked processes, real sockets), emulated
+// device memory that a peer maps through its IPC handle, and cuLaunchKernel
+// running a HOST stand-in of spccl's kernel (emulated_driver.cc). So this
+// proves the schedule (the handles, offsets, blocks, barriers, stream
+// order, fallback and errors), NOT the CUDA kernel or a GPU's IPC: those
+// run in tests/gpu on a lent GPU.
+//
+// Every result is compared bit for bit with the CPU all-reduce of the same
+// inputs on host buffers, in the same job. The inputs are small integers
+// (1..7), so every type and op is exact whatever the order of reduction.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulated_ranks.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+namespace {
+
+constexpr spcclRedOp_t kOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
+
+size_t typeBytes(spcclDataType_t type) { return spcclTypeSize(type); }
+
+// The small integer v (1..7) stored as `type`.
+void encode(spcclDataType_t type, int v, unsigned char* out) {
+  static const uint16_t kHalf[] = {0, 0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
+  static const uint16_t kBf16[] = {0, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0};
+  auto put = [out](auto x) { std::memcpy(out, &x, sizeof(x)); };
+  switch (type) {
+    case spcclInt8:
+      return put(static_cast<int8_t>(v));
+    case spcclUint8:
+      return put(static_cast<uint8_t>(v));
+    case spcclInt32:
+      return put(static_cast<int32_t>(v));
+    case spcclUint32:
+      return put(static_cast<uint32_t>(v));
+    case spcclInt64:
+      return put(static_cast<int64_t>(v));
+    case spcclUint64:
+      return put(static_cast<uint64_t>(v));
+    case spcclFloat16:
+      return put(kHalf[v]);
+    case spcclFloat32:
+      return put(static_cast<float>(v));
+    case spcclFloat64:
+      return put(static_cast<double>(v));
+    case spcclBfloat16:
+      return put(kBf16[v]);
+    default:
+      return;
+  }
+}
+
+std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t count) {
+  const size_t size = typeBytes(type);
+  std::vector<unsigned char> bytes(count * size);
+  for (size_t i = 0; i < count; ++i)
+    encode(type, static_cast<int>((static_cast<size_t>(rank) * 3 + i) % 7) + 1, &bytes[i * size]);
+  return bytes;
+}
+
+// Emulated device memory of `bytes`, filled and read through the driver.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(size_t bytes)
+      : bytes_(bytes), data_(emuCudaAlloc(bytes == 0 ? 1 : bytes, EmuCudaDevice)) {}
+  ~DeviceBytes() { emuCudaFree(data_); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* data() const { return data_; }
+  void set(const std::vector<unsigned char>& values) const {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_), values.data(), bytes_, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
+  std::vector<unsigned char> get(void* stream) const {
+    std::vector<unsigned char> out(bytes_);
+    cuStreamSynchronize(stream);
+    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data_), bytes_, nullptr);
+    cuStreamSynchronize(nullptr);
+    return out;
+  }
+
+ private:
+  size_t bytes_;
+  void* data_;
+};
+
+// The CPU all-reduce of every rank's input, on host buffers.
+std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
+                                     spcclRedOp_t op, size_t count) {
+  std::vector<unsigned char> in = inputOf(rank, type, count), out(in.size());
+  EXPECT_EQ(spcclAllReduce(in.data(), out.data(), count, type, op, comm, nullptr), spcclSuccess);
+  return out;
+}
+
+uint64_t launches() { return emuCudaCounters().kernelLaunches; }
+
+// One call on device buffers (stream or NULL stream, in place or not),
+// checked against the reference; the kernel must have run on this rank.
+void checkOne(spcclComm_t comm, int rank, spcclDataType_t type, spcclRedOp_t op, size_t count,
+              bool inPlace, void* stream) {
+  const std::string what = "type " + std::to_string(type) + " op " + std::to_string(op) +
+                           (inPlace ? " in place" : " out of place") +
+                           (stream != nullptr ? " on a stream" : " on the NULL stream");
+  const std::vector<unsigned char> expected = reference(comm, rank, type, op, count);
+  const size_t bytes = count * typeBytes(type);
+  DeviceBytes send(bytes), recvStorage(bytes);
+  send.set(inputOf(rank, type, count));
+  const DeviceBytes& recv = inPlace ? send : recvStorage;
+  const uint64_t before = launches();
+  ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, type, op, comm, stream), spcclSuccess)
+      << what << ": " << spcclGetLastError(comm);
+  EXPECT_EQ(recv.get(stream), expected) << what;
+  // A rank reduces its block with a kernel; with fewer elements than
+  // ranks, the ranks from `count` on have none.
+  if (count > static_cast<size_t>(rank))
+    EXPECT_GT(launches(), before) << what << ": no kernel ran (the call was staged)";
+  else
+    EXPECT_EQ(launches(), before) << what << ": a kernel ran for an empty block";
+}
+
+void everyTypeAndOp(int n) {
+  runOnRanks(n, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    for (int t = 0; t < spcclNumTypes; ++t)
+      for (spcclRedOp_t op : kOps)
+        for (bool inPlace : {false, true})
+          for (void* s : {static_cast<void*>(nullptr), stream})
+            checkOne(comm, rank, static_cast<spcclDataType_t>(t), op, 37, inPlace, s);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(DeviceAllReduce, EveryTypeOpInAndOutOfPlaceStreamAndNullStreamN2) { everyTypeAndOp(2); }
+TEST(DeviceAllReduce, EveryTypeOpInAndOutOfPlaceStreamAndNullStreamN3) { everyTypeAndOp(3); }
+
+// Fewer elements than ranks (empty blocks), one element, and a count that
+// the ranks split unevenly, large enough for several launch blocks.
+TEST(DeviceAllReduce, EmptyAndUnevenBlocksN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    for (size_t count : {size_t{1}, size_t{2}, size_t{4099}})
+      checkOne(comm, rank, spcclFloat32, spcclSum, count, false, nullptr);
+    return kChildOk;
+  });
+}
+
+// Calls queued on a stream one after the other, each reading the previous
+// one's result: stream order holds across device-resident calls.
+TEST(DeviceAllReduce, ChainedCallsOnAStreamN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    DeviceBytes buffer(64 * sizeof(float));
+    std::vector<unsigned char> ones(64 * sizeof(float));
+    for (size_t i = 0; i < 64; ++i) encode(spcclFloat32, 1, &ones[i * sizeof(float)]);
+    buffer.set(ones);
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(
+          spcclAllReduce(buffer.data(), buffer.data(), 64, spcclFloat32, spcclSum, comm, stream),
+          spcclSuccess);
+    const std::vector<unsigned char> got = buffer.get(stream);
+    float first = 0;
+    std::memcpy(&first, got.data(), sizeof(first));
+    EXPECT_EQ(first, 32.0f) << "rank " << rank << ": 1 doubled 5 times";
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+// Two ranks as threads of one process: each uses the other's pointers
+// directly (the driver refuses to open a process's own IPC handle).
+TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcess) {
+  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+    spcclUniqueId id;
+    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
+    const size_t count = 1000;
+    std::vector<std::vector<unsigned char>> got(2);
+    std::vector<uint64_t> launched(2);
+    auto rankThread = [&](int rank) {
+      spcclComm_t comm = initRank(2, id, rank);
+      DeviceBytes send(count * 4), recv(count * 4);
+      send.set(inputOf(rank, spcclInt32, count));
+      const uint64_t before = launches();
+      if (spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr) ==
+          spcclSuccess)
+        got[rank] = recv.get(nullptr);
+      launched[rank] = launches() - before;
+      spcclCommDestroy(comm);
+    };
+    std::thread other(rankThread, 1);
+    rankThread(0);
+    other.join();
+    std::vector<unsigned char> expected = inputOf(0, spcclInt32, count);
+    const std::vector<unsigned char> second = inputOf(1, spcclInt32, count);
+    for (size_t i = 0; i < count; ++i) {
+      int32_t a = 0, b = 0;
+      std::memcpy(&a, &expected[i * 4], 4);
+      std::memcpy(&b, &second[i * 4], 4);
+      a += b;
+      std::memcpy(&expected[i * 4], &a, 4);
+    }
+    EXPECT_EQ(got[0], expected);
+    EXPECT_EQ(got[1], expected);
+    EXPECT_GT(launched[0] + launched[1], 0u) << "the device path was not taken";
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  EXPECT_EQ(outcomes[0].status, kChildOk);
+}
+
+// One rank with host buffers: every rank falls back to the CPU all-reduce
+// in the same call; no kernel runs anywhere.
+TEST(DeviceAllReduce, HostBuffersOnOneRankFallBackOnEveryRank) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 33;
+    const std::vector<unsigned char> expected = reference(comm, rank, spcclInt32, spcclSum, count);
+    const uint64_t before = launches();
+    std::vector<unsigned char> got;
+    if (rank == 0) {
+      DeviceBytes send(count * 4), recv(count * 4);
+      send.set(inputOf(rank, spcclInt32, count));
+      EXPECT_EQ(
+          spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
+          spcclSuccess);
+      got = recv.get(nullptr);
+    } else {
+      std::vector<unsigned char> in = inputOf(rank, spcclInt32, count);
+      got.resize(in.size());
+      EXPECT_EQ(spcclAllReduce(in.data(), got.data(), count, spcclInt32, spcclSum, comm, nullptr),
+                spcclSuccess);
+    }
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(launches(), before) << "rank " << rank;
+    return kChildOk;
+  });
+}
+
+// SPCCL_DEVICE_ALLREDUCE=0: device buffers are staged as before.
+TEST(DeviceAllReduce, KnobOffStagesAsBefore) {
+  setenv("SPCCL_DEVICE_ALLREDUCE", "0", 1);
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 40;
+    const std::vector<unsigned char> expected =
+        reference(comm, rank, spcclFloat32, spcclMax, count);
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count));
+    const uint64_t before = launches();
+    EXPECT_EQ(
+        spcclAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclMax, comm, nullptr),
+        spcclSuccess);
+    EXPECT_EQ(recv.get(nullptr), expected);
+    EXPECT_EQ(launches(), before);
+    return kChildOk;
+  });
+  unsetenv("SPCCL_DEVICE_ALLREDUCE");
+}
+
+// A kernel launch that fails on rank 1: rank 1 fails with the driver's
+// error and rank 0 names rank 1, at once (agreed, not a timeout). After a
+// failure the communicator is unusable, as after any (engine.cc).
+TEST(DeviceAllReduce, FailedLaunchFailsEveryRankNamingIt) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 16;
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count));
+    if (rank == 1) emuCudaFailLaunches(1);
+    const spcclResult_t result =
+        spcclAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm, nullptr);
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError);
+      EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
+    } else {
+      EXPECT_EQ(result, spcclRemoteError);
+      EXPECT_NE(error.find("rank 1 failed the reduction"), std::string::npos) << error;
+    }
+    return kChildOk;
+  });
+}
+
+// The same on a stream: the call returns at once, and the failure is the
+// communicator's async error on both ranks.
+TEST(DeviceAllReduce, FailedLaunchOnAStreamIsTheAsyncError) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 16;
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count));
+    void* stream = emuCudaStreamCreate();
+    if (rank == 1) emuCudaFailLaunches(1);
+    EXPECT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm, stream),
+              spcclSuccess);
+    cuStreamSynchronize(stream);
+    spcclResult_t async = spcclSuccess;
+    EXPECT_EQ(spcclCommGetAsyncError(comm, &async), spcclSuccess);
+    EXPECT_EQ(async, rank == 1 ? spcclSystemError : spcclRemoteError) << "rank " << rank;
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+}  // namespace

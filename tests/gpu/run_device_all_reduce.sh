@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The device-resident all-reduce on a lent GPU (docs/gpu.md, "Device-
+# resident all-reduce"; NOT yet run on a GPU when this was written):
+#   1. correctness: all_reduce_perf --device, every type and op, out of
+#      place and in place, checked (-c 1), on 1, 2 and 4 ranks sharing the
+#      GPU; SPCCL_STAGING_REPORT=1 must count the calls as device-resident
+#      (else the path was not taken and the run fails);
+#   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
+#   3. the figures: f32 sum, 1 MiB to 256 MiB, 2 and 4 ranks, the path on
+#      (SPCCL_DEVICE_ALLREDUCE=1) against off (staged, the previous figures
+#      of docs/perf/gpu.md), each on the same machine in the same minutes.
+# Usage: run_device_all_reduce.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a
+# run fails, a check finds a wrong element, or the path was not taken.
+set -uo pipefail
+build=$1 results=$2
+mkdir -p "$results"
+failed=0
+export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
+export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-cuda_ipc}
+launcher=$build/bin/spcclrun
+perf=$build/perf/all_reduce_perf
+
+# check NAME LOG STATUS WANT_DEVICE: a verdict line; WANT_DEVICE=1 needs the
+# staging report's device-resident count on rank 0 and nothing staged.
+check() {
+  local name=$1 log=$2 status=$3 want=$4 verdict=PASS
+  if [[ $status -eq 124 ]]; then
+    verdict="FAIL (timed out)"
+  elif [[ $status -ne 0 ]]; then
+    verdict="FAIL (exit $status)"
+  elif ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    verdict="FAIL (wrong values)"
+  elif [[ $want == 1 ]] && ! grep -qE "rank 0/[0-9]+: [1-9][0-9]* all-reduce calls ran device-resident" "$log"; then
+    verdict="FAIL (the device path was not taken)"
+  elif [[ $want == 1 ]] && grep -q "staged whole" "$log"; then
+    verdict="FAIL (some calls were staged)"
+  fi
+  [[ $verdict == PASS ]] || failed=1
+  echo "== $name: $verdict"
+  [[ $verdict == PASS ]] || tail -n 8 "$log" | sed 's/^/    /'
+}
+
+for n in 1 2 4; do
+  log=$results/correct_n$n.log
+  SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 timeout 120 "$launcher" -n "$n" -- \
+    "$perf" --device -b 4 -e 4M -f 32 -n 2 -w 1 -c 1 -d all -o all >"$log" 2>&1
+  check "every type and op, $n ranks, device path" "$log" $? 1
+done
+
+sanitizer=$(command -v compute-sanitizer || true)
+[[ -z $sanitizer && -x /usr/local/cuda/bin/compute-sanitizer ]] &&
+  sanitizer=/usr/local/cuda/bin/compute-sanitizer
+if [[ -n $sanitizer ]]; then
+  log=$results/memcheck_n2.log
+  SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 timeout 150 "$launcher" -n 2 -- \
+    "$sanitizer" --tool memcheck --error-exitcode 97 \
+    "$perf" --device -b 4 -e 64K -f 16 -n 1 -w 1 -c 1 -d float -o all >"$log" 2>&1
+  check "memcheck, 2 ranks, f32 every op" "$log" $? 1
+else
+  echo "== compute-sanitizer not found: memcheck not run"
+  failed=1
+fi
+
+for n in 2 4; do
+  for path in 1 0; do
+    log=$results/figures_n${n}_path$path.log
+    SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=$path timeout 90 "$launcher" -n "$n" -- \
+      "$perf" --device -b 1M -e 256M -f 4 -n 5 -w 2 -c 1 -d float -o sum >"$log" 2>&1
+    check "figures, $n ranks, SPCCL_DEVICE_ALLREDUCE=$path" "$log" $? "$path"
+    grep -vE '^#  *(Rank|Using|nThread)|^spccl staging' "$log" | grep -E '^ +[0-9]' | head -n 6
+  done
+done
+exit $failed
