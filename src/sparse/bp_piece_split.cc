@@ -31,7 +31,7 @@ void splitPieces(std::span<const EvenRanges> ranges, size_t valueBytes, Buckets*
   const size_t total = buckets->offsets[static_cast<size_t>(parts)];
   scratchPositions->resize(buckets->positions.size());
   scratchValues->resize(buckets->values.size());
-  cuts->starts.assign(static_cast<size_t>(parts * pieces) + 1, total);
+  cuts->starts.assign(static_cast<size_t>(parts) * static_cast<size_t>(pieces) + 1, total);
   std::vector<int> piece;  // each pair's, for one bucket
   std::vector<size_t> next(static_cast<size_t>(pieces));
   for (int p = 0; p < parts; ++p) {
@@ -42,7 +42,8 @@ void splitPieces(std::span<const EvenRanges> ranges, size_t valueBytes, Buckets*
     for (size_t i = 0; i < count; ++i) ++next[piece[i] = ranges[p].partOf(positions[i])];
     size_t at = begin;
     for (int k = 0; k < pieces; ++k) {
-      cuts->starts[static_cast<size_t>(p * pieces + k)] = at;
+      cuts->starts[static_cast<size_t>(p) * static_cast<size_t>(pieces) + static_cast<size_t>(k)] =
+          at;
       at += std::exchange(next[k], at);
     }
     const unsigned char* values = buckets->values.data() + begin * valueBytes;

@@ -22,7 +22,9 @@ namespace spccl::sparse::bp {
 struct PieceCuts {
   int pieces = 1;
   std::vector<size_t> starts;  // parts * pieces + 1 entries
-  size_t begin(int p, int k) const { return starts[static_cast<size_t>(p * pieces + k)]; }
+  size_t begin(int p, int k) const {
+    return starts[static_cast<size_t>(p) * static_cast<size_t>(pieces) + static_cast<size_t>(k)];
+  }
   size_t count(int p, int k) const { return begin(p, k + 1) - begin(p, k); }
 };
 

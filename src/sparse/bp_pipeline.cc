@@ -51,7 +51,7 @@ class PipelinedCall {
     SPCCL_CHECK(push());
     std::vector<uint64_t> aggregateSizes(static_cast<size_t>(n_), 0);
     std::vector<SparseSet>& pulled = c_.workspace.pulledPieces;
-    pulled.resize(static_cast<size_t>(pieces_ * n_));
+    pulled.resize(static_cast<size_t>(pieces_) * static_cast<size_t>(n_));
     for (int k = 0; k < pieces_; ++k) {
       SPCCL_CHECK(sumAndPull(k, &pulled[pieceSlot(k, r_)]));
       aggregateSizes[r_] += pulled[pieceSlot(k, r_)].size();
@@ -76,14 +76,18 @@ class PipelinedCall {
   }
 
  private:
-  size_t pieceSlot(int k, int q) const { return static_cast<size_t>(k * n_ + q); }
+  size_t pieceSlot(int k, int q) const {
+    return static_cast<size_t>(k) * static_cast<size_t>(n_) + static_cast<size_t>(q);
+  }
   size_t slot(Stage stage, int k, int q) const {
-    return static_cast<size_t>((stage * pieces_ + k) * n_ + q);
+    return (static_cast<size_t>(stage) * static_cast<size_t>(pieces_) + static_cast<size_t>(k)) *
+               static_cast<size_t>(n_) +
+           static_cast<size_t>(q);
   }
 
   spcclResult_t postReceives() {
     std::vector<MessageBuffer>& buffers = c_.workspace.pieceReceives;
-    buffers.resize(static_cast<size_t>(2 * pieces_ * n_));
+    buffers.resize(2 * static_cast<size_t>(pieces_) * static_cast<size_t>(n_));
     receives_.assign(buffers.size(), PeerRequest{});
     flags_.assign(buffers.size(), 0);
     const uint64_t total = totalNnz(c_);
@@ -143,8 +147,8 @@ class PipelinedCall {
     splitPieces(ranges_, c_.valueBytes, &b, &c_.workspace.splitPositions, &c_.workspace.splitValues,
                 &cuts_);
     std::vector<std::vector<unsigned char>>& encoded = c_.workspace.peerMessages;
-    encoded.resize(static_cast<size_t>(pieces_ * n_));
-    sends_.reserve(static_cast<size_t>(2 * pieces_ * n_));
+    encoded.resize(static_cast<size_t>(pieces_) * static_cast<size_t>(n_));
+    sends_.reserve(2 * static_cast<size_t>(pieces_) * static_cast<size_t>(n_));
     for (int k = 0; k < pieces_; ++k)
       for (int p : peers_) {
         sortPiece(p, k);
