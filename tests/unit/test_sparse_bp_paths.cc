@@ -46,6 +46,14 @@ TEST(BpSortedParts, DensifyEqualsClearAndScatter) {
       for (double density : {0.0, 0.01, 0.5, 1.0}) checkDensify(count, 5, density, valueBytes, 7);
 }
 
+// BP in pieces: pieces x ranks parts, on larger blocks.
+TEST(BpSortedParts, ManyPartsTakeLargerBlocks) {
+  for (size_t valueBytes : {2, 4, 8})
+    for (int parts : {16, 40, 200})
+      for (double density : {0.001, 0.05, 1.0})
+        checkDensify(300000 + 7, parts, density, valueBytes, 9);
+}
+
 TEST(BpSortedParts, NoPartsClearsTheOutput) {
   std::vector<float> dense(9000, 1.5f);
   densifySortedParts(sizeof(float), {}, dense.data(), dense.size());
