@@ -19,9 +19,11 @@ GLOO_5 = os.path.join(GLOO_DIR, "sparse-n8-1gbit-67108864-d0.05.jsonl")
 HALF_DILATED = raw_path("sparse_sweep_dilated", "high-density-n8-16m-d50-twice.csv")
 LINK_TIME_DILATED = raw_path("sparse_sweep_dilated", "link-time-n8-64m.csv")
 # The same sweep with the schedules' messages in pieces (SPCCL_SPARSE_PIECE_BYTES
-# at its default) and without (0), one after the other in one window.
+# at its default), against the sweep above (one message per stage), both on
+# a quiet machine; and the COO API (no dense input to scan, no dense output).
 PIECES_ON = raw_path("sparse_sweep_dilated", "link-time-n8-64m-pieces.csv")
-PIECES_OFF = raw_path("sparse_sweep_dilated", "link-time-n8-64m-no-pieces.csv")
+PIECES_OFF = LINK_TIME_DILATED
+PIECES_COO = raw_path("sparse_sweep_dilated", "link-time-n8-64m-pieces-coo.csv")
 GLOO_1_DILATED = os.path.join(GLOO_DIR, "sparse-n8-250mbit-67108864-d0.01.jsonl")
 REGIMES_DIR = raw_path("sparse_regimes")
 REGIMES = [("no overlap (`-O 0`), 0.1 %", "overlap0", 0.001),
@@ -275,6 +277,8 @@ TABLES = [
     ("sparse.md", "sparse-gloo-1pct-dilated", dilated_gloo_table, [GLOO_1_DILATED]),
     ("sparse.md", "sparse-auto-half-dilated", auto_at_half_table, [HALF_DILATED]),
     ("sparse.md", "sparse-link-time-dilated", link_time_table, [LINK_TIME_DILATED]),
+    ("sparse.md", "sparse-pieces-dilated", pieces_table, [PIECES_ON, PIECES_OFF]),
+    ("sparse.md", "sparse-pieces-coo-dilated", lambda: link_time_table(PIECES_COO), [PIECES_COO]),
     ("sparse.md", "sparse-gloo-5pct", five_percent_table, [GLOO_5]),
     ("sparse.md", "sparse-sweep-n4", lambda: sweep_table(4), [SWEEP_DIR]),
     ("sparse.md", "sparse-sweep-n8", lambda: sweep_table(8), [SWEEP_DIR]),
