@@ -46,3 +46,5 @@ else()
   configure_file(${_image_cc}.in ${_image_cc} COPYONLY)
 endif()
 target_sources(spccl_objects PRIVATE ${_image_cc})
+# For other builds of the library's sources (tests/fuzz).
+set(SPCCL_DEVICE_REDUCE_IMAGE ${_image_cc})
