@@ -10,6 +10,7 @@
 #include "base/check.h"
 #include "coll/collective.h"
 #include "coll/partition.h"
+#include "coll/small_allgather.h"
 #include "device/cuda_ipc.h"
 #include "device/cuda_module.h"
 #include "kernels/device_reduce/reduce_inputs.h"
@@ -61,13 +62,7 @@ CollSignature offerSignature(const DeviceAllReduceCall& call) {
 template <typename T>
 spcclResult_t allGather(CollContext& ctx, const T& mine, std::vector<T>* all) {
   all->assign(static_cast<size_t>(ctx.nranks()), T{});
-  CollArgs args;
-  args.type = CollType::AllGather;
-  args.sendbuff = &mine;
-  args.recvbuff = all->data();
-  args.count = sizeof(T);
-  args.datatype = spcclUint8;
-  return runDenseCollective(ctx, args, "");
+  return allGatherSmall(ctx, &mine, sizeof(T), all->data());
 }
 
 // Every rank's part went well, or the call fails on every rank: the failing

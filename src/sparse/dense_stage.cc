@@ -167,4 +167,14 @@ spcclResult_t mergeMessageIntoDense(const kernels::KernelTable& table, spcclData
   return spcclSuccess;
 }
 
+void denseToPairs(spcclDataType_t type, const void* dense, size_t count, SparseSet* out) {
+  const size_t valueBytes = spcclTypeSize(type);
+  out->positions.resize(count);
+  out->values.resize(count * valueBytes);
+  const size_t nnz = kernels::extractNonZeros(type, dense, count, out->positions.data(),
+                                              out->values.data(), count);
+  out->positions.resize(nnz);
+  out->values.resize(nnz * valueBytes);
+}
+
 }  // namespace spccl::sparse

@@ -36,6 +36,10 @@ Encoding encodeDenseTensor(spcclDataType_t type, const void* dense, uint64_t uni
                            unsigned allowed, std::vector<unsigned char>* out, size_t* bytes,
                            size_t* nnz, SparseSet* scratch);
 
+// *out = the non-zeros of a dense tensor of `count` values, as pairs
+// (a schedule's dense result handed back as a set).
+void denseToPairs(spcclDataType_t type, const void* dense, size_t count, SparseSet* out);
+
 // How a received message meets the dense tensor.
 enum class DenseMerge : uint8_t {
   Place,      // acc = message (absent positions zero)

@@ -141,13 +141,7 @@ void HcPiece::finish(SparseSet* result) {
     result->inDenseOutput = true;
     return;
   }
-  const size_t count = static_cast<size_t>(in_.universe);
-  result->positions.resize(count);
-  result->values.resize(count * valueBytes_);
-  const size_t nnz = kernels::extractNonZeros(in_.type, tensor_, count, result->positions.data(),
-                                              result->values.data(), count);
-  result->positions.resize(nnz);
-  result->values.resize(nnz * valueBytes_);
+  denseToPairs(in_.type, tensor_, static_cast<size_t>(in_.universe), result);
 }
 
 }  // namespace spccl::sparse

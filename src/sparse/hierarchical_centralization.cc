@@ -183,8 +183,8 @@ spcclResult_t hierarchicalCentralization(CollContext& ctx, const SparseInput& in
     return denseFallback(ctx, in, SumOrder::Tree, result, report);
 
   const int pieces = pieceCount(in, options, total);
-  SparseWorkspace local;  // when the caller has no workspace
-  std::vector<MergePieceBuffers>& buffers = (in.workspace ? in.workspace : &local)->mergePieces;
+  std::vector<MergePieceBuffers> local;  // when the caller has no workspace
+  std::vector<MergePieceBuffers>& buffers = in.workspace ? in.workspace->mergePieces : local;
   if (buffers.size() < static_cast<size_t>(pieces)) buffers.resize(static_cast<size_t>(pieces));
   const EvenRanges ranges(in.universe, pieces);
   std::vector<SparseInput> inputs;

@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "kernels/kernels.h"
 #include "kernels/sparse_kernels.h"
+#include "sparse/dense_stage.h"
 #include "sparse/even_ranges.h"
 #include "sparse/sparse_messages.h"
 
@@ -148,12 +149,7 @@ spcclResult_t denseFallback(CollContext& ctx, const SparseInput& in, SumOrder or
     result->inDenseOutput = true;
     return spcclSuccess;
   }
-  result->positions.resize(count);
-  result->values.resize(count * s);
-  const size_t nnz = kernels::extractNonZeros(in.type, out, count, result->positions.data(),
-                                              result->values.data(), count);
-  result->positions.resize(nnz);
-  result->values.resize(nnz * s);
+  denseToPairs(in.type, out, count, result);
   return spcclSuccess;
 }
 
