@@ -1,43 +1,32 @@
 #include "device/cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
-#include <mutex>
 
 namespace spccl::device {
 
 namespace {
 
-// Entry points by their ABI names: the _v2 copies take 64-bit device
-// pointers, the _v2 context stack calls are the current ones.
-template <typename Fn>
-bool resolve(void* library, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, name));
-  return *fn != nullptr;
-}
-
 bool resolveAll(void* library, CudaDriver* d) {
-  return resolve(library, "cuPointerGetAttributes", &d->pointerGetAttributes) &&
-         resolve(library, "cuMemcpyDtoH_v2", &d->memcpyDtoH) &&
-         resolve(library, "cuMemcpyHtoD_v2", &d->memcpyHtoD) &&
-         resolve(library, "cuMemcpyDtoHAsync_v2", &d->memcpyDtoHAsync) &&
-         resolve(library, "cuMemcpyHtoDAsync_v2", &d->memcpyHtoDAsync) &&
-         resolve(library, "cuMemHostAlloc", &d->memHostAlloc) &&
-         resolve(library, "cuMemFreeHost", &d->memFreeHost) &&
-         resolve(library, "cuLaunchHostFunc", &d->launchHostFunc) &&
-         resolve(library, "cuStreamSynchronize", &d->streamSynchronize) &&
-         resolve(library, "cuStreamGetCtx", &d->streamGetCtx) &&
-         resolve(library, "cuCtxGetCurrent", &d->ctxGetCurrent) &&
-         resolve(library, "cuCtxPushCurrent_v2", &d->ctxPushCurrent) &&
-         resolve(library, "cuCtxPopCurrent_v2", &d->ctxPopCurrent) &&
-         resolve(library, "cuCtxGetDevice", &d->ctxGetDevice) &&
-         resolve(library, "cuGetErrorName", &d->getErrorName) &&
-         resolve(library, "cuGetErrorString", &d->getErrorString) &&
-         resolve(library, "cuMemcpyAsync", &d->memcpyAsync) &&
-         resolve(library, "cuMemAlloc_v2", &d->memAlloc) &&
-         resolve(library, "cuMemFree_v2", &d->memFree) &&
-         resolve(library, "cuCtxSetCurrent", &d->ctxSetCurrent);
+  return resolveDriverSymbol(library, &d->pointerGetAttributes, "cuPointerGetAttributes") &&
+         resolveDriverSymbol(library, &d->memcpyDtoH, "cuMemcpyDtoH_v2") &&
+         resolveDriverSymbol(library, &d->memcpyHtoD, "cuMemcpyHtoD_v2") &&
+         resolveDriverSymbol(library, &d->memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") &&
+         resolveDriverSymbol(library, &d->memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") &&
+         resolveDriverSymbol(library, &d->memHostAlloc, "cuMemHostAlloc") &&
+         resolveDriverSymbol(library, &d->memFreeHost, "cuMemFreeHost") &&
+         resolveDriverSymbol(library, &d->launchHostFunc, "cuLaunchHostFunc") &&
+         resolveDriverSymbol(library, &d->streamSynchronize, "cuStreamSynchronize") &&
+         resolveDriverSymbol(library, &d->streamGetCtx, "cuStreamGetCtx") &&
+         resolveDriverSymbol(library, &d->ctxGetCurrent, "cuCtxGetCurrent") &&
+         resolveDriverSymbol(library, &d->ctxPushCurrent, "cuCtxPushCurrent_v2") &&
+         resolveDriverSymbol(library, &d->ctxPopCurrent, "cuCtxPopCurrent_v2") &&
+         resolveDriverSymbol(library, &d->ctxGetDevice, "cuCtxGetDevice") &&
+         resolveDriverSymbol(library, &d->getErrorName, "cuGetErrorName") &&
+         resolveDriverSymbol(library, &d->getErrorString, "cuGetErrorString") &&
+         resolveDriverSymbol(library, &d->memcpyAsync, "cuMemcpyAsync") &&
+         resolveDriverSymbol(library, &d->memAlloc, "cuMemAlloc_v2") &&
+         resolveDriverSymbol(library, &d->memFree, "cuMemFree_v2") &&
+         resolveDriverSymbol(library, &d->ctxSetCurrent, "cuCtxSetCurrent");
 }
 
 }  // namespace
@@ -49,19 +38,7 @@ std::atomic<const CudaDriver*> gLoaded{nullptr};
 const CudaDriver* cudaDriverFoundSoFar() { return gLoaded.load(std::memory_order_acquire); }
 
 const CudaDriver* cudaDriver() {
-  std::atomic<const CudaDriver*>& loaded = gLoaded;
-  static std::mutex mutex;
-  const CudaDriver* d = loaded.load(std::memory_order_acquire);
-  if (d != nullptr) return d;
-  std::lock_guard<std::mutex> lock(mutex);
-  d = loaded.load(std::memory_order_relaxed);
-  if (d != nullptr) return d;
-  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  static CudaDriver functions;
-  if (!resolveAll(library, &functions)) return nullptr;  // a driver older than CUDA 10
-  loaded.store(&functions, std::memory_order_release);
-  return &functions;
+  return lookUpDriverTable(gLoaded, resolveAll);  // nullptr: a driver older than CUDA 10
 }
 
 std::string describeCuError(const char* what, CuResult result) {

@@ -10,8 +10,12 @@
 // that a build without the CUDA toolkit compiles this file too.
 #pragma once
 
+#include <dlfcn.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace spccl::device {
@@ -60,6 +64,38 @@ const CudaDriver* cudaDriver();
 // RTLD_NOLOAD costs about 20 us where no driver is loaded, too much to
 // repeat per call (the memory-kind checks of a call look first).
 const CudaDriver* cudaDriverFoundSoFar();
+
+// An entry point by its ABI name (the _v2 copies take 64-bit device
+// pointers), or by `older` in a driver that lacks that name.
+template <typename Fn>
+bool resolveDriverSymbol(void* library, Fn* fn, const char* name, const char* older = nullptr) {
+  *fn = reinterpret_cast<Fn>(dlsym(library, name));
+  if (*fn == nullptr && older != nullptr) *fn = reinterpret_cast<Fn>(dlsym(library, older));
+  return *fn != nullptr;
+}
+
+// A table of driver entry points (CudaDriver, and the tables of
+// cuda_ipc.h and cuda_module.h, kept apart so that staging works with a
+// driver that lacks theirs), filled once by `fill` from the libcuda.so.1
+// this process has loaded (RTLD_NOLOAD: never loading one) and published
+// in `slot`. nullptr while no driver is loaded or when fill finds an
+// entry point missing; looked for again at the next call.
+template <typename Table>
+const Table* lookUpDriverTable(std::atomic<const Table*>& slot,
+                               bool (*fill)(void* library, Table* table)) {
+  const Table* found = slot.load(std::memory_order_acquire);
+  if (found != nullptr) return found;
+  static std::mutex mutex;  // one per Table
+  std::lock_guard<std::mutex> lock(mutex);
+  found = slot.load(std::memory_order_relaxed);
+  if (found != nullptr) return found;
+  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  static Table table;
+  if (!fill(library, &table)) return nullptr;
+  slot.store(&table, std::memory_order_release);
+  return &table;
+}
 
 // "cuMemcpyDtoHAsync failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory
 // access was encountered, CUresult 700)" for failWith and logs.

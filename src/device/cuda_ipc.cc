@@ -1,9 +1,6 @@
 #include "device/cuda_ipc.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
-#include <mutex>
 #include <utility>
 
 #include "base/check.h"
@@ -14,11 +11,14 @@ namespace {
 
 // cuIpcOpenMemHandle_v2 is the name since CUDA 11; the unversioned one is
 // the same call in older drivers.
-template <typename Fn>
-bool resolveAny(void* library, Fn* fn, const char* name, const char* older = nullptr) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (*fn == nullptr && older != nullptr) *fn = reinterpret_cast<Fn>(dlsym(library, older));
-  return *fn != nullptr;
+bool resolveIpc(void* library, CudaIpcDriver* d) {
+  return resolveDriverSymbol(library, &d->ipcGetMemHandle, "cuIpcGetMemHandle") &&
+         resolveDriverSymbol(library, &d->ipcOpenMemHandle, "cuIpcOpenMemHandle_v2",
+                             "cuIpcOpenMemHandle") &&
+         resolveDriverSymbol(library, &d->ipcCloseMemHandle, "cuIpcCloseMemHandle") &&
+         resolveDriverSymbol(library, &d->memGetAddressRange, "cuMemGetAddressRange_v2") &&
+         resolveDriverSymbol(library, &d->streamCreate, "cuStreamCreate") &&
+         resolveDriverSymbol(library, &d->streamDestroy, "cuStreamDestroy_v2");
 }
 
 constexpr unsigned int kLazyEnablePeerAccess = 1;  // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
@@ -27,26 +27,8 @@ constexpr unsigned int kLazyEnablePeerAccess = 1;  // CU_IPC_MEM_LAZY_ENABLE_PEE
 
 const CudaIpcDriver* cudaIpcDriver() {
   static std::atomic<const CudaIpcDriver*> loaded{nullptr};
-  static std::mutex mutex;
-  const CudaIpcDriver* d = loaded.load(std::memory_order_acquire);
-  if (d != nullptr) return d;
   if (cudaDriver() == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  d = loaded.load(std::memory_order_relaxed);
-  if (d != nullptr) return d;
-  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  static CudaIpcDriver functions;
-  const bool all = resolveAny(library, &functions.ipcGetMemHandle, "cuIpcGetMemHandle") &&
-                   resolveAny(library, &functions.ipcOpenMemHandle, "cuIpcOpenMemHandle_v2",
-                              "cuIpcOpenMemHandle") &&
-                   resolveAny(library, &functions.ipcCloseMemHandle, "cuIpcCloseMemHandle") &&
-                   resolveAny(library, &functions.memGetAddressRange, "cuMemGetAddressRange_v2") &&
-                   resolveAny(library, &functions.streamCreate, "cuStreamCreate") &&
-                   resolveAny(library, &functions.streamDestroy, "cuStreamDestroy_v2");
-  if (!all) return nullptr;
-  loaded.store(&functions, std::memory_order_release);
-  return &functions;
+  return lookUpDriverTable(loaded, resolveIpc);
 }
 
 spcclResult_t exportDeviceRange(const void* pointer, size_t bytes, const char* what,

@@ -1,7 +1,5 @@
 #include "device/cuda_module.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -13,10 +11,10 @@ namespace spccl::device {
 
 namespace {
 
-template <typename Fn>
-bool resolve(void* library, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(library, name));
-  return *fn != nullptr;
+bool resolveModule(void* library, CudaModuleDriver* d) {
+  return resolveDriverSymbol(library, &d->moduleLoadData, "cuModuleLoadData") &&
+         resolveDriverSymbol(library, &d->moduleGetFunction, "cuModuleGetFunction") &&
+         resolveDriverSymbol(library, &d->launchKernel, "cuLaunchKernel");
 }
 
 // Loaded modules and looked-up functions, for every EmbeddedModule: keyed
@@ -35,23 +33,9 @@ Loaded& loaded() {
 }  // namespace
 
 const CudaModuleDriver* cudaModuleDriver() {
-  static std::atomic<const CudaModuleDriver*> found{nullptr};
-  static std::mutex mutex;
-  const CudaModuleDriver* d = found.load(std::memory_order_acquire);
-  if (d != nullptr) return d;
+  static std::atomic<const CudaModuleDriver*> loaded{nullptr};
   if (cudaDriver() == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  d = found.load(std::memory_order_relaxed);
-  if (d != nullptr) return d;
-  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  static CudaModuleDriver functions;
-  if (!(resolve(library, "cuModuleLoadData", &functions.moduleLoadData) &&
-        resolve(library, "cuModuleGetFunction", &functions.moduleGetFunction) &&
-        resolve(library, "cuLaunchKernel", &functions.launchKernel)))
-    return nullptr;
-  found.store(&functions, std::memory_order_release);
-  return &functions;
+  return lookUpDriverTable(loaded, resolveModule);
 }
 
 spcclResult_t EmbeddedModule::function(const std::string& name, CuFunction* out) const {
