@@ -6,8 +6,10 @@ float64), averaging the gradients with spccl's all-reduce. At step
 ``--kill-step`` rank ``--kill-rank`` kills itself with SIGKILL. The
 survivors' all-reduce of that step fails (the peer is gone: RemoteError, or
 TimeoutError after the communicator's timeout); they revoke the
-communicator, agree on which ranks failed, shrink it to the survivors and
-redo the step there, then train on (docs/fault-tolerance.md).
+communicator, agree on which ranks failed, shrink it to the survivors,
+agree on the step to redo (a failed collective may have finished on some
+ranks, which then take that step back) and redo it there, then train on
+(docs/fault-tolerance.md).
 
 At the end every survivor compares its parameters with a reference
 computed locally without spccl: all the shards up to the failure, the
@@ -70,6 +72,7 @@ def main() -> int:
     data = shard(me)
     w = np.zeros(DIM)
     fail_step, survivors = args.steps, list(range(world))
+    w_before = w  # the parameters before the last step this rank finished
     step = 0
     while step < args.steps:
         if step == args.kill_step and me == args.kill_rank:
@@ -87,8 +90,21 @@ def main() -> int:
             shrunk = comm.shrink(failed)
             comm.close()
             comm = shrunk
-            fail_step = step
+            # The failed all-reduce may have finished on some ranks: the
+            # dead rank sent all it had, a slower survivor was still
+            # receiving when it saw the abort. Those ranks are one step
+            # ahead (none can be two: finishing step s + 1 needs every
+            # rank's step s + 1 data). The survivors redo the earliest
+            # failed step; a rank that finished it takes it back.
+            redo = int(comm.all_reduce(np.array([step], dtype=np.int64), op="min")[0])
+            assert step - redo in (0, 1), f"rank {me}: failed at step {step}, redo {redo}"
+            if redo < step:
+                w = w_before
+                print(f"rank {me}: finished step {redo} with the old group; taking it back",
+                      file=sys.stderr)
+            step = fail_step = redo
             continue  # redo this step on the survivors
+        w_before = w
         w = w - args.lr * total / comm.size
         step += 1
 
