@@ -45,6 +45,7 @@ struct Offer {
   int32_t usable = 0;    // this rank can take the device path
   int32_t failure = 0;   // spcclResult_t: this rank cannot run the call at all
   uint64_t process = 0;  // processToken(): ranks of one process use each other's pointers
+  uint64_t device = 0;   // device::DeviceLocation of the buffers (usable only)
   uint64_t sendPointer = 0, recvPointer = 0;
   device::ExportedDeviceRange send{};
   device::ExportedDeviceRange recv{};
@@ -127,12 +128,15 @@ spcclResult_t launchReduce(const DeviceAllReduceCall& call, const std::vector<Cu
 // This rank's offer: usable only with device buffers it can export, the
 // kernels, and (in place with more ranks than one launch takes) no launch
 // that would overwrite an input it still has to read.
-Offer makeOffer(CollContext& ctx, const DeviceAllReduceCall& call, size_t bytes) {
+Offer makeOffer(CollContext& ctx, const DeviceAllReduceCall& call,
+                const device::PeerAllocations& peers, size_t bytes) {
   Offer offer;
   if (!call.device || !deviceAllReduceAvailable() || dr::typeSuffix(call.datatype) == nullptr ||
       dr::opSuffix(call.op) == nullptr)
     return offer;
   if (call.sendbuff == call.recvbuff && ctx.nranks() > dr::kMaxInputs) return offer;
+  // Peer access was checked for the creation device only.
+  if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
   // module that does not load makes the call fall back.
   device::CuFunction function = nullptr;
@@ -147,8 +151,20 @@ Offer makeOffer(CollContext& ctx, const DeviceAllReduceCall& call, size_t bytes)
     return offer;
   offer.sendPointer = reinterpret_cast<uint64_t>(call.sendbuff);
   offer.recvPointer = reinterpret_cast<uint64_t>(call.recvbuff);
+  offer.device = peers.deviceLocation();
   offer.usable = 1;
   return offer;
+}
+
+// Ranks of one process use each other's pointers as they are, and a
+// kernel reads another device's memory only after cuCtxEnablePeerAccess
+// (IPC handles enable it when opened), which spccl does not call: such
+// ranks on different devices fall back.
+bool oneProcessOnTwoDevices(const std::vector<Offer>& offers) {
+  for (const Offer& a : offers)
+    for (const Offer& b : offers)
+      if (a.process == b.process && a.device != b.device) return true;
+  return false;
 }
 
 // A peer's buffer at `range`, opened in this process; this rank's own is its pointer.
@@ -261,7 +277,7 @@ spcclResult_t runDeviceAllReduce(CollContext& ctx, const DeviceAllReduceCall& ca
   // A failure here still takes part in the agreement, so that every rank
   // ends the call at once instead of waiting for this one.
   const spcclResult_t bound = call.device ? peers.bindContext(call.name) : spcclSuccess;
-  Offer mine = bound == spcclSuccess ? makeOffer(ctx, call, bytes) : Offer{};
+  Offer mine = bound == spcclSuccess ? makeOffer(ctx, call, peers, bytes) : Offer{};
   mine.failure = bound;
   mine.process = processToken();
   const std::string why = bound != spcclSuccess ? threadLastError() : std::string();
@@ -279,7 +295,7 @@ spcclResult_t runDeviceAllReduce(CollContext& ctx, const DeviceAllReduceCall& ca
                         call.name, r);
   const bool everyRank =
       std::all_of(offers.begin(), offers.end(), [](const Offer& o) { return o.usable != 0; });
-  if (!everyRank) return runOnHost(ctx, call, peers, bytes);
+  if (!everyRank || oneProcessOnTwoDevices(offers)) return runOnHost(ctx, call, peers, bytes);
   ctx.noteChoice("device_ipc", "every rank on one host with device buffers and CUDA IPC");
   *onDevices = true;
   return runOnDevices(ctx, call, offers, peers);

@@ -12,12 +12,15 @@
 // synchronised before the call ends.
 //
 // Where a rank cannot take it (host buffers, no IPC, a buffer it cannot
-// export), every rank falls back in the same call: a rank with device
+// export, buffers on another device than the communicator's at creation,
+// ranks of one process on different devices), every rank falls back in
+// the same call: a rank with device
 // buffers copies them through host memory and the CPU all-reduce runs.
 #pragma once
 
 #include <cstddef>
 
+#include "device/peer_access.h"
 #include "device/peer_allocations.h"
 #include "runtime/coll_context.h"
 #include "spccl.h"
@@ -32,6 +35,10 @@ struct DeviceAllReduceCall {
   spcclDataType_t datatype = spcclFloat32;
   spcclRedOp_t op = spcclSum;
   bool device = false;  // this rank's buffers are device memory (of the current context)
+  // The device the communicator was created on, whose peer access every
+  // rank checked (core/device_all_reduce_call.h): buffers on another
+  // device make the call fall back.
+  device::DeviceLocation creationDevice = 0;
 };
 
 // Whether this libspccl carries the kernels and the loaded driver can load

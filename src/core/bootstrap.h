@@ -12,6 +12,7 @@
 #include "base/socket.h"
 #include "core/handshake.h"
 #include "core/job_settings.h"
+#include "device/peer_access.h"
 #include "spccl.h"
 #include "spccl_net.h"
 
@@ -64,12 +65,20 @@ struct RankInfo {
   // Where this rank's fault service listens (core/fault_service.h): the
   // revokes, agreements and shrinks that must work without the engine.
   net::SockAddr faultAddr{};
-  // 1 when, at creation, this process had a current CUDA device, the CUDA
-  // driver and the device-resident all-reduce's kernels
-  // (coll/device_all_reduce.h): a communicator joins that schedule only
-  // when every rank can (core/device_all_reduce_call.h).
+  // 1 when, at creation, this process had a current CUDA device (whose
+  // PCI location the driver told), the CUDA driver and the device-resident
+  // all-reduce's kernels (coll/device_all_reduce.h): a communicator joins
+  // that schedule only when every rank can and every two ranks' devices
+  // reach each other (core/device_all_reduce_call.h).
   int32_t deviceAllReduceReady = 0;
+  int32_t reserved2 = 0;
+  // That device and the devices it can access as a peer (set with
+  // deviceAllReduceReady).
+  device::DevicePeerAccess devicePeers;
 };
+// The rendezvous refuses a hello whose RankInfo has another size
+// (helloAcceptable): a change of this layout must change its size, or
+// kHandshakeVersion (core/handshake.h).
 
 // The rendezvous handshake (docs/security.md):
 //   rank -> root  ClientHello     magic, version, rank, nranks, commId, nonceC

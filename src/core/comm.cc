@@ -25,6 +25,7 @@
 #include "core/setup_departures.h"
 #include "core/transport_registry.h"
 #include "device/cuda_driver.h"
+#include "device/peer_access.h"
 #include "runtime/flight_recorder.h"
 #include "runtime/frame_checksum.h"
 #include "sparse/comm_state.h"
@@ -547,6 +548,7 @@ std::unique_ptr<spcclComm> newComm(const UniqueIdContents& id, int nranks, int r
   comm->rank = rank;
   comm->nranks = nranks;
   comm->cudaDevice = device::currentCudaDevice();
+  if (comm->cudaDevice >= 0) device::describeCurrentDevice(&comm->cudaDevicePeers);
   comm->commId = id.commId;
   comm->sparse = std::make_shared<sparse::CommState>(id.commId);
   comm->secret = id.secret;
@@ -567,7 +569,10 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
   mine.hostId = localHostId();
   gethostname(mine.hostname, sizeof(mine.hostname) - 1);
   mine.job = localJobSettings(options);
-  mine.deviceAllReduceReady = comm->cudaDevice >= 0 && deviceAllReduceAvailable() ? 1 : 0;
+  mine.deviceAllReduceReady =
+      comm->cudaDevice >= 0 && comm->cudaDevicePeers.self != 0 && deviceAllReduceAvailable() ? 1
+                                                                                             : 0;
+  mine.devicePeers = comm->cudaDevicePeers;
   Nonce laneNonce;
   SPCCL_CHECK(freshNonce(&laneNonce));
   std::memcpy(mine.laneNonce, laneNonce.data(), laneNonce.size());

@@ -16,6 +16,7 @@
 #include "core/bootstrap.h"
 #include "core/handshake.h"
 #include "core/staging_profile.h"
+#include "device/peer_access.h"
 #include "runtime/engine.h"
 #include "spccl.h"
 
@@ -91,7 +92,11 @@ struct spcclComm {
   spcclResult_t asyncError = spcclSuccess;
   std::string asyncErrorText;
   // The CUDA device current when the communicator was created; -1: none.
+  // Its PCI location and peers (self 0: unknown), asked on the creating
+  // thread (a non-blocking creation runs on a thread of its own, where no
+  // context is current).
   int cudaDevice = -1;
+  spccl::device::DevicePeerAccess cudaDevicePeers;
   // Where staged calls on device memory spent their time
   // (SPCCL_STAGING_REPORT=1, printed at the end); shared with the stream's
   // last host function of each call, which may run after the end.

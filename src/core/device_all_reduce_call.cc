@@ -1,8 +1,11 @@
 #include "core/device_all_reduce_call.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "base/knobs.h"
+#include "base/log.h"
 #include "coll/device_all_reduce.h"
 #include "core/comm.h"
 #include "device/peer_allocations.h"
@@ -20,10 +23,32 @@ bool jobJoins(const spcclComm& comm) {
   if (transport != "auto" && transport != "shm" && transport != "cuda_ipc") return false;
   for (const RankInfo& info : comm.ranks)
     if (info.hostId != comm.ranks[0].hostId || info.deviceAllReduceReady != 1) return false;
+  std::string why;
+  if (!devicesReachEachOther(comm.ranks, &why)) {
+    SPCCL_INFO(kLogInit,
+               "rank %d: no device-resident all-reduce on this communicator (all-reduces of "
+               "device buffers are staged): %s",
+               comm.rank, why.c_str());
+    return false;
+  }
   return true;
 }
 
 }  // namespace
+
+bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why) {
+  for (size_t a = 0; a < ranks.size(); ++a)
+    for (size_t b = 0; b < ranks.size(); ++b) {
+      const device::DevicePeerAccess& from = ranks[a].devicePeers;
+      const device::DeviceLocation to = ranks[b].devicePeers.self;
+      if (a == b || device::reaches(from, to)) continue;
+      *why = "rank " + std::to_string(a) + " (device " + device::describeLocation(from.self) +
+             ") cannot access rank " + std::to_string(b) + "'s device " +
+             device::describeLocation(to) + " as a peer (cuDeviceCanAccessPeer)";
+      return false;
+    }
+  return true;
+}
 
 bool joinsDeviceAllReduce(spcclComm_t comm) {
   if (comm->deviceAllReduceJoins < 0) comm->deviceAllReduceJoins = jobJoins(*comm) ? 1 : 0;
@@ -41,6 +66,7 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
   call.datatype = args.datatype;
   call.op = args.op;
   call.device = staged.hasDeviceMemory();
+  call.creationDevice = comm->cudaDevicePeers.self;
   if (call.device) {
     device::ScopedCudaContext current(staged.context());
     (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back

@@ -6,22 +6,33 @@
 // rank on one host, the transport auto, shm or cuda_ipc,
 // SPCCL_DEVICE_ALLREDUCE on (a job setting, checked at creation), and on
 // every rank a current CUDA device, the driver and a libspccl with the
-// kernels (RankInfo::deviceAllReduceReady). A blocking all-reduce outside a
-// group of such a communicator then runs the schedule's agreement, on host
-// buffers too: the ranks choose the device path only when every rank's
-// buffers are device memory it can export, and the CPU all-reduce
-// otherwise. A communicator created where some rank had no device (a CPU
-// job, even one whose processes loaded the driver) never joins and runs
-// as before.
+// kernels (RankInfo::deviceAllReduceReady), and every two ranks on
+// different devices able to access each other's device as a peer
+// (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). A
+// blocking all-reduce outside a group of such a communicator then runs the
+// schedule's agreement, on host buffers too: the ranks choose the device
+// path only when every rank's buffers are device memory it can export, on
+// the device it had at creation, and the CPU all-reduce otherwise. A communicator created where
+// some rank had no device (a CPU job, even one whose processes loaded the driver) never joins and
+// runs as before.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "coll/collective.h"
+#include "core/bootstrap.h"
 #include "core/staged_call.h"
 #include "spccl.h"
 
 namespace spccl {
 
 bool joinsDeviceAllReduce(spcclComm_t comm);
+
+// Whether every rank's device reaches every other rank's (the same device,
+// or peer access), from the rendezvous table; else *why names the first
+// pair that does not.
+bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why);
 
 // `staged` holds the call's buffers (added and validated, not prepared).
 spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,

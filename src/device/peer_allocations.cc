@@ -22,7 +22,10 @@ spcclResult_t PeerAllocations::bindContext(const char* call) {
   CuContext current = nullptr;
   if (cudaDriver()->ctxGetCurrent(&current) != 0 || current == nullptr)
     return SPCCL_FAIL(spcclInvalidUsage, "%s: no CUDA context is current", call);
-  if (context_ == nullptr) context_ = current;
+  if (context_ == nullptr) {
+    context_ = current;
+    location_ = currentDeviceLocation();
+  }
   if (current != context_)
     return SPCCL_FAIL(spcclInvalidUsage,
                       "%s: device buffers of another CUDA context than this communicator's "

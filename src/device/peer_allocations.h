@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "device/cuda_ipc.h"
+#include "device/peer_access.h"
 #include "spccl.h"
 
 namespace spccl::device {
@@ -29,6 +30,8 @@ class PeerAllocations {
   spcclResult_t open(int rank, const CudaIpcHandle& handle, CuDevicePtr* base);
   // The stream for the kernels and copies (made on first use).
   spcclResult_t stream(CuStream* out);
+  // The PCI location of the bound context's device (0: unknown or unbound).
+  DeviceLocation deviceLocation() const { return location_; }
 
  private:
   // Past this many opened allocations all are closed (a job that keeps
@@ -37,6 +40,7 @@ class PeerAllocations {
   using Key = std::pair<int, std::array<unsigned char, sizeof(CudaIpcHandle)>>;
   std::map<Key, PeerDeviceMemory> opened_;
   CuContext context_ = nullptr;
+  DeviceLocation location_ = 0;
   CuStream stream_ = nullptr;
 };
 

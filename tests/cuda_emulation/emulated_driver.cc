@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "emulated_devices.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/device_reduce/reduce_inputs.h"
 
@@ -40,6 +42,8 @@ constexpr CuResult kSuccess = 0;
 constexpr CuResult kInvalidValue = 1;
 constexpr CuResult kInvalidContext = 201;
 constexpr CuResult kInvalidHandle = 400;
+constexpr CuResult kPeerAccessUnsupported = 217;
+constexpr CuResult kIllegalAddress = 700;
 
 // CUpointer_attribute / CUmemorytype values of the driver ABI.
 constexpr int kAttributeContext = 1;
@@ -49,10 +53,28 @@ constexpr int kAttributeDeviceOrdinal = 9;
 constexpr unsigned kMemoryTypeHost = 1;
 constexpr unsigned kMemoryTypeDevice = 2;
 
-int gContextToken = 0;
-void* const kContext = &gContextToken;  // the one emulated context
+using spccl::emulation::emulatedPeerAccess;
+using spccl::emulation::kMaxEmulatedDevices;
+
+// One context per device (its primary context), a token each.
+int gContextTokens[kMaxEmulatedDevices] = {};
+void* contextOf(int device) { return &gContextTokens[device]; }
+// -1 for what is no context.
+int deviceOf(const void* context) {
+  for (int d = 0; d < kMaxEmulatedDevices; ++d)
+    if (context == contextOf(d)) return d;
+  return -1;
+}
 thread_local void* tCurrent = nullptr;
-thread_local int tPushDepth = 0;
+thread_local std::vector<void*> tPushed;  // what each cuCtxPushCurrent replaced
+// The device emuCudaSetCurrent makes current on this thread, and the last
+// one any thread chose (the NULL stream's).
+thread_local int tDevice = 0;
+std::atomic<int> gProcessDevice{0};
+
+// The context new memory and streams belong to: the current one, else
+// this thread's chosen device's.
+void* creatingContext() { return tCurrent != nullptr ? tCurrent : contextOf(tDevice); }
 
 enum class Kind { Device, PinnedHost, Managed };
 // Device memory is a shared mapping of a memfd, so that another process
@@ -60,6 +82,7 @@ enum class Kind { Device, PinnedHost, Managed };
 struct Allocation {
   size_t bytes;
   Kind kind;
+  int device = 0;       // the owner's device (device and managed memory)
   int fd = -1;          // device memory of this process: its memfd
   uint32_t serial = 0;  // in its IPC handle: a later memfd may reuse the fd number
   bool opened = false;  // a peer's device memory, mapped by cuIpcOpenMemHandle
@@ -72,7 +95,8 @@ struct IpcHandle {
   int32_t fd;
   uint32_t serial;
   uint64_t bytes;
-  unsigned char unused[40];
+  int32_t device;
+  unsigned char unused[36];
 };
 static_assert(sizeof(IpcHandle) == 64, "CUipcMemHandle is 64 bytes");
 constexpr uint32_t kIpcMagic = 0x49554d45;  // "EMUI"
@@ -80,7 +104,10 @@ constexpr uint32_t kIpcMagic = 0x49554d45;  // "EMUI"
 // A stream: its operations run in order on a thread of their own.
 class Stream {
  public:
-  Stream() : thread_([this] { run(); }) {}
+  // context nullptr: the NULL stream, whose work runs in the context of
+  // the process's last chosen device.
+  explicit Stream(void* context) : context_(context), thread_([this] { run(); }) {}
+  void* context() const { return context_ != nullptr ? context_ : contextOf(gProcessDevice); }
   ~Stream() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -112,7 +139,7 @@ class Stream {
       auto op = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      tCurrent = kContext;
+      tCurrent = context();
       op();
       lock.lock();
       ++done_;
@@ -124,6 +151,7 @@ class Stream {
   std::deque<std::function<void()>> queue_;
   uint64_t enqueued_ = 0, done_ = 0;
   bool stopping_ = false;
+  void* context_;
   std::thread thread_;
 };
 
@@ -152,7 +180,7 @@ struct State {
   CopyGate copyGate;
   std::map<uintptr_t, Allocation> allocations;  // by start address
   std::map<void*, std::unique_ptr<Stream>> streams;
-  std::unique_ptr<Stream> legacy = std::make_unique<Stream>();  // the NULL stream
+  std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
   int failingLaunches = 0;  // emuCudaFailLaunches
 };
@@ -186,6 +214,18 @@ CuResult checkDevice(uint64_t address, size_t bytes) {
   std::lock_guard<std::mutex> lock(state().mutex);
   const Allocation* a = find(static_cast<uintptr_t>(address), bytes, nullptr);
   return a != nullptr && a->kind != Kind::PinnedHost ? kSuccess : kInvalidValue;
+}
+
+// Whether a kernel running on `device` may touch [address, +bytes): memory
+// of that device, or of a peer device it can access and whose memory was
+// opened through IPC (the driver enables peer access lazily there); any
+// other device's memory faults, as a GPU would without peer access.
+CuResult checkKernelAccess(uint64_t address, size_t bytes, int device) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const Allocation* a = find(static_cast<uintptr_t>(address), bytes, nullptr);
+  if (a == nullptr || a->kind == Kind::PinnedHost) return kInvalidValue;
+  if (a->device == device) return kSuccess;
+  return a->opened && emulatedPeerAccess(device, a->device) ? kSuccess : kIllegalAddress;
 }
 
 bool isPinned(const void* host, size_t bytes) {
@@ -331,11 +371,14 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   std::memcpy(&args, params[0], sizeof(args));
   if (args.inputCount < 1 || args.inputCount > spccl::kernels::device_reduce::kMaxInputs)
     return kInvalidValue;
-  // Every pointer must lie in emulated device memory, as a GPU would fault.
+  // Every pointer must lie in emulated device memory the stream's device
+  // reaches, as a GPU would fault (reported here at launch, not later).
   const size_t bytes = args.count * elementBytes(type);
+  const int device = deviceOf(stream->context());
   for (int k = 0; k < args.inputCount; ++k)
-    if (checkDevice(args.inputs[k], bytes) != kSuccess) return kInvalidValue;
-  if (checkDevice(args.output, bytes) != kSuccess) return kInvalidValue;
+    if (const CuResult r = checkKernelAccess(args.inputs[k], bytes, device); r != kSuccess)
+      return r;
+  if (const CuResult r = checkKernelAccess(args.output, bytes, device); r != kSuccess) return r;
   {
     std::lock_guard<std::mutex> lock(state().mutex);
     if (state().failingLaunches > 0) {
@@ -366,10 +409,10 @@ CuResult cuPointerGetAttributes(unsigned count, int* attributes, void** data, ui
         *static_cast<unsigned*>(data[i]) = a != nullptr && a->kind == Kind::Managed ? 1 : 0;
         break;
       case kAttributeDeviceOrdinal:
-        *static_cast<int*>(data[i]) = a == nullptr ? -2 : 0;
+        *static_cast<int*>(data[i]) = a == nullptr ? -2 : a->device;
         break;
       case kAttributeContext:
-        *static_cast<void**>(data[i]) = a == nullptr ? nullptr : kContext;
+        *static_cast<void**>(data[i]) = a == nullptr ? nullptr : contextOf(a->device);
         break;
       default:
         return kInvalidValue;
@@ -439,6 +482,7 @@ CuResult cuIpcGetMemHandle(void* handle, uint64_t pointer) {
   h.fd = it->second.fd;
   h.serial = it->second.serial;
   h.bytes = it->second.bytes;
+  h.device = it->second.device;
   std::memcpy(handle, &h, sizeof(h));
   return kSuccess;
 }
@@ -452,6 +496,10 @@ CuResult cuIpcOpenMemHandle_v2(uint64_t* pointer, IpcHandleBytes handle, unsigne
   std::memcpy(&h, handle.bytes, sizeof(h));
   if (h.magic != kIpcMagic) return kInvalidValue;
   if (h.pid == getpid()) return kInvalidContext;  // the driver refuses a process's own handle
+  // Another device's memory maps only where peer access is possible
+  // (cuDeviceCanAccessPeer; the emulation's choice of error).
+  const int mine = deviceOf(creatingContext());
+  if (!emulatedPeerAccess(mine, h.device)) return kPeerAccessUnsupported;
   const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
   const int fd = open(path.c_str(), O_RDWR);
   if (fd < 0) return kInvalidValue;
@@ -460,6 +508,7 @@ CuResult cuIpcOpenMemHandle_v2(uint64_t* pointer, IpcHandleBytes handle, unsigne
   if (p == MAP_FAILED) return kInvalidValue;
   std::lock_guard<std::mutex> lock(state().mutex);
   Allocation allocation{h.bytes, Kind::Device};
+  allocation.device = h.device;
   allocation.opened = true;
   state().allocations[reinterpret_cast<uintptr_t>(p)] = allocation;
   ++state().counters.liveAllocations;
@@ -492,28 +541,18 @@ CuResult cuMemFree_v2(uint64_t pointer) {
 }
 
 CuResult cuCtxSetCurrent(void* context) {
-  if (context != nullptr && context != kContext) return kInvalidContext;
+  if (context != nullptr && deviceOf(context) < 0) return kInvalidContext;
   tCurrent = context;
   return kSuccess;
 }
 
-// Device management, as the perf binaries' --device uses it
-// (perf/common/device_memory.h): one device, one primary context.
+// Device management (the devices themselves: emulated_devices.cc), as
+// the perf binaries' --device uses it (perf/common/device_memory.h).
 CuResult cuInit(unsigned /*flags*/) { return kSuccess; }
 
-CuResult cuDeviceGetCount(int* count) {
-  *count = 1;
-  return kSuccess;
-}
-
-CuResult cuDeviceGet(int* device, int ordinal) {
-  if (ordinal != 0) return kInvalidValue;
-  *device = 0;
-  return kSuccess;
-}
-
-CuResult cuDevicePrimaryCtxRetain(void** context, int /*device*/) {
-  *context = kContext;
+CuResult cuDevicePrimaryCtxRetain(void** context, int device) {
+  if (device < 0 || device >= spccl::emulation::emulatedDeviceCount()) return 101;
+  *context = contextOf(device);
   return kSuccess;
 }
 
@@ -556,8 +595,9 @@ CuResult cuStreamSynchronize(void* handle) {
 }
 
 CuResult cuStreamGetCtx(void* handle, void** context) {
-  if (streamOf(handle) == nullptr) return kInvalidHandle;
-  *context = kContext;
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  *context = stream->context();
   return kSuccess;
 }
 
@@ -567,22 +607,23 @@ CuResult cuCtxGetCurrent(void** context) {
 }
 
 CuResult cuCtxPushCurrent_v2(void* context) {
-  if (context != kContext) return kInvalidContext;
-  ++tPushDepth;
+  if (deviceOf(context) < 0) return kInvalidContext;
+  tPushed.push_back(tCurrent);
   tCurrent = context;
   return kSuccess;
 }
 
 CuResult cuCtxPopCurrent_v2(void** context) {
-  if (tPushDepth == 0) return kInvalidContext;
+  if (tPushed.empty()) return kInvalidContext;
   if (context != nullptr) *context = tCurrent;
-  if (--tPushDepth == 0) tCurrent = nullptr;
+  tCurrent = tPushed.back();
+  tPushed.pop_back();
   return kSuccess;
 }
 
 CuResult cuCtxGetDevice(int* device) {
   if (tCurrent == nullptr) return kInvalidContext;
-  *device = 0;
+  *device = deviceOf(tCurrent);
   return kSuccess;
 }
 
@@ -598,7 +639,15 @@ CuResult cuGetErrorString(CuResult error, const char** text) {
 
 // ---- for the tests (emulated_driver.h) ----
 
-void emuCudaSetCurrent(int current) { tCurrent = current != 0 ? kContext : nullptr; }
+void emuCudaSetCurrent(int current) { tCurrent = current != 0 ? contextOf(tDevice) : nullptr; }
+
+int emuCudaSetCurrentDevice(int device) {
+  if (device < 0 || device >= spccl::emulation::emulatedDeviceCount()) return -1;
+  tDevice = device;
+  gProcessDevice = device;
+  tCurrent = contextOf(device);
+  return 0;
+}
 
 void* emuCudaAlloc(size_t bytes, int kind) {
   const size_t size = bytes > 0 ? bytes : 1;
@@ -620,6 +669,7 @@ void* emuCudaAlloc(size_t bytes, int kind) {
   Allocation allocation{size, kind == EmuCudaDevice    ? Kind::Device
                               : kind == EmuCudaManaged ? Kind::Managed
                                                        : Kind::PinnedHost};
+  allocation.device = deviceOf(creatingContext());
   allocation.fd = fd;
   static uint32_t serial = 0;
   allocation.serial = ++serial;
@@ -649,7 +699,7 @@ int emuCudaFree(void* pointer) {
 }
 
 void* emuCudaStreamCreate(void) {
-  auto stream = std::make_unique<Stream>();
+  auto stream = std::make_unique<Stream>(creatingContext());
   void* handle = stream.get();
   std::lock_guard<std::mutex> lock(state().mutex);
   state().streams[handle] = std::move(stream);

@@ -24,6 +24,11 @@ typedef struct {
 
 /* The calling thread's current context: set (1) or none (0). */
 void emuCudaSetCurrent(int current);
+/* Makes `device`'s context current on the calling thread (and the one
+ * emuCudaSetCurrent sets there); its memory and streams belong to that
+ * device. 0 on success, -1 for a device the emulation does not have
+ * (EMU_CUDA_DEVICES, emulated_devices.h). */
+int emuCudaSetCurrentDevice(int device);
 void* emuCudaAlloc(size_t bytes, int kind);
 int emuCudaFree(void* pointer);
 void* emuCudaStreamCreate(void);

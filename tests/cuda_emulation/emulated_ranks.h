@@ -69,9 +69,13 @@ inline float sumOverRanks(int n, size_t i) {
 }
 
 // Runs body on n forked ranks, each with its communicator; every rank
-// must return kChildOk without a failed expectation.
-inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body) {
+// must return kChildOk without a failed expectation. With `devices`, rank
+// r creates its communicator on emulated device devices[r]
+// (EMU_CUDA_DEVICES, emulated_devices.h).
+inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body,
+                       const std::vector<int>& devices = {}) {
   auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
+    if (!devices.empty() && emuCudaSetCurrentDevice(devices[rank]) != 0) return kChildInitFailed;
     spcclComm_t comm = initRank(n, id, rank);
     const int status = body(rank, comm);
     spcclCommDestroy(comm);

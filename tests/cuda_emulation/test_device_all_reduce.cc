@@ -9,10 +9,15 @@
 // Every result is compared bit for bit with the CPU all-reduce of the same
 // inputs on host buffers, in the same job. The inputs are small integers
 // (1..7), so every type and op is exact whatever the order of reduction.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,9 +109,10 @@ std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t
 uint64_t launches() { return emuCudaCounters().kernelLaunches; }
 
 // One call on device buffers (stream or NULL stream, in place or not),
-// checked against the reference; the kernel must have run on this rank.
+// checked against the reference; the kernel must have run on this rank,
+// or with devicePath false, no kernel (every rank fell back).
 void checkOne(spcclComm_t comm, int rank, spcclDataType_t type, spcclRedOp_t op, size_t count,
-              bool inPlace, void* stream) {
+              bool inPlace, void* stream, bool devicePath = true) {
   const std::string what = "type " + std::to_string(type) + " op " + std::to_string(op) +
                            (inPlace ? " in place" : " out of place") +
                            (stream != nullptr ? " on a stream" : " on the NULL stream");
@@ -121,10 +127,13 @@ void checkOne(spcclComm_t comm, int rank, spcclDataType_t type, spcclRedOp_t op,
   EXPECT_EQ(recv.get(stream), expected) << what;
   // A rank reduces its block with a kernel; with fewer elements than
   // ranks, the ranks from `count` on have none.
-  if (count > static_cast<size_t>(rank))
+  if (!devicePath) {
+    EXPECT_EQ(launches(), before) << what << ": a kernel ran (the call did not fall back)";
+  } else if (count > static_cast<size_t>(rank)) {
     EXPECT_GT(launches(), before) << what << ": no kernel ran (the call was staged)";
-  else
+  } else {
     EXPECT_EQ(launches(), before) << what << ": a kernel ran for an empty block";
+  }
 }
 
 void everyTypeAndOp(int n) {
@@ -175,16 +184,21 @@ TEST(DeviceAllReduce, ChainedCallsOnAStreamN2) {
   });
 }
 
-// Two ranks as threads of one process: each uses the other's pointers
-// directly (the driver refuses to open a process's own IPC handle).
-TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcess) {
-  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+// Two ranks as threads of one process, rank r on emulated device
+// devices[r]: each uses the other's pointers directly (the driver refuses
+// to open a process's own IPC handle), so on one device the path is
+// taken; on two, the kernel could not read the other device's memory
+// (spccl enables no peer access between its own contexts) and both fall
+// back. Both results must be right either way.
+void threadsOfOneProcess(const std::vector<int>& devices, bool devicePath) {
+  auto outcomes = forkRanks(1, [&](int, const spcclUniqueId&) {
     spcclUniqueId id;
     if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
     const size_t count = 1000;
     std::vector<std::vector<unsigned char>> got(2);
     std::vector<uint64_t> launched(2);
     auto rankThread = [&](int rank) {
+      if (emuCudaSetCurrentDevice(devices[rank]) != 0) return;
       spcclComm_t comm = initRank(2, id, rank);
       DeviceBytes send(count * 4), recv(count * 4);
       send.set(inputOf(rank, spcclInt32, count));
@@ -209,11 +223,17 @@ TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcess) {
     }
     EXPECT_EQ(got[0], expected);
     EXPECT_EQ(got[1], expected);
-    EXPECT_GT(launched[0] + launched[1], 0u) << "the device path was not taken";
+    if (devicePath) {
+      EXPECT_GT(launched[0] + launched[1], 0u) << "the device path was not taken";
+    } else {
+      EXPECT_EQ(launched[0] + launched[1], 0u) << "the device path was taken";
+    }
     return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
   });
   EXPECT_EQ(outcomes[0].status, kChildOk);
 }
+
+TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcess) { threadsOfOneProcess({0, 0}, true); }
 
 // One rank with host buffers: every rank falls back to the CPU all-reduce
 // in the same call; no kernel runs anywhere.
@@ -303,6 +323,129 @@ TEST(DeviceAllReduce, FailedLaunchOnAStreamIsTheAsyncError) {
     emuCudaStreamDestroy(stream);
     return kChildOk;
   });
+}
+
+// ---- Several devices of one host (emulated_devices.h) ----
+
+// EMU_CUDA_DEVICES and EMU_CUDA_NO_PEER_ACCESS for the ranks a test forks
+// (the parent calls no spccl), unset at its end.
+class EmulatedHost {
+ public:
+  EmulatedHost(int devices, const char* noPeerAccess) {
+    setenv("EMU_CUDA_DEVICES", std::to_string(devices).c_str(), 1);
+    if (noPeerAccess != nullptr) setenv("EMU_CUDA_NO_PEER_ACCESS", noPeerAccess, 1);
+  }
+  ~EmulatedHost() {
+    unsetenv("EMU_CUDA_DEVICES");
+    unsetenv("EMU_CUDA_NO_PEER_ACCESS");
+  }
+  EmulatedHost(const EmulatedHost&) = delete;
+  EmulatedHost& operator=(const EmulatedHost&) = delete;
+};
+
+// Three ranks on three devices that all reach each other take the path.
+TEST(DeviceAllReduce, RanksOnPeerDevicesTakeThePathN3) {
+  EmulatedHost host(3, nullptr);
+  runOnRanks(3,
+             [](int rank, spcclComm_t comm) {
+               void* stream = emuCudaStreamCreate();
+               for (spcclDataType_t type : {spcclFloat32, spcclBfloat16, spcclInt64})
+                 for (spcclRedOp_t op : {spcclSum, spcclAvg, spcclMax})
+                   for (bool inPlace : {false, true})
+                     checkOne(comm, rank, type, op, 37, inPlace, stream);
+               emuCudaStreamDestroy(stream);
+               return kChildOk;
+             },
+             {0, 1, 2});
+}
+
+// What each rank's log file (SPCCL_DEBUG_FILE=dir/rank.%p) holds.
+std::vector<std::string> readLogs(const std::string& dir) {
+  std::vector<std::string> logs;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return logs;
+  while (const dirent* entry = readdir(d)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string path = dir + "/" + entry->d_name;
+    std::ifstream in(path);
+    logs.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::remove(path.c_str());
+  }
+  closedir(d);
+  rmdir(dir.c_str());
+  return logs;
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Device 2 cannot access device 0's memory (that direction only): every
+// rank stages every call, with the right result, and says why once at
+// INFO, naming the pair.
+TEST(DeviceAllReduce, OnePairWithoutPeerAccessFallsBackOnEveryRank) {
+  EmulatedHost host(3, "2:0");
+  char dir[] = "/tmp/spccl_peer_access_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("SPCCL_DEBUG", "INFO", 1);
+  setenv("SPCCL_DEBUG_SUBSYS", "INIT", 1);
+  setenv("SPCCL_DEBUG_FILE", (std::string(dir) + "/rank.%p").c_str(), 1);
+  runOnRanks(3,
+             [](int rank, spcclComm_t comm) {
+               for (bool inPlace : {false, true})
+                 checkOne(comm, rank, spcclFloat32, spcclSum, 1000, inPlace, nullptr, false);
+               return kChildOk;
+             },
+             {0, 1, 2});
+  unsetenv("SPCCL_DEBUG");
+  unsetenv("SPCCL_DEBUG_SUBSYS");
+  unsetenv("SPCCL_DEBUG_FILE");
+  const std::vector<std::string> logs = readLogs(dir);
+  ASSERT_EQ(logs.size(), 3u);
+  for (const std::string& log : logs) {
+    EXPECT_EQ(occurrences(log, "no device-resident all-reduce on this communicator"), 1u) << log;
+    EXPECT_EQ(occurrences(log,
+                          "rank 2 (device 0000:12:00) cannot access rank 0's device "
+                          "0000:10:00 as a peer"),
+              1u)
+        << log;
+  }
+}
+
+// Two ranks on one device need no peer access, even where no two devices
+// of the host have it.
+TEST(DeviceAllReduce, RanksOnOneDeviceTakeThePathWithoutPeerAccess) {
+  EmulatedHost host(3, "0:1,1:0,0:2,2:0,1:2,2:1");
+  runOnRanks(2,
+             [](int rank, spcclComm_t comm) {
+               checkOne(comm, rank, spcclFloat32, spcclSum, 100, false, nullptr);
+               checkOne(comm, rank, spcclInt32, spcclMax, 100, true, nullptr);
+               return kChildOk;
+             },
+             {1, 1});
+}
+
+// Both ranks created the communicator on device 0, but rank 1 calls with
+// buffers on device 1, which device 0 cannot reach: peer access was
+// checked for device 0 only, so every rank falls back.
+TEST(DeviceAllReduce, BuffersOnAnotherDeviceThanAtCreationFallBack) {
+  EmulatedHost host(2, "0:1,1:0");
+  runOnRanks(2,
+             [](int rank, spcclComm_t comm) {
+               if (rank == 1) {
+                 EXPECT_EQ(emuCudaSetCurrentDevice(1), 0);
+               }
+               checkOne(comm, rank, spcclFloat32, spcclSum, 100, false, nullptr, false);
+               return kChildOk;
+             },
+             {0, 0});
+}
+
+TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcessOnTwoDevicesFallBack) {
+  EmulatedHost host(2, nullptr);
+  threadsOfOneProcess({0, 1}, false);
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+#include "emulated_devices.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace spccl::emulation {
+
+namespace {
+
+using CuResult = int;
+constexpr CuResult kSuccess = 0;
+constexpr CuResult kInvalidValue = 1;
+constexpr CuResult kInvalidDevice = 101;
+
+// CUdevice_attribute values of the driver ABI.
+constexpr int kAttributePciBusId = 33;
+constexpr int kAttributePciDeviceId = 34;
+constexpr int kAttributePciDomainId = 50;
+
+bool validDevice(int device) { return device >= 0 && device < emulatedDeviceCount(); }
+
+}  // namespace
+
+int emulatedDeviceCount() {
+  const char* text = std::getenv("EMU_CUDA_DEVICES");
+  const int count = text != nullptr ? std::atoi(text) : 1;
+  return count < 1 ? 1 : (count > kMaxEmulatedDevices ? kMaxEmulatedDevices : count);
+}
+
+bool emulatedPeerAccess(int device, int peer) {
+  if (device == peer) return true;
+  const char* text = std::getenv("EMU_CUDA_NO_PEER_ACCESS");
+  if (text == nullptr) return true;
+  const std::string pair = std::to_string(device) + ":" + std::to_string(peer);
+  const std::string list = std::string(",") + text + ",";
+  return list.find("," + pair + ",") == std::string::npos;
+}
+
+}  // namespace spccl::emulation
+
+using namespace spccl::emulation;  // NOLINT(google-build-using-namespace): this file's own
+
+// Device management, as the perf binaries' --device and spccl's peer
+// check (src/device/peer_access.h) use it. A CUdevice is its ordinal.
+extern "C" {
+
+CuResult cuDeviceGetCount(int* count) {
+  *count = emulatedDeviceCount();
+  return kSuccess;
+}
+
+CuResult cuDeviceGet(int* device, int ordinal) {
+  if (!validDevice(ordinal)) return kInvalidDevice;
+  *device = ordinal;
+  return kSuccess;
+}
+
+CuResult cuDeviceGetAttribute(int* value, int attribute, int device) {
+  if (!validDevice(device)) return kInvalidDevice;
+  switch (attribute) {
+    case kAttributePciDomainId:
+    case kAttributePciDeviceId:
+      *value = 0;
+      return kSuccess;
+    case kAttributePciBusId:
+      *value = 0x10 + device;
+      return kSuccess;
+    default:
+      return kInvalidValue;
+  }
+}
+
+CuResult cuDeviceCanAccessPeer(int* canAccess, int device, int peer) {
+  if (!validDevice(device) || !validDevice(peer)) return kInvalidDevice;
+  *canAccess = device != peer && emulatedPeerAccess(device, peer) ? 1 : 0;
+  return kSuccess;
+}
+
+}  // extern "C"
