@@ -286,8 +286,15 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   StagedCall staged(comm, name, nullptr);
-  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/true);
+  // As in submit: an all-reduce may run device-resident, unstaged.
+  if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
+  const bool direct =
+      res == spcclSuccess && call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
+  if (res == spcclSuccess && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
+  if (direct)
+    return finishCall(
+        comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name, request));
   Call host = onHost(staged, call);
   return finishCall(comm, staged.runQueued([comm, host] { return execute(comm, host); }, request));
 }

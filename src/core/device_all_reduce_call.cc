@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/knobs.h"
@@ -56,7 +57,8 @@ bool joinsDeviceAllReduce(spcclComm_t comm) {
 }
 
 spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
-                                     const CollSignature& signature, const char* name) {
+                                     const CollSignature& signature, const char* name,
+                                     spcclRequest_t* request) {
   if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
   DeviceAllReduceCall call;
   call.name = name;
@@ -71,14 +73,16 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
     device::ScopedCudaContext current(staged.context());
     (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
   }
-  return staged.runDirect([comm, call, signature, peers = comm->devicePeers] {
+  auto body = [comm, call, signature, peers = comm->devicePeers] {
     bool onDevices = false;
     const spcclResult_t result = spccl::runCollective(
         *comm->engine, signature,
         [&](CollContext& ctx) { return runDeviceAllReduce(ctx, call, *peers, &onDevices); });
     if (onDevices && result == spcclSuccess) comm->stagingProfile->recordDeviceResident();
     return result;
-  });
+  };
+  return request != nullptr ? staged.runDirectQueued(std::move(body), request)
+                            : staged.runDirect(std::move(body));
 }
 
 }  // namespace spccl

@@ -8,9 +8,9 @@
 // every rank a current CUDA device, the driver and a libspccl with the
 // kernels (RankInfo::deviceAllReduceReady), and every two ranks on
 // different devices able to access each other's device as a peer
-// (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). A
-// blocking all-reduce outside a group of such a communicator then runs the
-// schedule's agreement, on host buffers too: the ranks choose the device
+// (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). An
+// all-reduce outside a group (spcclAllReduce or spcclIallReduce) of such a
+// communicator then runs the schedule's agreement, on host buffers too: the ranks choose the device
 // path only when every rank's buffers are device memory it can export, on
 // the device it had at creation, and the CPU all-reduce otherwise. A communicator created where
 // some rank had no device (a CPU job, even one whose processes loaded the driver) never joins and
@@ -35,7 +35,10 @@ bool joinsDeviceAllReduce(spcclComm_t comm);
 bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why);
 
 // `staged` holds the call's buffers (added and validated, not prepared).
+// With a request, a non-blocking call (spcclIallReduce): queued, in issue
+// order with the communicator's other work.
 spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
-                                     const CollSignature& signature, const char* name);
+                                     const CollSignature& signature, const char* name,
+                                     spcclRequest_t* request = nullptr);
 
 }  // namespace spccl

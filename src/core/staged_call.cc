@@ -156,15 +156,32 @@ spcclResult_t StagedCall::runDirect(std::function<spcclResult_t()> body) {
     return body();
   };
   if (stream_ != nullptr) return runOnStream(std::move(inContext));
-  if (staging_->hasDeviceMemory()) {
-    // NCCL's NULL stream is the legacy one: the call comes after its work.
-    device::ScopedCudaContext current(context_);
-    const device::CuResult synced = device::cudaDriver()->streamSynchronize(nullptr);
-    if (synced != 0)
-      return SPCCL_FAIL(spcclSystemError, "%s: waiting for the work queued before the call: %s",
-                        call_, device::describeCuError("cuStreamSynchronize", synced).c_str());
-  }
+  SPCCL_CHECK(awaitLegacyStream());
   return runBlocking(comm_, inContext);
+}
+
+spcclResult_t StagedCall::runDirectQueued(std::function<spcclResult_t()> body,
+                                          spcclRequest_t* request) {
+  direct_ = true;
+  SPCCL_CHECK(awaitLegacyStream());
+  return runAsync(
+      comm_,
+      [context = context_, body = std::move(body)] {
+        device::ScopedCudaContext current(context);
+        return body();
+      },
+      request);
+}
+
+spcclResult_t StagedCall::awaitLegacyStream() {
+  if (!staging_->hasDeviceMemory()) return spcclSuccess;
+  // NCCL's NULL stream is the legacy one: the call comes after its work.
+  device::ScopedCudaContext current(context_);
+  const device::CuResult synced = device::cudaDriver()->streamSynchronize(nullptr);
+  if (synced != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: waiting for the work queued before the call: %s",
+                      call_, device::describeCuError("cuStreamSynchronize", synced).c_str());
+  return spcclSuccess;
 }
 
 spcclResult_t StagedCall::runQueued(std::function<spcclResult_t()> body, spcclRequest_t* request) {

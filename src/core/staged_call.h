@@ -52,6 +52,10 @@ class StagedCall {
   // stream's earlier work), or in the stream's order like run; body runs
   // with the buffers' CUDA context current.
   spcclResult_t runDirect(std::function<spcclResult_t()> body);
+  // The same for a non-blocking API call: the legacy stream's earlier work
+  // is waited for now, body runs queued (runQueued) and reads the buffers
+  // then, as a non-blocking call on host buffers does.
+  spcclResult_t runDirectQueued(std::function<spcclResult_t()> body, spcclRequest_t* request);
   bool hasDeviceMemory() const { return staging_->hasDeviceMemory(); }
   // The buffers' CUDA context (after validate); nullptr for host buffers.
   device::CuContext context() const { return context_; }
@@ -80,6 +84,8 @@ class StagedCall {
 
  private:
   spcclResult_t runOnStream(std::function<spcclResult_t()> body);
+  // Device buffers and no stream: waits for the legacy stream's work.
+  spcclResult_t awaitLegacyStream();
   // On the call's stream (or the NULL stream): every piece's copies in,
   // each followed by gates->inputStaged; then per piece a hold and its
   // copies out; then the pinned buffers' release.

@@ -21,13 +21,17 @@ int cuStreamSynchronize(void* stream);
 
 namespace spccl::testing {
 
-inline spcclComm_t initRank(int n, const spcclUniqueId& id, int rank) {
+// blocking false: a non-blocking creation (spcclConfig_t.blocking 0),
+// still running when this returns; the first call waits for it.
+inline spcclComm_t initRank(int n, const spcclUniqueId& id, int rank, bool blocking = true) {
   emuCudaSetCurrent(1);
   spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
   config.profileLinks = 0;
   config.timeoutMs = 20000;
+  config.blocking = blocking ? 1 : 0;
   spcclComm_t comm = nullptr;
-  if (spcclCommInitRankConfig(&comm, n, id, rank, &config) != spcclSuccess) _exit(kChildInitFailed);
+  const spcclResult_t created = spcclCommInitRankConfig(&comm, n, id, rank, &config);
+  if (created != spcclSuccess && (blocking || created != spcclInProgress)) _exit(kChildInitFailed);
   return comm;
 }
 

@@ -343,6 +343,53 @@ class EmulatedHost {
   EmulatedHost& operator=(const EmulatedHost&) = delete;
 };
 
+// spcclIallReduce of device buffers runs device-resident too, queued:
+// two calls in flight (in place, and out of place), each checked; with
+// peer access missing between the two devices, the same calls fall back
+// on both ranks. (Not one buffer for both: the staged fallback copies a
+// call's input when it is issued, the device path reads it when it runs.)
+void nonBlockingCalls(bool devicePath) {
+  runOnRanks(2,
+             [devicePath](int rank, spcclComm_t comm) {
+               const size_t count = 300;
+               const std::vector<unsigned char> expected =
+                   reference(comm, rank, spcclInt32, spcclSum, count);
+               DeviceBytes inPlace(count * 4), send(count * 4), recv(count * 4);
+               inPlace.set(inputOf(rank, spcclInt32, count));
+               send.set(inputOf(rank, spcclInt32, count));
+               const uint64_t before = launches();
+               spcclRequest_t first = nullptr, second = nullptr;
+               EXPECT_EQ(spcclIallReduce(inPlace.data(), inPlace.data(), count, spcclInt32,
+                                         spcclSum, comm, &first),
+                         spcclSuccess);
+               EXPECT_EQ(spcclIallReduce(send.data(), recv.data(), count, spcclInt32, spcclSum,
+                                         comm, &second),
+                         spcclSuccess);
+               EXPECT_EQ(spcclWait(second), spcclSuccess) << spcclGetLastError(comm);
+               EXPECT_EQ(spcclWait(first), spcclSuccess) << spcclGetLastError(comm);
+               const uint64_t launched = launches() - before;
+               EXPECT_EQ(inPlace.get(nullptr), expected) << "rank " << rank << ", in place";
+               EXPECT_EQ(recv.get(nullptr), expected) << "rank " << rank << ", out of place";
+               if (devicePath) {
+                 EXPECT_GE(launched, 2u) << "rank " << rank << ": the calls were staged";
+               } else {
+                 EXPECT_EQ(launched, 0u) << "rank " << rank << ": a kernel ran";
+               }
+               return kChildOk;
+             },
+             {0, 1});
+}
+
+TEST(DeviceAllReduce, NonBlockingCallsTakeThePath) {
+  EmulatedHost host(2, nullptr);
+  nonBlockingCalls(true);
+}
+
+TEST(DeviceAllReduce, NonBlockingCallsFallBackWithoutPeerAccess) {
+  EmulatedHost host(2, "0:1");
+  nonBlockingCalls(false);
+}
+
 // Three ranks on three devices that all reach each other take the path.
 TEST(DeviceAllReduce, RanksOnPeerDevicesTakeThePathN3) {
   EmulatedHost host(3, nullptr);
@@ -441,6 +488,21 @@ TEST(DeviceAllReduce, BuffersOnAnotherDeviceThanAtCreationFallBack) {
                return kChildOk;
              },
              {0, 0});
+}
+
+// A non-blocking communicator is created on a thread of its own, where no
+// CUDA context is current: it still names the device of the thread that
+// created it, and takes the path on two peer devices.
+TEST(DeviceAllReduce, NonBlockingCommunicatorOnPeerDevicesTakesThePath) {
+  EmulatedHost host(2, nullptr);
+  auto outcomes = forkRanks(2, [](int rank, const spcclUniqueId& id) {
+    if (emuCudaSetCurrentDevice(rank) != 0) return kChildInitFailed;
+    spcclComm_t comm = initRank(2, id, rank, /*blocking=*/false);
+    checkOne(comm, rank, spcclFloat32, spcclSum, 100, false, nullptr);
+    spcclCommDestroy(comm);
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
 TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcessOnTwoDevicesFallBack) {
