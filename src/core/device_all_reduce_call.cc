@@ -41,11 +41,16 @@ bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why)
   for (size_t a = 0; a < ranks.size(); ++a)
     for (size_t b = 0; b < ranks.size(); ++b) {
       const device::DevicePeerAccess& from = ranks[a].devicePeers;
-      const device::DeviceLocation to = ranks[b].devicePeers.self;
+      const device::DevicePeerAccess& to = ranks[b].devicePeers;
       if (a == b || device::reaches(from, to)) continue;
-      *why = "rank " + std::to_string(a) + " (device " + device::describeLocation(from.self) +
-             ") cannot access rank " + std::to_string(b) + "'s device " +
-             device::describeLocation(to) + " as a peer (cuDeviceCanAccessPeer)";
+      if (from.self == to.self && from.self != 0)
+        *why = "ranks " + std::to_string(a) + " and " + std::to_string(b) +
+               " are on two devices at one PCI location " + device::describeLocation(from.self) +
+               " (MIG instances of one GPU: no CUDA IPC between them)";
+      else
+        *why = "rank " + std::to_string(a) + " (device " + device::describeLocation(from.self) +
+               ") cannot access rank " + std::to_string(b) + "'s device " +
+               device::describeLocation(to.self) + " as a peer (cuDeviceCanAccessPeer)";
       return false;
     }
   return true;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 
 namespace spccl::device {
 
@@ -16,7 +17,9 @@ bool resolveDevice(void* library, CudaDeviceDriver* d) {
   return resolveDriverSymbol(library, &d->deviceGetCount, "cuDeviceGetCount") &&
          resolveDriverSymbol(library, &d->deviceGet, "cuDeviceGet") &&
          resolveDriverSymbol(library, &d->deviceGetAttribute, "cuDeviceGetAttribute") &&
-         resolveDriverSymbol(library, &d->deviceCanAccessPeer, "cuDeviceCanAccessPeer");
+         resolveDriverSymbol(library, &d->deviceCanAccessPeer, "cuDeviceCanAccessPeer") &&
+         // _v2 gives a MIG instance its own UUID (CUDA 11.4 on).
+         resolveDriverSymbol(library, &d->deviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
 }
 
 DeviceLocation locationOf(const CudaDeviceDriver& d, int device) {
@@ -60,7 +63,10 @@ bool describeCurrentDevice(DevicePeerAccess* out) {
   int mine = -1, count = 0;
   if (!currentDevice(&d, &mine) || d->deviceGetCount(&count) != 0) return false;
   out->self = locationOf(*d, mine);
-  if (out->self == 0) return false;
+  if (out->self == 0 || d->deviceGetUuid(out->selfUuid, mine) != 0) {
+    *out = DevicePeerAccess{};
+    return false;
+  }
   for (int ordinal = 0; ordinal < count && out->peerCount < kMaxPeerDevices; ++ordinal) {
     int other = -1, can = 0;
     if (d->deviceGet(&other, ordinal) != 0 || other == mine) continue;
@@ -75,12 +81,13 @@ bool describeCurrentDevice(DevicePeerAccess* out) {
   return true;
 }
 
-bool reaches(const DevicePeerAccess& from, DeviceLocation to) {
-  if (from.self == 0 || to == 0) return false;
-  if (from.self == to) return true;
+bool reaches(const DevicePeerAccess& from, const DevicePeerAccess& to) {
+  if (from.self == 0 || to.self == 0) return false;
+  if (from.self == to.self)
+    return std::memcmp(from.selfUuid, to.selfUuid, sizeof(from.selfUuid)) == 0;
   const int count = from.peerCount >= 0 && from.peerCount <= kMaxPeerDevices ? from.peerCount : 0;
   for (int i = 0; i < count; ++i)
-    if (from.peers[i] == to) return true;
+    if (from.peers[i] == to.self) return true;
   return false;
 }
 

@@ -33,6 +33,9 @@ struct DevicePeerAccess {
   DeviceLocation self = 0;  // the rank's device at creation
   int32_t peerCount = 0;    // entries of `peers` in use; anything outside 0..kMaxPeerDevices is 0
   int32_t reserved = 0;
+  // cuDeviceGetUuid_v2: tells apart the MIG instances of one GPU, which
+  // share its PCI location and which CUDA IPC does not connect.
+  unsigned char selfUuid[16] = {};
   DeviceLocation peers[kMaxPeerDevices] = {};  // other devices `self` can access as a peer
 };
 
@@ -43,6 +46,7 @@ struct CudaDeviceDriver {
   CuResult (*deviceGet)(int* device, int ordinal);
   CuResult (*deviceGetAttribute)(int* value, int attribute, int device);
   CuResult (*deviceCanAccessPeer)(int* canAccess, int device, int peer);
+  CuResult (*deviceGetUuid)(unsigned char* uuid, int device);  // CUuuid: 16 bytes
 };
 const CudaDeviceDriver* cudaDeviceDriver();
 
@@ -53,9 +57,10 @@ bool describeCurrentDevice(DevicePeerAccess* out);
 // The current context's device's location; 0 where unknown.
 DeviceLocation currentDeviceLocation();
 
-// Whether a rank on `from` can read and write memory on `to`: the same
-// device, or one `from` listed. Reads a peer's counts defensively.
-bool reaches(const DevicePeerAccess& from, DeviceLocation to);
+// Whether a rank on `from` can read and write memory on `to`'s device:
+// the same device (location and UUID), or one `from` listed. Reads a
+// peer's counts defensively.
+bool reaches(const DevicePeerAccess& from, const DevicePeerAccess& to);
 
 // "0000:65:00" for logs and errors.
 std::string describeLocation(DeviceLocation location);

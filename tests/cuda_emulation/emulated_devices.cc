@@ -63,12 +63,28 @@ CuResult cuDeviceGetAttribute(int* value, int attribute, int device) {
     case kAttributePciDeviceId:
       *value = 0;
       return kSuccess;
-    case kAttributePciBusId:
-      *value = 0x10 + device;
+    case kAttributePciBusId: {
+      const char* one = std::getenv("EMU_CUDA_ONE_PCI_LOCATION");
+      *value = 0x10 + (one != nullptr && std::strcmp(one, "1") == 0 ? 0 : device);
       return kSuccess;
+    }
     default:
       return kInvalidValue;
   }
+}
+
+// CUuuid: 16 bytes. _v2 is the MIG-aware name; the emulation has no MIG
+// of its own, so both give each device its UUID.
+CuResult cuDeviceGetUuid_v2(unsigned char* uuid, int device) {
+  if (!validDevice(device)) return kInvalidDevice;
+  std::memset(uuid, 0, 16);
+  std::memcpy(uuid, "emulated-gpu-", 13);
+  uuid[13] = static_cast<unsigned char>('0' + device);
+  return kSuccess;
+}
+
+CuResult cuDeviceGetUuid(unsigned char* uuid, int device) {
+  return cuDeviceGetUuid_v2(uuid, device);
 }
 
 CuResult cuDeviceCanAccessPeer(int* canAccess, int device, int peer) {

@@ -6,8 +6,12 @@
 //                                    memory, nor 2 device 1's (default:
 //                                    every pair can; a device always
 //                                    reaches itself)
+//   EMU_CUDA_ONE_PCI_LOCATION=1    every device at one PCI location, as
+//                                  the MIG instances of one GPU (each
+//                                  keeps its own UUID)
 // Read at each query: a test sets them before its ranks start. Not spccl
-// knobs, hence no SPCCL_ prefix. Device d sits at PCI 0000:(0x10 + d):00.
+// knobs, hence no SPCCL_ prefix. Device d sits at PCI 0000:(0x10 + d):00
+// and has the UUID "emulated-gpu-" followed by d and zeros.
 #pragma once
 
 namespace spccl::emulation {

@@ -505,6 +505,20 @@ TEST(DeviceAllReduce, NonBlockingCommunicatorOnPeerDevicesTakesThePath) {
   for (int r = 0; r < 2; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
+// Two MIG instances of one GPU (one PCI location, two UUIDs, no peer
+// access): not one device, so every rank falls back.
+TEST(DeviceAllReduce, RanksOnTwoMigInstancesFallBack) {
+  EmulatedHost host(2, "0:1,1:0");
+  setenv("EMU_CUDA_ONE_PCI_LOCATION", "1", 1);
+  runOnRanks(2,
+             [](int rank, spcclComm_t comm) {
+               checkOne(comm, rank, spcclFloat32, spcclSum, 100, false, nullptr, false);
+               return kChildOk;
+             },
+             {0, 1});
+  unsetenv("EMU_CUDA_ONE_PCI_LOCATION");
+}
+
 TEST(DeviceAllReduce, RanksThatAreThreadsOfOneProcessOnTwoDevicesFallBack) {
   EmulatedHost host(2, nullptr);
   threadsOfOneProcess({0, 1}, false);

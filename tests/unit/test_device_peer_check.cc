@@ -43,6 +43,19 @@ TEST(DeviceAllReducePeers, EveryPairBothWays) {
             "(cuDeviceCanAccessPeer)");
 }
 
+// Two MIG instances of one GPU: one PCI location, two UUIDs.
+TEST(DeviceAllReducePeers, OnePciLocationTwoUuidsIsTwoDevices) {
+  RankInfo first = rankOn(kGpu1, {}), second = rankOn(kGpu1, {});
+  second.devicePeers.selfUuid[15] = 1;
+  std::string why;
+  EXPECT_FALSE(devicesReachEachOther({first, second}, &why));
+  EXPECT_EQ(why,
+            "ranks 0 and 1 are on two devices at one PCI location 0000:11:00 (MIG instances of "
+            "one GPU: no CUDA IPC between them)");
+  second.devicePeers.selfUuid[15] = 0;
+  EXPECT_TRUE(devicesReachEachOther({first, second}, &why));
+}
+
 // A count outside 0..kMaxPeerDevices lists nothing (never read past the
 // array); an unknown device reaches nothing, not even another unknown one.
 TEST(DeviceAllReducePeers, MalformedEntriesReachNothing) {
