@@ -14,8 +14,8 @@
 // Where a rank cannot take it (host buffers, no IPC, a buffer it cannot
 // export, buffers on another device than the communicator's at creation,
 // ranks of one process on different devices), every rank falls back in
-// the same call: a rank with device
-// buffers copies them through host memory and the CPU all-reduce runs.
+// the same call: a rank with device buffers copies them through host
+// memory and the CPU all-reduce runs.
 #pragma once
 
 #include <cstddef>

@@ -10,11 +10,12 @@
 // different devices able to access each other's device as a peer
 // (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). An
 // all-reduce outside a group (spcclAllReduce or spcclIallReduce) of such a
-// communicator then runs the schedule's agreement, on host buffers too: the ranks choose the device
-// path only when every rank's buffers are device memory it can export, on
-// the device it had at creation, and the CPU all-reduce otherwise. A communicator created where
-// some rank had no device (a CPU job, even one whose processes loaded the driver) never joins and
-// runs as before.
+// communicator then runs the schedule's agreement, on host buffers too:
+// the ranks choose the device path only when every rank's buffers are
+// device memory it can export, on the device it had at creation, and the
+// CPU all-reduce otherwise. A communicator created where some rank had no
+// device (a CPU job, even one whose processes loaded the driver) never
+// joins and runs as before.
 #pragma once
 
 #include <string>
