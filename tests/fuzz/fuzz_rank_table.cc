@@ -2,10 +2,14 @@
 // rank's RankInfo arrives from the root as bytes, and communicator
 // creation compares their JobSettings (checkJobSettingsAgree), text fields
 // included; the text fields are then terminated as rendezvousOnce does
-// (terminateRankInfoText, core/bootstrap.h). Input: [ranks u8][me u8][a RankInfo per rank].
+// (terminateRankInfoText, core/bootstrap.h), and the device all-reduce's
+// peer check reads them (devicesReachEachOther).
+// Input: [ranks u8][me u8][a RankInfo per rank].
+#include <string>
 #include <vector>
 
 #include "core/bootstrap.h"
+#include "core/device_all_reduce_call.h"
 #include "core/job_settings.h"
 #include "fuzz_support.h"
 
@@ -27,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!bytes.empty()) std::memcpy(&r, bytes.data(), bytes.size());
   }
   const spcclResult_t res = checkJobSettingsAgree(ranks, me);
+  // The device all-reduce's peer check reads every rank's list of peer
+  // devices (core/device_all_reduce_call.h): never past it, whatever the
+  // counts say, and it names a pair when it refuses.
+  std::string why;
+  if (!devicesReachEachOther(ranks, &why)) SPCCL_FUZZ_CHECK(!why.empty());
   // Identical settings on every rank always agree.
   if (n > 1 && std::memcmp(&ranks[0].job, &ranks[1].job, sizeof(JobSettings)) == 0 &&
       (n < 3 || std::memcmp(&ranks[0].job, &ranks[2].job, sizeof(JobSettings)) == 0))
