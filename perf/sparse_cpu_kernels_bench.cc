@@ -48,6 +48,7 @@ sparse::SparseSet rankSet(std::mt19937_64& rng, const std::vector<uint64_t>& poo
                           size_t universe) {
   const auto nnz = static_cast<size_t>(kDensity * static_cast<double>(universe));
   sparse::SparseSet set;
+  set.positions.reserve(nnz);
   for (size_t i = 0; i < nnz; ++i)
     set.positions.push_back(i % 2 == 0 ? pool[rng() % pool.size()] : rng() % universe);
   std::sort(set.positions.begin(), set.positions.end());
@@ -88,6 +89,7 @@ struct Call {
         static_cast<size_t>(0.92 * kDensity * static_cast<double>(universe)));
     for (uint64_t& position : pool) position = rng() % universe;
     std::vector<sparse::SparseSet> ranks;
+    ranks.reserve(kRanks);
     for (int r = 0; r < kRanks; ++r) ranks.push_back(rankSet(rng, pool, universe));
     for (size_t i = 0; i < ranks[0].size(); ++i)
       std::memcpy(&input[ranks[0].positions[i]], &ranks[0].values[i * kValueBytes], kValueBytes);
