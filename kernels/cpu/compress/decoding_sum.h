@@ -33,7 +33,7 @@ struct DecodingSumSource {
   // every decoding's codes for the range start on a byte.
   SPCCL_ALWAYS_INLINE Float32Conversion::Inputs inputs(size_t begin, size_t n,
                                                        float* scratch) const {
-    const float* x = runElements(base, begin, n, scratch);
+    const float* x = runElements(base, begin, n, scratch, count);
     for (size_t j = 0; j < n; ++j) scratch[j] = 0.0f + x[j];  // 0 + x: -0 becomes +0
     const size_t packedAt =
         quantizedBlockCount(spec, count) * sizeof(float) + begin / 8 * spec.bits;

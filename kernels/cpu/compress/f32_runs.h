@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/cpu/compress/codec_passes.h"
+#include "kernels/cpu/compress/row_prefetch.h"
 #include "kernels/cpu/compress/streaming_stores.h"
 #include "kernels/kernels.h"
 
@@ -37,24 +38,38 @@ SPCCL_ALWAYS_INLINE void forEachRowPiece(const F32Run& run, size_t begin, size_t
   }
 }
 
-// Elements [begin, begin + n) of the run: in place, or gathered into scratch.
-inline const float* runElements(const F32Run& run, size_t begin, size_t n, float* scratch) {
+// Elements [begin, begin + n) of the run: in place, or gathered into
+// scratch. A run of rows whose length is given (count) also prefetches the
+// next n elements into L2 as it copies, a line per line (row_prefetch.h).
+inline const float* runElements(const F32Run& run, size_t begin, size_t n, float* scratch,
+                                size_t count = 0) {
   if (run.rows == nullptr) return run.base + run.first + begin;
+  const size_t ahead = begin + n < count ? std::min(count, begin + 2 * n) : begin + n;
+  RowLinePrefetcher prefetch(run, begin + n, ahead);
   forEachRowPiece(run, begin, n, [&](size_t tensor, size_t offset, size_t len, size_t) {
-    std::memcpy(scratch + offset, run.base + tensor, len * sizeof(float));
+    constexpr size_t kLine = RowLinePrefetcher::kLineFloats;
+    const float* from = run.base + tensor;
+    float* to = scratch + offset;
+    size_t j = 0;
+    for (; j + kLine <= len; j += kLine) {
+      prefetch.next();
+      std::memcpy(to + j, from + j, kLine * sizeof(float));
+    }
+    std::memcpy(to + j, from + j, (len - j) * sizeof(float));
   });
   return scratch;
 }
 
-// quantize's input: a run, no error feedback.
+// quantize's input: a run of count elements, no error feedback.
 struct RunSource {
   static constexpr bool kFeedback = false;
   F32Run run;
+  size_t count;
   float* residual = nullptr;  // unused (kFeedback)
 
   SPCCL_ALWAYS_INLINE Float32Conversion::Inputs inputs(size_t begin, size_t n,
                                                        float* scratch) const {
-    return {runElements(run, begin, n, scratch)};
+    return {runElements(run, begin, n, scratch, count)};
   }
   template <typename Inputs>
   SPCCL_ALWAYS_INLINE float value(const Inputs& x, size_t, size_t j) const {

@@ -55,8 +55,8 @@ struct BaselineCodecs {
   }
   static void quantizeRun(const QuantizerSpec& spec, const F32Run& in, size_t count,
                           unsigned char* out) {
-    codec_passes::quantizeSource<codec_passes::ScalarPacker>(spec, codec_passes::RunSource{in},
-                                                             count, out);
+    codec_passes::quantizeSource<codec_passes::ScalarPacker>(
+        spec, codec_passes::RunSource{in, count}, count, out);
   }
   static void dequantizeRun(const QuantizerSpec& spec, const unsigned char* in, size_t count,
                             const F32Run& out) {
@@ -116,7 +116,7 @@ struct Avx2Codecs {
   }
   SPCCL_TARGET_AVX2 static void quantizeRun(const QuantizerSpec& spec, const F32Run& in,
                                             size_t count, unsigned char* out) {
-    codec_passes::quantizeSource<Avx2Packer>(spec, codec_passes::RunSource{in}, count, out);
+    codec_passes::quantizeSource<Avx2Packer>(spec, codec_passes::RunSource{in, count}, count, out);
   }
   SPCCL_TARGET_AVX2 static void dequantizeRun(const QuantizerSpec& spec, const unsigned char* in,
                                               size_t count, const F32Run& out) {
