@@ -112,6 +112,11 @@ static const std::vector<KnobSpec> kKnobs = {
      "The sparse schedules (hc, bp) cut a stage's message into pieces of about this many bytes, "
      "each a range of positions, so that merging one piece overlaps the transfer of the next "
      "(docs/algorithms.md); 0: one message per stage. Every rank must use the same value"},
+    {"SPCCL_COMPRESS_PIECE_BYTES", "1048576",
+     "The two-shot compressed all-reduce of f32 cuts each rank's owned chunk into pieces of "
+     "about this many bytes of input and sends each piece's codes as soon as it is summed, so "
+     "that the all-gather overlaps the owned sum (at most 32 pieces a chunk; same result bits); "
+     "0: one message per chunk. Every rank must use the same value"},
     {"SPCCL_STAGING_REPORT", "0",
      "1: each rank prints, when a communicator ends, where its calls on device memory staged "
      "whole through pinned memory spent their time: copies in, the call on the host, copies out "

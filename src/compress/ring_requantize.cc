@@ -36,7 +36,7 @@ spcclResult_t ringCompressedAllReduce(CollContext& ctx, const CompressedCall& ca
   unsigned char* outgoing = region;
   // Alone, the input is quantized only as the owned sum (step 2): encoding
   // it here too would spend the error-feedback residual twice.
-  if (n > 1) encodeInputChunk(ctx, call, layout, me, outgoing);
+  if (n > 1) encodeInput(ctx, call, layout.begin(me), layout.length(me), outgoing);
   for (int s = 0; s < n - 1; ++s) {
     const int sent = chunkAt(me - s), arriving = chunkAt(me - s - 1);
     size_t got = 0;
@@ -59,7 +59,8 @@ spcclResult_t ringCompressedAllReduce(CollContext& ctx, const CompressedCall& ca
     SPCCL_CHECK(ctx.sendRecv(right, region + offsets[sent], encodedSize(sent), left,
                              region + offsets[arriving], encodedSize(arriving), &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, left, got, encodedSize(arriving)));
-    decodeIntoOutput(ctx, call, layout, arriving, region + offsets[arriving]);
+    decodeIntoOutput(ctx, call, layout.begin(arriving), layout.length(arriving),
+                     region + offsets[arriving]);
   }
   return spcclSuccess;
 }

@@ -47,16 +47,14 @@ std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout
   return offsets;
 }
 
-void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, unsigned char* out) {
-  const size_t begin = layout.begin(chunk);
+void encodeInput(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                 unsigned char* out) {
   if (call.rows != nullptr) {
-    ctx.kernels().quantizeRun(call.spec, runAt(call, call.sendbuff, begin), layout.length(chunk),
-                              out);
+    ctx.kernels().quantizeRun(call.spec, runAt(call, call.sendbuff, begin), length, out);
     return;
   }
-  ctx.kernels().quantize[call.type](call.spec, elementAt(call.sendbuff, call.type, begin),
-                                    layout.length(chunk), out, residualAt(call, begin));
+  ctx.kernels().quantize[call.type](call.spec, elementAt(call.sendbuff, call.type, begin), length,
+                                    out, residualAt(call, begin));
 }
 
 void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -74,7 +72,7 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
     ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
   if (call.type != spcclFloat32) {
     encodePartialSum(ctx, call, layout, chunk, acc, out);
-    decodeIntoOutput(ctx, call, layout, chunk, out);
+    decodeIntoOutput(ctx, call, layout.begin(chunk), layout.length(chunk), out);
     return;
   }
   const size_t begin = layout.begin(chunk);
@@ -82,15 +80,13 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
                                outputRunAt(call, begin));
 }
 
-void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, const std::vector<const unsigned char*>& decodings,
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                    size_t length, const std::vector<const unsigned char*>& decodings,
                     unsigned char* out) {
-  const size_t begin = layout.begin(chunk);
   // Avg divides before quantizing, as finishOwnedSum.
   const int divisor = call.op == spcclAvg ? ctx.nranks() : 0;
   ctx.kernels().reduceQuantizeDecode(call.spec, runAt(call, call.sendbuff, begin), decodings.data(),
-                                     static_cast<int>(decodings.size()), divisor,
-                                     layout.length(chunk), out, residualAt(call, begin),
+                                     static_cast<int>(decodings.size()), divisor, length, out, residualAt(call, begin),
                                      outputRunAt(call, begin));
 }
 
@@ -114,16 +110,14 @@ void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
   ctx.kernels().dequantizeAdd(call.spec, codes, layout.length(chunk), acc);
 }
 
-void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, const unsigned char* codes) {
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                      size_t length, const unsigned char* codes) {
   if (call.rows != nullptr) {
-    ctx.kernels().dequantizeRun(call.spec, codes, layout.length(chunk),
-                                outputRunAt(call, layout.begin(chunk)));
+    ctx.kernels().dequantizeRun(call.spec, codes, length, outputRunAt(call, begin));
     return;
   }
-  void* out =
-      static_cast<unsigned char*>(call.recvbuff) + layout.begin(chunk) * spcclTypeSize(call.type);
-  ctx.kernels().dequantize[call.type](call.spec, codes, layout.length(chunk), out);
+  void* out = static_cast<unsigned char*>(call.recvbuff) + begin * spcclTypeSize(call.type);
+  ctx.kernels().dequantize[call.type](call.spec, codes, length, out);
 }
 
 spcclResult_t checkEncodedSize(const CollContext& ctx, const CompressedCall& call, int peer,

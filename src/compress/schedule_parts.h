@@ -31,9 +31,10 @@ enum CompressScratchSlot : int {
 // Byte offsets of each chunk's encoding in a buffer holding all of them.
 std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout& layout);
 
-// call.sendbuff's chunk (plus the residual) encoded into out.
-void encodeInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, unsigned char* out);
+// call.sendbuff's elements [begin, begin + length) (plus the residual)
+// encoded into out: a chunk, or a piece of one (chunk_pieces.h).
+void encodeInput(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                 unsigned char* out);
 // A partial sum of the chunk (f32; plus the residual) encoded into out.
 void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                       int chunk, const float* acc, unsigned char* out);
@@ -42,12 +43,14 @@ void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const 
 // call.recvbuff's chunk (in the same pass where the output is f32).
 void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc, unsigned char* out);
-// f32 calls: the chunk this rank owns summed from call.sendbuff's chunk
-// and the decodings (in their order, as sumInputAndDecoding then
-// dequantizeAdd), then finished as finishOwnedSum, in one pass with no
-// accumulator (kernels.h reduceQuantizeDecode).
-void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, const std::vector<const unsigned char*>& decodings,
+// f32 calls: elements [begin, begin + length) of the chunk this rank owns
+// (all of it, or a piece) summed from call.sendbuff's and the decodings
+// (encodings of just those elements, in their order, as
+// sumInputAndDecoding then dequantizeAdd), then finished as
+// finishOwnedSum, in one pass with no accumulator (kernels.h
+// reduceQuantizeDecode).
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                    size_t length, const std::vector<const unsigned char*>& decodings,
                     unsigned char* out);
 // acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
@@ -57,9 +60,9 @@ void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const Ch
 void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
                          const ChunkLayout& layout, int chunk, const unsigned char* codes,
                          float* acc);
-// call.recvbuff's chunk = the decoding of codes.
-void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, const unsigned char* codes);
+// call.recvbuff's elements [begin, begin + length) = the decoding of codes.
+void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                      size_t length, const unsigned char* codes);
 
 // A received encoding must be exactly the size the layout gives; anything
 // else means the peer runs another configuration or version.

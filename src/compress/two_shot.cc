@@ -1,18 +1,56 @@
+#include <algorithm>
 #include <vector>
 
 #include "base/check.h"
 #include "coll/schedule_support.h"
 #include "coll/small_allgather.h"
+#include "compress/chunk_pieces.h"
 #include "compress/compressed_schedules.h"
 #include "compress/schedule_parts.h"
 
 namespace spccl::compress {
+namespace {
+
+// A chunk's encoding as its pieces' standalone encodings back to back
+// (chunk_pieces.h), so that the owner can sum and send it a piece at a time.
+void encodePieces(const CollContext& ctx, const CompressedCall& call, const ChunkPieces& pieces,
+                  unsigned char* out) {
+  for (size_t i = 0; i < pieces.count(); ++i)
+    encodeInput(ctx, call, pieces.first(i), pieces.size(i), out + pieces.encodedOffset(call.spec, i));
+}
+
+// The owned sum of a non-f32 call: widened into an f32 accumulator of
+// the whole chunk, each decoding added in a pass, then finished.
+spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call,
+                                    const ChunkLayout& layout,
+                                    const std::vector<const unsigned char*>& decodings,
+                                    unsigned char* out) {
+  const int me = ctx.rank();
+  char* accBytes = nullptr;
+  SPCCL_CHECK(
+      acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
+  float* acc = reinterpret_cast<float*>(accBytes);
+  if (decodings.empty()) loadInputChunk(ctx, call, layout, me, acc);
+  for (size_t d = 0; d < decodings.size(); ++d) {
+    if (d == 0)
+      sumInputAndDecoding(ctx, call, layout, me, decodings[d], acc);
+    else
+      ctx.kernels().dequantizeAdd(call.spec, decodings[d], layout.length(me), acc);
+  }
+  finishOwnedSum(ctx, call, layout, me, acc, out);
+  return spcclSuccess;
+}
+
+}  // namespace
 
 spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall& call) {
   const int n = ctx.nranks(), me = ctx.rank();
   const ChunkLayout layout{call.count, call.spec.blockSize, n};
   const std::vector<size_t> offsets = encodedOffsets(call, layout);
   const size_t mine = layout.encodedBytes(call.spec, me);
+  std::vector<ChunkPieces> pieces(n);
+  for (int c = 0; c < n; ++c) pieces[c] = piecesOf(call, layout, c, ctx.compressPieceBytes());
+  const ChunkPieces& owned = pieces[me];
   char *codes = nullptr, *received = nullptr;
   SPCCL_CHECK(acquireScratch(ctx, offsets[n], kScratchCodes, &codes));
   SPCCL_CHECK(acquireScratch(ctx, mine * static_cast<size_t>(n), kScratchReceived, &received));
@@ -21,56 +59,73 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   const std::vector<int> peers = peersInTurn(me, n);
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
-  // straight to its owner; the receives are posted first, and each send
-  // leaves as soon as its chunk is encoded.
+  // straight to its owner as one message; the receives are posted first,
+  // and each send leaves as soon as its chunk is encoded.
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
   for (int p : peers) {
-    encodeInputChunk(ctx, call, layout, p, region + offsets[p]);
+    encodePieces(ctx, call, pieces[p], region + offsets[p]);
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
-  // My input, then the peers' decodings in rank order, whatever the
-  // arrival order: reproducible run to run.
-  std::vector<const unsigned char*> decodings;
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
     SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));
     SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, mine));
-    decodings.push_back(incoming + p * mine);
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
 
-  // 2. The owned sum quantized once, and decoded into the output in the
-  // same pass; all-gather of the codes. The output is written only now,
-  // after every read of the input (in place is fine). f32: summed in that
-  // pass too, a segment at a time (no accumulator); else through one.
-  if (call.type == spcclFloat32) {
-    reduceOwnedSum(ctx, call, layout, me, decodings, region + offsets[me]);
-  } else {
-    char* accBytes = nullptr;
-    SPCCL_CHECK(
-        acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
-    float* acc = reinterpret_cast<float*>(accBytes);
-    if (decodings.empty()) loadInputChunk(ctx, call, layout, me, acc);
-    for (size_t d = 0; d < decodings.size(); ++d) {
-      if (d == 0)
-        sumInputAndDecoding(ctx, call, layout, me, decodings[d], acc);
-      else
-        ctx.kernels().dequantizeAdd(call.spec, decodings[d], layout.length(me), acc);
-    }
-    finishOwnedSum(ctx, call, layout, me, acc, region + offsets[me]);
-  }
-  for (int p : peers)
-    SPCCL_CHECK(ctx.irecv(p, region + offsets[p], offsets[p + 1] - offsets[p], &fromPeer[p]));
-  for (int p : peers) SPCCL_CHECK(ctx.isend(p, region + offsets[me], mine, &toPeer[p]));
+  // 2. All-gather receives, one per (peer, piece), posted before the owned
+  // sum so that the peers' pieces land while I sum mine. region's peer
+  // chunks are free again: their reduce-scatter sends completed above.
+  std::vector<std::vector<PeerRequest>> gatherFrom(n), gatherTo(n);
   for (int p : peers) {
-    size_t got = 0;
-    SPCCL_CHECK(ctx.wait(&fromPeer[p], &got));
-    SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, offsets[p + 1] - offsets[p]));
-    decodeIntoOutput(ctx, call, layout, p, region + offsets[p]);
+    gatherFrom[p].resize(pieces[p].count());
+    gatherTo[p].resize(owned.count());
+    for (size_t i = 0; i < pieces[p].count(); ++i)
+      SPCCL_CHECK(ctx.irecv(p, region + offsets[p] + pieces[p].encodedOffset(call.spec, i),
+                            pieces[p].encodedBytes(call.spec, i), &gatherFrom[p][i]));
   }
-  for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
+
+  // 3. The owned sum, a piece at a time: quantized once and decoded into
+  // the output in the same pass, and sent to every peer at once, so the
+  // link carries piece i while piece i+1 is summed. The output is written
+  // only now, after every read of the input (in place is fine). f32: summed
+  // in that pass too (no accumulator), my input then the peers' decodings
+  // in rank order, whatever the arrival order: reproducible run to run.
+  // Other types: one piece, through an accumulator.
+  std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
+  for (int p = 0; p < n; ++p)
+    if (p != me) decodings.push_back(incoming + p * mine);
+  for (size_t i = 0; i < owned.count(); ++i) {
+    const size_t at = owned.encodedOffset(call.spec, i);
+    if (call.type == spcclFloat32) {
+      std::vector<const unsigned char*> ofPiece;
+      for (const unsigned char* d : decodings) ofPiece.push_back(d + at);
+      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at);
+    } else {
+      SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
+    }
+    for (int p : peers)
+      SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
+                            &gatherTo[p][i]));
+  }
+
+  // 4. The peers' pieces decoded into the output, in the order they were
+  // sent (piece by piece across the peers); each position has one source.
+  size_t mostPieces = 0;
+  for (int p : peers) mostPieces = std::max(mostPieces, pieces[p].count());
+  for (size_t i = 0; i < mostPieces; ++i) {
+    for (int p : peers) {
+      if (i >= pieces[p].count()) continue;
+      size_t got = 0;
+      SPCCL_CHECK(ctx.wait(&gatherFrom[p][i], &got));
+      SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, pieces[p].encodedBytes(call.spec, i)));
+      decodeIntoOutput(ctx, call, pieces[p].first(i), pieces[p].size(i),
+                       region + offsets[p] + pieces[p].encodedOffset(call.spec, i));
+    }
+  }
+  for (int p : peers) SPCCL_CHECK(ctx.waitAll(gatherTo[p]));
   return spcclSuccess;
 }
 

@@ -646,6 +646,7 @@ spcclResult_t setUpComm(spcclComm* comm, const UniqueIdContents& id, CommInit* i
   settings.chunkBytes = static_cast<size_t>(mine.job.chunkBytes);
   settings.stagingChunkBytes = static_cast<size_t>(mine.job.stagingChunkBytes);
   settings.sparsePieceBytes = static_cast<size_t>(mine.job.sparsePieceBytes);
+  settings.compressPieceBytes = static_cast<size_t>(mine.job.compressPieceBytes);
   settings.checkRoots = mine.job.checkRoots != 0;
   settings.denseAlgorithm = options.algorithmOverride;
   settings.stripeMinBytes = static_cast<size_t>(mine.job.stripeMinBytes);

@@ -43,6 +43,8 @@ const SettingView kSettings[] = {
      [](const JobSettings& s) { return std::to_string(s.stagingChunkBytes); }},
     {"SPCCL_SPARSE_PIECE_BYTES",
      [](const JobSettings& s) { return std::to_string(s.sparsePieceBytes); }},
+    {"SPCCL_COMPRESS_PIECE_BYTES",
+     [](const JobSettings& s) { return std::to_string(s.compressPieceBytes); }},
     {"SPCCL_NET_STRIPE_MIN_BYTES",
      [](const JobSettings& s) { return std::to_string(s.stripeMinBytes); }},
     {"SPCCL_DEVICE_ALLREDUCE",
@@ -66,6 +68,9 @@ JobSettings localJobSettings(const CommOptions& options) {
   const int64_t sparsePieces = knobInt("SPCCL_SPARSE_PIECE_BYTES");
   s.sparsePieceBytes =
       sparsePieces <= 0 ? 0 : static_cast<uint64_t>(std::max(sparsePieces, kMinChunkBytes));
+  const int64_t compressPieces = knobInt("SPCCL_COMPRESS_PIECE_BYTES");
+  s.compressPieceBytes =
+      compressPieces <= 0 ? 0 : static_cast<uint64_t>(std::max(compressPieces, kMinChunkBytes));
   s.stripeMinBytes =
       static_cast<uint64_t>(std::max<int64_t>(knobInt("SPCCL_NET_STRIPE_MIN_BYTES"), 0));
   s.checkRoots = knobInt("SPCCL_CHECK_ROOTS") != 0 ? 1 : 0;

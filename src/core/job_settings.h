@@ -22,6 +22,7 @@ struct JobSettings {
   uint64_t stagingChunkBytes = 0;  // SPCCL_STAGING_CHUNK_BYTES: pieces of large calls
   uint64_t stripeMinBytes = 0;     // SPCCL_NET_STRIPE_MIN_BYTES: the receiver cuts like the sender
   uint64_t sparsePieceBytes = 0;   // SPCCL_SPARSE_PIECE_BYTES: pieces of a sparse stage's message
+  uint64_t compressPieceBytes = 0;  // SPCCL_COMPRESS_PIECE_BYTES: pieces of a two-shot owned chunk
   int32_t deviceAllReduce = 1;     // SPCCL_DEVICE_ALLREDUCE: an agreement round per all-reduce
   int32_t checkRoots = 1;          // SPCCL_CHECK_ROOTS: an extra exchange per rooted call
   int32_t profileLinks = 1;   // SPCCL_PROFILE_LINKS (or spcclConfig_t): an exchange at creation

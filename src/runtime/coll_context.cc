@@ -24,6 +24,7 @@ const LinkModel& CollContext::linkModel() const { return engine_.linkModel(); }
 void* CollContext::scratch(size_t bytes, int slot) { return engine_.scratch(bytes, slot); }
 size_t CollContext::chunkBytes() const { return engine_.settings().chunkBytes; }
 size_t CollContext::sparsePieceBytes() const { return engine_.settings().sparsePieceBytes; }
+size_t CollContext::compressPieceBytes() const { return engine_.settings().compressPieceBytes; }
 bool CollContext::checksRoots() const { return engine_.settings().checkRoots; }
 const std::string& CollContext::denseAlgorithm() const { return engine_.settings().denseAlgorithm; }
 const spcclCounters_t& CollContext::counters() const { return engine_.counters(); }

@@ -90,6 +90,9 @@ class CollContext {
   // Piece size of the pipelined sparse schedules' messages
   // (SPCCL_SPARSE_PIECE_BYTES, sparse/message_pieces.h); 0: not cut.
   size_t sparsePieceBytes() const;
+  // Input bytes a piece of the two-shot compressed schedule's owned chunk
+  // (SPCCL_COMPRESS_PIECE_BYTES, compress/chunk_pieces.h); 0: not cut.
+  size_t compressPieceBytes() const;
   // Whether rooted calls check that the ranks agree on the root
   // (SPCCL_CHECK_ROOTS).
   bool checksRoots() const;

@@ -3,8 +3,9 @@
 // codecs, widths 2-8, f32/f16/bf16, sum and avg, block sizes 1, 7 and 256
 // and counts that leave ranks without a chunk; every rank gets the same
 // bits; error feedback telescopes; the non-blocking form equals the
-// blocking one; bad arguments name the argument; a cfg that differs
-// between ranks fails on every rank, quickly.
+// blocking one; the two-shot's owned chunk in pieces gives the same bits
+// as in one; bad arguments name the argument; a cfg that differs between
+// ranks fails on every rank, quickly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -111,6 +112,68 @@ TEST(CompressedAllReduce, ErrorBoundOneRank) { runMatrix(1, false); }
 TEST(CompressedAllReduce, ErrorBoundTwoRanks) { runMatrix(2, false); }
 TEST(CompressedAllReduce, ErrorBoundThreeRanks) { runMatrix(3, false); }
 TEST(CompressedAllReduce, ErrorBoundFiveRanks) { runMatrix(5, true); }
+
+// The two-shot's owned chunk summed and sent in pieces
+// (SPCCL_COMPRESS_PIECE_BYTES at its smallest, 4096 B: 1024 f32, rounded
+// up to whole blocks) gives the bits of the chunk in one piece: output
+// and error-feedback residual, on every rank. Counts leave a short last
+// piece; blocks of 7 and 3-bit codes make pieces that end mid-word if cut
+// wrong; in place and out of place; n = 3 and 8.
+void expectPiecesChangeNoBit(int n) {
+  expectAllExitedOk(forkRanks(
+      n,
+      [n](int rank, const spcclUniqueId& id) {
+        setenv("SPCCL_COMPRESS_PIECE_BYTES", "4096", 1);
+        spcclComm_t pieced = initOrExit(n, id, rank, 30000), whole = nullptr;
+        setenv("SPCCL_COMPRESS_PIECE_BYTES", "0", 1);
+        if (spcclCommSplit(pieced, 0, rank, &whole, nullptr) != spcclSuccess)
+          return kChildInitFailed;
+        uint64_t salt = 0;
+        for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
+          for (size_t block : {size_t{256}, size_t{7}})
+            for (spcclRedOp_t op : {spcclSum, spcclAvg})
+              for (bool inPlace : {false, true}) {
+                const int bits = codec == spcclCodecPiecewise ? 4 : 3;
+                const size_t count = n * 2600 + 13 + salt;
+                const TypedBuffer in = inputOf(rank, spcclFloat32, count, 40 + salt++);
+                std::vector<float> outs[2], residuals[2];
+                spcclComm_t comms[2] = {pieced, whole};
+                for (int k = 0; k < 2; ++k) {
+                  outs[k].resize(count);
+                  residuals[k].assign(count, 0.25f);
+                  if (inPlace) std::memcpy(outs[k].data(), in.bytes.data(), count * 4);
+                  spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+                  cfg.codec = codec;
+                  cfg.bits = bits;
+                  cfg.blockSize = block;
+                  cfg.residual = residuals[k].data();
+                  const void* send = inPlace ? static_cast<const void*>(outs[k].data()) : in.bytes.data();
+                  if (spcclCompressedAllReduce(send, outs[k].data(), count, spcclFloat32, op, &cfg,
+                                               comms[k], nullptr) != spcclSuccess) {
+                    std::fprintf(stderr, "rank %d: %s\n", rank, spcclGetLastError(comms[k]));
+                    return kChildWrongResult;
+                  }
+                }
+                for (size_t i = 0; i < count; ++i)
+                  if (std::memcmp(&outs[0][i], &outs[1][i], 4) != 0 ||
+                      std::memcmp(&residuals[0][i], &residuals[1][i], 4) != 0) {
+                    std::fprintf(stderr,
+                                 "rank %d: count %zu block %zu bits %d %s: element %zu: pieced "
+                                 "%.9g (residual %.9g), whole %.9g (residual %.9g)\n",
+                                 rank, count, block, bits, inPlace ? "in place" : "out of place",
+                                 i, outs[0][i], residuals[0][i], outs[1][i], residuals[1][i]);
+                    return kChildWrongResult;
+                  }
+              }
+        spcclCommDestroy(whole);
+        spcclCommDestroy(pieced);
+        return kChildOk;
+      },
+      240));
+}
+
+TEST(CompressedAllReduce, PiecesChangeNoBitThreeRanks) { expectPiecesChangeNoBit(3); }
+TEST(CompressedAllReduce, PiecesChangeNoBitEightRanks) { expectPiecesChangeNoBit(8); }
 
 // Sum over T calls of the outputs = T * S - sum over ranks of the final
 // residuals (docs/compressed.md), up to f32 rounding.
