@@ -54,7 +54,8 @@ inline ChunkPieces piecesOf(const CompressedCall& call, const ChunkLayout& layou
   }
   // Whole blocks, and whole bytes of packed codes at any bit width.
   const size_t unit = std::lcm(size_t{8}, call.spec.blockSize);
-  const size_t wanted = std::max(pieceBytes / sizeof(float), (pieces.length + kMaxPieces - 1) / kMaxPieces);
+  const size_t wanted =
+      std::max(pieceBytes / sizeof(float), (pieces.length + kMaxPieces - 1) / kMaxPieces);
   pieces.pieceLength = (wanted + unit - 1) / unit * unit;
   return pieces;
 }

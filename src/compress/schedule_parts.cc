@@ -80,14 +80,13 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
                                outputRunAt(call, begin));
 }
 
-void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
-                    size_t length, const std::vector<const unsigned char*>& decodings,
-                    unsigned char* out) {
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    const std::vector<const unsigned char*>& decodings, unsigned char* out) {
   // Avg divides before quantizing, as finishOwnedSum.
   const int divisor = call.op == spcclAvg ? ctx.nranks() : 0;
   ctx.kernels().reduceQuantizeDecode(call.spec, runAt(call, call.sendbuff, begin), decodings.data(),
-                                     static_cast<int>(decodings.size()), divisor, length, out, residualAt(call, begin),
-                                     outputRunAt(call, begin));
+                                     static_cast<int>(decodings.size()), divisor, length, out,
+                                     residualAt(call, begin), outputRunAt(call, begin));
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,

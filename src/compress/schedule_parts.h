@@ -49,9 +49,8 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
 // sumInputAndDecoding then dequantizeAdd), then finished as
 // finishOwnedSum, in one pass with no accumulator (kernels.h
 // reduceQuantizeDecode).
-void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
-                    size_t length, const std::vector<const unsigned char*>& decodings,
-                    unsigned char* out);
+void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    const std::vector<const unsigned char*>& decodings, unsigned char* out);
 // acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc);

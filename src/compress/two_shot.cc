@@ -16,7 +16,8 @@ namespace {
 void encodePieces(const CollContext& ctx, const CompressedCall& call, const ChunkPieces& pieces,
                   unsigned char* out) {
   for (size_t i = 0; i < pieces.count(); ++i)
-    encodeInput(ctx, call, pieces.first(i), pieces.size(i), out + pieces.encodedOffset(call.spec, i));
+    encodeInput(ctx, call, pieces.first(i), pieces.size(i),
+                out + pieces.encodedOffset(call.spec, i));
 }
 
 // The owned sum of a non-f32 call: widened into an f32 accumulator of

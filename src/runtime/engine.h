@@ -57,9 +57,9 @@ struct EngineSettings {
   uint64_t commId = 0;
   int timeoutMs = 60000;
   size_t chunkBytes = 1 << 20;
-  size_t sparsePieceBytes = 0;        // SPCCL_SPARSE_PIECE_BYTES (sparse/message_pieces.h); 0: off
-  size_t compressPieceBytes = 0;      // SPCCL_COMPRESS_PIECE_BYTES (compress/chunk_pieces.h); 0: off
-  size_t stagingChunkBytes = 0;       // SPCCL_STAGING_CHUNK_BYTES (coll/dense_pieces.h); 0: off
+  size_t sparsePieceBytes = 0;    // SPCCL_SPARSE_PIECE_BYTES (sparse/message_pieces.h); 0: off
+  size_t compressPieceBytes = 0;  // SPCCL_COMPRESS_PIECE_BYTES (compress/chunk_pieces.h); 0: off
+  size_t stagingChunkBytes = 0;   // SPCCL_STAGING_CHUNK_BYTES (coll/dense_pieces.h); 0: off
   size_t stripeMinBytes = 256 << 10;  // SPCCL_NET_STRIPE_MIN_BYTES
   bool checkRoots = true;             // SPCCL_CHECK_ROOTS (coll/root_agreement.h)
   std::string denseAlgorithm;         // SPCCL_ALGO, agreed: a dense algorithm's name, or empty

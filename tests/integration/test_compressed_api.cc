@@ -147,7 +147,8 @@ void expectPiecesChangeNoBit(int n) {
                   cfg.bits = bits;
                   cfg.blockSize = block;
                   cfg.residual = residuals[k].data();
-                  const void* send = inPlace ? static_cast<const void*>(outs[k].data()) : in.bytes.data();
+                  const void* send =
+                      inPlace ? static_cast<const void*>(outs[k].data()) : in.bytes.data();
                   if (spcclCompressedAllReduce(send, outs[k].data(), count, spcclFloat32, op, &cfg,
                                                comms[k], nullptr) != spcclSuccess) {
                     std::fprintf(stderr, "rank %d: %s\n", rank, spcclGetLastError(comms[k]));
@@ -160,8 +161,8 @@ void expectPiecesChangeNoBit(int n) {
                     std::fprintf(stderr,
                                  "rank %d: count %zu block %zu bits %d %s: element %zu: pieced "
                                  "%.9g (residual %.9g), whole %.9g (residual %.9g)\n",
-                                 rank, count, block, bits, inPlace ? "in place" : "out of place",
-                                 i, outs[0][i], residuals[0][i], outs[1][i], residuals[1][i]);
+                                 rank, count, block, bits, inPlace ? "in place" : "out of place", i,
+                                 outs[0][i], residuals[0][i], outs[1][i], residuals[1][i]);
                     return kChildWrongResult;
                   }
               }
