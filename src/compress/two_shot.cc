@@ -98,11 +98,11 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
+  std::vector<const unsigned char*> ofPiece(decodings.size());  // of piece i
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
     if (call.type == spcclFloat32) {
-      std::vector<const unsigned char*> ofPiece;
-      for (const unsigned char* d : decodings) ofPiece.push_back(d + at);
+      for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
       reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at);
     } else {
       SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
