@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 
 # sizeof(RankInfo) on x86-64 (src/core/bootstrap.h), the hello's infoBytes.
-RANK_INFO_BYTES = 2072
+RANK_INFO_BYTES = 2080
 FRAME_MAGIC, FRAME_VERSION = 0x46435053, 1
 UNIQUE_ID_MAGIC, UNIQUE_ID_VERSION, HANDSHAKE_VERSION = 0x44495053, 2, 2
 UCX_ADDRESS_MAGIC = 0x53505558
@@ -251,13 +251,15 @@ def sparse_call():
 
 
 def rank_table():
-    # RankInfo on x86-64 (src/core/bootstrap.h): 2072 bytes, JobSettings at 88.
+    # RankInfo on x86-64 (src/core/bootstrap.h): 2080 bytes, JobSettings at 88.
     def info(rank, nranks, transport=b"tcp", algorithm=b"", chunk=1 << 20, stripe=256 << 10):
         r = bytearray(RANK_INFO_BYTES)
         struct.pack_into("<iii", r, 0, rank, nranks, 1000 + rank)
         r[24:24 + 6] = b"node%d" % rank + b"\0"
         job = transport.ljust(32, b"\0") + algorithm.ljust(64, b"\0")
-        job += struct.pack("<QQQii", chunk, 0, stripe, 1, 1)  # chunk, staging pieces, stripe
+        # chunk, staging pieces, stripe, sparse pieces, two-shot pieces, device
+        # all-reduce, root checks (job_settings.h)
+        job += struct.pack("<QQQQQii", chunk, 0, stripe, 1 << 20, 1 << 20, 1, 1)
         r[88:88 + len(job)] = job
         return bytes(r)
     # The last entry stops after its settings (the harness zero-fills it).
