@@ -4,14 +4,11 @@
 #include <cstring>
 #include <string>
 
+#include "driver_results.h"
+
 namespace spccl::emulation {
 
 namespace {
-
-using CuResult = int;
-constexpr CuResult kSuccess = 0;
-constexpr CuResult kInvalidValue = 1;
-constexpr CuResult kInvalidDevice = 101;
 
 // CUdevice_attribute values of the driver ABI.
 constexpr int kAttributePciBusId = 33;

@@ -31,19 +31,20 @@
 #include <thread>
 #include <vector>
 
+#include "driver_results.h"
 #include "emulated_devices.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/device_reduce/reduce_inputs.h"
 
 namespace {
 
-using CuResult = int;
-constexpr CuResult kSuccess = 0;
-constexpr CuResult kInvalidValue = 1;
-constexpr CuResult kInvalidContext = 201;
-constexpr CuResult kInvalidHandle = 400;
-constexpr CuResult kPeerAccessUnsupported = 217;
-constexpr CuResult kIllegalAddress = 700;
+using spccl::emulation::CuResult;
+using spccl::emulation::kIllegalAddress;
+using spccl::emulation::kInvalidContext;
+using spccl::emulation::kInvalidHandle;
+using spccl::emulation::kInvalidValue;
+using spccl::emulation::kPeerAccessUnsupported;
+using spccl::emulation::kSuccess;
 
 // CUpointer_attribute / CUmemorytype values of the driver ABI.
 constexpr int kAttributeContext = 1;
@@ -551,7 +552,8 @@ CuResult cuCtxSetCurrent(void* context) {
 CuResult cuInit(unsigned /*flags*/) { return kSuccess; }
 
 CuResult cuDevicePrimaryCtxRetain(void** context, int device) {
-  if (device < 0 || device >= spccl::emulation::emulatedDeviceCount()) return 101;
+  if (device < 0 || device >= spccl::emulation::emulatedDeviceCount())
+    return spccl::emulation::kInvalidDevice;
   *context = contextOf(device);
   return kSuccess;
 }
