@@ -36,8 +36,8 @@ spcclResult_t runDeviceResidentGroup(spcclComm_t comm, const std::vector<Grouped
   // In issue order; the first failure ends the group on this rank, and
   // the schedule's barriers end it on the peers in the same call.
   for (size_t k = 0; k < calls.size(); ++k)
-    SPCCL_CHECK(runDeviceAllReduceCall(comm, *staged[k], calls[k].args, calls[k].signature,
-                                       calls[k].name));
+    SPCCL_CHECK(
+        runDeviceAllReduceCall(comm, *staged[k], calls[k].args, calls[k].signature, calls[k].name));
   return spcclSuccess;
 }
 

@@ -86,7 +86,7 @@ class DeviceBytes {
 
 // The CPU all-reduce of every rank's input, on host buffers.
 inline std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
-                                     spcclRedOp_t op, size_t count) {
+                                            spcclRedOp_t op, size_t count) {
   std::vector<unsigned char> in = inputOf(rank, type, count), out(in.size());
   EXPECT_EQ(spcclAllReduce(in.data(), out.data(), count, type, op, comm, nullptr), spcclSuccess);
   return out;

@@ -32,7 +32,6 @@ namespace {
 
 constexpr spcclRedOp_t kOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
 
-
 // One call on device buffers (stream or NULL stream, in place or not),
 // checked against the reference; the kernel must have run on this rank,
 // or with devicePath false, no kernel (every rank fell back).

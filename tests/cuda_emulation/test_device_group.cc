@@ -149,9 +149,9 @@ TEST(DeviceGroup, ChainedCallsOfAGroupOnAStream) {
     buffer.set(ones);
     ASSERT_EQ(spcclGroupStart(), spcclSuccess);
     for (int k = 0; k < 3; ++k)
-      ASSERT_EQ(spcclAllReduce(buffer.data(), buffer.data(), count, spcclFloat32, spcclSum, comm,
-                               stream),
-                spcclSuccess);
+      ASSERT_EQ(
+          spcclAllReduce(buffer.data(), buffer.data(), count, spcclFloat32, spcclSum, comm, stream),
+          spcclSuccess);
     ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << spcclGetLastError(comm);
     const std::vector<unsigned char> got = buffer.get(stream);
     float last = 0;

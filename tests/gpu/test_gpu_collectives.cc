@@ -455,8 +455,8 @@ TEST_F(GpuCollectives, GroupedAllReduces) {
       expectSuccess(spcclAllReduce(sends[k]->get(), out(k).get(), calls[k].count, calls[k].type,
                                    calls[k].op, w.comm, s),
                     whats[k]);
-    expectSuccess(spcclGroupEnd(), std::string("spcclGroupEnd of three all-reduces, ") +
-                                       streamName(s));
+    expectSuccess(spcclGroupEnd(),
+                  std::string("spcclGroupEnd of three all-reduces, ") + streamName(s));
     for (size_t k = 0; k < std::size(calls); ++k)
       expectElements(expected[k], out(k).download(s), calls[k].type, calls[k].count, whats[k]);
   }
