@@ -9,8 +9,7 @@
 // kernels (RankInfo::deviceAllReduceReady), and every two ranks on
 // different devices able to access each other's device as a peer
 // (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). An
-// all-reduce outside a group (spcclAllReduce or spcclIallReduce), or in a
-// group of all-reduces only (core/device_group.h), of such a
+// all-reduce outside a group (spcclAllReduce or spcclIallReduce) of such a
 // communicator then runs the schedule's agreement, on host buffers too:
 // the ranks choose the device path only when every rank's buffers are
 // device memory it can export, on the device it had at creation, and the

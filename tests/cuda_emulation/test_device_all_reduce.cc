@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "device_test_values.h"
+#include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
 
@@ -31,6 +31,18 @@ using namespace spccl::testing;
 namespace {
 
 constexpr spcclRedOp_t kOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
+
+size_t typeBytes(spcclDataType_t type) { return spcclTypeSize(type); }
+
+// The CPU all-reduce of every rank's input, on host buffers.
+std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
+                                     spcclRedOp_t op, size_t count) {
+  std::vector<unsigned char> in = inputOf(rank, type, count), out(in.size());
+  EXPECT_EQ(spcclAllReduce(in.data(), out.data(), count, type, op, comm, nullptr), spcclSuccess);
+  return out;
+}
+
+uint64_t launches() { return emuCudaCounters().kernelLaunches; }
 
 // One call on device buffers (stream or NULL stream, in place or not),
 // checked against the reference; the kernel must have run on this rank,

@@ -22,13 +22,25 @@
 #include <string>
 #include <vector>
 
-#include "device_test_values.h"
+#include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
 
 namespace {
+
+size_t typeBytes(spcclDataType_t type) { return spcclTypeSize(type); }
+
+uint64_t launches() { return emuCudaCounters().kernelLaunches; }
+
+// The CPU all-reduce of every rank's input, on host buffers.
+std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
+                                     spcclRedOp_t op, size_t count) {
+  std::vector<unsigned char> in = inputOf(rank, type, count), out(in.size());
+  EXPECT_EQ(spcclAllReduce(in.data(), out.data(), count, type, op, comm, nullptr), spcclSuccess);
+  return out;
+}
 
 // One all-reduce of a group: its type, op, count and whether in place.
 struct Planned {

@@ -8,7 +8,7 @@
 #   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
 #   3. the figures: f32 sum, 1 MiB to 256 MiB, 2 and 4 ranks, the path on
 #      (SPCCL_DEVICE_ALLREDUCE=1) against off (staged, the previous figures
-#      of docs/perf/gpu.md), each on the same machine in the same minutes;
+#      of docs/perf/gpu.md), each on the same machine in the same minutes.
 #   4. grouped all-reduces (core/device_group.h): spccl_gpu_collective_tests'
 #      GroupedAllReduces (three all-reduces in one group, on a stream and
 #      on the NULL stream) on 2 and 4 ranks, checked element by element;

@@ -1,12 +1,9 @@
-// Inputs, emulated device buffers and the CPU reference of the
-// device-resident all-reduce's tests (test_device_all_reduce.cc,
-// test_device_group.cc). The inputs are small integers (1..7), so every
-// type and op is exact whatever the order of reduction, and a result is
-// compared bit for bit with the CPU all-reduce of the same inputs on host
-// buffers, in the same job.
+// Inputs and emulated device buffers of the device-resident collectives'
+// tests (test_device_all_reduce.cc, test_device_collectives.cc): small
+// integers (1..7) in every type, so that every type and op is exact
+// whatever the order of reduction, and device memory filled and read
+// through the emulated driver.
 #pragma once
-
-#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
@@ -16,8 +13,6 @@
 #include "spccl.h"
 
 namespace spccl::testing {
-
-inline size_t typeBytes(spcclDataType_t type) { return spcclTypeSize(type); }
 
 // The small integer v (1..7) stored as `type`.
 inline void encode(spcclDataType_t type, int v, unsigned char* out) {
@@ -50,8 +45,9 @@ inline void encode(spcclDataType_t type, int v, unsigned char* out) {
   }
 }
 
+// Rank `rank`'s input of `count` elements: element i is (3 rank + i) % 7 + 1.
 inline std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t count) {
-  const size_t size = typeBytes(type);
+  const size_t size = spcclTypeSize(type);
   std::vector<unsigned char> bytes(count * size);
   for (size_t i = 0; i < count; ++i)
     encode(type, static_cast<int>((static_cast<size_t>(rank) * 3 + i) % 7) + 1, &bytes[i * size]);
@@ -67,8 +63,10 @@ class DeviceBytes {
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
   void* data() const { return data_; }
-  void set(const std::vector<unsigned char>& values) const {
-    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_), values.data(), bytes_, nullptr);
+  unsigned char* at(size_t offset) const { return static_cast<unsigned char*>(data_) + offset; }
+  void set(const std::vector<unsigned char>& values, size_t offset = 0) const {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_) + offset, values.data(), values.size(),
+                         nullptr);
     cuStreamSynchronize(nullptr);
   }
   std::vector<unsigned char> get(void* stream) const {
@@ -83,15 +81,5 @@ class DeviceBytes {
   size_t bytes_;
   void* data_;
 };
-
-// The CPU all-reduce of every rank's input, on host buffers.
-inline std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
-                                            spcclRedOp_t op, size_t count) {
-  std::vector<unsigned char> in = inputOf(rank, type, count), out(in.size());
-  EXPECT_EQ(spcclAllReduce(in.data(), out.data(), count, type, op, comm, nullptr), spcclSuccess);
-  return out;
-}
-
-inline uint64_t launches() { return emuCudaCounters().kernelLaunches; }
 
 }  // namespace spccl::testing
