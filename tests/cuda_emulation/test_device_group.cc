@@ -181,7 +181,8 @@ TEST(DeviceGroup, AllReduceAndBroadcastStayStaged) {
     const std::vector<unsigned char> expected = reference(comm, rank, spcclInt32, spcclSum, count);
     DeviceBytes send(count * 4), recv(count * 4), cast(count * 4);
     send.set(inputOf(rank, spcclInt32, count));
-    if (rank == 1) cast.set(inputOf(7, spcclInt32, count));
+    // Non-roots hold their own values, which the broadcast overwrites.
+    cast.set(inputOf(rank == 1 ? 7 : rank, spcclInt32, count));
     const uint64_t before = launches();
     ASSERT_EQ(spcclGroupStart(), spcclSuccess);
     ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
