@@ -173,6 +173,15 @@ TEST(DeviceGroup, ChainedCallsOfAGroupOnAStream) {
   });
 }
 
+// SPCCL_DEVICE_ALLREDUCE=0: grouped all-reduces are staged as before.
+TEST(DeviceGroup, KnobOffStagesGroupsAsBefore) {
+  setenv("SPCCL_DEVICE_ALLREDUCE", "0", 1);
+  runCountingRanks(2, 0, [](int rank, spcclComm_t comm) {
+    groupOfAllReduces(comm, rank, kThreeCalls, nullptr, false);
+  });
+  unsetenv("SPCCL_DEVICE_ALLREDUCE");
+}
+
 // An all-reduce and a broadcast in one group: staged as one unit, as
 // before (no kernel, nothing counted), and right.
 TEST(DeviceGroup, AllReduceAndBroadcastStayStaged) {
