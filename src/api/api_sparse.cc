@@ -12,6 +12,7 @@
 #include "base/check.h"
 #include "base/versioned_struct.h"
 #include "core/comm.h"
+#include "core/device_sparse_call.h"
 #include "core/staged_call.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/comm_state.h"
@@ -152,6 +153,10 @@ spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& c
   spcclResult_t res = staged.requireSameKind("sendbuff", "recvbuff");
   if (res == spcclSuccess) res = staged.requireSameKind("values", "recvbuff");
   if (res == spcclSuccess) res = staged.requireSameKind("values", "outValues");
+  if (res == spcclSuccess) res = staged.validate();
+  // Dense device buffers: only the non-zeros cross to the host and back.
+  if (res == spcclSuccess && deviceSparseApplies(staged, call))
+    return finishCall(comm, runDeviceSparse(comm, staged, call));
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   SparseCall host = call;

@@ -1,0 +1,160 @@
+#include "core/device_sparse_call.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "base/check.h"
+#include "base/knobs.h"
+#include "core/comm.h"
+#include "device/device_memory.h"
+#include "device/pinned_pool.h"
+#include "sparse/comm_state.h"
+#include "sparse/device_nonzeros.h"
+
+namespace spccl {
+
+namespace {
+
+using sparse::DeviceNonZeros;
+using sparse::SparseCall;
+
+// The pinned host memory of one call, back to the pool at its end.
+struct HostSide {
+  device::PinnedBuffer inputPairs;   // or
+  device::PinnedBuffer denseInput;   // the whole input
+  device::PinnedBuffer denseOutput;  // what the CPU's all-reduce writes
+  device::PinnedBuffer outputPairs;  // its elements that are not all 0 bits
+};
+
+constexpr size_t kIndexBytes = sizeof(uint64_t);
+
+spcclResult_t acquire(size_t bytes, device::PinnedBuffer* out) {
+  return device::acquirePinned(std::max<size_t>(bytes, 1), out);
+}
+
+// The elements of a dense buffer whose bits are not all 0 -- unlike
+// ZeroTest this keeps -0.0, which the CPU's schedules can write (a dense
+// schedule over -0.0 inputs, Avg's division underflowing) -- so zeros plus
+// these pairs give back the buffer bit for bit. indices nullptr: counts.
+template <typename Bits>
+size_t setElements(const void* dense, size_t count, uint64_t* indices, unsigned char* values) {
+  size_t found = 0;
+  const auto* bytes = static_cast<const unsigned char*>(dense);
+  for (size_t i = 0; i < count; ++i) {
+    Bits v;
+    std::memcpy(&v, bytes + i * sizeof(Bits), sizeof(Bits));
+    if (v == 0) continue;
+    if (indices != nullptr) {
+      indices[found] = i;
+      std::memcpy(values + found * sizeof(Bits), &v, sizeof(Bits));
+    }
+    ++found;
+  }
+  return found;
+}
+
+size_t setElements(size_t valueBytes, const void* dense, size_t count, uint64_t* indices,
+                   unsigned char* values) {
+  switch (valueBytes) {
+    case 1:
+      return setElements<uint8_t>(dense, count, indices, values);
+    case 2:
+      return setElements<uint16_t>(dense, count, indices, values);
+    case 4:
+      return setElements<uint32_t>(dense, count, indices, values);
+    default:
+      return setElements<uint64_t>(dense, count, indices, values);
+  }
+}
+
+// The input's non-zeros on the host: as pairs, or the whole input where
+// pairs would not shrink it or where it holds -0.0 (the CPU's dense
+// schedules add a dense input as it is and keep -0.0's bits, which pairs
+// lose). Either way the CPU's call computes what the staged call does.
+spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, HostSide* host,
+                         SparseCall* run, size_t* bytesIn) {
+  SPCCL_CHECK(onDevice.count(call.denseInput, call.count));
+  const size_t valueBytes = spcclTypeSize(call.type);
+  const uint64_t nnz = onDevice.nonZeros();
+  *bytesIn = 2 * sizeof(uint64_t);  // the totals
+  if (onDevice.signedZeros() == 0 && nnz * (kIndexBytes + valueBytes) < call.count * valueBytes) {
+    SPCCL_CHECK(acquire(nnz * (kIndexBytes + valueBytes), &host->inputPairs));
+    auto* indices = static_cast<uint64_t*>(host->inputPairs.data());
+    auto* values = reinterpret_cast<unsigned char*>(indices + nnz);
+    SPCCL_CHECK(onDevice.copyPairs(indices, values));
+    // The COO form the CPU's call takes (sparse_allreduce.h), canonical as
+    // the kernels write it: ascending, unique, no zeros.
+    run->denseInput = nullptr;
+    run->nonZeroIndices = indices;
+    run->nonZeroValues = values;
+    run->nnz = nnz;
+    *bytesIn += nnz * (kIndexBytes + valueBytes);
+    return spcclSuccess;
+  }
+  SPCCL_CHECK(acquire(call.count * valueBytes, &host->denseInput));
+  SPCCL_CHECK(onDevice.copyToHost(host->denseInput.data(), call.denseInput, call.count * valueBytes,
+                                "the whole input to the host"));
+  run->denseInput = host->denseInput.data();
+  *bytesIn += call.count * valueBytes;
+  return spcclSuccess;
+}
+
+// The result into the user's device output: its set elements as pairs,
+// scattered into zeros on the device, or the whole output where pairs
+// would not shrink it.
+spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call, HostSide* host,
+                            size_t* bytesOut) {
+  const size_t valueBytes = spcclTypeSize(call.type);
+  const void* dense = host->denseOutput.data();
+  const size_t set = setElements(valueBytes, dense, call.count, nullptr, nullptr);
+  if (set * (kIndexBytes + valueBytes) >= call.count * valueBytes) {
+    *bytesOut = call.count * valueBytes;
+    return onDevice.copyToDevice(call.denseOutput, dense, call.count * valueBytes,
+                               "the whole result to the device");
+  }
+  SPCCL_CHECK(acquire(set * (kIndexBytes + valueBytes), &host->outputPairs));
+  auto* indices = static_cast<uint64_t*>(host->outputPairs.data());
+  auto* values = reinterpret_cast<unsigned char*>(indices + set);
+  setElements(valueBytes, dense, call.count, indices, values);
+  *bytesOut = set * (kIndexBytes + valueBytes);
+  return onDevice.scatter(call.denseOutput, call.count, indices, values, set);
+}
+
+}  // namespace
+
+bool deviceSparseApplies(const StagedCall& staged, const SparseCall& call) {
+  return knobInt("SPCCL_DEVICE_SPARSE") != 0 && !call.cooOutput && call.denseInput != nullptr &&
+         call.denseOutput != nullptr && call.count > 0 && staged.hasDeviceMemory() &&
+         sparse::deviceNonZerosAvailable(call.type);
+}
+
+spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const SparseCall& call) {
+  return staged.runDirect([comm, call]() -> spcclResult_t {
+    HostSide host;
+    SparseCall run = call;
+    size_t bytesIn = 0, bytesOut = 0;
+    device::CuStream stream = nullptr;
+    spcclResult_t mine = device::ownStream(call.name, &stream);
+    DeviceNonZeros onDevice(call.name, call.type, stream);
+    if (mine == spcclSuccess) mine = stageInput(onDevice, call, &host, &run, &bytesIn);
+    if (mine == spcclSuccess)
+      mine = acquire(call.count * spcclTypeSize(call.type), &host.denseOutput);
+    run.denseOutput = host.denseOutput.data();
+    // A rank whose device part failed still takes part in the call's
+    // agreement, its input marked invalid, so that its peers fail at once
+    // (naming it) instead of at the deadline; it keeps its own error.
+    const std::string why = mine != spcclSuccess ? threadLastError() : std::string();
+    if (mine != spcclSuccess) run.inputValid = false;
+    const spcclResult_t ran = spccl::runCollective(
+        *comm->engine, sparse::signatureOf(run),
+        [comm, &run](CollContext& ctx) { return sparse::runSparseAllReduce(ctx, *comm->sparse, run); });
+    if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
+    SPCCL_CHECK(ran);
+    SPCCL_CHECK(deliverOutput(onDevice, call, &host, &bytesOut));
+    comm->stagingProfile->recordDeviceSparse(bytesIn, bytesOut);
+    return spcclSuccess;
+  });
+}
+
+}  // namespace spccl
