@@ -4,6 +4,7 @@
 // spcclInvalidArgument and, through the call's agreement round, every other
 // rank with spcclInvalidUsage, so no peer waits for it.
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -155,8 +156,12 @@ spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& c
   if (res == spcclSuccess) res = staged.requireSameKind("values", "outValues");
   if (res == spcclSuccess) res = staged.validate();
   // Dense device buffers: only the non-zeros cross to the host and back.
-  if (res == spcclSuccess && deviceSparseApplies(staged, call))
-    return finishCall(comm, runDeviceSparse(comm, staged, call));
+  if (res == spcclSuccess && deviceSparseApplies(staged, call)) {
+    std::shared_ptr<DeviceSparsePlan> plan;
+    res = prepareDeviceSparse(staged, call, &plan);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    return finishCall(comm, runDeviceSparse(comm, staged, call, std::move(plan)));
+  }
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   SparseCall host = call;

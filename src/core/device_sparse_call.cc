@@ -7,25 +7,26 @@
 #include "base/check.h"
 #include "base/knobs.h"
 #include "core/comm.h"
-#include "device/device_memory.h"
 #include "device/pinned_pool.h"
 #include "sparse/comm_state.h"
 #include "sparse/device_nonzeros.h"
 
 namespace spccl {
 
-namespace {
-
 using sparse::DeviceNonZeros;
 using sparse::SparseCall;
 
-// The pinned host memory of one call, back to the pool at its end.
-struct HostSide {
-  device::PinnedBuffer inputPairs;   // or
-  device::PinnedBuffer denseInput;   // the whole input
-  device::PinnedBuffer denseOutput;  // what the CPU's all-reduce writes
-  device::PinnedBuffer outputPairs;  // its elements that are not all 0 bits
+// Pinned host memory of the call's size (count elements) twice, the most
+// the call needs: pairs are used only where they are smaller, so `input`
+// holds the input's pairs or the whole input, then the result's pairs;
+// `output` is what the CPU's all-reduce writes.
+struct DeviceSparsePlan {
+  device::CuStream stream = nullptr;
+  device::PinnedBuffer input;
+  device::PinnedBuffer output;
 };
+
+namespace {
 
 constexpr size_t kIndexBytes = sizeof(uint64_t);
 
@@ -72,15 +73,14 @@ size_t setElements(size_t valueBytes, const void* dense, size_t count, uint64_t*
 // pairs would not shrink it or where it holds -0.0 (the CPU's dense
 // schedules add a dense input as it is and keep -0.0's bits, which pairs
 // lose). Either way the CPU's call computes what the staged call does.
-spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, HostSide* host,
+spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, DeviceSparsePlan* host,
                          SparseCall* run, size_t* bytesIn) {
   SPCCL_CHECK(onDevice.count(call.denseInput, call.count));
   const size_t valueBytes = spcclTypeSize(call.type);
   const uint64_t nnz = onDevice.nonZeros();
   *bytesIn = 2 * sizeof(uint64_t);  // the totals
   if (onDevice.signedZeros() == 0 && nnz * (kIndexBytes + valueBytes) < call.count * valueBytes) {
-    SPCCL_CHECK(acquire(nnz * (kIndexBytes + valueBytes), &host->inputPairs));
-    auto* indices = static_cast<uint64_t*>(host->inputPairs.data());
+    auto* indices = static_cast<uint64_t*>(host->input.data());
     auto* values = reinterpret_cast<unsigned char*>(indices + nnz);
     SPCCL_CHECK(onDevice.copyPairs(indices, values));
     // The COO form the CPU's call takes (sparse_allreduce.h), canonical as
@@ -92,10 +92,9 @@ spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, HostS
     *bytesIn += nnz * (kIndexBytes + valueBytes);
     return spcclSuccess;
   }
-  SPCCL_CHECK(acquire(call.count * valueBytes, &host->denseInput));
-  SPCCL_CHECK(onDevice.copyToHost(host->denseInput.data(), call.denseInput, call.count * valueBytes,
-                                "the whole input to the host"));
-  run->denseInput = host->denseInput.data();
+  SPCCL_CHECK(onDevice.copyToHost(host->input.data(), call.denseInput, call.count * valueBytes,
+                                  "the whole input to the host"));
+  run->denseInput = host->input.data();
   *bytesIn += call.count * valueBytes;
   return spcclSuccess;
 }
@@ -103,18 +102,17 @@ spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, HostS
 // The result into the user's device output: its set elements as pairs,
 // scattered into zeros on the device, or the whole output where pairs
 // would not shrink it.
-spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call, HostSide* host,
-                            size_t* bytesOut) {
+spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
+                            DeviceSparsePlan* host, size_t* bytesOut) {
   const size_t valueBytes = spcclTypeSize(call.type);
-  const void* dense = host->denseOutput.data();
+  const void* dense = host->output.data();
   const size_t set = setElements(valueBytes, dense, call.count, nullptr, nullptr);
   if (set * (kIndexBytes + valueBytes) >= call.count * valueBytes) {
     *bytesOut = call.count * valueBytes;
     return onDevice.copyToDevice(call.denseOutput, dense, call.count * valueBytes,
                                "the whole result to the device");
   }
-  SPCCL_CHECK(acquire(set * (kIndexBytes + valueBytes), &host->outputPairs));
-  auto* indices = static_cast<uint64_t*>(host->outputPairs.data());
+  auto* indices = static_cast<uint64_t*>(host->input.data());  // the input is used up
   auto* values = reinterpret_cast<unsigned char*>(indices + set);
   setElements(valueBytes, dense, call.count, indices, values);
   *bytesOut = set * (kIndexBytes + valueBytes);
@@ -129,29 +127,39 @@ bool deviceSparseApplies(const StagedCall& staged, const SparseCall& call) {
          sparse::deviceNonZerosAvailable(call.type);
 }
 
-spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const SparseCall& call) {
-  return staged.runDirect([comm, call]() -> spcclResult_t {
-    HostSide host;
+spcclResult_t prepareDeviceSparse(const StagedCall& staged, const SparseCall& call,
+                                  std::shared_ptr<DeviceSparsePlan>* out) {
+  auto plan = std::make_shared<DeviceSparsePlan>();
+  device::ScopedCudaContext current(staged.context());
+  SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
+  SPCCL_CHECK(DeviceNonZeros(call.name, call.type, plan->stream).loadKernels());
+  const size_t bytes = call.count * spcclTypeSize(call.type);
+  SPCCL_CHECK(acquire(bytes, &plan->input));
+  SPCCL_CHECK(acquire(bytes, &plan->output));
+  *out = std::move(plan);
+  return spcclSuccess;
+}
+
+spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const SparseCall& call,
+                              std::shared_ptr<DeviceSparsePlan> plan) {
+  return staged.runDirect([comm, call, plan]() -> spcclResult_t {
     SparseCall run = call;
     size_t bytesIn = 0, bytesOut = 0;
-    device::CuStream stream = nullptr;
-    spcclResult_t mine = device::ownStream(call.name, &stream);
-    DeviceNonZeros onDevice(call.name, call.type, stream);
-    if (mine == spcclSuccess) mine = stageInput(onDevice, call, &host, &run, &bytesIn);
-    if (mine == spcclSuccess)
-      mine = acquire(call.count * spcclTypeSize(call.type), &host.denseOutput);
-    run.denseOutput = host.denseOutput.data();
+    DeviceNonZeros onDevice(call.name, call.type, plan->stream);
+    const spcclResult_t mine = stageInput(onDevice, call, plan.get(), &run, &bytesIn);
+    run.denseOutput = plan->output.data();
     // A rank whose device part failed still takes part in the call's
     // agreement, its input marked invalid, so that its peers fail at once
     // (naming it) instead of at the deadline; it keeps its own error.
     const std::string why = mine != spcclSuccess ? threadLastError() : std::string();
     if (mine != spcclSuccess) run.inputValid = false;
     const spcclResult_t ran = spccl::runCollective(
-        *comm->engine, sparse::signatureOf(run),
-        [comm, &run](CollContext& ctx) { return sparse::runSparseAllReduce(ctx, *comm->sparse, run); });
+        *comm->engine, sparse::signatureOf(run), [comm, &run](CollContext& ctx) {
+          return sparse::runSparseAllReduce(ctx, *comm->sparse, run);
+        });
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
-    SPCCL_CHECK(deliverOutput(onDevice, call, &host, &bytesOut));
+    SPCCL_CHECK(deliverOutput(onDevice, call, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceSparse(bytesIn, bytesOut);
     return spcclSuccess;
   });

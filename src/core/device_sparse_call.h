@@ -7,6 +7,8 @@
 // bits as the staged call, on every rank, so each rank chooses alone.
 #pragma once
 
+#include <memory>
+
 #include "core/staged_call.h"
 #include "sparse/sparse_allreduce.h"
 #include "spccl.h"
@@ -19,8 +21,18 @@ namespace spccl {
 // call is staged whole, as before.
 bool deviceSparseApplies(const StagedCall& staged, const sparse::SparseCall& call);
 
+// What the call takes that might wait for the device (its stream, the
+// kernels' module, pinned memory): taken by prepareDeviceSparse on the
+// caller's thread, before a host function holds the caller's stream.
+struct DeviceSparsePlan;
+
+// A failure here is the call's (rejectCall: nothing ran).
+spcclResult_t prepareDeviceSparse(const StagedCall& staged, const sparse::SparseCall& call,
+                                  std::shared_ptr<DeviceSparsePlan>* out);
+
 // Runs it at once (NULL stream: after the legacy stream's work) or in the
 // stream's order (staged.runDirect); not finishCall'ed.
-spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const sparse::SparseCall& call);
+spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const sparse::SparseCall& call,
+                              std::shared_ptr<DeviceSparsePlan> plan);
 
 }  // namespace spccl

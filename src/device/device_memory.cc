@@ -8,22 +8,40 @@
 
 namespace spccl::device {
 
-DeviceMemory::~DeviceMemory() { release(); }
+namespace {
 
-void DeviceMemory::release() {
-  if (address_ != 0) cudaDriver()->memFree(address_);
+bool resolveStreamMemory(void* library, StreamMemoryDriver* d) {
+  return resolveDriverSymbol(library, &d->memAllocAsync, "cuMemAllocAsync") &&
+         resolveDriverSymbol(library, &d->memFreeAsync, "cuMemFreeAsync");
+}
+
+}  // namespace
+
+const StreamMemoryDriver* streamMemoryDriver() {
+  static std::atomic<const StreamMemoryDriver*> loaded{nullptr};
+  if (cudaDriver() == nullptr) return nullptr;
+  return lookUpDriverTable(loaded, resolveStreamMemory);
+}
+
+StreamMemory::~StreamMemory() { release(); }
+
+void StreamMemory::release() {
+  if (address_ != 0) streamMemoryDriver()->memFreeAsync(address_, stream_);
   address_ = 0;
   bytes_ = 0;
 }
 
-spcclResult_t DeviceMemory::reserve(size_t bytes, const char* what) {
+spcclResult_t StreamMemory::reserve(size_t bytes, const char* what) {
   if (bytes <= bytes_ && address_ != 0) return spcclSuccess;
   release();
-  const CuResult result = cudaDriver()->memAlloc(&address_, bytes > 0 ? bytes : 1);
+  const StreamMemoryDriver* d = streamMemoryDriver();
+  if (d == nullptr)
+    return SPCCL_FAIL(spcclSystemError, "%s: the CUDA driver has no cuMemAllocAsync", what);
+  const CuResult result = d->memAllocAsync(&address_, bytes > 0 ? bytes : 1, stream_);
   if (result != 0) {
     address_ = 0;
     return SPCCL_FAIL(spcclSystemError, "%s: %zu bytes of device memory: %s", what, bytes,
-                      describeCuError("cuMemAlloc", result).c_str());
+                      describeCuError("cuMemAllocAsync", result).c_str());
   }
   bytes_ = bytes;
   return spcclSuccess;

@@ -33,8 +33,17 @@ uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
 }  // namespace
 
 bool deviceNonZerosAvailable(spcclDataType_t type) {
-  return sparseModule().present() && device::cudaModuleDriver() != nullptr &&
-         device::cudaIpcDriver() != nullptr && ds::typeSuffix(type) != nullptr;
+  return sparseModule().present() && ds::typeSuffix(type) != nullptr &&
+         device::cudaModuleDriver() != nullptr && device::cudaIpcDriver() != nullptr &&
+         device::streamMemoryDriver() != nullptr;
+}
+
+spcclResult_t DeviceNonZeros::loadKernels() const {
+  device::CuFunction function = nullptr;
+  for (const char* prefix : {ds::kCountPrefix, ds::kWritePrefix, ds::kZeroFillPrefix,
+                             ds::kScatterPrefix})
+    SPCCL_CHECK(sparseModule().function(typed(prefix), &function));
+  return sparseModule().function(ds::kScanKernel, &function);
 }
 
 std::string DeviceNonZeros::typed(const char* prefix) const {
@@ -42,7 +51,7 @@ std::string DeviceNonZeros::typed(const char* prefix) const {
 }
 
 spcclResult_t DeviceNonZeros::launch(const std::string& kernel, unsigned grid, unsigned threads,
-                                     void* args) {
+                                     void* args) const {
   device::CuFunction function = nullptr;
   SPCCL_CHECK(sparseModule().function(kernel, &function));
   void* params[] = {args};

@@ -18,13 +18,21 @@
 namespace spccl::sparse {
 
 // This build has the kernels (CUDA at build time), the loaded driver has
-// the module and stream entry points, and `type` has kernels.
+// the module, stream and stream-ordered memory entry points, and `type`
+// has kernels.
 bool deviceNonZerosAvailable(spcclDataType_t type);
 
 class DeviceNonZeros {
  public:
+  // stream: where every kernel, copy and scratch allocation goes (a stream
+  // of spccl's own, device/device_memory.h).
   DeviceNonZeros(const char* call, spcclDataType_t type, device::CuStream stream)
-      : call_(call), type_(type), stream_(stream) {}
+      : call_(call), type_(type), stream_(stream), tileCounts_(stream), pairs_(stream) {}
+
+  // Loads the kernels (once per context; cuModuleLoadData may wait for
+  // the device): on the caller's thread, before a host function holds its
+  // stream.
+  spcclResult_t loadKernels() const;
 
   // Counts the non-zeros (ZeroTest) of `count` elements of device memory
   // at `input`, and its signed zeros (-0.0), on the device; copies the two
@@ -47,9 +55,9 @@ class DeviceNonZeros {
                         size_t nnz);
 
  private:
-  // "spcclCountNonZeros_f32" for prefix kCountPrefix and f32.
+  // "spcclCountNonZeros_f32" for kCountPrefix and f32.
   std::string typed(const char* prefix) const;
-  spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads, void* args);
+  spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads, void* args) const;
   spcclResult_t copy(const char* what, device::CuResult result, const char* entry);
   spcclResult_t synchronize(const char* what);
 
@@ -60,8 +68,8 @@ class DeviceNonZeros {
   size_t count_ = 0;
   uint64_t blocks_ = 0;
   uint64_t totals_[2] = {0, 0};
-  device::DeviceMemory tileCounts_;  // blockCounts, blockSignedZeros, totals
-  device::DeviceMemory pairs_;       // indices, then values
+  device::StreamMemory tileCounts_;  // blockCounts, blockSignedZeros, totals
+  device::StreamMemory pairs_;       // indices, then values
 };
 
 }  // namespace spccl::sparse

@@ -564,6 +564,24 @@ CuResult cuMemAlloc_v2(uint64_t* pointer, size_t bytes) {
   return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
 }
 
+// Stream-ordered memory: allocated at once (usable by anything queued
+// after), freed when the stream reaches the free.
+CuResult cuMemAllocAsync(uint64_t* pointer, size_t bytes, void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  if (tCurrent == nullptr) return kInvalidContext;
+  *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
+  return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+
+CuResult cuMemFreeAsync(uint64_t pointer, void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  if (checkDevice(pointer, 1) != kSuccess) return kInvalidValue;
+  stream->enqueue([pointer] { emuCudaFree(reinterpret_cast<void*>(pointer)); });
+  return kSuccess;
+}
+
 CuResult cuMemFree_v2(uint64_t pointer) {
   return emuCudaFree(reinterpret_cast<void*>(pointer)) == 0 ? kSuccess : kInvalidValue;
 }
