@@ -18,7 +18,8 @@ constexpr unsigned kWarps = kThreads / 32;
 
 // The block's sum of `mine` (every thread gets it).
 __device__ uint64_t blockSum(uint64_t mine, uint64_t* shared) {
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    mine += __shfl_down_sync(0xffffffffu, mine, offset);
   if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = mine;
   __syncthreads();
   uint64_t sum = 0;
@@ -121,18 +122,18 @@ namespace k = spccl::kernels;
 
 extern "C" __global__ void spcclScanBlockCounts(ds::ExtractArgs args) { ds::scanBlockCounts(args); }
 
-#define SPCCL_DEVICE_SPARSE_KERNELS(suffix, Format)                                        \
-  extern "C" __global__ void spcclCountNonZeros_##suffix(ds::ExtractArgs args) {           \
-    ds::countNonZeros<Format>(args);                                                       \
-  }                                                                                        \
-  extern "C" __global__ void spcclWriteNonZeros_##suffix(ds::ExtractArgs args) {           \
-    ds::writeNonZeros<Format>(args);                                                       \
-  }                                                                                        \
-  extern "C" __global__ void spcclZeroFill_##suffix(ds::ScatterArgs args) {                \
-    ds::zeroFill<Format>(args);                                                            \
-  }                                                                                        \
-  extern "C" __global__ void spcclScatterPairs_##suffix(ds::ScatterArgs args) {            \
-    ds::scatterPairs<Format>(args);                                                        \
+#define SPCCL_DEVICE_SPARSE_KERNELS(suffix, Format)                              \
+  extern "C" __global__ void spcclCountNonZeros_##suffix(ds::ExtractArgs args) { \
+    ds::countNonZeros<Format>(args);                                             \
+  }                                                                              \
+  extern "C" __global__ void spcclWriteNonZeros_##suffix(ds::ExtractArgs args) { \
+    ds::writeNonZeros<Format>(args);                                             \
+  }                                                                              \
+  extern "C" __global__ void spcclZeroFill_##suffix(ds::ScatterArgs args) {      \
+    ds::zeroFill<Format>(args);                                                  \
+  }                                                                              \
+  extern "C" __global__ void spcclScatterPairs_##suffix(ds::ScatterArgs args) {  \
+    ds::scatterPairs<Format>(args);                                              \
   }
 
 SPCCL_DEVICE_SPARSE_KERNELS(i8, k::NativeFormat<int8_t>)

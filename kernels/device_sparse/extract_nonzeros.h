@@ -39,7 +39,7 @@ constexpr unsigned kScanThreads = 256;  // the scan's one block
 // The kernels' one parameter, by value (pointers as 64-bit integers, the
 // same layout on host and device).
 struct ExtractArgs {
-  uint64_t input;             // count elements
+  uint64_t input;  // count elements
   uint64_t count;
   uint64_t blocks;            // tiles: ceil(count / kTile)
   uint64_t blockCounts;       // [blocks] uint64
@@ -137,8 +137,6 @@ SPCCL_HOST_DEVICE inline void scatterPair(const ScatterArgs& args, uint64_t i) {
 
 // "spcclCountNonZeros_f32": prefix + the device all-reduce's type suffix;
 // nullptr for a type without kernels.
-inline const char* typeSuffix(spcclDataType_t type) {
-  return device_reduce::typeSuffix(type);
-}
+inline const char* typeSuffix(spcclDataType_t type) { return device_reduce::typeSuffix(type); }
 
 }  // namespace spccl::kernels::device_sparse

@@ -110,7 +110,7 @@ spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
   if (set * (kIndexBytes + valueBytes) >= call.count * valueBytes) {
     *bytesOut = call.count * valueBytes;
     return onDevice.copyToDevice(call.denseOutput, dense, call.count * valueBytes,
-                               "the whole result to the device");
+                                 "the whole result to the device");
   }
   auto* indices = static_cast<uint64_t*>(host->input.data());  // the input is used up
   auto* values = reinterpret_cast<unsigned char*>(indices + set);

@@ -40,8 +40,8 @@ bool deviceNonZerosAvailable(spcclDataType_t type) {
 
 spcclResult_t DeviceNonZeros::loadKernels() const {
   device::CuFunction function = nullptr;
-  for (const char* prefix : {ds::kCountPrefix, ds::kWritePrefix, ds::kZeroFillPrefix,
-                             ds::kScatterPrefix})
+  for (const char* prefix :
+       {ds::kCountPrefix, ds::kWritePrefix, ds::kZeroFillPrefix, ds::kScatterPrefix})
     SPCCL_CHECK(sparseModule().function(typed(prefix), &function));
   return sparseModule().function(ds::kScanKernel, &function);
 }
@@ -96,10 +96,10 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   args.totals = base + 2 * blocks_ * sizeof(uint64_t);
   SPCCL_CHECK(launch(typed(ds::kCountPrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
   SPCCL_CHECK(launch(ds::kScanKernel, 1, ds::kScanThreads, &args));
-  SPCCL_CHECK(copy("the non-zero count to the host",
-                   device::cudaDriver()->memcpyDtoHAsync(totals_, args.totals, sizeof(totals_),
-                                                         stream_),
-                   "cuMemcpyDtoHAsync"));
+  SPCCL_CHECK(
+      copy("the non-zero count to the host",
+           device::cudaDriver()->memcpyDtoHAsync(totals_, args.totals, sizeof(totals_), stream_),
+           "cuMemcpyDtoHAsync"));
   return synchronize("counting the input's non-zeros on the device");
 }
 
@@ -132,14 +132,16 @@ spcclResult_t DeviceNonZeros::copyPairs(uint64_t* indices, void* values) {
 
 spcclResult_t DeviceNonZeros::copyToHost(void* host, const void* device, size_t bytes,
                                          const char* what) {
-  SPCCL_CHECK(copy(what, device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
                    "cuMemcpyDtoHAsync"));
   return synchronize(what);
 }
 
 spcclResult_t DeviceNonZeros::copyToDevice(void* device, const void* host, size_t bytes,
                                            const char* what) {
-  SPCCL_CHECK(copy(what, device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
                    "cuMemcpyHtoDAsync"));
   return synchronize(what);
 }

@@ -57,7 +57,8 @@ class DeviceNonZeros {
  private:
   // "spcclCountNonZeros_f32" for kCountPrefix and f32.
   std::string typed(const char* prefix) const;
-  spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads, void* args) const;
+  spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads,
+                       void* args) const;
   spcclResult_t copy(const char* what, device::CuResult result, const char* entry);
   spcclResult_t synchronize(const char* what);
 

@@ -383,8 +383,8 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name))
-    return 500;  // CUDA_ERROR_NOT_FOUND
-  *function = new EmulatedFunction{name};          // one per lookup; spccl caches them
+    return 500;                            // CUDA_ERROR_NOT_FOUND
+  *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
 }
 

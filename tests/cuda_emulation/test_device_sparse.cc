@@ -129,16 +129,16 @@ struct CallCost {
 
 CallCost since(const EmuCudaCounters& before) {
   const EmuCudaCounters now = emuCudaCounters();
-  return {now.kernelLaunches - before.kernelLaunches,
-          now.bytesFromDevice - before.bytesFromDevice, now.bytesToDevice - before.bytesToDevice};
+  return {now.kernelLaunches - before.kernelLaunches, now.bytesFromDevice - before.bytesFromDevice,
+          now.bytesToDevice - before.bytesToDevice};
 }
 
 // One call on device buffers with SPCCL_DEVICE_SPARSE as given, tag `tag`.
 std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t tag,
                                       const std::vector<unsigned char>& input, size_t count,
                                       spcclDataType_t type, spcclRedOp_t op,
-                                      spcclSparseAlgorithm_t algorithm, void* stream,
-                                      bool inPlace, CallCost* cost) {
+                                      spcclSparseAlgorithm_t algorithm, void* stream, bool inPlace,
+                                      CallCost* cost) {
   setenv("SPCCL_DEVICE_SPARSE", onDevice ? "1" : "0", 1);
   DeviceBytes send(input.size()), recvStorage(input.size());
   const DeviceBytes& recv = inPlace ? send : recvStorage;
@@ -168,8 +168,8 @@ void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_
                            (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
   const std::vector<unsigned char> input = inputOf(rank, type, count, density, specials);
   CallCost staged{}, device{};
-  const std::vector<unsigned char> expected =
-      sparseCall(comm, false, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &staged);
+  const std::vector<unsigned char> expected = sparseCall(comm, false, (*tag)++, input, count, type,
+                                                         op, algorithm, stream, inPlace, &staged);
   const std::vector<unsigned char> got =
       sparseCall(comm, true, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &device);
   EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
@@ -188,7 +188,8 @@ void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_
   if (density <= 0.011 && !specials) {
     const size_t dense = count * spcclTypeSize(type);
     EXPECT_LT(device.bytesFromDevice, dense / 4) << what << ": more than the non-zeros copied in";
-    EXPECT_LT(device.bytesToDevice, dense / 2) << what << ": more than the result's pairs copied out";
+    EXPECT_LT(device.bytesToDevice, dense / 2)
+        << what << ": more than the result's pairs copied out";
   }
 }
 
@@ -291,8 +292,8 @@ TEST(DeviceSparse, FailedLaunchFailsEveryRankNamingIt) {
     DeviceBytes send(count * 4), recv(count * 4);
     send.set(inputOf(rank, spcclFloat32, count, 0.01, false));
     if (rank == 1) emuCudaFailLaunches(1);
-    const spcclResult_t result =
-        spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm, nullptr);
+    const spcclResult_t result = spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32,
+                                                      spcclSum, comm, nullptr);
     const std::string error = spcclGetLastError(comm);
     if (rank == 1) {
       EXPECT_EQ(result, spcclSystemError);
@@ -303,9 +304,9 @@ TEST(DeviceSparse, FailedLaunchFailsEveryRankNamingIt) {
       EXPECT_NE(error.find("rank 1 rejected its input"), std::string::npos) << error;
     }
     // The communicator goes on: the next call runs on both.
-    EXPECT_EQ(
-        spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm, nullptr),
-        spcclSuccess)
+    EXPECT_EQ(spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm,
+                                   nullptr),
+              spcclSuccess)
         << spcclGetLastError(comm);
     return kChildOk;
   });
@@ -339,12 +340,12 @@ TEST(DeviceSparse, OneRankStagedOneOnTheDeviceAgree) {
     const size_t count = kCount;
     const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, true);
     CallCost cost{};
-    const std::vector<unsigned char> mixed = sparseCall(
-        comm, rank == 0, 1, input, count, spcclFloat32, spcclSum, spcclSparseDense, nullptr,
-        false, &cost);
-    const std::vector<unsigned char> staged = sparseCall(
-        comm, false, 2, input, count, spcclFloat32, spcclSum, spcclSparseDense, nullptr, false,
-        &cost);
+    const std::vector<unsigned char> mixed =
+        sparseCall(comm, rank == 0, 1, input, count, spcclFloat32, spcclSum, spcclSparseDense,
+                   nullptr, false, &cost);
+    const std::vector<unsigned char> staged =
+        sparseCall(comm, false, 2, input, count, spcclFloat32, spcclSum, spcclSparseDense, nullptr,
+                   false, &cost);
     EXPECT_EQ(mixed, staged) << "rank " << rank;
     return kChildOk;
   });
