@@ -333,6 +333,42 @@ TEST(DeviceSparse, FailedLaunchOnAStreamIsTheAsyncError) {
   });
 }
 
+// Managed and host memory are reached by the CPU: no kernel, nothing
+// copied, the same result as device buffers.
+TEST(DeviceSparse, ManagedAndHostBuffersTakeTheCpuPath) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
+    CallCost cost{};
+    const std::vector<unsigned char> expected =
+        sparseCall(comm, true, 1, input, count, spcclFloat32, spcclSum, spcclSparseAuto, nullptr,
+                   false, &cost);
+    for (int kind : {static_cast<int>(EmuCudaManaged), -1}) {
+      void* send = kind < 0 ? std::malloc(input.size()) : emuCudaAlloc(input.size(), kind);
+      void* recv = kind < 0 ? std::malloc(input.size()) : emuCudaAlloc(input.size(), kind);
+      std::memcpy(send, input.data(), input.size());
+      spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+      options.tag = 2 + static_cast<uint64_t>(kind + 1);
+      const EmuCudaCounters before = emuCudaCounters();
+      EXPECT_EQ(spcclSparseAllReduceWithOptions(send, recv, count, spcclFloat32, spcclSum, &options,
+                                                comm, nullptr),
+                spcclSuccess);
+      const CallCost used = since(before);
+      EXPECT_EQ(used.launches, 0u) << "kind " << kind;
+      EXPECT_EQ(used.bytesFromDevice + used.bytesToDevice, 0u) << "kind " << kind;
+      EXPECT_EQ(std::memcmp(recv, expected.data(), expected.size()), 0) << "kind " << kind;
+      if (kind < 0) {
+        std::free(send);
+        std::free(recv);
+      } else {
+        emuCudaFree(send);
+        emuCudaFree(recv);
+      }
+    }
+    return kChildOk;
+  });
+}
+
 // SPCCL_DEVICE_SPARSE=0 on one rank only: that rank stages, the other
 // extracts on the device; both get the same bits.
 TEST(DeviceSparse, OneRankStagedOneOnTheDeviceAgree) {
