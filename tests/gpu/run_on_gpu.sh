@@ -13,7 +13,7 @@
 #   devicepath  tests/gpu/run_device_all_reduce.sh BUILD RESULTS (the device-resident all-reduce:
 #               every type/op on 1, 2, 4 ranks, memcheck, figures with the path on and off)
 #   devicesparse tests/gpu/run_device_sparse.sh BUILD RESULTS (the sparse all-reduce's non-zeros
-#               extracted on the device: f32/bf16 at 3 densities on 1, 2, 4 ranks, memcheck,
+#               extracted on the device: 3 types, sum/avg, 3 densities on 1, 2, 4 ranks, memcheck,
 #               figures and bytes copied with the path on and off)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
