@@ -160,7 +160,7 @@ spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& c
     std::shared_ptr<DeviceSparsePlan> plan;
     res = prepareDeviceSparse(staged, call, &plan);
     if (res != spcclSuccess) return rejectCall(comm, res);
-    return finishCall(comm, runDeviceSparse(comm, staged, call, std::move(plan)));
+    return finishCall(comm, runDeviceSparse(comm, staged, call, plan));
   }
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);

@@ -161,7 +161,7 @@ spcclResult_t prepareDeviceSparse(const StagedCall& staged, const SparseCall& ca
 }
 
 spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const SparseCall& call,
-                              std::shared_ptr<DeviceSparsePlan> plan) {
+                              const std::shared_ptr<DeviceSparsePlan>& plan) {
   return staged.runDirect([comm, call, plan]() -> spcclResult_t {
     SparseCall run = call;
     size_t bytesIn = 0, bytesOut = 0;

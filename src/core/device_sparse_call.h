@@ -33,6 +33,6 @@ spcclResult_t prepareDeviceSparse(const StagedCall& staged, const sparse::Sparse
 // Runs it at once (NULL stream: after the legacy stream's work) or in the
 // stream's order (staged.runDirect); not finishCall'ed.
 spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const sparse::SparseCall& call,
-                              std::shared_ptr<DeviceSparsePlan> plan);
+                              const std::shared_ptr<DeviceSparsePlan>& plan);
 
 }  // namespace spccl
