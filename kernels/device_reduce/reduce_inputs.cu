@@ -1,7 +1,7 @@
 // The device-resident all-reduce's kernels (reduce_inputs.h), one per
 // (type, op), with C names so that libspccl finds them in the fatbin with
 // cuModuleGetFunction. Compiled only into that fatbin (cmake/
-// SpcclDeviceReduce.cmake): libspccl links no CUDA library.
+// SpcclDeviceImages.cmake): libspccl links no CUDA library.
 //
 // A plain grid-stride loop, one element per thread per step: the first
 // version, not yet tuned (nor run on a GPU: docs/gpu.md).

@@ -1,5 +1,5 @@
 // The fatbin of reduce_inputs.cu, embedded in libspccl at build time
-// (cmake/SpcclDeviceReduce.cmake) and handed to cuModuleLoadData at run
+// (cmake/SpcclDeviceImages.cmake) and handed to cuModuleLoadData at run
 // time. nullptr and 0 in a build without CUDA.
 #pragma once
 

@@ -4,6 +4,7 @@
 // spcclInvalidArgument and, through the call's agreement round, every other
 // rank with spcclInvalidUsage, so no peer waits for it.
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "base/check.h"
 #include "base/versioned_struct.h"
 #include "core/comm.h"
+#include "core/device_sparse_call.h"
 #include "core/staged_call.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/comm_state.h"
@@ -152,6 +154,14 @@ spcclResult_t submit(spcclComm_t comm, const SparseCall& call, const CooInput& c
   spcclResult_t res = staged.requireSameKind("sendbuff", "recvbuff");
   if (res == spcclSuccess) res = staged.requireSameKind("values", "recvbuff");
   if (res == spcclSuccess) res = staged.requireSameKind("values", "outValues");
+  if (res == spcclSuccess) res = staged.validate();
+  // Dense device buffers: only the non-zeros cross to the host and back.
+  if (res == spcclSuccess && deviceSparseApplies(staged, call)) {
+    std::shared_ptr<DeviceSparsePlan> plan;
+    res = prepareDeviceSparse(staged, call, &plan);
+    if (res != spcclSuccess) return rejectCall(comm, res);
+    return finishCall(comm, runDeviceSparse(comm, staged, call, plan));
+  }
   if (res == spcclSuccess) res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   SparseCall host = call;

@@ -126,6 +126,12 @@ static const std::vector<KnobSpec> kKnobs = {
      "shm or cuda_ipc), reduces on the GPUs through CUDA IPC with spccl's embedded kernels, "
      "nothing staged through host memory (docs/gpu.md; not yet run on a GPU); 0: staged as the "
      "other collectives, for comparison. Every rank must set it the same"},
+    {"SPCCL_DEVICE_SPARSE", "1",
+     "1: a sparse all-reduce of dense CUDA device buffers finds its non-zeros on the GPU with "
+     "spccl's embedded kernels and copies only those (index, value) pairs to the host, and only "
+     "the result's pairs back (docs/gpu.md; not yet run on a GPU); 0: the whole input and output "
+     "staged through pinned memory, for comparison. A rank's own choice: the results are the "
+     "same bits either way"},
     {"SPCCL_STAGING_CHUNK_BYTES", "0",
      "All-reduce, broadcast, reduce, all-gather and reduce-scatter calls whose per-rank block is "
      "larger run in pieces of this many bytes per block, so that copying device buffers through "

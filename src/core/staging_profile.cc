@@ -28,6 +28,13 @@ void StagingProfile::recordDeviceResident() {
   ++deviceResidentCalls_;
 }
 
+void StagingProfile::recordDeviceSparse(size_t bytesIn, size_t bytesOut) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceSparseCalls_;
+  deviceSparseBytesIn_ += bytesIn;
+  deviceSparseBytesOut_ += bytesOut;
+}
+
 void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -36,6 +43,12 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
                  "spccl staging report, rank %d/%d: %" PRIu64
                  " all-reduce calls ran device-resident (CUDA IPC, nothing staged)\n",
                  rank, nranks, deviceResidentCalls_);
+  if (deviceSparseCalls_ > 0)
+    std::fprintf(stderr,
+                 "spccl staging report, rank %d/%d: %" PRIu64
+                 " sparse all-reduce calls extracted on the device: %" PRIu64
+                 " bytes copied in, %" PRIu64 " bytes copied out\n",
+                 rank, nranks, deviceSparseCalls_, deviceSparseBytesIn_, deviceSparseBytesOut_);
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
   const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
   auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };

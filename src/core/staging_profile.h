@@ -25,6 +25,10 @@ class StagingProfile {
   // One all-reduce that ran device-resident (core/device_all_reduce_call.h):
   // nothing staged.
   void recordDeviceResident();
+  // One sparse all-reduce whose non-zeros were extracted and scattered on
+  // the device (core/device_sparse_call.h), with the bytes it copied
+  // between device and host.
+  void recordDeviceSparse(size_t bytesIn, size_t bytesOut);
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -35,6 +39,9 @@ class StagingProfile {
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
   uint64_t deviceResidentCalls_ = 0;
+  uint64_t deviceSparseCalls_ = 0;
+  uint64_t deviceSparseBytesIn_ = 0;
+  uint64_t deviceSparseBytesOut_ = 0;
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;

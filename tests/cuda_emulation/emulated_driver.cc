@@ -33,6 +33,7 @@
 
 #include "driver_results.h"
 #include "emulated_devices.h"
+#include "emulated_sparse_kernels.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/device_reduce/reduce_inputs.h"
 
@@ -244,6 +245,7 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
   {
     std::lock_guard<std::mutex> lock(state().mutex);
     ++(toDevice ? state().counters.copiesToDevice : state().counters.copiesFromDevice);
+    (toDevice ? state().counters.bytesToDevice : state().counters.bytesFromDevice) += bytes;
   }
   const bool pageable = !isPinned(toDevice ? from : to, bytes);
   const bool gated = !toDevice && state().copyGate.takeTicket();
@@ -336,6 +338,35 @@ void runEmulatedKernel(spcclDataType_t type, const std::string& op,
       type, false, [&](auto format) { return runReduceWithOp<decltype(format)>(op, args); });
 }
 
+// A launch that passed its checks: fails as emuCudaFailLaunches asked,
+// else counted.
+CuResult countLaunch() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (state().failingLaunches > 0) {
+    --state().failingLaunches;
+    return 719;  // CUDA_ERROR_LAUNCH_FAILED
+  }
+  ++state().counters.kernelLaunches;
+  return kSuccess;
+}
+
+// The sparse all-reduce's kernels (emulated_sparse_kernels.h).
+CuResult launchSparseKernel(const std::string& name, unsigned gridX, unsigned blockX,
+                            Stream* stream, void** params) {
+  const int device = deviceOf(stream->context());
+  std::function<void()> work;
+  const CuResult prepared = spccl::emulation::prepareSparseKernel(
+      name, gridX, blockX, params,
+      [device](uint64_t address, size_t bytes) {
+        return checkKernelAccess(address, bytes, device);
+      },
+      &work);
+  if (prepared != kSuccess) return prepared;
+  if (const CuResult r = countLaunch(); r != kSuccess) return r;
+  stream->enqueue(std::move(work));
+  return kSuccess;
+}
+
 }  // namespace
 
 extern "C" {
@@ -351,8 +382,9 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   if (module != &gModuleToken) return kInvalidHandle;
   spcclDataType_t type{};
   std::string op;
-  if (!parseKernel(name, &type, &op)) return 500;  // CUDA_ERROR_NOT_FOUND
-  *function = new EmulatedFunction{name};          // one per lookup; spccl caches them
+  if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name))
+    return 500;                            // CUDA_ERROR_NOT_FOUND
+  *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
 }
 
@@ -364,10 +396,12 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   Stream* stream = streamOf(handle);
   if (stream == nullptr) return kInvalidHandle;
   if (function == nullptr || params == nullptr || gridX == 0 || blockX == 0) return kInvalidValue;
+  const std::string& name = static_cast<EmulatedFunction*>(function)->name;
+  if (spccl::emulation::isSparseKernel(name))
+    return launchSparseKernel(name, gridX, blockX, stream, params);
   spcclDataType_t type{};
   std::string op;
-  if (!parseKernel(static_cast<EmulatedFunction*>(function)->name, &type, &op))
-    return kInvalidValue;
+  if (!parseKernel(name, &type, &op)) return kInvalidValue;
   spccl::kernels::device_reduce::ReduceInputsArgs args{};
   std::memcpy(&args, params[0], sizeof(args));
   if (args.inputCount < 1 || args.inputCount > spccl::kernels::device_reduce::kMaxInputs)
@@ -380,14 +414,7 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
     if (const CuResult r = checkKernelAccess(args.inputs[k], bytes, device); r != kSuccess)
       return r;
   if (const CuResult r = checkKernelAccess(args.output, bytes, device); r != kSuccess) return r;
-  {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    if (state().failingLaunches > 0) {
-      --state().failingLaunches;
-      return 719;  // CUDA_ERROR_LAUNCH_FAILED
-    }
-    ++state().counters.kernelLaunches;
-  }
+  if (const CuResult r = countLaunch(); r != kSuccess) return r;
   stream->enqueue([type, op, args] { runEmulatedKernel(type, op, args); });
   return kSuccess;
 }
@@ -535,6 +562,24 @@ CuResult cuMemAlloc_v2(uint64_t* pointer, size_t bytes) {
   if (tCurrent == nullptr) return kInvalidContext;
   *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
   return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+
+// Stream-ordered memory: allocated at once (usable by anything queued
+// after), freed when the stream reaches the free.
+CuResult cuMemAllocAsync(uint64_t* pointer, size_t bytes, void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  if (tCurrent == nullptr) return kInvalidContext;
+  *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
+  return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
+}
+
+CuResult cuMemFreeAsync(uint64_t pointer, void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  if (checkDevice(pointer, 1) != kSuccess) return kInvalidValue;
+  stream->enqueue([pointer] { emuCudaFree(reinterpret_cast<void*>(pointer)); });
+  return kSuccess;
 }
 
 CuResult cuMemFree_v2(uint64_t pointer) {

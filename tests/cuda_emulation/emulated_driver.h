@@ -20,6 +20,8 @@ typedef struct {
   uint64_t pinnedAllocations; /* cuMemHostAlloc calls, the pool's misses */
   int64_t liveAllocations;    /* of every kind */
   uint64_t kernelLaunches;    /* cuLaunchKernel calls (host stand-ins, not a GPU) */
+  uint64_t bytesToDevice;     /* bytes of the host-to-device copies enqueued */
+  uint64_t bytesFromDevice;   /* bytes of the device-to-host copies enqueued */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

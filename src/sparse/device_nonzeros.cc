@@ -1,0 +1,174 @@
+#include "sparse/device_nonzeros.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/check.h"
+#include "device/cuda_ipc.h"
+#include "device/cuda_module.h"
+#include "kernels/device_sparse/extract_nonzeros.h"
+#include "kernels/device_sparse/extract_nonzeros_image.h"
+
+namespace spccl::sparse {
+
+namespace {
+
+namespace ds = kernels::device_sparse;
+using device::CuDevicePtr;
+
+const device::EmbeddedModule& sparseModule() {
+  static const device::EmbeddedModule module(ds::extractNonZerosImage(),
+                                             ds::extractNonZerosImageBytes());
+  return module;
+}
+
+// Grid-stride kernels: enough blocks to fill a GPU, not one per element.
+unsigned gridFor(uint64_t elements) {
+  return static_cast<unsigned>(
+      std::clamp<uint64_t>((elements + ds::kThreads - 1) / ds::kThreads, 1, uint64_t{1} << 16));
+}
+
+uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+}  // namespace
+
+bool deviceNonZerosAvailable(spcclDataType_t type) {
+  return sparseModule().present() && ds::typeSuffix(type) != nullptr &&
+         device::cudaModuleDriver() != nullptr && device::cudaIpcDriver() != nullptr &&
+         device::streamMemoryDriver() != nullptr;
+}
+
+spcclResult_t DeviceNonZeros::loadKernels() const {
+  device::CuFunction function = nullptr;
+  for (const char* prefix :
+       {ds::kCountPrefix, ds::kWritePrefix, ds::kZeroFillPrefix, ds::kScatterPrefix})
+    SPCCL_CHECK(sparseModule().function(typed(prefix), &function));
+  return sparseModule().function(ds::kScanKernel, &function);
+}
+
+std::string DeviceNonZeros::typed(const char* prefix) const {
+  return std::string(prefix) + ds::typeSuffix(type_);
+}
+
+spcclResult_t DeviceNonZeros::launch(const std::string& kernel, unsigned grid, unsigned threads,
+                                     void* args) const {
+  device::CuFunction function = nullptr;
+  SPCCL_CHECK(sparseModule().function(kernel, &function));
+  void* params[] = {args};
+  const device::CuResult result = device::cudaModuleDriver()->launchKernel(
+      function, grid, 1, 1, threads, 1, 1, 0, stream_, params, nullptr);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: kernel %s: %s", call_, kernel.c_str(),
+                      device::describeCuError("cuLaunchKernel", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceNonZeros::copy(const char* what, device::CuResult result, const char* entry) {
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: copying %s: %s", call_, what,
+                      device::describeCuError(entry, result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceNonZeros::synchronize(const char* what) {
+  const device::CuResult result = device::cudaDriver()->streamSynchronize(stream_);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", call_, what,
+                      device::describeCuError("cuStreamSynchronize", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
+  input_ = input;
+  count_ = count;
+  blocks_ = ds::tilesFor(count);
+  totals_[0] = totals_[1] = 0;
+  if (count == 0) return spcclSuccess;
+  SPCCL_CHECK(tileCounts_.reserve((2 * blocks_ + 2) * sizeof(uint64_t),
+                                  "the non-zero extraction's tile counts"));
+  const CuDevicePtr base = tileCounts_.address();
+  ds::ExtractArgs args{};
+  args.input = pointer(input);
+  args.count = count;
+  args.blocks = blocks_;
+  args.blockCounts = base;
+  args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
+  args.totals = base + 2 * blocks_ * sizeof(uint64_t);
+  SPCCL_CHECK(launch(typed(ds::kCountPrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
+  SPCCL_CHECK(launch(ds::kScanKernel, 1, ds::kScanThreads, &args));
+  SPCCL_CHECK(
+      copy("the non-zero count to the host",
+           device::cudaDriver()->memcpyDtoHAsync(totals_, args.totals, sizeof(totals_), stream_),
+           "cuMemcpyDtoHAsync"));
+  return synchronize("counting the input's non-zeros on the device");
+}
+
+spcclResult_t DeviceNonZeros::copyPairs(uint64_t* indices, void* values) {
+  const uint64_t nnz = nonZeros();
+  if (nnz == 0) return spcclSuccess;
+  const size_t valueBytes = spcclTypeSize(type_);
+  SPCCL_CHECK(pairs_.reserve(nnz * (sizeof(uint64_t) + valueBytes), "the input's non-zeros"));
+  const CuDevicePtr base = tileCounts_.address();
+  ds::ExtractArgs args{};
+  args.input = pointer(input_);
+  args.count = count_;
+  args.blocks = blocks_;
+  args.blockCounts = base;
+  args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
+  args.totals = base + 2 * blocks_ * sizeof(uint64_t);
+  args.outIndices = pairs_.address();
+  args.outValues = pairs_.address() + nnz * sizeof(uint64_t);
+  args.capacity = nnz;
+  SPCCL_CHECK(launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
+  const device::CudaDriver* d = device::cudaDriver();
+  SPCCL_CHECK(copy("the non-zeros' indices to the host",
+                   d->memcpyDtoHAsync(indices, args.outIndices, nnz * sizeof(uint64_t), stream_),
+                   "cuMemcpyDtoHAsync"));
+  SPCCL_CHECK(copy("the non-zeros' values to the host",
+                   d->memcpyDtoHAsync(values, args.outValues, nnz * valueBytes, stream_),
+                   "cuMemcpyDtoHAsync"));
+  return synchronize("extracting the input's non-zeros on the device");
+}
+
+spcclResult_t DeviceNonZeros::copyToHost(void* host, const void* device, size_t bytes,
+                                         const char* what) {
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
+                   "cuMemcpyDtoHAsync"));
+  return synchronize(what);
+}
+
+spcclResult_t DeviceNonZeros::copyToDevice(void* device, const void* host, size_t bytes,
+                                           const char* what) {
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
+                   "cuMemcpyHtoDAsync"));
+  return synchronize(what);
+}
+
+spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const uint64_t* indices,
+                                      const void* values, size_t nnz) {
+  if (count == 0) return spcclSuccess;
+  const size_t valueBytes = spcclTypeSize(type_);
+  ds::ScatterArgs args{};
+  args.output = pointer(output);
+  args.count = count;
+  args.nnz = nnz;
+  SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), gridFor(count), ds::kThreads, &args));
+  if (nnz > 0) {
+    SPCCL_CHECK(pairs_.reserve(nnz * (sizeof(uint64_t) + valueBytes), "the result's non-zeros"));
+    args.indices = pairs_.address();
+    args.values = pairs_.address() + nnz * sizeof(uint64_t);
+    const device::CudaDriver* d = device::cudaDriver();
+    SPCCL_CHECK(copy("the result's indices to the device",
+                     d->memcpyHtoDAsync(args.indices, indices, nnz * sizeof(uint64_t), stream_),
+                     "cuMemcpyHtoDAsync"));
+    SPCCL_CHECK(copy("the result's values to the device",
+                     d->memcpyHtoDAsync(args.values, values, nnz * valueBytes, stream_),
+                     "cuMemcpyHtoDAsync"));
+    SPCCL_CHECK(launch(typed(ds::kScatterPrefix), gridFor(nnz), ds::kThreads, &args));
+  }
+  return synchronize("writing the result on the device");
+}
+
+}  // namespace spccl::sparse

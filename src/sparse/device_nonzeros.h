@@ -1,0 +1,76 @@
+// The sparse all-reduce's work on device memory (docs/gpu.md, "Sparse
+// all-reduce of device buffers"): a dense device input's non-zeros
+// extracted on the GPU, and a result scattered into a dense device output,
+// with spccl's kernels (kernels/device_sparse/extract_nonzeros.h) launched
+// through the dlopen'ed driver. Every step runs on `stream` and is
+// synchronised before it returns (the caller needs the counts on the host).
+// Errors name the call, the kernel or copy, and the driver's error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "device/cuda_driver.h"
+#include "device/device_memory.h"
+#include "spccl.h"
+
+namespace spccl::sparse {
+
+// This build has the kernels (CUDA at build time), the loaded driver has
+// the module, stream and stream-ordered memory entry points, and `type`
+// has kernels.
+bool deviceNonZerosAvailable(spcclDataType_t type);
+
+class DeviceNonZeros {
+ public:
+  // stream: where every kernel, copy and scratch allocation goes (a stream
+  // of spccl's own, device/device_memory.h).
+  DeviceNonZeros(const char* call, spcclDataType_t type, device::CuStream stream)
+      : call_(call), type_(type), stream_(stream), tileCounts_(stream), pairs_(stream) {}
+
+  // Loads the kernels (once per context; cuModuleLoadData may wait for
+  // the device): on the caller's thread, before a host function holds its
+  // stream.
+  spcclResult_t loadKernels() const;
+
+  // Counts the non-zeros (ZeroTest) of `count` elements of device memory
+  // at `input`, and its signed zeros (-0.0), on the device; copies the two
+  // totals to the host.
+  spcclResult_t count(const void* input, size_t count);
+  uint64_t nonZeros() const { return totals_[0]; }
+  uint64_t signedZeros() const { return totals_[1]; }
+
+  // After count: the nonZeros() pairs, ascending by index, written on the
+  // device and copied to indices and values (host memory; pinned for speed).
+  spcclResult_t copyPairs(uint64_t* indices, void* values);
+
+  // Whole buffers, for the sides that pairs would not shrink.
+  spcclResult_t copyToHost(void* host, const void* device, size_t bytes, const char* what);
+  spcclResult_t copyToDevice(void* device, const void* host, size_t bytes, const char* what);
+
+  // output (count elements of device memory) = zeros, then
+  // output[indices[i]] = values[i] for nnz pairs given in host memory.
+  spcclResult_t scatter(void* output, size_t count, const uint64_t* indices, const void* values,
+                        size_t nnz);
+
+ private:
+  // "spcclCountNonZeros_f32" for kCountPrefix and f32.
+  std::string typed(const char* prefix) const;
+  spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads,
+                       void* args) const;
+  spcclResult_t copy(const char* what, device::CuResult result, const char* entry);
+  spcclResult_t synchronize(const char* what);
+
+  const char* call_;
+  spcclDataType_t type_;
+  device::CuStream stream_;
+  const void* input_ = nullptr;
+  size_t count_ = 0;
+  uint64_t blocks_ = 0;
+  uint64_t totals_[2] = {0, 0};
+  device::StreamMemory tileCounts_;  // blockCounts, blockSignedZeros, totals
+  device::StreamMemory pairs_;       // indices, then values
+};
+
+}  // namespace spccl::sparse

@@ -1,0 +1,390 @@
+// spcclSparseAllReduce of dense device buffers with the non-zeros found on
+// the device (core/device_sparse_call.h) against the emulated driver: real
+// ranks (forked processes, real sockets), emulated device memory, and
+// cuLaunchKernel running HOST stand-ins of spccl's kernels with the same
+// element code as the .cu file (emulated_sparse_kernels.cc). This proves the
+// extraction's logic (tiles, scan, order), the call's schedule, what it
+// copies and its errors; NOT the CUDA kernels, which run only in tests/gpu.
+//
+// Every result is compared bit for bit with the staged path
+// (SPCCL_DEVICE_SPARSE=0: the whole input and output through pinned
+// memory) on the same inputs, in the same job, for the same algorithm:
+// a fresh tag per call, so both calls of a pair plan alike.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "emulated_ranks.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+namespace {
+
+// count elements of `type` in emulated device memory.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(size_t bytes) : bytes_(bytes), data_(emuCudaAlloc(bytes, EmuCudaDevice)) {}
+  ~DeviceBytes() { emuCudaFree(data_); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* data() const { return data_; }
+  void set(const std::vector<unsigned char>& values) const {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_), values.data(), bytes_, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
+  std::vector<unsigned char> get(void* stream) const {
+    std::vector<unsigned char> out(bytes_);
+    cuStreamSynchronize(stream);
+    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data_), bytes_, nullptr);
+    cuStreamSynchronize(nullptr);
+    return out;
+  }
+
+ private:
+  size_t bytes_;
+  void* data_;
+};
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+// Rank `rank`'s input: about density * count non-zeros at pseudo-random
+// positions (some shared by the ranks, some not), values that make float
+// sums depend on their order; with `specials`, also -0.0 on every rank at
+// some positions, NaN at others, and a negative denormal whose Avg
+// underflows to -0.0.
+std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t count, double density,
+                                   bool specials) {
+  const size_t size = spcclTypeSize(type);
+  std::vector<unsigned char> bytes(count * size, 0);
+  const uint64_t threshold = static_cast<uint64_t>(density * 1e6);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t shared = mix(i) % 1000000, own = mix(i * 131 + rank + 7) % 1000000;
+    if (shared >= threshold / 2 && own >= threshold / 2) continue;
+    const double v = static_cast<double>(mix(i * 7 + rank) % 20001) / 64.0 - 156.0 + 0.3;
+    unsigned char* out = &bytes[i * size];
+    switch (type) {
+      case spcclFloat32: {
+        const float f = static_cast<float>(v) * 1.0001f;
+        std::memcpy(out, &f, 4);
+        break;
+      }
+      case spcclFloat64: {
+        const double d = v * 1.000000001;
+        std::memcpy(out, &d, 8);
+        break;
+      }
+      case spcclBfloat16: {
+        float f = static_cast<float>(v);
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, 4);
+        const uint16_t b = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(out, &b, 2);
+        break;
+      }
+      case spcclInt32: {
+        const int32_t x = static_cast<int32_t>(v * 64) | 1;
+        std::memcpy(out, &x, 4);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (specials && type == spcclFloat32) {
+    auto put = [&](size_t i, uint32_t bits) {
+      if (i < count) std::memcpy(&bytes[i * 4], &bits, 4);
+    };
+    put(3, 0x80000000u);  // -0.0 on every rank
+    put(4099, 0x80000000u);
+    put(count - 1, 0x80000000u);
+    put(10, rank == 0 ? 0x7fc00001u : 0x80000000u);  // NaN (a payload) beside -0.0
+    put(11, 0x7fc00000u + static_cast<uint32_t>(rank));
+    put(12, rank == 0 ? 0x80000001u : 0x80000000u);  // -denormal: Avg gives -0.0
+  }
+  return bytes;
+}
+
+std::string describe(spcclDataType_t type, double density, spcclSparseAlgorithm_t algorithm,
+                     spcclRedOp_t op, void* stream) {
+  return "type " + std::to_string(type) + " density " + std::to_string(density) + " algorithm " +
+         spcclSparseAlgorithmName(algorithm) + " op " + std::to_string(op) +
+         (stream != nullptr ? " on a stream" : " on the NULL stream");
+}
+
+struct CallCost {
+  uint64_t launches, bytesFromDevice, bytesToDevice;
+};
+
+CallCost since(const EmuCudaCounters& before) {
+  const EmuCudaCounters now = emuCudaCounters();
+  return {now.kernelLaunches - before.kernelLaunches, now.bytesFromDevice - before.bytesFromDevice,
+          now.bytesToDevice - before.bytesToDevice};
+}
+
+// One call on device buffers with SPCCL_DEVICE_SPARSE as given, tag `tag`.
+std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t tag,
+                                      const std::vector<unsigned char>& input, size_t count,
+                                      spcclDataType_t type, spcclRedOp_t op,
+                                      spcclSparseAlgorithm_t algorithm, void* stream, bool inPlace,
+                                      CallCost* cost) {
+  setenv("SPCCL_DEVICE_SPARSE", onDevice ? "1" : "0", 1);
+  DeviceBytes send(input.size()), recvStorage(input.size());
+  const DeviceBytes& recv = inPlace ? send : recvStorage;
+  send.set(input);
+  spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+  options.algorithm = algorithm;
+  options.tag = tag;
+  const EmuCudaCounters before = emuCudaCounters();
+  EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, type, op, &options,
+                                            comm, stream),
+            spcclSuccess)
+      << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  *cost = since(before);  // the call's copies only, not the download below
+  std::vector<unsigned char> out = recv.get(stream);
+  unsetenv("SPCCL_DEVICE_SPARSE");
+  return out;
+}
+
+// The device path's result equals the staged path's, bit for bit; at low
+// density only about the non-zeros crossed (the staged path's count *
+// size bytes each way would fail it).
+void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_t type,
+                       size_t count, double density, spcclSparseAlgorithm_t algorithm,
+                       spcclRedOp_t op, void* stream, bool specials, bool inPlace = false) {
+  const std::string what = describe(type, density, algorithm, op, stream) +
+                           (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
+  const std::vector<unsigned char> input = inputOf(rank, type, count, density, specials);
+  CallCost staged{}, device{};
+  const std::vector<unsigned char> expected = sparseCall(comm, false, (*tag)++, input, count, type,
+                                                         op, algorithm, stream, inPlace, &staged);
+  const std::vector<unsigned char> got =
+      sparseCall(comm, true, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &device);
+  EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
+  EXPECT_GE(staged.bytesFromDevice, count * spcclTypeSize(type)) << what;
+  ASSERT_EQ(got.size(), expected.size());
+  size_t differing = 0, first = got.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != expected[i]) {
+      ++differing;
+      first = std::min(first, i);
+    }
+  EXPECT_EQ(differing, 0u) << what << ": first differing byte " << first;
+  // At least the count and the scan (a side that pairs would not shrink
+  // is copied whole: no write or scatter kernel then).
+  EXPECT_GE(device.launches, 2u) << what << ": the device path was not taken";
+  if (density <= 0.011 && !specials) {
+    const size_t dense = count * spcclTypeSize(type);
+    EXPECT_LT(device.bytesFromDevice, dense / 4) << what << ": more than the non-zeros copied in";
+    EXPECT_LT(device.bytesToDevice, dense / 2)
+        << what << ": more than the result's pairs copied out";
+  }
+}
+
+constexpr size_t kCount = 50001;  // several tiles, the last one partial
+
+void densitiesAndAlgorithms(int n, spcclDataType_t type) {
+  runOnRanks(n, [type](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    uint64_t tag = 1;
+    for (double density : {0.001, 0.01, 0.5})
+      for (void* s : {static_cast<void*>(nullptr), stream}) {
+        compareWithStaged(comm, rank, &tag, type, kCount, density, spcclSparseAuto, spcclSum, s,
+                          false);
+        for (int a = 1; a < spcclSparseNumAlgorithms; ++a)
+          compareWithStaged(comm, rank, &tag, type, kCount, density,
+                            static_cast<spcclSparseAlgorithm_t>(a), spcclAvg, s, false);
+      }
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(DeviceSparse, Float32DensitiesAlgorithmsStreamsN2) { densitiesAndAlgorithms(2, spcclFloat32); }
+TEST(DeviceSparse, Float32DensitiesAlgorithmsStreamsN3) { densitiesAndAlgorithms(3, spcclFloat32); }
+TEST(DeviceSparse, Bfloat16DensitiesAlgorithmsStreamsN2) {
+  densitiesAndAlgorithms(2, spcclBfloat16);
+}
+TEST(DeviceSparse, Int32AndFloat64DensitiesN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    for (spcclDataType_t type : {spcclInt32, spcclFloat64})
+      for (double density : {0.001, 0.01, 0.5})
+        compareWithStaged(comm, rank, &tag, type, kCount, density, spcclSparseAuto, spcclSum,
+                          nullptr, false);
+    return kChildOk;
+  });
+}
+
+// -0.0 (on every rank at some positions), NaN, and a denormal whose Avg
+// is -0.0, under every algorithm: the dense ones keep -0.0's bits.
+TEST(DeviceSparse, NegativeZeroAndNanEveryAlgorithmN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    uint64_t tag = 1;
+    for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+      for (spcclRedOp_t op : {spcclSum, spcclAvg})
+        for (void* s : {static_cast<void*>(nullptr), stream})
+          compareWithStaged(comm, rank, &tag, spcclFloat32, kCount, 0.01,
+                            static_cast<spcclSparseAlgorithm_t>(a), op, s, true);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(DeviceSparse, InPlaceAndSmallCountsN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    uint64_t tag = 1;
+    for (size_t count : {size_t{1}, size_t{7}, size_t{4096}, size_t{4097}})
+      compareWithStaged(comm, rank, &tag, spcclFloat32, count, 0.5, spcclSparseAuto, spcclSum,
+                        nullptr, false);
+    for (void* s : {static_cast<void*>(nullptr), stream})
+      compareWithStaged(comm, rank, &tag, spcclFloat32, kCount, 0.01, spcclSparseAuto, spcclSum, s,
+                        false, true);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+// Calls queued on a stream, each reading the previous one's result.
+TEST(DeviceSparse, ChainedCallsOnAStreamN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    const size_t count = 10000;
+    std::vector<unsigned char> input(count * 4, 0);
+    const float one = 1.0f;
+    for (size_t i = 0; i < count; i += 100) std::memcpy(&input[i * 4], &one, 4);
+    DeviceBytes buffer(input.size());
+    buffer.set(input);
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(spcclSparseAllReduce(buffer.data(), buffer.data(), count, spcclFloat32, spcclSum,
+                                     comm, stream),
+                spcclSuccess);
+    const std::vector<unsigned char> got = buffer.get(stream);
+    float first = 0, second = 0;
+    std::memcpy(&first, got.data(), 4);
+    std::memcpy(&second, got.data() + 4, 4);
+    EXPECT_EQ(first, 32.0f) << "rank " << rank << ": 1 doubled 5 times";
+    EXPECT_EQ(second, 0.0f);
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+// A launch that fails on rank 1: rank 1 returns the driver's error naming
+// the kernel, rank 0 fails at once naming rank 1 (no deadline).
+TEST(DeviceSparse, FailedLaunchFailsEveryRankNamingIt) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count, 0.01, false));
+    if (rank == 1) emuCudaFailLaunches(1);
+    const spcclResult_t result = spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32,
+                                                      spcclSum, comm, nullptr);
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError);
+      EXPECT_NE(error.find("kernel spcclCountNonZeros_f32: cuLaunchKernel"), std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(result, spcclInvalidUsage);
+      EXPECT_NE(error.find("rank 1 rejected its input"), std::string::npos) << error;
+    }
+    // The communicator goes on: the next call runs on both.
+    EXPECT_EQ(spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm,
+                                   nullptr),
+              spcclSuccess)
+        << spcclGetLastError(comm);
+    return kChildOk;
+  });
+}
+
+// The same on a stream: the call returns at once; the failure is the
+// async error of both.
+TEST(DeviceSparse, FailedLaunchOnAStreamIsTheAsyncError) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count, 0.01, false));
+    void* stream = emuCudaStreamCreate();
+    if (rank == 1) emuCudaFailLaunches(1);
+    EXPECT_EQ(
+        spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm, stream),
+        spcclSuccess);
+    cuStreamSynchronize(stream);
+    spcclResult_t async = spcclSuccess;
+    EXPECT_EQ(spcclCommGetAsyncError(comm, &async), spcclSuccess);
+    EXPECT_EQ(async, rank == 1 ? spcclSystemError : spcclInvalidUsage) << "rank " << rank;
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+// Managed and host memory are reached by the CPU: no kernel, nothing
+// copied, the same result as device buffers.
+TEST(DeviceSparse, ManagedAndHostBuffersTakeTheCpuPath) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
+    CallCost cost{};
+    const std::vector<unsigned char> expected =
+        sparseCall(comm, true, 1, input, count, spcclFloat32, spcclSum, spcclSparseAuto, nullptr,
+                   false, &cost);
+    for (int kind : {static_cast<int>(EmuCudaManaged), -1}) {
+      void* send = kind < 0 ? std::malloc(input.size()) : emuCudaAlloc(input.size(), kind);
+      void* recv = kind < 0 ? std::malloc(input.size()) : emuCudaAlloc(input.size(), kind);
+      std::memcpy(send, input.data(), input.size());
+      spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+      options.tag = 2 + static_cast<uint64_t>(kind + 1);
+      const EmuCudaCounters before = emuCudaCounters();
+      EXPECT_EQ(spcclSparseAllReduceWithOptions(send, recv, count, spcclFloat32, spcclSum, &options,
+                                                comm, nullptr),
+                spcclSuccess);
+      const CallCost used = since(before);
+      EXPECT_EQ(used.launches, 0u) << "kind " << kind;
+      EXPECT_EQ(used.bytesFromDevice + used.bytesToDevice, 0u) << "kind " << kind;
+      EXPECT_EQ(std::memcmp(recv, expected.data(), expected.size()), 0) << "kind " << kind;
+      if (kind < 0) {
+        std::free(send);
+        std::free(recv);
+      } else {
+        emuCudaFree(send);
+        emuCudaFree(recv);
+      }
+    }
+    return kChildOk;
+  });
+}
+
+// SPCCL_DEVICE_SPARSE=0 on one rank only: that rank stages, the other
+// extracts on the device; both get the same bits.
+TEST(DeviceSparse, OneRankStagedOneOnTheDeviceAgree) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = kCount;
+    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, true);
+    CallCost cost{};
+    const std::vector<unsigned char> mixed =
+        sparseCall(comm, rank == 0, 1, input, count, spcclFloat32, spcclSum, spcclSparseDense,
+                   nullptr, false, &cost);
+    const std::vector<unsigned char> staged =
+        sparseCall(comm, false, 2, input, count, spcclFloat32, spcclSum, spcclSparseDense, nullptr,
+                   false, &cost);
+    EXPECT_EQ(mixed, staged) << "rank " << rank;
+    return kChildOk;
+  });
+}
+
+}  // namespace

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The sparse all-reduce's non-zero extraction on the device on a lent GPU
+# (docs/gpu.md, "Sparse all-reduce of device buffers"; NOT yet run on a GPU
+# when this was written: tested only against the emulated driver):
+#   1. correctness: sparse_all_reduce_perf --device, every type it makes
+#      (-d all: f32, f64, bf16), densities 0.1 %, 1 % and 50 %, sum and avg,
+#      checked (-c 1), on 1, 2 and 4 ranks
+#      sharing the GPU; SPCCL_STAGING_REPORT=1 must count the calls as
+#      extracted on the device (else the path was not taken and the run
+#      fails), and no call may be staged whole;
+#   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
+#   3. the figures: f32 sum, 1 M to 16 M elements, densities 0.1 % and 1 %,
+#      2 ranks, the path on (SPCCL_DEVICE_SPARSE=1) against off (staged
+#      whole), on the same machine in the same minutes, with the bytes each
+#      copied (the staging report).
+# Usage: run_device_sparse.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a run
+# fails, a check finds a wrong element, or the path was not taken.
+set -uo pipefail
+build=$1 results=$2
+mkdir -p "$results"
+failed=0
+export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
+launcher=$build/bin/spcclrun
+perf=$build/perf/sparse_all_reduce_perf
+
+# check NAME LOG STATUS WANT_DEVICE: a verdict line; WANT_DEVICE=1 needs the
+# staging report's count of calls extracted on the device on rank 0, and
+# nothing staged whole.
+check() {
+  local name=$1 log=$2 status=$3 want=$4 verdict=PASS
+  if [[ $status -eq 124 ]]; then
+    verdict="FAIL (timed out)"
+  elif [[ $status -ne 0 ]]; then
+    verdict="FAIL (exit $status)"
+  elif ! grep -q "Out of bounds values : 0 OK" "$log"; then
+    verdict="FAIL (wrong values)"
+  elif [[ $want == 1 ]] &&
+    ! grep -qE "rank 0/[0-9]+: [1-9][0-9]* sparse all-reduce calls extracted on the device" "$log"; then
+    verdict="FAIL (the device path was not taken)"
+  elif [[ $want == 1 ]] && grep -q "staged whole" "$log"; then
+    verdict="FAIL (some calls were staged whole)"
+  fi
+  [[ $verdict == PASS ]] || failed=1
+  echo "== $name: $verdict"
+  [[ $verdict == PASS ]] || tail -n 8 "$log" | sed 's/^/    /'
+}
+
+for n in 1 2 4; do
+  for op in sum avg; do
+    for density in 0.001 0.01 0.5; do
+      log=$results/correct_n${n}_${op}_d$density.log
+      SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=1 timeout 60 "$launcher" -n "$n" -- \
+        "$perf" --device -b 64K -e 4M -f 8 -n 2 -w 1 -c 1 -d all -o "$op" -D "$density" \
+        >"$log" 2>&1
+      check "every type, $op, density $density, $n ranks, device path" "$log" $? 1
+    done
+  done
+done
+
+sanitizer=$(command -v compute-sanitizer || true)
+[[ -z $sanitizer && -x /usr/local/cuda/bin/compute-sanitizer ]] &&
+  sanitizer=/usr/local/cuda/bin/compute-sanitizer
+if [[ -n $sanitizer ]]; then
+  log=$results/memcheck_n2.log
+  SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=1 timeout 150 "$launcher" -n 2 -- \
+    "$sanitizer" --tool memcheck --error-exitcode 97 \
+    "$perf" --device -b 4K -e 256K -f 8 -n 1 -w 1 -c 1 -d float -o sum -D 0.01 >"$log" 2>&1
+  check "memcheck, 2 ranks, f32" "$log" $? 1
+else
+  echo "== compute-sanitizer not found: memcheck not run"
+  failed=1
+fi
+
+for density in 0.001 0.01; do
+  for path in 1 0; do
+    log=$results/figures_n2_d${density}_path$path.log
+    SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=$path timeout 90 "$launcher" -n 2 -- \
+      "$perf" --device -b 4M -e 64M -f 4 -n 5 -w 2 -c 1 -d float -o sum -D "$density" \
+      >"$log" 2>&1
+    check "figures, 2 ranks, density $density, SPCCL_DEVICE_SPARSE=$path" "$log" $? "$path"
+    grep -E '^ +[0-9]' "$log" | head -n 4
+    grep -E '^spccl staging report, rank 0' "$log"
+  done
+done
+exit $failed
