@@ -9,9 +9,12 @@
 // counted, not split.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+
+#include "runtime/frame.h"
 
 namespace spccl {
 
@@ -22,9 +25,9 @@ class StagingProfile {
                    size_t bytesOut);
   // One call cut into pieces (its copies overlap the transfers).
   void recordOverlapped();
-  // One all-reduce that ran device-resident (core/device_all_reduce_call.h):
-  // nothing staged.
-  void recordDeviceResident();
+  // One collective of `type` that ran device-resident
+  // (core/device_all_reduce_call.h): nothing staged.
+  void recordDeviceResident(CollType type);
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -34,7 +37,7 @@ class StagingProfile {
   mutable std::mutex mutex_;
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
-  uint64_t deviceResidentCalls_ = 0;
+  std::array<uint64_t, static_cast<size_t>(CollType::kCount)> deviceResidentCalls_{};
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;

@@ -20,6 +20,7 @@ typedef struct {
   uint64_t pinnedAllocations; /* cuMemHostAlloc calls, the pool's misses */
   int64_t liveAllocations;    /* of every kind */
   uint64_t kernelLaunches;    /* cuLaunchKernel calls (host stand-ins, not a GPU) */
+  uint64_t copiesOnDevice;    /* cuMemcpyAsync calls between two device buffers */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

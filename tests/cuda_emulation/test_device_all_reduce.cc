@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
 
@@ -32,71 +33,6 @@ namespace {
 constexpr spcclRedOp_t kOps[] = {spcclSum, spcclProd, spcclMax, spcclMin, spcclAvg};
 
 size_t typeBytes(spcclDataType_t type) { return spcclTypeSize(type); }
-
-// The small integer v (1..7) stored as `type`.
-void encode(spcclDataType_t type, int v, unsigned char* out) {
-  static const uint16_t kHalf[] = {0, 0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700};
-  static const uint16_t kBf16[] = {0, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0};
-  auto put = [out](auto x) { std::memcpy(out, &x, sizeof(x)); };
-  switch (type) {
-    case spcclInt8:
-      return put(static_cast<int8_t>(v));
-    case spcclUint8:
-      return put(static_cast<uint8_t>(v));
-    case spcclInt32:
-      return put(static_cast<int32_t>(v));
-    case spcclUint32:
-      return put(static_cast<uint32_t>(v));
-    case spcclInt64:
-      return put(static_cast<int64_t>(v));
-    case spcclUint64:
-      return put(static_cast<uint64_t>(v));
-    case spcclFloat16:
-      return put(kHalf[v]);
-    case spcclFloat32:
-      return put(static_cast<float>(v));
-    case spcclFloat64:
-      return put(static_cast<double>(v));
-    case spcclBfloat16:
-      return put(kBf16[v]);
-    default:
-      return;
-  }
-}
-
-std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t count) {
-  const size_t size = typeBytes(type);
-  std::vector<unsigned char> bytes(count * size);
-  for (size_t i = 0; i < count; ++i)
-    encode(type, static_cast<int>((static_cast<size_t>(rank) * 3 + i) % 7) + 1, &bytes[i * size]);
-  return bytes;
-}
-
-// Emulated device memory of `bytes`, filled and read through the driver.
-class DeviceBytes {
- public:
-  explicit DeviceBytes(size_t bytes)
-      : bytes_(bytes), data_(emuCudaAlloc(bytes == 0 ? 1 : bytes, EmuCudaDevice)) {}
-  ~DeviceBytes() { emuCudaFree(data_); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  void* data() const { return data_; }
-  void set(const std::vector<unsigned char>& values) const {
-    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_), values.data(), bytes_, nullptr);
-    cuStreamSynchronize(nullptr);
-  }
-  std::vector<unsigned char> get(void* stream) const {
-    std::vector<unsigned char> out(bytes_);
-    cuStreamSynchronize(stream);
-    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data_), bytes_, nullptr);
-    cuStreamSynchronize(nullptr);
-    return out;
-  }
-
- private:
-  size_t bytes_;
-  void* data_;
-};
 
 // The CPU all-reduce of every rank's input, on host buffers.
 std::vector<unsigned char> reference(spcclComm_t comm, int rank, spcclDataType_t type,
