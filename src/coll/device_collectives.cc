@@ -29,7 +29,8 @@ spcclResult_t reduceInto(CollContext& ctx, const DeviceCall& call, const DeviceB
   }
   CuDevicePtr out = 0;
   SPCCL_CHECK(buffers.recv(ctx.rank(), &out));
-  SPCCL_CHECK(launchDeviceReduce(call.name, call.datatype, call.op, inputs, out, call.count, stream));
+  SPCCL_CHECK(
+      launchDeviceReduce(call.name, call.datatype, call.op, inputs, out, call.count, stream));
   return synchronizeDeviceStream(stream, call.name, "the reduction kernel");
 }
 
@@ -38,8 +39,8 @@ spcclResult_t reduceScatter(CollContext& ctx, const DeviceCall& call,
   CuStream stream = nullptr;
   spcclResult_t result = buffers.stream(&stream);
   if (result == spcclSuccess)
-    result = reduceInto(ctx, call, buffers, static_cast<size_t>(ctx.rank()) * countBytes(call),
-                        stream);
+    result =
+        reduceInto(ctx, call, buffers, static_cast<size_t>(ctx.rank()) * countBytes(call), stream);
   return deviceBarrier(ctx, call, "the reduction", result);
 }
 
@@ -70,7 +71,8 @@ spcclResult_t allGather(CollContext& ctx, const DeviceCall& call, const DeviceBu
   // From rank me+1 on, so that the ranks do not all read rank 0 first.
   for (int k = 0; k < n && result == spcclSuccess; ++k) {
     const int from = (me + k) % n;
-    result = copyFrom(call, buffers, from, me, static_cast<size_t>(from) * countBytes(call), stream);
+    result =
+        copyFrom(call, buffers, from, me, static_cast<size_t>(from) * countBytes(call), stream);
   }
   if (result == spcclSuccess)
     result = synchronizeDeviceStream(stream, call.name, "copying the peers' sendbuffs");

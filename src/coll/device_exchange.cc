@@ -50,8 +50,7 @@ spcclResult_t allGather(CollContext& ctx, const T& mine, std::vector<T>* all) {
 }
 
 bool reduces(CollType type) {
-  return type == CollType::AllReduce || type == CollType::ReduceScatter ||
-         type == CollType::Reduce;
+  return type == CollType::AllReduce || type == CollType::ReduceScatter || type == CollType::Reduce;
 }
 
 // The bytes of this rank's buffers that the call reads and writes; 0 where
@@ -92,8 +91,8 @@ bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nran
 
 // This rank's offer: usable only with device buffers it can export, the
 // kernels where the call reduces, and no launch that overwrites an input.
-DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, const device::PeerAllocations& peers,
-                      const DeviceSchedule& schedule) {
+DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call,
+                      const device::PeerAllocations& peers, const DeviceSchedule& schedule) {
   DeviceOffer offer;
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   if (!call.device || call.count == 0 || !deviceAllReduceAvailable()) return offer;
@@ -254,8 +253,8 @@ spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
     if (offers[r].failure != spcclSuccess)
       return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu cannot run the call (its error names why)",
                         call.name, r);
-  const bool everyRank = std::all_of(offers.begin(), offers.end(),
-                                     [](const DeviceOffer& o) { return o.usable != 0; });
+  const bool everyRank =
+      std::all_of(offers.begin(), offers.end(), [](const DeviceOffer& o) { return o.usable != 0; });
   if (!everyRank || oneProcessOnTwoDevices(offers)) return runOnHost(ctx, call, peers);
   ctx.noteChoice("device_ipc", "every rank on one host with device buffers and CUDA IPC");
   *onDevices = true;

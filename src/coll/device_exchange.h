@@ -60,8 +60,8 @@ class DeviceBuffers {
 // which the peers' buffers are free again.
 struct DeviceSchedule {
   bool peersReadRecv = false;  // reads the peers' receive buffers (the all-reduce's gather)
-  spcclResult_t (*run)(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers) =
-      nullptr;
+  spcclResult_t (*run)(CollContext& ctx, const DeviceCall& call,
+                       const DeviceBuffers& buffers) = nullptr;
 };
 
 // The call on ctx: the agreement, then schedule.run or the fallback.
