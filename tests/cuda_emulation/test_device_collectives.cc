@@ -171,8 +171,8 @@ void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream) {
   const void* send = nullptr;
   void* recv = nullptr;
   if (inPlace) {
-    first.set(input, s.inPlaceOffset());
     const bool sendIsWhole = s.coll == Coll::ReduceScatter;
+    first.set(input, sendIsWhole ? 0 : s.inPlaceOffset());
     send = sendIsWhole ? first.data() : first.at(s.inPlaceOffset());
     recv = sendIsWhole ? first.at(s.inPlaceOffset()) : first.data();
   } else {
