@@ -13,6 +13,7 @@
 #include "coll/root_agreement.h"
 #include "core/comm.h"
 #include "core/device_all_reduce_call.h"
+#include "core/device_group.h"
 #include "core/piece_gates.h"
 #include "core/staged_call.h"
 #include "spccl.h"
@@ -394,6 +395,24 @@ spcclResult_t runStagedGroupOn(spcclComm_t comm, const GroupState& group) {
   return staged.run([comm, mine] { return runGroupOn(comm, mine); });
 }
 
+// A group's calls on comm: device-resident where they are all all-reduces
+// of a communicator that joins (core/device_group.h), else staged as one.
+spcclResult_t runGroupCallsOn(spcclComm_t comm, const GroupState& group) {
+  size_t pointToPoint = 0;
+  for (const auto& [c, op] : group.p2p) pointToPoint += c == comm ? 1 : 0;
+  std::vector<CollType> types;
+  std::vector<GroupedAllReduce> allReduces;
+  for (const auto& [c, call] : group.collectives)
+    if (c == comm) {
+      types.push_back(call.args.type);
+      allReduces.push_back(GroupedAllReduce{call.args, call.signature, call.name, call.stream});
+    }
+  if (!groupRunsDeviceResident(comm, types, pointToPoint)) return runStagedGroupOn(comm, group);
+  void* stream = nullptr;
+  SPCCL_CHECK(groupStream(comm, group, &stream));
+  return runDeviceResidentGroup(comm, allReduces);
+}
+
 spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {
   spcclResult_t result;
   std::string error;
@@ -528,7 +547,7 @@ spcclResult_t spcclGroupEnd(void) {
     tlsGroup = GroupState{};
     spcclResult_t result = spcclSuccess;
     for (spcclComm_t comm : group.comms) {
-      spcclResult_t res = finishCall(comm, runStagedGroupOn(comm, group));
+      spcclResult_t res = finishCall(comm, runGroupCallsOn(comm, group));
       if (result == spcclSuccess) result = res;
     }
     return result;

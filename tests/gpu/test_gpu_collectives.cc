@@ -417,6 +417,51 @@ TEST_F(GpuCollectives, AllReduce64MiB) {
                 nranks(), seconds);
 }
 
+// Three all-reduces of different types, ops and sizes in one group, the
+// last in place, on each stream form: on one host they run device-resident,
+// one after the other (core/device_group.h); run_device_all_reduce.sh
+// requires the staging report to count them.
+TEST_F(GpuCollectives, GroupedAllReduces) {
+  struct Planned {
+    spcclDataType_t type;
+    spcclRedOp_t op;
+    size_t count;
+    bool inPlace;
+  };
+  const Planned calls[] = {{spcclFloat32, spcclSum, 4097, false},
+                           {spcclBfloat16, spcclAvg, 1000, false},
+                           {spcclInt64, spcclMax, 5, true}};
+  const World& w = world();
+  for (cudaStream_t s : streams()) {
+    std::vector<std::unique_ptr<KindBuffer>> sends, recvs;
+    std::vector<std::vector<char>> expected;
+    std::vector<std::string> whats;
+    for (const Planned& p : calls) {
+      const size_t bytes = p.count * spcclTypeSize(p.type);
+      std::vector<char> send = hostBuffer(p.type, p.count), want = hostBuffer(p.type, p.count);
+      for (size_t i = 0; i < p.count; ++i) {
+        store(p.type, send.data(), i, reductionInput(p.op, w.rank, i, w.nranks));
+        store(p.type, want.data(), i, reductionReference(p.type, p.op, i, w.nranks));
+      }
+      sends.push_back(std::make_unique<KindBuffer>(deviceKind(), bytes));
+      sends.back()->upload(send.data(), bytes, s);
+      recvs.push_back(std::make_unique<KindBuffer>(deviceKind(), bytes));
+      expected.push_back(std::move(want));
+      whats.push_back(describe("grouped AllReduce", p.type, p.op, p.count, p.inPlace, s));
+    }
+    auto out = [&](size_t k) -> KindBuffer& { return calls[k].inPlace ? *sends[k] : *recvs[k]; };
+    expectSuccess(spcclGroupStart(), "spcclGroupStart");
+    for (size_t k = 0; k < std::size(calls); ++k)
+      expectSuccess(spcclAllReduce(sends[k]->get(), out(k).get(), calls[k].count, calls[k].type,
+                                   calls[k].op, w.comm, s),
+                    whats[k]);
+    expectSuccess(spcclGroupEnd(),
+                  std::string("spcclGroupEnd of three all-reduces, ") + streamName(s));
+    for (size_t k = 0; k < std::size(calls); ++k)
+      expectElements(expected[k], out(k).download(s), calls[k].type, calls[k].count, whats[k]);
+  }
+}
+
 // ---- memory kinds ----
 
 TEST_F(GpuCollectives, PinnedManagedAndHostMemory) {
