@@ -161,8 +161,10 @@ void expectFallback(const Seen& seen, const std::string& what) {
 }
 
 // One call on device buffers (stream or NULL stream, in place or not),
-// checked bit for bit against the reference and for the path taken.
-void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream) {
+// checked bit for bit against the reference and for the path taken (or,
+// devicePath false, for every rank having fallen back).
+void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream,
+              bool devicePath = true) {
   const std::string what = s.describe(inPlace, stream) + ", rank " + std::to_string(s.rank);
   const std::vector<unsigned char> expected = reference(s, comm);
   const std::vector<unsigned char> input = inputOf(s.rank, s.type, s.sendBytes() / s.size());
@@ -184,7 +186,11 @@ void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream) {
   ASSERT_EQ(callOn(s, send, recv, comm, stream), spcclSuccess)
       << what << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(stream);
-  expectDevicePath(s, inPlace, since(before), what);
+  if (devicePath) {
+    expectDevicePath(s, inPlace, since(before), what);
+  } else {
+    expectFallback(since(before), what);
+  }
   if (s.recvBytes() == 0) return;
   std::vector<unsigned char> got = inPlace ? first.get(stream) : second.get(stream);
   if (inPlace && s.coll == Coll::ReduceScatter)
@@ -297,6 +303,30 @@ TEST(DeviceCollectives, HostBuffersOnOneRankFallBackOnEveryRankN3) {
     }
     return kChildOk;
   });
+}
+
+// Ranks on three emulated devices: with peer access between all of them
+// the path is taken (kernels and copies read the other devices' memory
+// through the opened IPC handles); where device 2 cannot access device
+// 0's memory, every rank falls back in every call.
+void onThreeDevices(const char* noPeerAccess, bool devicePath) {
+  EmulatedHost host(3, noPeerAccess);
+  runOnRanks(3,
+             [devicePath](int rank, spcclComm_t comm) {
+               void* stream = emuCudaStreamCreate();
+               for (Coll coll : kColls)
+                 for (bool inPlace : {false, true})
+                   checkOne(Shape{coll, spcclFloat32, spcclSum, 100, rank, 3}, comm, inPlace,
+                            stream, devicePath);
+               emuCudaStreamDestroy(stream);
+               return kChildOk;
+             },
+             {0, 1, 2});
+}
+
+TEST(DeviceCollectives, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, true); }
+TEST(DeviceCollectives, OnePairWithoutPeerAccessFallsBackOnEveryRankN3) {
+  onThreeDevices("2:0", false);
 }
 
 // A kernel launch that fails on rank 1 (the reduce's root): rank 1 fails
