@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "coll/collective.h"
 #include "coll/dense_pieces.h"
+#include "coll/device_collectives.h"
 #include "coll/root_agreement.h"
 #include "core/comm.h"
 #include "core/device_all_reduce_call.h"
@@ -247,12 +248,12 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   spcclResult_t res = validate(comm, call, stream, name);
   StagedCall staged(comm, name, stream);
   // The buffers' kinds first (which looks for the driver), then whether
-  // a blocking all-reduce outside a group runs device-resident
-  // (core/device_all_reduce_call.h): its buffers are then checked, not
-  // staged.
+  // a blocking dense collective outside a group runs device-resident
+  // (core/device_all_reduce_call.h, coll/device_collectives.h): its
+  // buffers are then checked, not staged.
   if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
   const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
-                      call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
+                      runsDeviceResident(call.args.type) && joinsDeviceAllReduce(comm);
   if (res == spcclSuccess && tlsGroup.depth == 0 && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
@@ -287,10 +288,10 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   if (res == spcclSuccess && tlsGroup.depth > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   StagedCall staged(comm, name, nullptr);
-  // As in submit: an all-reduce may run device-resident, unstaged.
+  // As in submit: a dense collective may run device-resident, unstaged.
   if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
   const bool direct =
-      res == spcclSuccess && call.args.type == CollType::AllReduce && joinsDeviceAllReduce(comm);
+      res == spcclSuccess && runsDeviceResident(call.args.type) && joinsDeviceAllReduce(comm);
   if (res == spcclSuccess && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)

@@ -122,10 +122,11 @@ static const std::vector<KnobSpec> kKnobs = {
      "whole through pinned memory spent their time: copies in, the call on the host, copies out "
      "(docs/gpu.md)"},
     {"SPCCL_DEVICE_ALLREDUCE", "1",
-     "1: a dense all-reduce of CUDA device buffers, every rank on one host (SPCCL_TRANSPORT auto, "
-     "shm or cuda_ipc), reduces on the GPUs through CUDA IPC with spccl's embedded kernels, "
-     "nothing staged through host memory (docs/gpu.md; not yet run on a GPU); 0: staged as the "
-     "other collectives, for comparison. Every rank must set it the same"},
+     "1: a dense all-reduce, reduce-scatter, all-gather, broadcast or reduce of CUDA device "
+     "buffers, every rank on one host (SPCCL_TRANSPORT auto, shm or cuda_ipc), runs on the GPUs "
+     "through CUDA IPC with device copies and spccl's embedded kernels, nothing staged through "
+     "host memory (docs/gpu.md; not yet run on a GPU); 0: staged as the other collectives, for "
+     "comparison. Every rank must set it the same"},
     {"SPCCL_DEVICE_SPARSE", "1",
      "1: a sparse all-reduce of dense CUDA device buffers finds its non-zeros on the GPU with "
      "spccl's embedded kernels and copies only those (index, value) pairs to the host, and only "

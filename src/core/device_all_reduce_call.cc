@@ -8,6 +8,7 @@
 #include "base/knobs.h"
 #include "base/log.h"
 #include "coll/device_all_reduce.h"
+#include "coll/device_collectives.h"
 #include "core/comm.h"
 #include "device/peer_allocations.h"
 #include "runtime/coll_context.h"
@@ -67,6 +68,8 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
   if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
   DeviceAllReduceCall call;
   call.name = name;
+  call.type = args.type;
+  call.root = args.root;
   call.sendbuff = args.sendbuff;
   call.recvbuff = args.recvbuff;
   call.count = args.count;
@@ -74,7 +77,9 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
   call.op = args.op;
   call.device = staged.hasDeviceMemory();
   call.creationDevice = comm->cudaDevicePeers.self;
-  if (call.device) {
+  const bool reduces = args.type == CollType::AllReduce || args.type == CollType::ReduceScatter ||
+                       args.type == CollType::Reduce;
+  if (call.device && reduces) {
     device::ScopedCudaContext current(staged.context());
     (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
   }
@@ -82,8 +87,8 @@ spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const
     bool onDevices = false;
     const spcclResult_t result = spccl::runCollective(
         *comm->engine, signature,
-        [&](CollContext& ctx) { return runDeviceAllReduce(ctx, call, *peers, &onDevices); });
-    if (onDevices && result == spcclSuccess) comm->stagingProfile->recordDeviceResident();
+        [&](CollContext& ctx) { return runDeviceCollective(ctx, call, *peers, &onDevices); });
+    if (onDevices && result == spcclSuccess) comm->stagingProfile->recordDeviceResident(call.type);
     return result;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

@@ -1,5 +1,6 @@
-// How an all-reduce API call reaches the device-resident schedule
-// (coll/device_all_reduce.h), without staging.
+// How an API call of a dense collective reaches its device-resident
+// schedule (coll/device_all_reduce.h, coll/device_collectives.h), without
+// staging.
 //
 // Whether a communicator's calls join is decided once, from what every
 // rank sent at its creation, so that all ranks join the same calls: every
@@ -9,11 +10,12 @@
 // kernels (RankInfo::deviceAllReduceReady), and every two ranks on
 // different devices able to access each other's device as a peer
 // (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). An
-// all-reduce outside a group (spcclAllReduce or spcclIallReduce) of such a
-// communicator then runs the schedule's agreement, on host buffers too:
+// all-reduce, reduce-scatter, all-gather, broadcast or reduce outside a
+// group (blocking or its spcclI* form) of such a communicator then runs
+// the schedule's agreement, on host buffers too:
 // the ranks choose the device path only when every rank's buffers are
 // device memory it can export, on the device it had at creation, and the
-// CPU all-reduce otherwise. A communicator created where some rank had no
+// CPU collective otherwise. A communicator created where some rank had no
 // device (a CPU job, even one whose processes loaded the driver) never
 // joins and runs as before.
 #pragma once
@@ -36,8 +38,9 @@ bool joinsDeviceAllReduce(spcclComm_t comm);
 bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why);
 
 // `staged` holds the call's buffers (added and validated, not prepared).
-// With a request, a non-blocking call (spcclIallReduce): queued, in issue
-// order with the communicator's other work.
+// Any collective for which runsDeviceResident (coll/device_collectives.h).
+// With a request, a non-blocking call (spcclIallReduce, spcclIbroadcast,
+// ...): queued, in issue order with the communicator's other work.
 spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
                                      const CollSignature& signature, const char* name,
                                      spcclRequest_t* request = nullptr);

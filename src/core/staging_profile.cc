@@ -23,9 +23,9 @@ void StagingProfile::recordOverlapped() {
   ++overlappedCalls_;
 }
 
-void StagingProfile::recordDeviceResident() {
+void StagingProfile::recordDeviceResident(CollType type) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++deviceResidentCalls_;
+  ++deviceResidentCalls_[static_cast<size_t>(type)];
 }
 
 void StagingProfile::recordDeviceSparse(size_t bytesIn, size_t bytesOut) {
@@ -35,14 +35,39 @@ void StagingProfile::recordDeviceSparse(size_t bytesIn, size_t bytesOut) {
   deviceSparseBytesOut_ += bytesOut;
 }
 
+namespace {
+
+// How the report names a collective: "N all-reduce calls ran device-resident".
+const char* reportName(CollType type) {
+  switch (type) {
+    case CollType::AllReduce:
+      return "all-reduce";
+    case CollType::ReduceScatter:
+      return "reduce-scatter";
+    case CollType::AllGather:
+      return "all-gather";
+    case CollType::Broadcast:
+      return "broadcast";
+    case CollType::Reduce:
+      return "reduce";
+    default:
+      return collTypeName(type);
+  }
+}
+
+}  // namespace
+
 void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (deviceResidentCalls_ > 0)
-    std::fprintf(stderr,
-                 "spccl staging report, rank %d/%d: %" PRIu64
-                 " all-reduce calls ran device-resident (CUDA IPC, nothing staged)\n",
-                 rank, nranks, deviceResidentCalls_);
+  // One line per collective, each one write (ranks may share a stderr).
+  for (size_t type = 0; type < deviceResidentCalls_.size(); ++type)
+    if (deviceResidentCalls_[type] > 0)
+      std::fprintf(stderr,
+                   "spccl staging report, rank %d/%d: %" PRIu64
+                   " %s calls ran device-resident (CUDA IPC, nothing staged)\n",
+                   rank, nranks, deviceResidentCalls_[type],
+                   reportName(static_cast<CollType>(type)));
   if (deviceSparseCalls_ > 0)
     std::fprintf(stderr,
                  "spccl staging report, rank %d/%d: %" PRIu64

@@ -9,9 +9,12 @@
 // counted, not split.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+
+#include "runtime/frame.h"
 
 namespace spccl {
 
@@ -22,9 +25,9 @@ class StagingProfile {
                    size_t bytesOut);
   // One call cut into pieces (its copies overlap the transfers).
   void recordOverlapped();
-  // One all-reduce that ran device-resident (core/device_all_reduce_call.h):
-  // nothing staged.
-  void recordDeviceResident();
+  // One collective of `type` that ran device-resident
+  // (core/device_all_reduce_call.h): nothing staged.
+  void recordDeviceResident(CollType type);
   // One sparse all-reduce whose non-zeros were extracted and scattered on
   // the device (core/device_sparse_call.h), with the bytes it copied
   // between device and host.
@@ -38,7 +41,7 @@ class StagingProfile {
   mutable std::mutex mutex_;
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
-  uint64_t deviceResidentCalls_ = 0;
+  std::array<uint64_t, static_cast<size_t>(CollType::kCount)> deviceResidentCalls_{};
   uint64_t deviceSparseCalls_ = 0;
   uint64_t deviceSparseBytesIn_ = 0;
   uint64_t deviceSparseBytesOut_ = 0;

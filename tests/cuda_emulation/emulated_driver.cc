@@ -484,6 +484,10 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   if (!(toDevice && fromDevice)) return enqueueCopy(stream, to, from, bytes, toDevice);
   Stream* s = streamOf(stream);
   if (s == nullptr) return kInvalidHandle;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().counters.copiesOnDevice;
+  }
   s->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
   return kSuccess;
 }

@@ -22,6 +22,7 @@ typedef struct {
   uint64_t kernelLaunches;    /* cuLaunchKernel calls (host stand-ins, not a GPU) */
   uint64_t bytesToDevice;     /* bytes of the host-to-device copies enqueued */
   uint64_t bytesFromDevice;   /* bytes of the device-to-host copies enqueued */
+  uint64_t copiesOnDevice;    /* cuMemcpyAsync calls between two device buffers */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

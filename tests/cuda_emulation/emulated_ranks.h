@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "../common/fork_ranks.h"
@@ -87,5 +89,21 @@ inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body,
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
+
+// EMU_CUDA_DEVICES and EMU_CUDA_NO_PEER_ACCESS for the ranks a test forks
+// (the parent calls no spccl), unset at its end.
+class EmulatedHost {
+ public:
+  EmulatedHost(int devices, const char* noPeerAccess) {
+    setenv("EMU_CUDA_DEVICES", std::to_string(devices).c_str(), 1);
+    if (noPeerAccess != nullptr) setenv("EMU_CUDA_NO_PEER_ACCESS", noPeerAccess, 1);
+  }
+  ~EmulatedHost() {
+    unsetenv("EMU_CUDA_DEVICES");
+    unsetenv("EMU_CUDA_NO_PEER_ACCESS");
+  }
+  EmulatedHost(const EmulatedHost&) = delete;
+  EmulatedHost& operator=(const EmulatedHost&) = delete;
+};
 
 }  // namespace spccl::testing

@@ -263,22 +263,6 @@ TEST(DeviceAllReduce, FailedLaunchOnAStreamIsTheAsyncError) {
 
 // ---- Several devices of one host (emulated_devices.h) ----
 
-// EMU_CUDA_DEVICES and EMU_CUDA_NO_PEER_ACCESS for the ranks a test forks
-// (the parent calls no spccl), unset at its end.
-class EmulatedHost {
- public:
-  EmulatedHost(int devices, const char* noPeerAccess) {
-    setenv("EMU_CUDA_DEVICES", std::to_string(devices).c_str(), 1);
-    if (noPeerAccess != nullptr) setenv("EMU_CUDA_NO_PEER_ACCESS", noPeerAccess, 1);
-  }
-  ~EmulatedHost() {
-    unsetenv("EMU_CUDA_DEVICES");
-    unsetenv("EMU_CUDA_NO_PEER_ACCESS");
-  }
-  EmulatedHost(const EmulatedHost&) = delete;
-  EmulatedHost& operator=(const EmulatedHost&) = delete;
-};
-
 // spcclIallReduce of device buffers runs device-resident too, queued:
 // two calls in flight (in place, and out of place), each checked; with
 // peer access missing between the two devices, the same calls fall back

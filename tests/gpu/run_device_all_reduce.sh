@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The device-resident all-reduce on a lent GPU (docs/gpu.md, "Device-
-# resident all-reduce"; NOT yet run on a GPU when this was written):
+# The device-resident collectives on a lent GPU (docs/gpu.md, "Device-
+# resident collectives"; NOT yet run on a GPU when this was written):
 #   1. correctness: all_reduce_perf --device, every type and op, out of
 #      place and in place, checked (-c 1), on 1, 2 and 4 ranks sharing the
-#      GPU; SPCCL_STAGING_REPORT=1 must count the calls as device-resident
-#      (else the path was not taken and the run fails);
+#      GPU; then reduce_scatter_perf, all_gather_perf, broadcast_perf and
+#      reduce_perf the same way on 2 and 4 ranks, smaller sizes;
+#      SPCCL_STAGING_REPORT=1 must count each binary's calls as
+#      device-resident (else the path was not taken and the run fails);
 #   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
 #   3. the figures: f32 sum, 1 MiB to 256 MiB, 2 and 4 ranks, the path on
 #      (SPCCL_DEVICE_ALLREDUCE=1) against off (staged, the previous figures
@@ -25,17 +27,18 @@ export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-cuda_ipc}
 launcher=$build/bin/spcclrun
 perf=$build/perf/all_reduce_perf
 
-# check NAME LOG STATUS WANT_DEVICE: a verdict line; WANT_DEVICE=1 needs the
-# staging report's device-resident count on rank 0 and nothing staged.
+# check NAME LOG STATUS WANT_DEVICE [REPORTED]: a verdict line; WANT_DEVICE=1
+# needs the staging report's device-resident count of REPORTED calls
+# (default all-reduce) on rank 0 and nothing staged.
 check() {
-  local name=$1 log=$2 status=$3 want=$4 verdict=PASS
+  local name=$1 log=$2 status=$3 want=$4 reported=${5:-all-reduce} verdict=PASS
   if [[ $status -eq 124 ]]; then
     verdict="FAIL (timed out)"
   elif [[ $status -ne 0 ]]; then
     verdict="FAIL (exit $status)"
   elif ! grep -q "Out of bounds values : 0 OK" "$log"; then
     verdict="FAIL (wrong values)"
-  elif [[ $want == 1 ]] && ! grep -qE "rank 0/[0-9]+: [1-9][0-9]* all-reduce calls ran device-resident" "$log"; then
+  elif [[ $want == 1 ]] && ! grep -qE "rank 0/[0-9]+: [1-9][0-9]* $reported calls ran device-resident" "$log"; then
     verdict="FAIL (the device path was not taken)"
   elif [[ $want == 1 ]] && grep -q "staged whole" "$log"; then
     verdict="FAIL (some calls were staged)"
@@ -50,6 +53,16 @@ for n in 1 2 4; do
   SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 timeout 120 "$launcher" -n "$n" -- \
     "$perf" --device -b 4 -e 4M -f 32 -n 2 -w 1 -c 1 -d all -o all >"$log" 2>&1
   check "every type and op, $n ranks, device path" "$log" $? 1
+done
+
+for coll in reduce_scatter:reduce-scatter all_gather:all-gather broadcast:broadcast reduce:reduce; do
+  for n in 2 4; do
+    log=$results/correct_${coll%%:*}_n$n.log
+    SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 timeout 60 "$launcher" -n "$n" -- \
+      "$build/perf/${coll%%:*}_perf" --device -b 4 -e 1M -f 64 -n 1 -w 1 -c 1 -d all -o all \
+      >"$log" 2>&1
+    check "${coll#*:}, every type and op, $n ranks, device path" "$log" $? 1 "${coll#*:}"
+  done
 done
 
 sanitizer=$(command -v compute-sanitizer || true)

@@ -11,7 +11,8 @@
 #   torch       tests/gpu/run_torch_shim.sh BUILD RESULTS    (where that script exists)
 #   cudaipc     tests/gpu/run_cuda_ipc.sh BUILD RESULTS       (CUDA IPC and the cuda_ipc transport)
 #   devicepath  tests/gpu/run_device_all_reduce.sh BUILD RESULTS (the device-resident all-reduce:
-#               every type/op on 1, 2, 4 ranks, memcheck, figures with the path on and off)
+#               every type/op on 1, 2, 4 ranks, the other dense collectives on 2 and 4,
+#               memcheck, figures with the path on and off)
 #   devicesparse tests/gpu/run_device_sparse.sh BUILD RESULTS (the sparse all-reduce's non-zeros
 #               extracted on the device: 3 types, sum/avg, 3 densities on 1, 2, 4 ranks, memcheck,
 #               figures and bytes copied with the path on and off)
@@ -40,7 +41,7 @@
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 4097)
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
-#                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=150
+#                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=210
 #                             devicesparse=150 devicebench=120 netns=150
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
@@ -95,7 +96,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=150 [devicesparse]=150 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=210 [devicesparse]=150 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 

@@ -17,6 +17,9 @@ mkdir -p "$results"
 launcher=$build/bin/spcclrun
 failed=0
 export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-shm} SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
+# Staged calls are what this compares: off, these dense collectives of
+# device buffers would run device-resident (docs/gpu.md).
+export SPCCL_DEVICE_ALLREDUCE=${SPCCL_DEVICE_ALLREDUCE:-0}
 
 # shellcheck disable=SC2034  # read by lib/checked_bench.sh
 bench_timeout=25 bench_tail=8

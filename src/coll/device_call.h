@@ -1,0 +1,33 @@
+// One dense collective on device buffers as the device-resident schedules
+// take it (coll/device_collectives.h): the API call's arguments, whether
+// this rank's buffers are device memory, and the device the communicator
+// was created on.
+#pragma once
+
+#include <cstddef>
+
+#include "device/peer_access.h"
+#include "runtime/frame.h"
+#include "spccl.h"
+
+namespace spccl {
+
+struct DeviceCall {
+  const char* name = "spcclAllReduce";
+  CollType type = CollType::AllReduce;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  // The API's count: per rank for reduce-scatter (recvcount) and
+  // all-gather (sendcount), as in CollArgs.
+  size_t count = 0;
+  spcclDataType_t datatype = spcclFloat32;
+  spcclRedOp_t op = spcclSum;
+  int root = -1;        // broadcast and reduce
+  bool device = false;  // this rank's buffers are device memory (of the current context)
+  // The device the communicator was created on, whose peer access every
+  // rank checked (core/device_all_reduce_call.h): buffers on another
+  // device make the call fall back.
+  device::DeviceLocation creationDevice = 0;
+};
+
+}  // namespace spccl

@@ -1,0 +1,264 @@
+#include "coll/device_exchange.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+#include "coll/collective.h"
+#include "coll/device_reduce_launch.h"
+#include "coll/small_allgather.h"
+#include "device/cuda_ipc.h"
+#include "kernels/device_reduce/reduce_inputs.h"
+
+namespace spccl {
+
+namespace {
+
+using device::CuDevicePtr;
+using device::CuStream;
+
+// This process, among those of one host: the pid (a forked child inherits
+// the random part but not the pid) mixed with a random number drawn once
+// (ranks in other pid namespaces may share a pid).
+uint64_t processToken() {
+  static const uint64_t random = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  return random ^ static_cast<uint64_t>(getpid());
+}
+
+// The agreement's frames carry a signature no user call has, so a peer that
+// runs the staged collective instead (it did not join: another build, or
+// no driver loaded) fails the call at the engine's signature check instead
+// of mixing messages. The root field tells the collectives apart: -2 for
+// the all-reduce (as before the others joined), -1 - type for each.
+CollSignature offerSignature(const DeviceCall& call) {
+  return CollSignature{CollType::Internal, static_cast<uint8_t>(call.datatype),
+                       static_cast<uint8_t>(call.op), -1 - static_cast<int32_t>(call.type),
+                       call.count};
+}
+
+template <typename T>
+spcclResult_t allGather(CollContext& ctx, const T& mine, std::vector<T>* all) {
+  all->assign(static_cast<size_t>(ctx.nranks()), T{});
+  return allGatherSmall(ctx, &mine, sizeof(T), all->data());
+}
+
+bool reduces(CollType type) {
+  return type == CollType::AllReduce || type == CollType::ReduceScatter || type == CollType::Reduce;
+}
+
+// The bytes of this rank's buffers that the call reads and writes; 0 where
+// the rank passes none (a broadcast's non-root sendbuff, a reduce's
+// non-root recvbuff).
+struct BufferBytes {
+  size_t send = 0, recv = 0;
+};
+
+BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
+  const size_t bytes = call.count * spcclTypeSize(call.datatype);
+  const size_t n = static_cast<size_t>(nranks);
+  switch (call.type) {
+    case CollType::ReduceScatter:
+      return {bytes * n, bytes};
+    case CollType::AllGather:
+      return {bytes, bytes * n};
+    case CollType::Broadcast:
+      return {rank == call.root ? bytes : 0, bytes};
+    case CollType::Reduce:
+      return {bytes, rank == call.root ? bytes : 0};
+    default:
+      return {bytes, bytes};
+  }
+}
+
+// Whether the call writes over its own input while a launch chain still
+// reads it: the output overlaps sendbuff and the inputs need more than one
+// launch (each launch after the first reads the output so far, not the
+// input it overwrote).
+bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nranks) {
+  if (!reduces(call.type) || nranks <= kernels::device_reduce::kMaxInputs || bytes.recv == 0)
+    return false;
+  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
+  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
+  return send < recv + bytes.recv && recv < send + bytes.send;
+}
+
+// This rank's offer: usable only with device buffers it can export, the
+// kernels where the call reduces, and no launch that overwrites an input.
+DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call,
+                      const device::PeerAllocations& peers, const DeviceSchedule& schedule) {
+  DeviceOffer offer;
+  const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
+  if (!call.device || call.count == 0 || !deviceAllReduceAvailable()) return offer;
+  if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  // Peer access was checked for the creation device only.
+  if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
+  // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
+  // module that does not load makes the call fall back.
+  if (reduces(call.type) && !deviceReduceLoaded(call.datatype, call.op)) return offer;
+  // A buffer that cannot be exported (not from cuMemAlloc, e.g. managed
+  // memory) is no error here: the call falls back. The message stays in
+  // the thread's last error only. The receive buffer is exported only
+  // where peers read it; it must still be device memory of this context,
+  // which the staging checks found (call.device, one kind for both).
+  if (bytes.send > 0 &&
+      device::exportDeviceRange(call.sendbuff, bytes.send, "sendbuff", &offer.send) != spcclSuccess)
+    return offer;
+  if (schedule.peersReadRecv && bytes.recv > 0 &&
+      device::exportDeviceRange(call.recvbuff, bytes.recv, "recvbuff", &offer.recv) != spcclSuccess)
+    return offer;
+  offer.sendPointer = reinterpret_cast<uint64_t>(call.sendbuff);
+  offer.recvPointer = reinterpret_cast<uint64_t>(call.recvbuff);
+  offer.device = peers.deviceLocation();
+  offer.usable = 1;
+  return offer;
+}
+
+// Ranks of one process use each other's pointers as they are, and a
+// kernel reads another device's memory only after cuCtxEnablePeerAccess
+// (IPC handles enable it when opened), which spccl does not call: such
+// ranks on different devices fall back.
+bool oneProcessOnTwoDevices(const std::vector<DeviceOffer>& offers) {
+  for (const DeviceOffer& a : offers)
+    for (const DeviceOffer& b : offers)
+      if (a.process == b.process && a.device != b.device) return true;
+  return false;
+}
+
+// A peer's buffer at `range`, opened in this process. A rank of this same
+// process (threads, or several communicators): its pointer as it is (one
+// address space; the driver refuses to open a process's own handle).
+spcclResult_t peerPointer(device::PeerAllocations& peers, int rank, const DeviceOffer& offer,
+                          const device::ExportedDeviceRange& range, uint64_t pointer,
+                          CuDevicePtr* out) {
+  if (offer.process == processToken()) {
+    *out = pointer;
+    return spcclSuccess;
+  }
+  CuDevicePtr base = 0;
+  SPCCL_CHECK(peers.open(rank, range.handle, &base));
+  *out = base + range.offset;
+  return spcclSuccess;
+}
+
+// Some rank cannot take the device path: the CPU collective, this rank's
+// device buffers copied through host memory on the communicator's
+// non-blocking stream (never the legacy stream, which would wait for the
+// caller's stream that this call holds).
+spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAllocations& peers) {
+  CollArgs args;
+  args.type = call.type;
+  args.sendbuff = call.sendbuff;
+  args.recvbuff = call.recvbuff;
+  args.count = call.count;
+  args.datatype = call.datatype;
+  args.op = call.op;
+  args.root = call.root;
+  if (!call.device) return runDenseCollective(ctx, args, ctx.denseAlgorithm());
+  const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
+  std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
+  CuStream stream = nullptr;
+  SPCCL_CHECK(peers.stream(&stream));
+  auto copy = [&](CuDevicePtr to, CuDevicePtr from, size_t size, const char* what) {
+    SPCCL_CHECK(copyOnStream(to, from, size, stream, call.name, what));
+    return synchronizeDeviceStream(stream, call.name, what);
+  };
+  if (bytes.send > 0) {
+    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(send.data()),
+                     reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes.send,
+                     "copying sendbuff in"));
+    args.sendbuff = send.data();
+  }
+  // Apart on the host even where they overlap on the device (in place):
+  // the CPU collective's result is the same out of place.
+  if (bytes.recv > 0) args.recvbuff = recv.data();
+  SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));
+  if (bytes.recv == 0) return spcclSuccess;
+  return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),
+              reinterpret_cast<CuDevicePtr>(recv.data()), bytes.recv, "copying recvbuff out");
+}
+
+}  // namespace
+
+spcclResult_t DeviceBuffers::send(int rank, CuDevicePtr* out) const {
+  const DeviceOffer& o = offers_[static_cast<size_t>(rank)];
+  return peerPointer(peers_, rank, o, o.send, o.sendPointer, out);
+}
+
+spcclResult_t DeviceBuffers::recv(int rank, CuDevicePtr* out) const {
+  const DeviceOffer& o = offers_[static_cast<size_t>(rank)];
+  return peerPointer(peers_, rank, o, o.recv, o.recvPointer, out);
+}
+
+spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char* step,
+                            spcclResult_t mine) {
+  // A failed rank keeps its own error, even when a peer that learnt of it
+  // first aborted the exchange.
+  const std::string why = mine != spcclSuccess ? threadLastError() : std::string();
+  std::vector<int32_t> all;
+  const spcclResult_t gathered = allGather(ctx, static_cast<int32_t>(mine), &all);
+  if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
+  SPCCL_CHECK(gathered);
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r] != spcclSuccess)
+      return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu failed %s of the device-resident call",
+                        call.name, r, step);
+  return spcclSuccess;
+}
+
+spcclResult_t synchronizeDeviceStream(CuStream stream, const char* name, const char* what) {
+  const device::CuResult result = device::cudaDriver()->streamSynchronize(stream);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", name, what,
+                      device::describeCuError("cuStreamSynchronize", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t copyOnStream(CuDevicePtr to, CuDevicePtr from, size_t bytes, CuStream stream,
+                           const char* name, const char* what) {
+  if (bytes == 0 || to == from) return spcclSuccess;
+  const device::CuResult result = device::cudaDriver()->memcpyAsync(to, from, bytes, stream);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", name, what,
+                      device::describeCuError("cuMemcpyAsync", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
+                                device::PeerAllocations& peers, const DeviceSchedule& schedule,
+                                bool* onDevices) {
+  *onDevices = false;
+  // A failure here still takes part in the agreement, so that every rank
+  // ends the call at once instead of waiting for this one.
+  const spcclResult_t bound = call.device ? peers.bindContext(call.name) : spcclSuccess;
+  DeviceOffer mine = bound == spcclSuccess ? makeOffer(ctx, call, peers, schedule) : DeviceOffer{};
+  mine.failure = bound;
+  mine.process = processToken();
+  const std::string why = bound != spcclSuccess ? threadLastError() : std::string();
+  std::vector<DeviceOffer> offers;
+  spcclResult_t gathered = spcclSuccess;
+  {
+    CollContext agreement(ctx, offerSignature(call));
+    gathered = allGather(agreement, mine, &offers);
+  }
+  if (bound != spcclSuccess) return failWith(bound, __FILE__, __LINE__, "%s", why.c_str());
+  SPCCL_CHECK(gathered);
+  for (size_t r = 0; r < offers.size(); ++r)
+    if (offers[r].failure != spcclSuccess)
+      return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu cannot run the call (its error names why)",
+                        call.name, r);
+  const bool everyRank =
+      std::all_of(offers.begin(), offers.end(), [](const DeviceOffer& o) { return o.usable != 0; });
+  if (!everyRank || oneProcessOnTwoDevices(offers)) return runOnHost(ctx, call, peers);
+  ctx.noteChoice("device_ipc", "every rank on one host with device buffers and CUDA IPC");
+  *onDevices = true;
+  return schedule.run(ctx, call, DeviceBuffers(offers, peers));
+}
+
+}  // namespace spccl

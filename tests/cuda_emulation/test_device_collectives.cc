@@ -1,0 +1,359 @@
+// The device-resident reduce-scatter, all-gather, broadcast and reduce
+// (coll/device_collectives.h) against the emulated driver: real ranks
+// (forked processes, real sockets), emulated device memory that a peer
+// maps through its IPC handle, cuLaunchKernel running a HOST stand-in of
+// spccl's kernel. So this proves the schedules (handles, offsets, blocks,
+// barriers, stream order, fallback, errors), NOT the CUDA kernel or a
+// GPU's IPC (tests/gpu, on a lent GPU).
+//
+// Every result is compared bit for bit with the CPU collective of the same
+// inputs on host buffers, in the same job. Whether the path was taken is
+// read from the emulation's counters: on it a call copies nothing between
+// host and device, and runs kernels (reductions) or device-to-device
+// copies; falling back, it does neither.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "device_values.h"
+#include "emulated_ranks.h"
+#include "spccl.h"
+
+using namespace spccl::testing;
+
+namespace {
+
+enum class Coll { ReduceScatter, AllGather, Broadcast, Reduce };
+constexpr Coll kColls[] = {Coll::ReduceScatter, Coll::AllGather, Coll::Broadcast, Coll::Reduce};
+
+const char* nameOf(Coll coll) {
+  switch (coll) {
+    case Coll::ReduceScatter:
+      return "reduce-scatter";
+    case Coll::AllGather:
+      return "all-gather";
+    case Coll::Broadcast:
+      return "broadcast";
+    default:
+      return "reduce";
+  }
+}
+
+bool reduces(Coll coll) { return coll == Coll::ReduceScatter || coll == Coll::Reduce; }
+
+// One call: `count` is the API's (per rank for reduce-scatter and
+// all-gather); the root is the last rank, so that it is not rank 0.
+struct Shape {
+  Coll coll;
+  spcclDataType_t type;
+  spcclRedOp_t op;
+  size_t count;
+  int rank, nranks;
+  int root() const { return nranks - 1; }
+  size_t size() const { return spcclTypeSize(type); }
+  size_t n() const { return static_cast<size_t>(nranks); }
+  // Bytes of this rank's buffers (0: it passes none).
+  size_t sendBytes() const {
+    if (coll == Coll::ReduceScatter) return count * size() * n();
+    if (coll == Coll::Broadcast && rank != root()) return 0;
+    return count * size();
+  }
+  size_t recvBytes() const {
+    if (coll == Coll::AllGather) return count * size() * n();
+    if (coll == Coll::Reduce && rank != root()) return 0;
+    return count * size();
+  }
+  // Where the input sits in the buffer of an in-place call (NCCL's rule:
+  // the all-gather's sendbuff is the rank's slot of recvbuff; the
+  // reduce-scatter's recvbuff is the rank's block of sendbuff).
+  size_t inPlaceOffset() const {
+    return coll == Coll::ReduceScatter || coll == Coll::AllGather
+               ? static_cast<size_t>(rank) * count * size()
+               : 0;
+  }
+  std::string describe(bool inPlace, void* stream) const {
+    return std::string(nameOf(coll)) + " type " + std::to_string(type) + " op " +
+           std::to_string(op) + " count " + std::to_string(count) + " on " +
+           std::to_string(nranks) + " ranks" + (inPlace ? ", in place" : ", out of place") +
+           (stream != nullptr ? ", on a stream" : ", NULL stream");
+  }
+};
+
+spcclResult_t callOn(const Shape& s, const void* send, void* recv, spcclComm_t comm, void* stream) {
+  switch (s.coll) {
+    case Coll::ReduceScatter:
+      return spcclReduceScatter(send, recv, s.count, s.type, s.op, comm, stream);
+    case Coll::AllGather:
+      return spcclAllGather(send, recv, s.count, s.type, comm, stream);
+    case Coll::Broadcast:
+      return spcclBroadcast(send, recv, s.count, s.type, s.root(), comm, stream);
+    default:
+      return spcclReduce(send, recv, s.count, s.type, s.op, s.root(), comm, stream);
+  }
+}
+
+spcclResult_t callAsync(const Shape& s, const void* send, void* recv, spcclComm_t comm,
+                        spcclRequest_t* request) {
+  switch (s.coll) {
+    case Coll::ReduceScatter:
+      return spcclIreduceScatter(send, recv, s.count, s.type, s.op, comm, request);
+    case Coll::AllGather:
+      return spcclIallGather(send, recv, s.count, s.type, comm, request);
+    case Coll::Broadcast:
+      return spcclIbroadcast(send, recv, s.count, s.type, s.root(), comm, request);
+    default:
+      return spcclIreduce(send, recv, s.count, s.type, s.op, s.root(), comm, request);
+  }
+}
+
+// The CPU collective of every rank's input, on host buffers (the
+// receive buffer of a rank that passes none is empty).
+std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
+  std::vector<unsigned char> in = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+  std::vector<unsigned char> out(s.recvBytes());
+  EXPECT_EQ(callOn(s, in.empty() ? nullptr : in.data(), out.empty() ? nullptr : out.data(), comm,
+                   nullptr),
+            spcclSuccess)
+      << spcclGetLastError(comm);
+  return out;
+}
+
+// What the emulation saw one call do on this rank.
+struct Seen {
+  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
+};
+
+EmuCudaCounters now() { return emuCudaCounters(); }
+
+Seen since(const EmuCudaCounters& before) {
+  const EmuCudaCounters after = now();
+  return Seen{after.kernelLaunches - before.kernelLaunches,
+              after.copiesOnDevice - before.copiesOnDevice,
+              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
+                  before.copiesFromDevice};
+}
+
+// Whether `seen` is the device path's work on this rank: nothing through
+// the host, and the kernel or the copies this rank's part needs.
+void expectDevicePath(const Shape& s, bool inPlace, const Seen& seen, const std::string& what) {
+  EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host (staged or fallen back)";
+  switch (s.coll) {
+    case Coll::ReduceScatter:
+      EXPECT_GT(seen.launches, 0u) << what << ": no kernel ran";
+      break;
+    case Coll::Reduce:
+      EXPECT_EQ(seen.launches > 0, s.rank == s.root()) << what << ": kernels " << seen.launches;
+      break;
+    case Coll::AllGather:
+      EXPECT_EQ(seen.copiesOnDevice, s.n() - (inPlace ? 1 : 0)) << what;
+      break;
+    case Coll::Broadcast:
+      EXPECT_EQ(seen.copiesOnDevice, inPlace && s.rank == s.root() ? 0u : 1u) << what;
+      break;
+  }
+}
+
+void expectFallback(const Seen& seen, const std::string& what) {
+  EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran (the call did not fall back)";
+  EXPECT_EQ(seen.copiesOnDevice, 0u) << what << ": a device copy ran (the call did not fall back)";
+}
+
+// One call on device buffers (stream or NULL stream, in place or not),
+// checked bit for bit against the reference and for the path taken (or,
+// devicePath false, for every rank having fallen back).
+void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream,
+              bool devicePath = true) {
+  const std::string what = s.describe(inPlace, stream) + ", rank " + std::to_string(s.rank);
+  const std::vector<unsigned char> expected = reference(s, comm);
+  const std::vector<unsigned char> input = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+  // In place: one buffer, the larger of the two, the input at its place.
+  DeviceBytes first(std::max(s.sendBytes(), s.recvBytes())), second(s.recvBytes());
+  const void* send = nullptr;
+  void* recv = nullptr;
+  if (inPlace) {
+    const bool sendIsWhole = s.coll == Coll::ReduceScatter;
+    first.set(input, sendIsWhole ? 0 : s.inPlaceOffset());
+    send = sendIsWhole ? first.data() : first.at(s.inPlaceOffset());
+    recv = sendIsWhole ? first.at(s.inPlaceOffset()) : first.data();
+  } else {
+    if (!input.empty()) first.set(input);
+    send = s.sendBytes() > 0 ? first.data() : nullptr;
+    recv = s.recvBytes() > 0 ? second.data() : nullptr;
+  }
+  const EmuCudaCounters before = now();
+  ASSERT_EQ(callOn(s, send, recv, comm, stream), spcclSuccess)
+      << what << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  if (devicePath) {
+    expectDevicePath(s, inPlace, since(before), what);
+  } else {
+    expectFallback(since(before), what);
+  }
+  if (s.recvBytes() == 0) return;
+  std::vector<unsigned char> got = inPlace ? first.get(stream) : second.get(stream);
+  if (inPlace && s.coll == Coll::ReduceScatter)
+    got = std::vector<unsigned char>(
+        got.begin() + static_cast<long>(s.inPlaceOffset()),
+        got.begin() + static_cast<long>(s.inPlaceOffset() + s.recvBytes()));
+  EXPECT_EQ(got, expected) << what;
+}
+
+// Every type, the reductions with sum and avg (avg: a sum, then one
+// division, each step rounded to the type as on the CPU), in place and
+// not, on a stream and not.
+void everyType(int n) {
+  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    for (Coll coll : kColls)
+      for (int t = 0; t < spcclNumTypes; ++t)
+        for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+          if (op == spcclAvg && !reduces(coll)) continue;
+          const Shape s{coll, static_cast<spcclDataType_t>(t), op, 37, rank, n};
+          for (bool inPlace : {false, true})
+            for (void* on : {static_cast<void*>(nullptr), stream}) checkOne(s, comm, inPlace, on);
+        }
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
+TEST(DeviceCollectives, EveryTypeInAndOutOfPlaceStreamAndNullStreamN2) { everyType(2); }
+TEST(DeviceCollectives, EveryTypeInAndOutOfPlaceStreamAndNullStreamN3) { everyType(3); }
+
+// The other ops of the reductions, and counts the launch splits into
+// several blocks of threads (4099) or that are a single element.
+TEST(DeviceCollectives, OtherOpsAndCountsN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    for (Coll coll : {Coll::ReduceScatter, Coll::Reduce})
+      for (spcclRedOp_t op : {spcclProd, spcclMax, spcclMin})
+        checkOne(Shape{coll, spcclFloat32, op, 100, rank, 3}, comm, false, nullptr);
+    for (Coll coll : kColls)
+      for (size_t count : {size_t{1}, size_t{4099}})
+        checkOne(Shape{coll, spcclBfloat16, spcclSum, count, rank, 3}, comm, false, nullptr);
+    return kChildOk;
+  });
+}
+
+// The spcclI* forms run device-resident too, queued on the worker; two in
+// flight at once, each checked.
+TEST(DeviceCollectives, NonBlockingCallsTakeThePathN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    for (Coll coll : kColls) {
+      const Shape s{coll, spcclInt32, spcclSum, 300, rank, 3};
+      const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
+      const std::vector<unsigned char> expected = reference(s, comm);
+      const std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
+      DeviceBytes send1(s.sendBytes()), send2(s.sendBytes()), recv1(s.recvBytes()),
+          recv2(s.recvBytes());
+      if (!input.empty()) {
+        send1.set(input);
+        send2.set(input);
+      }
+      auto sendOf = [&](const DeviceBytes& b) { return s.sendBytes() > 0 ? b.data() : nullptr; };
+      auto recvOf = [&](const DeviceBytes& b) { return s.recvBytes() > 0 ? b.data() : nullptr; };
+      const EmuCudaCounters before = now();
+      spcclRequest_t a = nullptr, b = nullptr;
+      EXPECT_EQ(callAsync(s, sendOf(send1), recvOf(recv1), comm, &a), spcclSuccess) << what;
+      EXPECT_EQ(callAsync(s, sendOf(send2), recvOf(recv2), comm, &b), spcclSuccess) << what;
+      EXPECT_EQ(spcclWait(b), spcclSuccess) << what << ": " << spcclGetLastError(comm);
+      EXPECT_EQ(spcclWait(a), spcclSuccess) << what << ": " << spcclGetLastError(comm);
+      const Seen seen = since(before);
+      EXPECT_EQ(seen.hostCopies, 0u) << what << ": the calls were staged";
+      // (A reduce's non-root only waits at the barrier.)
+      if (coll != Coll::Reduce || rank == s.root()) {
+        EXPECT_GT(seen.launches + seen.copiesOnDevice, 0u) << what << ": nothing ran on a device";
+      }
+      if (s.recvBytes() == 0) continue;
+      EXPECT_EQ(recv1.get(nullptr), expected) << what << ", first";
+      EXPECT_EQ(recv2.get(nullptr), expected) << what << ", second";
+    }
+    return kChildOk;
+  });
+}
+
+// Rank 0 passes host buffers: every rank falls back to the CPU collective
+// in the same call, with the right result; nothing runs on a device.
+TEST(DeviceCollectives, HostBuffersOnOneRankFallBackOnEveryRankN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    for (Coll coll : kColls) {
+      const Shape s{coll, spcclFloat32, spcclSum, 33, rank, 3};
+      const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
+      const std::vector<unsigned char> expected = reference(s, comm);
+      std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
+      std::vector<unsigned char> got(s.recvBytes());
+      DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
+      const EmuCudaCounters before = now();
+      if (rank == 0) {
+        EXPECT_EQ(callOn(s, input.empty() ? nullptr : input.data(),
+                         got.empty() ? nullptr : got.data(), comm, nullptr),
+                  spcclSuccess)
+            << what;
+      } else {
+        if (!input.empty()) send.set(input);
+        EXPECT_EQ(callOn(s, s.sendBytes() > 0 ? send.data() : nullptr,
+                         s.recvBytes() > 0 ? recv.data() : nullptr, comm, nullptr),
+                  spcclSuccess)
+            << what << ": " << spcclGetLastError(comm);
+      }
+      expectFallback(since(before), what);
+      if (rank != 0 && s.recvBytes() > 0) got = recv.get(nullptr);
+      EXPECT_EQ(got, expected) << what;
+    }
+    return kChildOk;
+  });
+}
+
+// Ranks on three emulated devices: with peer access between all of them
+// the path is taken (kernels and copies read the other devices' memory
+// through the opened IPC handles); where device 2 cannot access device
+// 0's memory, every rank falls back in every call.
+void onThreeDevices(const char* noPeerAccess, bool devicePath) {
+  EmulatedHost host(3, noPeerAccess);
+  runOnRanks(3,
+             [devicePath](int rank, spcclComm_t comm) {
+               void* stream = emuCudaStreamCreate();
+               for (Coll coll : kColls)
+                 for (bool inPlace : {false, true})
+                   checkOne(Shape{coll, spcclFloat32, spcclSum, 100, rank, 3}, comm, inPlace,
+                            stream, devicePath);
+               emuCudaStreamDestroy(stream);
+               return kChildOk;
+             },
+             {0, 1, 2});
+}
+
+TEST(DeviceCollectives, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, true); }
+TEST(DeviceCollectives, OnePairWithoutPeerAccessFallsBackOnEveryRankN3) {
+  onThreeDevices("2:0", false);
+}
+
+// A kernel launch that fails on rank 1 (the reduce's root): rank 1 fails
+// with the driver's error by name, the others name rank 1, at once.
+void failedLaunch(Coll coll) {
+  runOnRanks(2, [coll](int rank, spcclComm_t comm) {
+    const Shape s{coll, spcclFloat32, spcclSum, 16, rank, 2};
+    DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
+    send.set(inputOf(rank, s.type, s.sendBytes() / s.size()));
+    if (rank == 1) emuCudaFailLaunches(1);
+    const spcclResult_t result =
+        callOn(s, send.data(), s.recvBytes() > 0 ? recv.data() : nullptr, comm, nullptr);
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError) << error;
+      EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
+    } else {
+      EXPECT_EQ(result, spcclRemoteError) << error;
+      EXPECT_NE(error.find("rank 1 failed the reduction"), std::string::npos) << error;
+    }
+    return kChildOk;
+  });
+}
+
+TEST(DeviceCollectives, FailedLaunchInReduceScatterFailsEveryRankNamingIt) {
+  failedLaunch(Coll::ReduceScatter);
+}
+TEST(DeviceCollectives, FailedLaunchInReduceFailsEveryRankNamingIt) { failedLaunch(Coll::Reduce); }
+
+}  // namespace
