@@ -350,25 +350,31 @@ TEST(DeviceGroup, FailedLaunchInAGroupFailsEveryRankNamingIt) {
   });
 }
 
-// Ranks whose groups differ (an error of the program): rank 0 groups an
-// all-reduce and an all-to-all (staged), the others two all-reduces
-// (device path). The staged all-reduce's frames do not match the device
-// path's agreement: every rank's spcclGroupEnd fails, well before the 20 s
-// deadline, and the ranks that see the frames name the mismatch.
-void groupsThatDiffer(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+// Ranks whose groups differ (an error of the program). rank0Staged: rank
+// 0 groups an all-reduce and an all-to-all (staged), the others two
+// all-reduces (device path); the staged all-reduce's frames do not match
+// the device path's agreement. Otherwise every rank's group runs
+// device-resident and rank 0's second call is a broadcast where the
+// others' is an all-reduce: the broadcast's root agreement meets the
+// all-reduce's device-path agreement (seen). Either way every
+// rank's spcclGroupEnd fails, well before the 20 s deadline, naming the
+// mismatch and the device-path agreement.
+void groupsThatDiffer(int n, bool rank0Staged) {
+  runOnRanks(n, [n, rank0Staged](int rank, spcclComm_t comm) {
     const size_t count = 24;
-    DeviceBytes a(count * 4), b(count * 4);
+    DeviceBytes a(count * 4), b(count * 4), swapped(count * 4);
     a.set(inputOf(rank, spcclFloat32, count));
     b.set(inputOf(rank, spcclFloat32, count));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(spcclGroupStart(), spcclSuccess);
     EXPECT_EQ(spcclAllReduce(a.data(), a.data(), count, spcclFloat32, spcclSum, comm, nullptr),
               spcclSuccess);
-    if (rank == 0) {
-      DeviceBytes swapped(count * 4);
+    if (rank == 0 && rank0Staged) {
       EXPECT_EQ(spcclAllToAll(b.data(), swapped.data(), count / static_cast<size_t>(n),
                               spcclFloat32, comm, nullptr),
+                spcclSuccess);
+    } else if (rank == 0) {
+      EXPECT_EQ(spcclBroadcast(b.data(), b.data(), count, spcclFloat32, 0, comm, nullptr),
                 spcclSuccess);
     } else {
       EXPECT_EQ(spcclAllReduce(b.data(), b.data(), count, spcclFloat32, spcclSum, comm, nullptr),
@@ -393,7 +399,13 @@ void groupsThatDiffer(int n) {
   });
 }
 
-TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN2) { groupsThatDiffer(2); }
-TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN3) { groupsThatDiffer(3); }
+TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN2) { groupsThatDiffer(2, true); }
+TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN3) { groupsThatDiffer(3, true); }
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN2) {
+  groupsThatDiffer(2, false);
+}
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN3) {
+  groupsThatDiffer(3, false);
+}
 
 }  // namespace
