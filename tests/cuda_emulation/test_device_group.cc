@@ -182,9 +182,8 @@ TEST(DeviceGroup, AllReduceAndAllToAllStayStaged) {
     ASSERT_EQ(spcclGroupStart(), spcclSuccess);
     ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
               spcclSuccess);
-    ASSERT_EQ(
-        spcclAllToAll(swapSend.data(), swapRecv.data(), perPeer, spcclInt32, comm, nullptr),
-        spcclSuccess);
+    ASSERT_EQ(spcclAllToAll(swapSend.data(), swapRecv.data(), perPeer, spcclInt32, comm, nullptr),
+              spcclSuccess);
     ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << spcclGetLastError(comm);
     EXPECT_EQ(recv.get(nullptr), expected) << "rank " << rank;
     EXPECT_EQ(swapRecv.get(nullptr), swapped) << "rank " << rank;
@@ -238,8 +237,8 @@ void groupOfShapes(spcclComm_t comm, const std::vector<GroupedShape>& calls, voi
   }
   for (size_t k = 0; k < calls.size(); ++k)
     EXPECT_EQ(buffers[k]->result(stream), expected[k])
-        << calls[k].shape.describe(calls[k].inPlace, stream) << ", rank " << rank
-        << ", call " << k << " of the group";
+        << calls[k].shape.describe(calls[k].inPlace, stream) << ", rank " << rank << ", call " << k
+        << " of the group";
 }
 
 // The group on the NULL stream and then on a stream: each of its four
@@ -401,11 +400,7 @@ void groupsThatDiffer(int n, bool rank0Staged) {
 
 TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN2) { groupsThatDiffer(2, true); }
 TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN3) { groupsThatDiffer(3, true); }
-TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN2) {
-  groupsThatDiffer(2, false);
-}
-TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN3) {
-  groupsThatDiffer(3, false);
-}
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN2) { groupsThatDiffer(2, false); }
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN3) { groupsThatDiffer(3, false); }
 
 }  // namespace

@@ -486,7 +486,8 @@ TEST_F(GpuCollectives, GroupedCollectives) {
     std::vector<char> agIn = hostBuffer(agType, count), agWant = hostBuffer(agType, count * n);
     for (size_t i = 0; i < count; ++i) store(agType, agIn.data(), i, tagValue(w.rank, 0, i));
     for (int r = 0; r < w.nranks; ++r)
-      for (size_t i = 0; i < count; ++i) store(agType, agWant.data(), r * count + i, tagValue(r, 0, i));
+      for (size_t i = 0; i < count; ++i)
+        store(agType, agWant.data(), r * count + i, tagValue(r, 0, i));
     std::vector<char> castWant = hostBuffer(castType, count);
     for (size_t i = 0; i < count; ++i) store(castType, castWant.data(), i, tagValue(root, 1, i));
     std::vector<char> reduceIn = hostBuffer(reduceType, count),
