@@ -1,7 +1,6 @@
 // API: collectives, point to point, groups and non-blocking requests.
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
-#include <algorithm>
 #include <vector>
 
 #include "api/api_guard.h"
@@ -11,6 +10,7 @@
 #include "coll/dense_pieces.h"
 #include "coll/device_collectives.h"
 #include "coll/root_agreement.h"
+#include "core/collective_buffers.h"
 #include "core/comm.h"
 #include "core/device_all_reduce_call.h"
 #include "core/device_group.h"
@@ -112,54 +112,6 @@ spcclResult_t validate(spcclComm_t comm, const Call& call, const void* stream, c
   }
 }
 
-// The bytes each buffer of a valid call spans, and whether the call reads
-// or writes them (core/staged_call.h).
-void addBuffers(StagedCall& staged, const CollArgs& a, int rank, int nranks) {
-  const size_t n = static_cast<size_t>(nranks);
-  const size_t bytes = a.count * spcclTypeSize(a.datatype);
-  const void* send = a.sendbuff;
-  switch (a.type) {
-    case CollType::AllReduce:
-      staged.add("sendbuff", send, bytes, device::Access::Read);
-      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
-      return;
-    case CollType::Broadcast:
-      if (rank == a.root) staged.add("sendbuff", send, bytes, device::Access::Read);
-      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
-      return;
-    case CollType::Reduce:
-      staged.add("sendbuff", send, bytes, device::Access::Read);
-      if (rank == a.root) staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
-      return;
-    case CollType::AllGather:
-      staged.add("sendbuff", send, bytes, device::Access::Read);
-      staged.add("recvbuff", a.recvbuff, bytes * n, device::Access::Write);
-      return;
-    case CollType::ReduceScatter:
-      staged.add("sendbuff", send, bytes * n, device::Access::Read);
-      staged.add("recvbuff", a.recvbuff, bytes, device::Access::Write);
-      return;
-    case CollType::AllToAll:
-      staged.add("sendbuff", send, bytes * n, device::Access::Read);
-      staged.add("recvbuff", a.recvbuff, bytes * n, device::Access::Write);
-      return;
-    case CollType::AllToAllv: {
-      size_t sendEnd = 0, recvEnd = 0;
-      for (size_t peer = 0; peer < n; ++peer) {
-        sendEnd = std::max(sendEnd, a.sdispls[peer] + a.sendcounts[peer]);
-        recvEnd = std::max(recvEnd, a.rdispls[peer] + a.recvcounts[peer]);
-      }
-      const size_t typeSize = spcclTypeSize(a.datatype);
-      staged.add("sendbuff", send, sendEnd * typeSize, device::Access::Read);
-      // Read too: the gaps between the peers' blocks keep what they held.
-      staged.add("recvbuff", a.recvbuff, recvEnd * typeSize, device::Access::ReadWrite);
-      return;
-    }
-    default:
-      return;
-  }
-}
-
 // The call as the CPU runs it: its buffers where staged put them.
 Call onHost(const StagedCall& staged, Call call) {
   call.args.sendbuff = staged.hostView(call.args.sendbuff);
@@ -170,8 +122,7 @@ Call onHost(const StagedCall& staged, Call call) {
 // The call's buffers and their checks; the pinned buffers are taken only
 // for a call that runs now (a group's calls are staged at its end).
 spcclResult_t stage(spcclComm_t comm, const Call& call, StagedCall& staged, bool runsNow) {
-  addBuffers(staged, call.args, comm->rank, comm->nranks);
-  SPCCL_CHECK(staged.requireSameKind("sendbuff", "recvbuff"));
+  SPCCL_CHECK(addCollectiveBuffersOfOneKind(staged, call.args, comm->rank, comm->nranks));
   return runsNow ? staged.prepare() : staged.validate();
 }
 
@@ -381,7 +332,7 @@ spcclResult_t runStagedGroupOn(spcclComm_t comm, const GroupState& group) {
       staged.add(op.isSend ? "sendbuff" : "recvbuff", op.buffer, op.bytes,
                  op.isSend ? device::Access::Read : device::Access::Write);
   for (const auto& [c, call] : group.collectives)
-    if (c == comm) addBuffers(staged, call.args, comm->rank, comm->nranks);
+    if (c == comm) addCollectiveBuffers(staged, call.args, comm->rank, comm->nranks);
   SPCCL_CHECK(staged.prepare());
   GroupState mine;
   for (const auto& [c, op] : group.p2p)
@@ -395,22 +346,23 @@ spcclResult_t runStagedGroupOn(spcclComm_t comm, const GroupState& group) {
   return staged.run([comm, mine] { return runGroupOn(comm, mine); });
 }
 
-// A group's calls on comm: device-resident where they are all all-reduces
-// of a communicator that joins (core/device_group.h), else staged as one.
+// A group's calls on comm: device-resident where they are all collectives
+// that run device-resident, on a communicator that joins
+// (core/device_group.h), else staged as one.
 spcclResult_t runGroupCallsOn(spcclComm_t comm, const GroupState& group) {
   size_t pointToPoint = 0;
   for (const auto& [c, op] : group.p2p) pointToPoint += c == comm ? 1 : 0;
   std::vector<CollType> types;
-  std::vector<GroupedAllReduce> allReduces;
+  std::vector<GroupedDeviceCall> calls;
   for (const auto& [c, call] : group.collectives)
     if (c == comm) {
       types.push_back(call.args.type);
-      allReduces.push_back(GroupedAllReduce{call.args, call.signature, call.name, call.stream});
+      calls.push_back(GroupedDeviceCall{call.args, call.signature, call.name, call.stream});
     }
   if (!groupRunsDeviceResident(comm, types, pointToPoint)) return runStagedGroupOn(comm, group);
   void* stream = nullptr;
   SPCCL_CHECK(groupStream(comm, group, &stream));
-  return runDeviceResidentGroup(comm, allReduces);
+  return runDeviceResidentGroup(comm, calls);
 }
 
 spcclResult_t waitRequest(spcclRequest_t request, bool block, int* done) {

@@ -35,12 +35,11 @@ uint64_t processToken() {
 // The agreement's frames carry a signature no user call has, so a peer that
 // runs the staged collective instead (it did not join: another build, or
 // no driver loaded) fails the call at the engine's signature check instead
-// of mixing messages. The root field tells the collectives apart: -2 for
-// the all-reduce (as before the others joined), -1 - type for each.
+// of mixing messages. The root field tells the collectives apart
+// (runtime/frame.h, deviceAgreementRoot).
 CollSignature offerSignature(const DeviceCall& call) {
   return CollSignature{CollType::Internal, static_cast<uint8_t>(call.datatype),
-                       static_cast<uint8_t>(call.op), -1 - static_cast<int32_t>(call.type),
-                       call.count};
+                       static_cast<uint8_t>(call.op), deviceAgreementRoot(call.type), call.count};
 }
 
 template <typename T>

@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "base/check.h"
+#include "coll/device_collectives.h"
+#include "core/collective_buffers.h"
 #include "core/comm.h"
 #include "core/device_all_reduce_call.h"
 #include "core/staged_call.h"
@@ -13,22 +15,20 @@ namespace spccl {
 bool groupRunsDeviceResident(spcclComm_t comm, const std::vector<CollType>& collectives,
                              size_t pointToPoint) {
   if (pointToPoint > 0 || collectives.empty()) return false;
-  const bool allAllReduces = std::all_of(collectives.begin(), collectives.end(),
-                                         [](CollType type) { return type == CollType::AllReduce; });
-  return allAllReduces && joinsDeviceAllReduce(comm);
+  return std::all_of(collectives.begin(), collectives.end(), runsDeviceResident) &&
+         joinsDeviceAllReduce(comm);
 }
 
-spcclResult_t runDeviceResidentGroup(spcclComm_t comm, const std::vector<GroupedAllReduce>& calls) {
+spcclResult_t runDeviceResidentGroup(spcclComm_t comm,
+                                     const std::vector<GroupedDeviceCall>& calls) {
   // Every call's buffers before any call runs: a rank that cannot run one
   // of them takes part in none, rather than leave its peers in a later
   // call until the deadline.
   std::vector<std::unique_ptr<StagedCall>> staged;
-  for (const GroupedAllReduce& call : calls) {
+  for (const GroupedDeviceCall& call : calls) {
     auto one = std::make_unique<StagedCall>(comm, call.name, call.stream);
-    const size_t bytes = call.args.count * spcclTypeSize(call.args.datatype);
-    one->add("sendbuff", call.args.sendbuff, bytes, device::Access::Read);
-    one->add("recvbuff", call.args.recvbuff, bytes, device::Access::Write);
-    spcclResult_t checked = one->requireSameKind("sendbuff", "recvbuff");
+    spcclResult_t checked =
+        addCollectiveBuffersOfOneKind(*one, call.args, comm->rank, comm->nranks);
     if (checked == spcclSuccess) checked = one->validate();
     if (checked != spcclSuccess) return rejectCall(comm, checked);
     staged.push_back(std::move(one));

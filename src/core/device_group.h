@@ -1,13 +1,16 @@
-// Grouped all-reduces of device buffers on the device-resident path
+// Grouped collectives of device buffers on the device-resident path
 // (core/device_all_reduce_call.h; docs/gpu.md, "Device-resident
-// all-reduce", "In a group").
+// collectives", "In a group").
 //
 // A group's calls on a communicator run device-resident at spcclGroupEnd
 // when the communicator joins (joinsDeviceAllReduce) and those calls are
-// all all-reduces: no point-to-point operation, no other collective. They
-// then run one after the other, in issue order, each through the schedule
-// with its own agreement, exactly as the same calls made outside the group
-// would; on a stream each is enqueued in the stream's order.
+// all collectives that run device-resident outside a group
+// (runsDeviceResident: all-reduce, reduce-scatter, all-gather, broadcast,
+// reduce): no point-to-point operation, no other collective. They then run
+// one after the other, in issue order, each through its schedule with its
+// own agreement, exactly as the same calls made outside the group would;
+// on a stream each is enqueued in the stream's order. FSDP's group of a
+// reduce-scatter and an all-gather is one such group.
 //
 // Why this rule: every rank of a correct program issues the same
 // collectives in a group, so every rank decides alike from its own calls,
@@ -16,7 +19,7 @@
 // collective runs, which a device call in the middle would break). A
 // program whose ranks group different calls fails at the first one that
 // differs: the device path's agreement frames carry a signature of their
-// own, which the staged all-reduce's frames do not match (collective
+// own, which a staged collective's frames do not match (collective
 // mismatch), so it ends in an error, never a hang or mixed data.
 #pragma once
 
@@ -27,11 +30,11 @@
 
 namespace spccl {
 
-// One all-reduce of a group, as the API recorded it (validated).
-struct GroupedAllReduce {
+// One collective of a group, as the API recorded it (validated).
+struct GroupedDeviceCall {
   CollArgs args;
   CollSignature signature;
-  const char* name = "spcclAllReduce";
+  const char* name = "";  // the API function, for errors
   void* stream = nullptr;
 };
 
@@ -40,11 +43,12 @@ struct GroupedAllReduce {
 bool groupRunsDeviceResident(spcclComm_t comm, const std::vector<CollType>& collectives,
                              size_t pointToPoint);
 
-// Runs the group's all-reduces on comm (one stream for all of them, checked
-// by the caller), in issue order. Their buffers are checked again first;
-// a rank whose check fails withdraws from the group's first call, so its
+// Runs the group's collectives on comm (one stream for all of them,
+// checked by the caller), in issue order. Their buffers are checked again
+// first, per collective as outside a group (core/collective_buffers.h); a
+// rank whose check fails withdraws from the group's first call, so its
 // peers fail that call at once instead of waiting for it. Not
 // finishCall'ed: the caller does.
-spcclResult_t runDeviceResidentGroup(spcclComm_t comm, const std::vector<GroupedAllReduce>& calls);
+spcclResult_t runDeviceResidentGroup(spcclComm_t comm, const std::vector<GroupedDeviceCall>& calls);
 
 }  // namespace spccl

@@ -51,6 +51,16 @@ std::string CollSignature::describe() const {
                   spcclOpName(static_cast<spcclRedOp_t>(op % kMigrationKindStride)), root);
     return text;
   }
+  // "AllReduce device-path agreement(count=24, float, sum)", not
+  // "Internal(..., root=-2)": what a staged peer's frames met.
+  const int32_t agreed = -1 - root;
+  if (type == CollType::Internal && root <= deviceAgreementRoot(CollType::AllReduce) &&
+      agreed < static_cast<int32_t>(CollType::kCount)) {
+    std::snprintf(text, sizeof(text), "%s device-path agreement(count=%" PRIu64 ", %s, %s)",
+                  collTypeName(static_cast<CollType>(agreed)), count, typeName,
+                  spcclOpName(static_cast<spcclRedOp_t>(op)));
+    return text;
+  }
   std::snprintf(text, sizeof(text), "%s(count=%" PRIu64 ", %s, %s, root=%d)", collTypeName(type),
                 count, typeName, spcclOpName(static_cast<spcclRedOp_t>(op)), root);
   return text;

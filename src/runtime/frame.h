@@ -48,6 +48,12 @@ struct CollSignature {
   bool operator==(const CollSignature&) const = default;
 };
 
+// The device-resident path's agreement (coll/device_exchange.h) travels
+// as an Internal call whose root tells the collectives apart: -1 - type,
+// -2 for the all-reduce; spccl's other Internal calls use -1. Here so
+// that describe() can name it in a collective mismatch.
+constexpr int32_t deviceAgreementRoot(CollType type) { return -1 - static_cast<int32_t>(type); }
+
 // Close: the sender destroyed its communicator cleanly; EOF without it
 // means the sender died. Withdraw: the sender rejected the arguments of its
 // collective call `seq` and takes no part in it (Engine::withdraw); like an

@@ -13,86 +13,21 @@
 // copies; falling back, it does neither.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "device_collective_shapes.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
+#include "staging_report.h"
 
 using namespace spccl::testing;
 
 namespace {
-
-enum class Coll { ReduceScatter, AllGather, Broadcast, Reduce };
-constexpr Coll kColls[] = {Coll::ReduceScatter, Coll::AllGather, Coll::Broadcast, Coll::Reduce};
-
-const char* nameOf(Coll coll) {
-  switch (coll) {
-    case Coll::ReduceScatter:
-      return "reduce-scatter";
-    case Coll::AllGather:
-      return "all-gather";
-    case Coll::Broadcast:
-      return "broadcast";
-    default:
-      return "reduce";
-  }
-}
-
-bool reduces(Coll coll) { return coll == Coll::ReduceScatter || coll == Coll::Reduce; }
-
-// One call: `count` is the API's (per rank for reduce-scatter and
-// all-gather); the root is the last rank, so that it is not rank 0.
-struct Shape {
-  Coll coll;
-  spcclDataType_t type;
-  spcclRedOp_t op;
-  size_t count;
-  int rank, nranks;
-  int root() const { return nranks - 1; }
-  size_t size() const { return spcclTypeSize(type); }
-  size_t n() const { return static_cast<size_t>(nranks); }
-  // Bytes of this rank's buffers (0: it passes none).
-  size_t sendBytes() const {
-    if (coll == Coll::ReduceScatter) return count * size() * n();
-    if (coll == Coll::Broadcast && rank != root()) return 0;
-    return count * size();
-  }
-  size_t recvBytes() const {
-    if (coll == Coll::AllGather) return count * size() * n();
-    if (coll == Coll::Reduce && rank != root()) return 0;
-    return count * size();
-  }
-  // Where the input sits in the buffer of an in-place call (NCCL's rule:
-  // the all-gather's sendbuff is the rank's slot of recvbuff; the
-  // reduce-scatter's recvbuff is the rank's block of sendbuff).
-  size_t inPlaceOffset() const {
-    return coll == Coll::ReduceScatter || coll == Coll::AllGather
-               ? static_cast<size_t>(rank) * count * size()
-               : 0;
-  }
-  std::string describe(bool inPlace, void* stream) const {
-    return std::string(nameOf(coll)) + " type " + std::to_string(type) + " op " +
-           std::to_string(op) + " count " + std::to_string(count) + " on " +
-           std::to_string(nranks) + " ranks" + (inPlace ? ", in place" : ", out of place") +
-           (stream != nullptr ? ", on a stream" : ", NULL stream");
-  }
-};
-
-spcclResult_t callOn(const Shape& s, const void* send, void* recv, spcclComm_t comm, void* stream) {
-  switch (s.coll) {
-    case Coll::ReduceScatter:
-      return spcclReduceScatter(send, recv, s.count, s.type, s.op, comm, stream);
-    case Coll::AllGather:
-      return spcclAllGather(send, recv, s.count, s.type, comm, stream);
-    case Coll::Broadcast:
-      return spcclBroadcast(send, recv, s.count, s.type, s.root(), comm, stream);
-    default:
-      return spcclReduce(send, recv, s.count, s.type, s.op, s.root(), comm, stream);
-  }
-}
 
 spcclResult_t callAsync(const Shape& s, const void* send, void* recv, spcclComm_t comm,
                         spcclRequest_t* request) {
@@ -106,33 +41,6 @@ spcclResult_t callAsync(const Shape& s, const void* send, void* recv, spcclComm_
     default:
       return spcclIreduce(send, recv, s.count, s.type, s.op, s.root(), comm, request);
   }
-}
-
-// The CPU collective of every rank's input, on host buffers (the
-// receive buffer of a rank that passes none is empty).
-std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
-  std::vector<unsigned char> in = inputOf(s.rank, s.type, s.sendBytes() / s.size());
-  std::vector<unsigned char> out(s.recvBytes());
-  EXPECT_EQ(callOn(s, in.empty() ? nullptr : in.data(), out.empty() ? nullptr : out.data(), comm,
-                   nullptr),
-            spcclSuccess)
-      << spcclGetLastError(comm);
-  return out;
-}
-
-// What the emulation saw one call do on this rank.
-struct Seen {
-  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
-};
-
-EmuCudaCounters now() { return emuCudaCounters(); }
-
-Seen since(const EmuCudaCounters& before) {
-  const EmuCudaCounters after = now();
-  return Seen{after.kernelLaunches - before.kernelLaunches,
-              after.copiesOnDevice - before.copiesOnDevice,
-              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
-                  before.copiesFromDevice};
 }
 
 // Whether `seen` is the device path's work on this rank: nothing through
@@ -160,44 +68,26 @@ void expectFallback(const Seen& seen, const std::string& what) {
   EXPECT_EQ(seen.copiesOnDevice, 0u) << what << ": a device copy ran (the call did not fall back)";
 }
 
+// How checkOne reads the path a call took on this rank: from the
+// emulation's counters (the device path's work, or none: every rank fell
+// back), or not at all where ranks share the counters (threads of one
+// process: the caller reads the staging report).
+enum class Path { Device, Fallback, ReadByCaller };
+
 // One call on device buffers (stream or NULL stream, in place or not),
-// checked bit for bit against the reference and for the path taken (or,
-// devicePath false, for every rank having fallen back).
+// checked bit for bit against the reference and for the path taken.
 void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream,
-              bool devicePath = true) {
+              Path path = Path::Device) {
   const std::string what = s.describe(inPlace, stream) + ", rank " + std::to_string(s.rank);
   const std::vector<unsigned char> expected = reference(s, comm);
-  const std::vector<unsigned char> input = inputOf(s.rank, s.type, s.sendBytes() / s.size());
-  // In place: one buffer, the larger of the two, the input at its place.
-  DeviceBytes first(std::max(s.sendBytes(), s.recvBytes())), second(s.recvBytes());
-  const void* send = nullptr;
-  void* recv = nullptr;
-  if (inPlace) {
-    const bool sendIsWhole = s.coll == Coll::ReduceScatter;
-    first.set(input, sendIsWhole ? 0 : s.inPlaceOffset());
-    send = sendIsWhole ? first.data() : first.at(s.inPlaceOffset());
-    recv = sendIsWhole ? first.at(s.inPlaceOffset()) : first.data();
-  } else {
-    if (!input.empty()) first.set(input);
-    send = s.sendBytes() > 0 ? first.data() : nullptr;
-    recv = s.recvBytes() > 0 ? second.data() : nullptr;
-  }
+  const ShapeBuffers buffers(s, inPlace);
   const EmuCudaCounters before = now();
-  ASSERT_EQ(callOn(s, send, recv, comm, stream), spcclSuccess)
+  ASSERT_EQ(callOn(s, buffers.send(), buffers.recv(), comm, stream), spcclSuccess)
       << what << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(stream);
-  if (devicePath) {
-    expectDevicePath(s, inPlace, since(before), what);
-  } else {
-    expectFallback(since(before), what);
-  }
-  if (s.recvBytes() == 0) return;
-  std::vector<unsigned char> got = inPlace ? first.get(stream) : second.get(stream);
-  if (inPlace && s.coll == Coll::ReduceScatter)
-    got = std::vector<unsigned char>(
-        got.begin() + static_cast<long>(s.inPlaceOffset()),
-        got.begin() + static_cast<long>(s.inPlaceOffset() + s.recvBytes()));
-  EXPECT_EQ(got, expected) << what;
+  if (path == Path::Device) expectDevicePath(s, inPlace, since(before), what);
+  if (path == Path::Fallback) expectFallback(since(before), what);
+  EXPECT_EQ(buffers.result(stream), expected) << what;
 }
 
 // Every type, the reductions with sum and avg (avg: a sum, then one
@@ -234,6 +124,46 @@ TEST(DeviceCollectives, OtherOpsAndCountsN3) {
         checkOne(Shape{coll, spcclBfloat16, spcclSum, count, rank, 3}, comm, false, nullptr);
     return kChildOk;
   });
+}
+
+// Two ranks as threads of one process, on one emulated device: each uses
+// the other's pointers directly (the driver refuses to open a process's
+// own IPC handle, so an IPC handle here would make both fall back). The
+// reduce-scatter and the all-gather, in place and not, on the NULL stream
+// and a stream, each bit-equal to the CPU collective; the path is read
+// from each rank's staging report (the threads share the emulation's
+// counters): 4 calls of each ran device-resident on each rank.
+TEST(DeviceCollectives, RanksThatAreThreadsOfOneProcess) {
+  setenv("SPCCL_STAGING_REPORT", "1", 1);
+  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+    spcclUniqueId id;
+    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
+    StderrCapture capture;
+    auto rankThread = [&id](int rank) {
+      if (emuCudaSetCurrentDevice(0) != 0) return;
+      spcclComm_t comm = initRank(2, id, rank);
+      void* stream = emuCudaStreamCreate();
+      for (Coll coll : {Coll::ReduceScatter, Coll::AllGather})
+        for (bool inPlace : {false, true})
+          for (void* on : {static_cast<void*>(nullptr), stream})
+            checkOne(Shape{coll, spcclInt32, spcclSum, 300, rank, 2}, comm, inPlace, on,
+                     Path::ReadByCaller);
+      emuCudaStreamDestroy(stream);
+      spcclCommDestroy(comm);
+    };
+    std::thread other(rankThread, 1);
+    rankThread(0);
+    other.join();
+    const std::string report = capture.finish();
+    const std::map<std::string, uint64_t> expected = {{"all-gather", 4}, {"reduce-scatter", 4}};
+    for (int rank : {0, 1})
+      EXPECT_EQ(deviceResidentCounts(report, rank), expected)
+          << "rank " << rank << "'s staging report:\n"
+          << report;
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  unsetenv("SPCCL_STAGING_REPORT");
+  EXPECT_EQ(outcomes[0].status, kChildOk);
 }
 
 // The spcclI* forms run device-resident too, queued on the worker; two in
@@ -317,7 +247,7 @@ void onThreeDevices(const char* noPeerAccess, bool devicePath) {
                for (Coll coll : kColls)
                  for (bool inPlace : {false, true})
                    checkOne(Shape{coll, spcclFloat32, spcclSum, 100, rank, 3}, comm, inPlace,
-                            stream, devicePath);
+                            stream, devicePath ? Path::Device : Path::Fallback);
                emuCudaStreamDestroy(stream);
                return kChildOk;
              },

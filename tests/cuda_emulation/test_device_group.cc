@@ -1,30 +1,30 @@
-// Grouped all-reduces of device buffers (core/device_group.h) against the
-// emulated driver, as test_device_all_reduce.cc runs the ungrouped ones:
+// Grouped collectives of device buffers (core/device_group.h) against the
+// emulated driver, as test_device_all_reduce.cc and
+// test_device_collectives.cc run the ungrouped ones:
 // forked ranks over real sockets, emulated device memory that peers map
 // through IPC handles, cuLaunchKernel running a HOST stand-in of spccl's
 // kernel. It proves the group's schedule and agreement, not a GPU.
 //
 // Whether the path was taken is read two ways: the emulated driver's
-// kernel launches, and the count SPCCL_STAGING_REPORT=1 prints when the
-// communicator ends (the figure the GPU stage script checks).
+// counters (kernel launches, copies through the host), and the counts per
+// collective that SPCCL_STAGING_REPORT=1 prints when the communicator
+// ends (the figure the GPU stage script checks).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
+#include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "device_collective_shapes.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
+#include "staging_report.h"
 
 using namespace spccl::testing;
 
@@ -65,38 +65,20 @@ struct CallBuffers {
   DeviceBytes send, recvStorage;
 };
 
-// The number in this rank's "N all-reduce calls ran device-resident" line
-// of the staging report, printed on stderr by spcclCommDestroy (0: none).
-// Destroys comm.
-uint64_t destroyAndCountDeviceResident(spcclComm_t comm) {
-  char path[] = "/tmp/spccl_device_group_XXXXXX";
-  const int file = mkstemp(path);
-  const int saved = dup(2);
-  fflush(stderr);
-  dup2(file, 2);
-  spcclCommDestroy(comm);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(file);
-  std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::remove(path);
-  std::smatch match;
-  static const std::regex kLine("([0-9]+) all-reduce calls ran device-resident");
-  return std::regex_search(text, match, kLine) ? std::stoull(match[1]) : 0;
-}
+using Counts = std::map<std::string, uint64_t>;
 
-// body on n forked ranks; each rank's staging report must count
-// `deviceResident` calls.
-void runCountingRanks(int n, uint64_t deviceResident,
+// body on n forked ranks; each rank's staging report must count exactly
+// `deviceResident` calls per collective (staging_report.h).
+void runCountingRanks(int n, const Counts& deviceResident,
                       const std::function<void(int, spcclComm_t)>& body) {
   setenv("SPCCL_STAGING_REPORT", "1", 1);
   auto outcomes = forkRanks(n, [&](int rank, const spcclUniqueId& id) {
     spcclComm_t comm = initRank(n, id, rank);
     body(rank, comm);
-    EXPECT_EQ(destroyAndCountDeviceResident(comm), deviceResident)
-        << "rank " << rank << ": all-reduces counted as device-resident";
+    StderrCapture report;
+    spcclCommDestroy(comm);
+    EXPECT_EQ(deviceResidentCounts(report.finish(), rank), deviceResident)
+        << "rank " << rank << ": calls counted as device-resident";
     return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
   });
   unsetenv("SPCCL_STAGING_REPORT");
@@ -137,7 +119,7 @@ void groupOfAllReduces(spcclComm_t comm, int rank, const std::vector<Planned>& c
 // A group of three all-reduces, on the NULL stream and then on a stream:
 // six calls device-resident on every rank.
 void threeAllReduces(int n) {
-  runCountingRanks(n, 6, [](int rank, spcclComm_t comm) {
+  runCountingRanks(n, {{"all-reduce", 6}}, [](int rank, spcclComm_t comm) {
     groupOfAllReduces(comm, rank, kThreeCalls, nullptr, true);
     void* stream = emuCudaStreamCreate();
     groupOfAllReduces(comm, rank, kThreeCalls, stream, true);
@@ -152,7 +134,7 @@ TEST(DeviceGroup, ThreeAllReducesTakeThePathN3) { threeAllReduces(3); }
 // of the one before it (one buffer, in place), enqueued, then synchronised
 // once: 1 doubled three times on two ranks.
 TEST(DeviceGroup, ChainedCallsOfAGroupOnAStream) {
-  runCountingRanks(2, 3, [](int rank, spcclComm_t comm) {
+  runCountingRanks(2, {{"all-reduce", 3}}, [](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
     const size_t count = 64;
     DeviceBytes buffer(count * sizeof(float));
@@ -176,39 +158,142 @@ TEST(DeviceGroup, ChainedCallsOfAGroupOnAStream) {
 // SPCCL_DEVICE_ALLREDUCE=0: grouped all-reduces are staged as before.
 TEST(DeviceGroup, KnobOffStagesGroupsAsBefore) {
   setenv("SPCCL_DEVICE_ALLREDUCE", "0", 1);
-  runCountingRanks(2, 0, [](int rank, spcclComm_t comm) {
+  runCountingRanks(2, {}, [](int rank, spcclComm_t comm) {
     groupOfAllReduces(comm, rank, kThreeCalls, nullptr, false);
   });
   unsetenv("SPCCL_DEVICE_ALLREDUCE");
 }
 
-// An all-reduce and a broadcast in one group: staged as one unit, as
-// before (no kernel, nothing counted), and right.
-TEST(DeviceGroup, AllReduceAndBroadcastStayStaged) {
-  runCountingRanks(3, 0, [](int rank, spcclComm_t comm) {
-    const size_t count = 50;
+// An all-reduce and an all-to-all (which never runs device-resident) in
+// one group: staged as one unit, as before (no kernel, nothing counted),
+// and right.
+TEST(DeviceGroup, AllReduceAndAllToAllStayStaged) {
+  runCountingRanks(3, {}, [](int rank, spcclComm_t comm) {
+    const size_t count = 50, perPeer = 10, n = 3;
     const std::vector<unsigned char> expected = reference(comm, rank, spcclInt32, spcclSum, count);
-    DeviceBytes send(count * 4), recv(count * 4), cast(count * 4);
+    std::vector<unsigned char> swapIn = inputOf(rank, spcclInt32, perPeer * n);
+    std::vector<unsigned char> swapped(swapIn.size());
+    ASSERT_EQ(spcclAllToAll(swapIn.data(), swapped.data(), perPeer, spcclInt32, comm, nullptr),
+              spcclSuccess);
+    DeviceBytes send(count * 4), recv(count * 4), swapSend(swapIn.size()), swapRecv(swapIn.size());
     send.set(inputOf(rank, spcclInt32, count));
-    // Non-roots hold their own values, which the broadcast overwrites.
-    cast.set(inputOf(rank == 1 ? 7 : rank, spcclInt32, count));
+    swapSend.set(swapIn);
     const uint64_t before = launches();
     ASSERT_EQ(spcclGroupStart(), spcclSuccess);
     ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
               spcclSuccess);
-    ASSERT_EQ(spcclBroadcast(cast.data(), cast.data(), count, spcclInt32, 1, comm, nullptr),
+    ASSERT_EQ(spcclAllToAll(swapSend.data(), swapRecv.data(), perPeer, spcclInt32, comm, nullptr),
               spcclSuccess);
     ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << spcclGetLastError(comm);
     EXPECT_EQ(recv.get(nullptr), expected) << "rank " << rank;
-    EXPECT_EQ(cast.get(nullptr), inputOf(7, spcclInt32, count)) << "rank " << rank;
+    EXPECT_EQ(swapRecv.get(nullptr), swapped) << "rank " << rank;
     EXPECT_EQ(launches(), before) << "rank " << rank << ": a kernel ran in a staged group";
+  });
+}
+
+// One call of a mixed group: its shape and whether in place.
+struct GroupedShape {
+  Shape shape;
+  bool inPlace;
+};
+
+// FSDP's pattern and the rooted calls in one group: a reduce-scatter of
+// gradients (bfloat16, avg), an all-gather of parameters in place, a
+// broadcast (a non-root passes no sendbuff) and a reduce (a non-root
+// passes no recvbuff), the root being the last rank.
+std::vector<GroupedShape> fsdpGroup(int rank, int n) {
+  return {{Shape{Coll::ReduceScatter, spcclBfloat16, spcclAvg, 1000, rank, n}, false},
+          {Shape{Coll::AllGather, spcclBfloat16, spcclSum, 1000, rank, n}, true},
+          {Shape{Coll::Broadcast, spcclFloat32, spcclSum, 37, rank, n}, false},
+          {Shape{Coll::Reduce, spcclInt64, spcclMax, 5, rank, n}, false}};
+}
+
+// The calls in one group on `stream`, each checked bit for bit against the
+// CPU collective; with devicePath, nothing went through the host between
+// spcclGroupStart and the stream's end and the reduce-scatter's kernel ran
+// on this rank, else (staged) no kernel ran.
+void groupOfShapes(spcclComm_t comm, const std::vector<GroupedShape>& calls, void* stream,
+                   bool devicePath) {
+  const int rank = calls.front().shape.rank;
+  std::vector<std::vector<unsigned char>> expected;
+  for (const GroupedShape& c : calls) expected.push_back(reference(c.shape, comm));
+  std::vector<std::unique_ptr<ShapeBuffers>> buffers;
+  for (const GroupedShape& c : calls)
+    buffers.push_back(std::make_unique<ShapeBuffers>(c.shape, c.inPlace));
+  const EmuCudaCounters before = now();
+  ASSERT_EQ(spcclGroupStart(), spcclSuccess);
+  for (size_t k = 0; k < calls.size(); ++k)
+    ASSERT_EQ(callOn(calls[k].shape, buffers[k]->send(), buffers[k]->recv(), comm, stream),
+              spcclSuccess)
+        << spcclGetLastError(comm);
+  ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << "rank " << rank << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  const Seen seen = since(before);
+  if (devicePath) {
+    EXPECT_EQ(seen.hostCopies, 0u) << "rank " << rank << ": the group was staged";
+    EXPECT_GT(seen.launches, 0u) << "rank " << rank << ": no kernel ran";
+  } else {
+    EXPECT_EQ(seen.launches, 0u) << "rank " << rank << ": a kernel ran in a staged group";
+  }
+  for (size_t k = 0; k < calls.size(); ++k)
+    EXPECT_EQ(buffers[k]->result(stream), expected[k])
+        << calls[k].shape.describe(calls[k].inPlace, stream) << ", rank " << rank << ", call " << k
+        << " of the group";
+}
+
+// The group on the NULL stream and then on a stream: each of its four
+// collectives ran device-resident twice on every rank.
+void fsdpGroupTakesThePath(int n) {
+  const Counts twiceEach = {
+      {"reduce-scatter", 2}, {"all-gather", 2}, {"broadcast", 2}, {"reduce", 2}};
+  runCountingRanks(n, twiceEach, [n](int rank, spcclComm_t comm) {
+    groupOfShapes(comm, fsdpGroup(rank, n), nullptr, true);
+    void* stream = emuCudaStreamCreate();
+    groupOfShapes(comm, fsdpGroup(rank, n), stream, true);
+    emuCudaStreamDestroy(stream);
+  });
+}
+
+TEST(DeviceGroup, ReduceScatterAllGatherBroadcastReduceTakeThePathN2) { fsdpGroupTakesThePath(2); }
+TEST(DeviceGroup, ReduceScatterAllGatherBroadcastReduceTakeThePathN3) { fsdpGroupTakesThePath(3); }
+
+// The same group with a send to the next rank and a receive from the
+// previous one: staged as one unit (no kernel, nothing counted), every
+// call right, the received bytes those the previous rank sent.
+TEST(DeviceGroup, ACollectiveGroupWithASendAndRecvStaysStagedN3) {
+  runCountingRanks(3, {}, [](int rank, spcclComm_t comm) {
+    const int n = 3, next = (rank + 1) % n, previous = (rank + n - 1) % n;
+    const size_t count = 40;
+    std::vector<GroupedShape> calls = fsdpGroup(rank, n);
+    std::vector<std::vector<unsigned char>> expected;
+    for (const GroupedShape& c : calls) expected.push_back(reference(c.shape, comm));
+    std::vector<std::unique_ptr<ShapeBuffers>> buffers;
+    for (const GroupedShape& c : calls)
+      buffers.push_back(std::make_unique<ShapeBuffers>(c.shape, c.inPlace));
+    DeviceBytes sent(count * 4), received(count * 4);
+    sent.set(inputOf(rank, spcclFloat32, count));
+    const uint64_t before = launches();
+    ASSERT_EQ(spcclGroupStart(), spcclSuccess);
+    ASSERT_EQ(callOn(calls[0].shape, buffers[0]->send(), buffers[0]->recv(), comm, nullptr),
+              spcclSuccess);
+    ASSERT_EQ(spcclSend(sent.data(), count, spcclFloat32, next, comm, nullptr), spcclSuccess);
+    ASSERT_EQ(spcclRecv(received.data(), count, spcclFloat32, previous, comm, nullptr),
+              spcclSuccess);
+    for (size_t k = 1; k < calls.size(); ++k)
+      ASSERT_EQ(callOn(calls[k].shape, buffers[k]->send(), buffers[k]->recv(), comm, nullptr),
+                spcclSuccess);
+    ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << spcclGetLastError(comm);
+    EXPECT_EQ(launches(), before) << "rank " << rank << ": a kernel ran in a staged group";
+    for (size_t k = 0; k < calls.size(); ++k)
+      EXPECT_EQ(buffers[k]->result(nullptr), expected[k]) << "rank " << rank << ", call " << k;
+    EXPECT_EQ(received.get(nullptr), inputOf(previous, spcclFloat32, count)) << "rank " << rank;
   });
 }
 
 // One rank's group has host buffers: every rank falls back in every call
 // of the group (the per-call agreement), with the right results.
 TEST(DeviceGroup, HostBuffersOnOneRankFallBackOnEveryRank) {
-  runCountingRanks(2, 0, [](int rank, spcclComm_t comm) {
+  runCountingRanks(2, {}, [](int rank, spcclComm_t comm) {
     if (rank == 0) {
       groupOfAllReduces(comm, rank, kThreeCalls, nullptr, false);
       return;
@@ -264,22 +349,30 @@ TEST(DeviceGroup, FailedLaunchInAGroupFailsEveryRankNamingIt) {
   });
 }
 
-// Ranks whose groups differ (an error of the program): rank 0 groups an
-// all-reduce and a broadcast (staged), the others two all-reduces (device
-// path). The staged all-reduce's frames do not match the device path's
-// agreement: every rank's spcclGroupEnd fails, well before the 20 s
-// deadline, and the ranks that see the frames name the mismatch.
-void groupsThatDiffer(int n) {
-  runOnRanks(n, [](int rank, spcclComm_t comm) {
+// Ranks whose groups differ (an error of the program). rank0Staged: rank
+// 0 groups an all-reduce and an all-to-all (staged), the others two
+// all-reduces (device path); the staged all-reduce's frames do not match
+// the device path's agreement. Otherwise every rank's group runs
+// device-resident and rank 0's second call is a broadcast where the
+// others' is an all-reduce: the broadcast's root agreement meets the
+// all-reduce's device-path agreement (seen). Either way every
+// rank's spcclGroupEnd fails, well before the 20 s deadline, naming the
+// mismatch and the device-path agreement.
+void groupsThatDiffer(int n, bool rank0Staged) {
+  runOnRanks(n, [n, rank0Staged](int rank, spcclComm_t comm) {
     const size_t count = 24;
-    DeviceBytes a(count * 4), b(count * 4);
+    DeviceBytes a(count * 4), b(count * 4), swapped(count * 4);
     a.set(inputOf(rank, spcclFloat32, count));
     b.set(inputOf(rank, spcclFloat32, count));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(spcclGroupStart(), spcclSuccess);
     EXPECT_EQ(spcclAllReduce(a.data(), a.data(), count, spcclFloat32, spcclSum, comm, nullptr),
               spcclSuccess);
-    if (rank == 0) {
+    if (rank == 0 && rank0Staged) {
+      EXPECT_EQ(spcclAllToAll(b.data(), swapped.data(), count / static_cast<size_t>(n),
+                              spcclFloat32, comm, nullptr),
+                spcclSuccess);
+    } else if (rank == 0) {
       EXPECT_EQ(spcclBroadcast(b.data(), b.data(), count, spcclFloat32, 0, comm, nullptr),
                 spcclSuccess);
     } else {
@@ -296,12 +389,18 @@ void groupsThatDiffer(int n) {
     EXPECT_TRUE(result == spcclInvalidUsage || result == spcclRemoteError)
         << "rank " << rank << ": " << spcclGetErrorString(result);
     EXPECT_NE(error.find("mismatch"), std::string::npos) << "rank " << rank << ": " << error;
+    // The device path's side named readably (runtime/frame.cc, describe).
+    EXPECT_NE(error.find("AllReduce device-path agreement(count=24, float, sum)"),
+              std::string::npos)
+        << "rank " << rank << ": " << error;
     EXPECT_LT(seconds, 10.0) << "rank " << rank << ": " << error;
     return kChildOk;
   });
 }
 
-TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN2) { groupsThatDiffer(2); }
-TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN3) { groupsThatDiffer(3); }
+TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN2) { groupsThatDiffer(2, true); }
+TEST(DeviceGroup, RanksWhoseGroupsDifferFailNamingTheMismatchN3) { groupsThatDiffer(3, true); }
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN2) { groupsThatDiffer(2, false); }
+TEST(DeviceGroup, RanksWhoseDeviceGroupsDifferInTheSecondCallFailN3) { groupsThatDiffer(3, false); }
 
 }  // namespace

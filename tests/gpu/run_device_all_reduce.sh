@@ -11,11 +11,13 @@
 #   3. the figures: f32 sum, 1 MiB to 256 MiB, 2 and 4 ranks, the path on
 #      (SPCCL_DEVICE_ALLREDUCE=1) against off (staged, the previous figures
 #      of docs/perf/gpu.md), each on the same machine in the same minutes.
-#   4. grouped all-reduces (core/device_group.h): spccl_gpu_collective_tests'
+#   4. grouped collectives (core/device_group.h): spccl_gpu_collective_tests'
 #      GroupedAllReduces (three all-reduces in one group, on a stream and
-#      on the NULL stream) on 2 and 4 ranks, checked element by element;
-#      the staging report must count all 6 calls device-resident on every
-#      rank, and nothing staged.
+#      on the NULL stream) and GroupedCollectives (a reduce-scatter, an
+#      all-gather, a broadcast and a reduce in one group, both stream
+#      forms) on 2 and 4 ranks, checked element by element; the staging
+#      report must count every call device-resident on every rank (6
+#      all-reduces; 2 of each of the four), and nothing staged.
 # Usage: run_device_all_reduce.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a
 # run fails, a check finds a wrong element, or the path was not taken.
 set -uo pipefail
@@ -88,20 +90,25 @@ for n in 2 4; do
     grep -vE '^#  *(Rank|Using|nThread)|^spccl staging' "$log" | grep -E '^ +[0-9]' | head -n 6
   done
 done
-# check_grouped NAME LOG STATUS RANKS: the gtest run passed on every rank
-# and each rank's staging report counts the group's 6 calls device-resident.
+# check_grouped NAME LOG STATUS RANKS COUNTED...: the gtest run passed on
+# every rank and each rank's staging report counts each COUNTED ("6
+# all-reduce", "2 broadcast") as calls that ran device-resident.
 check_grouped() {
   local name=$1 log=$2 status=$3 ranks=$4 verdict=PASS
-  local counted
-  counted=$(grep -cE "rank [0-9]+/$ranks: 6 all-reduce calls ran device-resident" "$log")
+  shift 4
+  local want counted missing=""
+  for want in "$@"; do
+    counted=$(grep -cE "rank [0-9]+/$ranks: $want calls ran device-resident" "$log")
+    [[ $counted -eq $ranks ]] || missing+=" '$want' on $counted of $ranks ranks;"
+  done
   if [[ $status -eq 124 ]]; then
     verdict="FAIL (timed out)"
   elif [[ $status -ne 0 ]]; then
     verdict="FAIL (exit $status)"
   elif grep -q "SKIPPED" "$log" || [[ $(grep -c "\[  PASSED  \] 1 test" "$log") -ne $ranks ]]; then
     verdict="FAIL (the test did not pass on every rank)"
-  elif [[ $counted -ne $ranks ]]; then
-    verdict="FAIL (the device path was not taken: $counted of $ranks ranks counted 6 calls)"
+  elif [[ -n $missing ]]; then
+    verdict="FAIL (the device path was not taken:$missing)"
   elif grep -q "staged whole" "$log"; then
     verdict="FAIL (some calls were staged)"
   fi
@@ -115,6 +122,11 @@ for n in 2 4; do
   log=$results/grouped_n$n.log
   SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 GTEST_FILTER=GpuCollectives.GroupedAllReduces \
     timeout 120 "$launcher" -n "$n" -- "$gtests" >"$log" 2>&1
-  check_grouped "grouped all-reduces, $n ranks, device path" "$log" $? "$n"
+  check_grouped "grouped all-reduces, $n ranks, device path" "$log" $? "$n" "6 all-reduce"
+  log=$results/grouped_collectives_n$n.log
+  SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 GTEST_FILTER=GpuCollectives.GroupedCollectives \
+    timeout 120 "$launcher" -n "$n" -- "$gtests" >"$log" 2>&1
+  check_grouped "grouped reduce-scatter, all-gather, broadcast, reduce, $n ranks, device path" \
+    "$log" $? "$n" "2 reduce-scatter" "2 all-gather" "2 broadcast" "2 reduce"
 done
 exit $failed

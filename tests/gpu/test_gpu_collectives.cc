@@ -462,6 +462,74 @@ TEST_F(GpuCollectives, GroupedAllReduces) {
   }
 }
 
+// FSDP's group and the rooted calls, in one group on each stream form: a
+// reduce-scatter (bfloat16, avg), an all-gather in place, a broadcast
+// whose non-roots pass no sendbuff and a reduce whose non-roots pass no
+// recvbuff (the root: the last rank). On one host they run
+// device-resident one after the other (core/device_group.h);
+// run_device_all_reduce.sh requires the staging report to count them.
+TEST_F(GpuCollectives, GroupedCollectives) {
+  const World& w = world();
+  const int root = w.nranks - 1;
+  const size_t count = 1000, n = static_cast<size_t>(w.nranks);
+  const spcclDataType_t rsType = spcclBfloat16, agType = spcclFloat32, castType = spcclFloat32,
+                        reduceType = spcclInt64;
+  const size_t rsSize = spcclTypeSize(rsType), agSize = spcclTypeSize(agType),
+               castSize = spcclTypeSize(castType), reduceSize = spcclTypeSize(reduceType);
+  for (cudaStream_t s : streams()) {
+    std::vector<char> rsIn = hostBuffer(rsType, count * n), rsWant = hostBuffer(rsType, count);
+    for (size_t i = 0; i < count * n; ++i)
+      store(rsType, rsIn.data(), i, reductionInput(spcclAvg, w.rank, i, w.nranks));
+    for (size_t i = 0; i < count; ++i)
+      store(rsType, rsWant.data(), i,
+            reductionReference(rsType, spcclAvg, w.rank * count + i, w.nranks));
+    std::vector<char> agIn = hostBuffer(agType, count), agWant = hostBuffer(agType, count * n);
+    for (size_t i = 0; i < count; ++i) store(agType, agIn.data(), i, tagValue(w.rank, 0, i));
+    for (int r = 0; r < w.nranks; ++r)
+      for (size_t i = 0; i < count; ++i)
+        store(agType, agWant.data(), r * count + i, tagValue(r, 0, i));
+    std::vector<char> castWant = hostBuffer(castType, count);
+    for (size_t i = 0; i < count; ++i) store(castType, castWant.data(), i, tagValue(root, 1, i));
+    std::vector<char> reduceIn = hostBuffer(reduceType, count),
+                      reduceWant = hostBuffer(reduceType, count);
+    for (size_t i = 0; i < count; ++i) {
+      store(reduceType, reduceIn.data(), i, reductionInput(spcclMax, w.rank, i, w.nranks));
+      store(reduceType, reduceWant.data(), i,
+            reductionReference(reduceType, spcclMax, i, w.nranks));
+    }
+    KindBuffer rsSend(deviceKind(), count * n * rsSize), rsRecv(deviceKind(), count * rsSize);
+    KindBuffer agBuffer(deviceKind(), count * n * agSize);
+    KindBuffer castSend(deviceKind(), count * castSize), castRecv(deviceKind(), count * castSize);
+    KindBuffer reduceSend(deviceKind(), count * reduceSize),
+        reduceRecv(deviceKind(), count * reduceSize);
+    rsSend.upload(rsIn.data(), rsIn.size(), s);
+    agBuffer.upload(agIn.data(), count * agSize, s, w.rank * count * agSize);
+    if (w.rank == root) castSend.upload(castWant.data(), count * castSize, s);
+    reduceSend.upload(reduceIn.data(), count * reduceSize, s);
+    const std::string what = std::string("rank ") + std::to_string(w.rank) +
+                             ": grouped reduce-scatter, all-gather, broadcast, reduce, " +
+                             streamName(s);
+    expectSuccess(spcclGroupStart(), "spcclGroupStart");
+    expectSuccess(
+        spcclReduceScatter(rsSend.get(), rsRecv.get(), count, rsType, spcclAvg, w.comm, s), what);
+    expectSuccess(spcclAllGather(agBuffer.as<char>() + w.rank * count * agSize, agBuffer.get(),
+                                 count, agType, w.comm, s),
+                  what);
+    expectSuccess(spcclBroadcast(w.rank == root ? castSend.get() : nullptr, castRecv.get(), count,
+                                 castType, root, w.comm, s),
+                  what);
+    expectSuccess(spcclReduce(reduceSend.get(), w.rank == root ? reduceRecv.get() : nullptr, count,
+                              reduceType, spcclMax, root, w.comm, s),
+                  what);
+    expectSuccess(spcclGroupEnd(), "spcclGroupEnd, " + what);
+    expectElements(rsWant, rsRecv.download(s), rsType, count, what + ": reduce-scatter");
+    expectElements(agWant, agBuffer.download(s), agType, count * n, what + ": all-gather");
+    expectElements(castWant, castRecv.download(s), castType, count, what + ": broadcast");
+    if (w.rank == root)
+      expectElements(reduceWant, reduceRecv.download(s), reduceType, count, what + ": reduce");
+  }
+}
+
 // ---- memory kinds ----
 
 TEST_F(GpuCollectives, PinnedManagedAndHostMemory) {

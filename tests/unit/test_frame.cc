@@ -106,6 +106,18 @@ TEST(Frame, DifferentCollectiveOrSequenceIsReported) {
   EXPECT_NE(threadLastError().find("#8"), std::string::npos);
 }
 
+// The device-resident path's agreement (an Internal call whose root says
+// which collective, deviceAgreementRoot) reads as what it is; spccl's
+// other Internal calls (root -1) as before.
+TEST(Frame, DeviceAgreementIsDescribedByItsCollective) {
+  const CollSignature agreement{CollType::Internal, spcclFloat32, spcclSum,
+                                deviceAgreementRoot(CollType::ReduceScatter), 24};
+  EXPECT_EQ(agreement.describe(), "ReduceScatter device-path agreement(count=24, float, sum)");
+  EXPECT_EQ(deviceAgreementRoot(CollType::AllReduce), -2);
+  const CollSignature internal{CollType::Internal, spcclUint8, spcclSum, -1, 16};
+  EXPECT_EQ(internal.describe(), "Internal(count=16, uint8, sum, root=-1)");
+}
+
 TEST(Frame, PayloadLargerThanReceiveBufferIsRejected) {
   FrameHeader h = dataHeader();
   FrameExpectation e = expectationFor(h);
