@@ -12,7 +12,7 @@
 #include "coll/root_agreement.h"
 #include "core/collective_buffers.h"
 #include "core/comm.h"
-#include "core/device_all_reduce_call.h"
+#include "core/device_collective_call.h"
 #include "core/device_group.h"
 #include "core/piece_gates.h"
 #include "core/staged_call.h"
@@ -200,7 +200,7 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   StagedCall staged(comm, name, stream);
   // The buffers' kinds first (which looks for the driver), then whether
   // a blocking dense collective outside a group runs device-resident
-  // (core/device_all_reduce_call.h, coll/device_collectives.h): its
+  // (core/device_collective_call.h, coll/device_collectives.h): its
   // buffers are then checked, not staged.
   if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
   const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
@@ -208,7 +208,7 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   if (res == spcclSuccess && tlsGroup.depth == 0 && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
-    return finishCall(comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name));
+    return finishCall(comm, runDeviceCollectiveCall(comm, staged, call.args, call.signature, name));
   if (tlsGroup.depth > 0) {
     rememberComm(comm);
     tlsGroup.collectives.emplace_back(comm, call);
@@ -247,7 +247,7 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
     return finishCall(
-        comm, runDeviceAllReduceCall(comm, staged, call.args, call.signature, name, request));
+        comm, runDeviceCollectiveCall(comm, staged, call.args, call.signature, name, request));
   Call host = onHost(staged, call);
   return finishCall(comm, staged.runQueued([comm, host] { return execute(comm, host); }, request));
 }

@@ -22,7 +22,7 @@
 namespace spccl {
 
 // The all-reduce's name for the call, from before the other collectives
-// took the path too (core/device_all_reduce_call.cc fills one).
+// took the path too (core/device_collective_call.cc fills one).
 using DeviceAllReduceCall = DeviceCall;
 
 // The call on ctx, by the schedule above. The calling thread has the

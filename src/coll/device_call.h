@@ -25,7 +25,7 @@ struct DeviceCall {
   int root = -1;        // broadcast and reduce
   bool device = false;  // this rank's buffers are device memory (of the current context)
   // The device the communicator was created on, whose peer access every
-  // rank checked (core/device_all_reduce_call.h): buffers on another
+  // rank checked (core/device_collective_call.h): buffers on another
   // device make the call fall back.
   device::DeviceLocation creationDevice = 0;
 };

@@ -69,7 +69,7 @@ struct RankInfo {
   // PCI location the driver told), the CUDA driver and the device-resident
   // all-reduce's kernels (coll/device_all_reduce.h): a communicator joins
   // that schedule only when every rank can and every two ranks' devices
-  // reach each other (core/device_all_reduce_call.h).
+  // reach each other (core/device_collective_call.h).
   int32_t deviceAllReduceReady = 0;
   int32_t reserved2 = 0;
   // That device and the devices it can access as a peer (set with

@@ -114,7 +114,7 @@ struct spcclComm {
   std::atomic<bool> finalized{false};
   spcclRequest_t finalizeRequest = nullptr;
 
-  // The device-resident all-reduce (core/device_all_reduce_call.h):
+  // The device-resident all-reduce (core/device_collective_call.h):
   // whether this communicator's all-reduces join it (-1: not decided yet,
   // decided at the first all-reduce), and the peers' buffers it opened.
   int deviceAllReduceJoins = -1;

@@ -7,7 +7,7 @@
 #include "coll/device_collectives.h"
 #include "core/collective_buffers.h"
 #include "core/comm.h"
-#include "core/device_all_reduce_call.h"
+#include "core/device_collective_call.h"
 #include "core/staged_call.h"
 
 namespace spccl {
@@ -36,8 +36,8 @@ spcclResult_t runDeviceResidentGroup(spcclComm_t comm,
   // In issue order; the first failure ends the group on this rank, and
   // the schedule's barriers end it on the peers in the same call.
   for (size_t k = 0; k < calls.size(); ++k)
-    SPCCL_CHECK(
-        runDeviceAllReduceCall(comm, *staged[k], calls[k].args, calls[k].signature, calls[k].name));
+    SPCCL_CHECK(runDeviceCollectiveCall(comm, *staged[k], calls[k].args, calls[k].signature,
+                                        calls[k].name));
   return spcclSuccess;
 }
 

@@ -1,5 +1,5 @@
 // Grouped collectives of device buffers on the device-resident path
-// (core/device_all_reduce_call.h; docs/gpu.md, "Device-resident
+// (core/device_collective_call.h; docs/gpu.md, "Device-resident
 // collectives", "In a group").
 //
 // A group's calls on a communicator run device-resident at spcclGroupEnd

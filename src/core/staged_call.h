@@ -47,7 +47,7 @@ class StagedCall {
   // A blocking API call: at once, or enqueued on the stream. Not
   // finishCall'ed: the caller does.
   spcclResult_t run(std::function<spcclResult_t()> body);
-  // A call that reaches device buffers itself (core/device_all_reduce_call.h):
+  // A call that reaches device buffers itself (core/device_collective_call.h):
   // nothing staged or copied. At once (a NULL stream: after the legacy
   // stream's earlier work), or in the stream's order like run; body runs
   // with the buffers' CUDA context current.

@@ -26,7 +26,7 @@ class StagingProfile {
   // One call cut into pieces (its copies overlap the transfers).
   void recordOverlapped();
   // One collective of `type` that ran device-resident
-  // (core/device_all_reduce_call.h): nothing staged.
+  // (core/device_collective_call.h): nothing staged.
   void recordDeviceResident(CollType type);
   // One sparse all-reduce whose non-zeros were extracted and scattered on
   // the device (core/device_sparse_call.h), with the bytes it copied

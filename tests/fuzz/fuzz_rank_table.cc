@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/bootstrap.h"
-#include "core/device_all_reduce_call.h"
+#include "core/device_collective_call.h"
 #include "core/job_settings.h"
 #include "fuzz_support.h"
 
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const spcclResult_t res = checkJobSettingsAgree(ranks, me);
   // The device all-reduce's peer check reads every rank's list of peer
-  // devices (core/device_all_reduce_call.h): never past it, whatever the
+  // devices (core/device_collective_call.h): never past it, whatever the
   // counts say, and it names a pair when it refuses.
   std::string why;
   if (!devicesReachEachOther(ranks, &why)) SPCCL_FUZZ_CHECK(!why.empty());

@@ -1,5 +1,5 @@
 // Whether a communicator's ranks may take the device-resident all-reduce
-// on several GPUs (devicesReachEachOther, core/device_all_reduce_call.h):
+// on several GPUs (devicesReachEachOther, core/device_collective_call.h):
 // from the rendezvous table alone, so a table is built here by hand,
 // including entries a faulty or hostile peer could send.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/bootstrap.h"
-#include "core/device_all_reduce_call.h"
+#include "core/device_collective_call.h"
 
 namespace spccl {
 namespace {

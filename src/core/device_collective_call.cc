@@ -1,4 +1,4 @@
-#include "core/device_all_reduce_call.h"
+#include "core/device_collective_call.h"
 
 #include <memory>
 #include <string>
@@ -62,7 +62,7 @@ bool joinsDeviceAllReduce(spcclComm_t comm) {
   return comm->deviceAllReduceJoins == 1;
 }
 
-spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
+spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
                                      const CollSignature& signature, const char* name,
                                      spcclRequest_t* request) {
   if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();

@@ -42,7 +42,7 @@ bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why)
 // Any collective for which runsDeviceResident (coll/device_collectives.h).
 // With a request, a non-blocking call (spcclIallReduce, spcclIbroadcast,
 // ...): queued, in issue order with the communicator's other work.
-spcclResult_t runDeviceAllReduceCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
+spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
                                      const CollSignature& signature, const char* name,
                                      spcclRequest_t* request = nullptr);
 
