@@ -63,8 +63,8 @@ bool joinsDeviceAllReduce(spcclComm_t comm) {
 }
 
 spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
-                                     const CollSignature& signature, const char* name,
-                                     spcclRequest_t* request) {
+                                      const CollSignature& signature, const char* name,
+                                      spcclRequest_t* request) {
   if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
   DeviceAllReduceCall call;
   call.name = name;

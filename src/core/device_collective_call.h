@@ -43,7 +43,7 @@ bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why)
 // With a request, a non-blocking call (spcclIallReduce, spcclIbroadcast,
 // ...): queued, in issue order with the communicator's other work.
 spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
-                                     const CollSignature& signature, const char* name,
-                                     spcclRequest_t* request = nullptr);
+                                      const CollSignature& signature, const char* name,
+                                      spcclRequest_t* request = nullptr);
 
 }  // namespace spccl
