@@ -7,6 +7,7 @@
 #include "base/check.h"
 #include "compress/token_allreduce.h"
 #include "core/comm.h"
+#include "core/device_token_call.h"
 #include "core/staged_call.h"
 #include "spccl.h"
 
@@ -78,9 +79,9 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
   return spcclSuccess;
 }
 
-// buff, the scores or the mask, maskOut and the residual: where the CPU
-// reaches them.
-spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
+// buff, the scores or the mask, maskOut and the residual, named for the
+// staging's errors.
+void addBuffers(const TokenCall& call, StagedCall& staged) {
   const size_t rowsBytes = call.tokens * call.hidden * spcclTypeSize(call.type);
   staged.add("buff", call.buff, rowsBytes, device::Access::ReadWrite);
   if (call.isTopk()) {
@@ -92,6 +93,11 @@ spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
   if (call.compressed)
     staged.add("cfg->residual", call.compression.residual,
                call.tokens * call.hidden * sizeof(float), device::Access::ReadWrite);
+}
+
+// Every buffer where the CPU reaches it.
+spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
+  addBuffers(call, staged);
   return staged.prepare();
 }
 
@@ -111,7 +117,18 @@ TokenCall onHost(const StagedCall& staged, TokenCall call) {
 spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                                  void* stream) {
   StagedCall staged(comm, call.name, stream);
-  if (prepared == spcclSuccess) prepared = stage(call, staged);
+  if (prepared == spcclSuccess) {
+    addBuffers(call, staged);
+    prepared = staged.validate();
+  }
+  // A device tensor: only its kept rows cross to the host and back.
+  if (prepared == spcclSuccess && deviceTokensApply(staged, call)) {
+    std::shared_ptr<DeviceTokenPlan> plan;
+    prepared = prepareDeviceTokens(staged, call, &plan);
+    if (prepared != spcclSuccess) return rejectCall(comm, prepared);
+    return finishCall(comm, runDeviceTokens(comm, staged, call, plan));
+  }
+  if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
   return finishCall(comm,
