@@ -80,10 +80,9 @@ spcclResult_t DeviceRows::synchronize(const char* what) {
 spcclResult_t DeviceRows::uploadRows(std::span<const size_t> rows, const char* what) {
   const size_t bytes = rows.size() * sizeof(uint64_t);
   SPCCL_CHECK(indices_.reserve(bytes, "the row indices"));
-  SPCCL_CHECK(copy(what,
-                   device::cudaDriver()->memcpyHtoDAsync(indices_.address(), rows.data(), bytes,
-                                                         stream_),
-                   "cuMemcpyHtoDAsync"));
+  SPCCL_CHECK(copy(
+      what, device::cudaDriver()->memcpyHtoDAsync(indices_.address(), rows.data(), bytes, stream_),
+      "cuMemcpyHtoDAsync"));
   bytesToDevice_ += bytes;
   return spcclSuccess;
 }

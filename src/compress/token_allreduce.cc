@@ -138,9 +138,8 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     }
   }
   if (call.mover != nullptr)
-    SPCCL_CHECK(call.mover->unpack(count > 0 ? std::span<const size_t>(rows)
-                                             : std::span<const size_t>(),
-                                   mask.data()));
+    SPCCL_CHECK(call.mover->unpack(
+        count > 0 ? std::span<const size_t>(rows) : std::span<const size_t>(), mask.data()));
   else if (count == 0 || !inPlace)
     applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
   if (ctx.explainsChoice()) {

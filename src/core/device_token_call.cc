@@ -78,8 +78,8 @@ class DeviceRowsMover : public compress::TokenRowsMover {
 spcclResult_t hostInputs(DeviceRows& rows, const DeviceTokenPlan& plan, TokenCall* run) {
   auto* small = static_cast<unsigned char*>(plan.small.data());
   if (run->isTopk() && plan.scoresOnDevice) {
-    SPCCL_CHECK(rows.copyToHost(small, run->scores, run->tokens * sizeof(float),
-                                "the scores to the host"));
+    SPCCL_CHECK(
+        rows.copyToHost(small, run->scores, run->tokens * sizeof(float), "the scores to the host"));
     run->scores = reinterpret_cast<const float*>(small);
   }
   if (!run->isTopk() && plan.maskOnDevice) {
@@ -110,8 +110,8 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& cal
   // Top-k keeps `keep` rows; a mask call, the mask's (known on the host
   // only at run time when the mask is device memory): at most every row.
   const size_t rows = call.isTopk() ? call.keep : call.tokens;
-  SPCCL_CHECK(device::acquirePinned(std::max<size_t>(rows * call.hidden * spcclTypeSize(call.type), 1),
-                                    &plan->packed));
+  SPCCL_CHECK(device::acquirePinned(
+      std::max<size_t>(rows * call.hidden * spcclTypeSize(call.type), 1), &plan->packed));
   SPCCL_CHECK(device::acquirePinned(call.tokens * (sizeof(float) + 1) + 1, &plan->small));
   *out = std::move(plan);
   return spcclSuccess;
@@ -132,9 +132,9 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
     }
     DeviceRowsMover mover(rows, plan->packed.data(), call.prunePolicy, call.tokens);
     run.mover = &mover;
-    const spcclResult_t ran =
-        spccl::runCollective(*comm->engine, compress::signatureOf(run),
-                             [&run](CollContext& ctx) { return compress::runTokenAllReduce(ctx, run); });
+    const spcclResult_t ran = spccl::runCollective(
+        *comm->engine, compress::signatureOf(run),
+        [&run](CollContext& ctx) { return compress::runTokenAllReduce(ctx, run); });
     if (ran != spcclSuccess && mover.failed()) {
       // The peers are inside the all-reduce of the rows, waiting for this
       // rank's: breaking the communicator tells them now. A failed launch
@@ -145,7 +145,8 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
     }
     SPCCL_CHECK(ran);
     if (plan->maskOutOnDevice)
-      SPCCL_CHECK(rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
+      SPCCL_CHECK(
+          rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
     comm->stagingProfile->recordDeviceTokens(rows.bytesToHost(), rows.bytesToDevice());
     return spcclSuccess;
   });

@@ -37,8 +37,7 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const compress::Toke
 // before the collective withdraws this rank from it; one inside it (the
 // gather, the scatter) breaks the communicator, so that the peers fail at
 // once, naming this rank, instead of at the deadline.
-spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged,
-                              const compress::TokenCall& call,
+spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const compress::TokenCall& call,
                               const std::shared_ptr<DeviceTokenPlan>& plan);
 
 }  // namespace spccl

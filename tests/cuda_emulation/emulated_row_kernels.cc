@@ -17,8 +17,7 @@ bool isRowKernel(const std::string& name) {
 }
 
 CuResult prepareRowKernel(const std::string& name, unsigned /*gridX*/, unsigned blockX,
-                          void** params, const KernelAccess& access,
-                          std::function<void()>* work) {
+                          void** params, const KernelAccess& access, std::function<void()>* work) {
   if (!isRowKernel(name) || params == nullptr || blockX != dr::kThreads) return kInvalidValue;
   dr::RowsArgs args{};
   std::memcpy(&args, params[0], sizeof(args));
@@ -26,15 +25,15 @@ CuResult prepareRowKernel(const std::string& name, unsigned /*gridX*/, unsigned 
   const uint64_t packedBytes = args.rowCount * args.rowBytes;
   // Every range the kernel reads or writes lies in memory the stream's
   // device reaches, as a GPU would fault (here at launch).
-  const std::pair<uint64_t, uint64_t> ranges[] = {
-      {args.tensor, args.tokens * args.rowBytes},
-      {args.rows, args.rowCount * sizeof(uint64_t)},
-      {args.packed, zero ? 0 : packedBytes}};
+  const std::pair<uint64_t, uint64_t> ranges[] = {{args.tensor, args.tokens * args.rowBytes},
+                                                  {args.rows, args.rowCount * sizeof(uint64_t)},
+                                                  {args.packed, zero ? 0 : packedBytes}};
   for (const auto& [address, bytes] : ranges)
     if (bytes > 0)
       if (const CuResult r = access(address, bytes); r != kSuccess) return r;
-  void (*move)(const dr::RowsArgs&, uint64_t) =
-      zero ? dr::zeroByte : name == dr::kGatherKernel ? dr::gatherByte : dr::scatterByte;
+  void (*move)(const dr::RowsArgs&, uint64_t) = zero                        ? dr::zeroByte
+                                                : name == dr::kGatherKernel ? dr::gatherByte
+                                                                            : dr::scatterByte;
   *work = [move, args, packedBytes] {
     for (uint64_t i = 0; i < packedBytes; ++i) move(args, i);
   };

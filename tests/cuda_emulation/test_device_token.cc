@@ -165,15 +165,14 @@ Outcome tokenCall(spcclComm_t comm, int rank, bool deviceTokens, const Case& c) 
   const spcclCompression* config = c.compressed ? &cfg : nullptr;
   const EmuCudaCounters before = emuCudaCounters();
   Outcome out;
-  out.result = c.topk ? spcclTokenTopkAllReduce(buff.data(),
-                                                static_cast<const float*>(scoresBuffer.data()),
-                                                kTokens, kHidden, c.type, spcclSum, c.keep(),
-                                                config, c.policy,
-                                                static_cast<unsigned char*>(maskOut.data()), comm,
-                                                c.stream)
-                      : spcclTokenMaskAllReduce(
-                            buff.data(), static_cast<const unsigned char*>(maskBuffer.data()),
-                            kTokens, kHidden, c.type, spcclSum, config, c.policy, comm, c.stream);
+  out.result =
+      c.topk
+          ? spcclTokenTopkAllReduce(buff.data(), static_cast<const float*>(scoresBuffer.data()),
+                                    kTokens, kHidden, c.type, spcclSum, c.keep(), config, c.policy,
+                                    static_cast<unsigned char*>(maskOut.data()), comm, c.stream)
+          : spcclTokenMaskAllReduce(buff.data(),
+                                    static_cast<const unsigned char*>(maskBuffer.data()), kTokens,
+                                    kHidden, c.type, spcclSum, config, c.policy, comm, c.stream);
   EXPECT_EQ(out.result, spcclSuccess) << c.describe(rank) << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(c.stream);
   const EmuCudaCounters now = emuCudaCounters();
@@ -211,8 +210,7 @@ void compareWithStaged(spcclComm_t comm, int rank, const Case& c) {
   const bool zeroes = c.policy == spcclPruneZero && pruned > 0;
   EXPECT_EQ(device.cost.bytesFromDevice, kept * rowBytes + smallIn)
       << what << ": not only the kept rows copied in";
-  EXPECT_EQ(device.cost.bytesToDevice,
-            kept * (rowBytes + 8) + (zeroes ? pruned * 8 : 0) + smallOut)
+  EXPECT_EQ(device.cost.bytesToDevice, kept * (rowBytes + 8) + (zeroes ? pruned * 8 : 0) + smallOut)
       << what << ": not only the kept rows copied out";
   EXPECT_EQ(device.cost.launches, (kept > 0 ? 2u : 0u) + (zeroes ? 1u : 0u)) << what;
 }
@@ -311,10 +309,9 @@ TEST(DeviceToken, FailedGatherFailsEveryRankNamingIt) {
     const std::vector<float> scores = scoresOf(rank);
     if (rank == 1) emuCudaFailLaunches(1);
     const auto start = std::chrono::steady_clock::now();
-    const spcclResult_t result =
-        spcclTokenTopkAllReduce(buff.data(), scores.data(), kTokens, kHidden, spcclFloat32,
-                                spcclSum, kTokens / 2, nullptr, spcclPruneZero, nullptr, comm,
-                                nullptr);
+    const spcclResult_t result = spcclTokenTopkAllReduce(
+        buff.data(), scores.data(), kTokens, kHidden, spcclFloat32, spcclSum, kTokens / 2, nullptr,
+        spcclPruneZero, nullptr, comm, nullptr);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string error = spcclGetLastError(comm);
