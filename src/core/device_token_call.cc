@@ -38,7 +38,7 @@ bool onDevice(const void* pointer) {
 
 // The mover of compress/token_allreduce.h for a device tensor: the kept
 // rows through `onDevice`, packed in the plan's pinned memory. Remembers
-// whether it failed, which the caller must tell the peers.
+// whether the gather failed, which the caller must tell the peers.
 class DeviceRowsMover : public compress::TokenRowsMover {
  public:
   DeviceRowsMover(DeviceRows& rows, void* packed, spcclPrunePolicy_t policy, size_t tokens)
@@ -46,31 +46,30 @@ class DeviceRowsMover : public compress::TokenRowsMover {
 
   spcclResult_t pack(std::span<const size_t> rows, void** packed) override {
     *packed = packed_;
-    return noteFailure(rows_.gather(rows, packed_));
+    const spcclResult_t gathered = rows_.gather(rows, packed_);
+    packFailed_ = gathered != spcclSuccess;
+    return gathered;
   }
 
   spcclResult_t unpack(std::span<const size_t> rows, const unsigned char* mask) override {
-    SPCCL_CHECK(noteFailure(rows_.scatter(rows, packed_)));
+    SPCCL_CHECK(rows_.scatter(rows, packed_));
     if (policy_ != spcclPruneZero) return spcclSuccess;
     std::vector<size_t> pruned;
     for (size_t t = 0; t < tokens_; ++t)
       if (mask[t] == 0) pruned.push_back(t);
-    return noteFailure(rows_.zero(pruned));
+    return rows_.zero(pruned);
   }
 
-  bool failed() const { return failed_; }
+  // The gather failed: this rank's rows never reached the all-reduce that
+  // its peers are in. (A failure in unpack, after it, is this rank's only.)
+  bool packFailed() const { return packFailed_; }
 
  private:
-  spcclResult_t noteFailure(spcclResult_t result) {
-    if (result != spcclSuccess) failed_ = true;
-    return result;
-  }
-
   DeviceRows& rows_;
   void* packed_;
   spcclPrunePolicy_t policy_;
   size_t tokens_;
-  bool failed_ = false;
+  bool packFailed_ = false;
 };
 
 // The scores or the mask where the CPU reads them; maskOut where the CPU
@@ -135,7 +134,7 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
     const spcclResult_t ran = spccl::runCollective(
         *comm->engine, compress::signatureOf(run),
         [&run](CollContext& ctx) { return compress::runTokenAllReduce(ctx, run); });
-    if (ran != spcclSuccess && mover.failed()) {
+    if (ran != spcclSuccess && mover.packFailed()) {
       // The peers are inside the all-reduce of the rows, waiting for this
       // rank's: breaking the communicator tells them now. A failed launch
       // or copy usually leaves the CUDA context unusable anyway.

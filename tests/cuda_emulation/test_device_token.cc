@@ -328,4 +328,29 @@ TEST(DeviceToken, FailedGatherFailsEveryRankNamingIt) {
   });
 }
 
+// The same on a stream: the calls return at once; the failure becomes the
+// async error of both ranks.
+TEST(DeviceToken, FailedGatherOnAStreamIsTheAsyncErrorOfBoth) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const std::vector<unsigned char> input = tensorOf(rank, spcclFloat32);
+    Buffer buff(input.size(), EmuCudaDevice);
+    buff.set(input.data());
+    const std::vector<unsigned char> mask = maskOf(0.5);
+    void* stream = emuCudaStreamCreate();
+    if (rank == 1) emuCudaFailLaunches(1);
+    EXPECT_EQ(spcclTokenMaskAllReduce(buff.data(), mask.data(), kTokens, kHidden, spcclFloat32,
+                                      spcclSum, nullptr, spcclPruneZero, comm, stream),
+              spcclSuccess);
+    cuStreamSynchronize(stream);
+    spcclResult_t async = spcclSuccess;
+    EXPECT_EQ(spcclCommGetAsyncError(comm, &async), spcclSuccess);
+    EXPECT_NE(async, spcclSuccess) << "rank " << rank;
+    if (rank == 1) {
+      EXPECT_EQ(async, spcclSystemError);
+    }
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
+}
+
 }  // namespace
