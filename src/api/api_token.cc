@@ -1,6 +1,8 @@
 // API: token top-k and token mask all-reduces (AccTFM section 4.3.1; docs/algorithms.md
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
+#include <optional>
+
 #include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/compression_arguments.h"
@@ -80,7 +82,7 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
 }
 
 // buff, the scores or the mask, maskOut and the residual, named for the
-// staging's errors.
+// staging's errors (staged.prepare: where the CPU reaches them).
 void addBuffers(const TokenCall& call, StagedCall& staged) {
   const size_t rowsBytes = call.tokens * call.hidden * spcclTypeSize(call.type);
   staged.add("buff", call.buff, rowsBytes, device::Access::ReadWrite);
@@ -95,10 +97,22 @@ void addBuffers(const TokenCall& call, StagedCall& staged) {
                call.tokens * call.hidden * sizeof(float), device::Access::ReadWrite);
 }
 
-// Every buffer where the CPU reaches it.
-spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
-  addBuffers(call, staged);
-  return staged.prepare();
+// The buffers added and validated; then a device tensor whose kept rows
+// can move on the device runs so (core/device_token_call.h): its result.
+// nullopt: the call is to be staged whole (*prepared, if a success, says
+// it may).
+std::optional<spcclResult_t> runWithRowsOnDevice(spcclComm_t comm, spcclResult_t* prepared,
+                                                 StagedCall& staged, const TokenCall& call,
+                                                 spcclRequest_t* request) {
+  if (*prepared == spcclSuccess) {
+    addBuffers(call, staged);
+    *prepared = staged.validate();
+  }
+  if (*prepared != spcclSuccess || !deviceTokensApply(staged, call)) return std::nullopt;
+  std::shared_ptr<DeviceTokenPlan> plan;
+  const spcclResult_t planned = prepareDeviceTokens(staged, call, &plan);
+  if (planned != spcclSuccess) return rejectCall(comm, planned);
+  return finishCall(comm, runDeviceTokens(comm, staged, call, plan, request));
 }
 
 TokenCall onHost(const StagedCall& staged, TokenCall call) {
@@ -117,17 +131,7 @@ TokenCall onHost(const StagedCall& staged, TokenCall call) {
 spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                                  void* stream) {
   StagedCall staged(comm, call.name, stream);
-  if (prepared == spcclSuccess) {
-    addBuffers(call, staged);
-    prepared = staged.validate();
-  }
-  // A device tensor: only its kept rows cross to the host and back.
-  if (prepared == spcclSuccess && deviceTokensApply(staged, call)) {
-    std::shared_ptr<DeviceTokenPlan> plan;
-    prepared = prepareDeviceTokens(staged, call, &plan);
-    if (prepared != spcclSuccess) return rejectCall(comm, prepared);
-    return finishCall(comm, runDeviceTokens(comm, staged, call, plan));
-  }
+  if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, nullptr)) return *done;
   if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
@@ -141,7 +145,8 @@ spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const To
                               spcclRequest_t* request) {
   if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
   StagedCall staged(comm, call.name, nullptr);
-  if (prepared == spcclSuccess) prepared = stage(call, staged);
+  if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, request)) return *done;
+  if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
   return finishCall(

@@ -134,7 +134,7 @@ static const std::vector<KnobSpec> kKnobs = {
      "staged through pinned memory, for comparison. A rank's own choice: the results are the "
      "same bits either way"},
     {"SPCCL_DEVICE_TOKENS", "1",
-     "1: a blocking token top-k or mask all-reduce of a CUDA device tensor copies only the scores "
+     "1: a token top-k or mask all-reduce of a CUDA device tensor copies only the scores "
      "or the mask to the host, gathers the kept rows on the GPU with spccl's embedded kernels and "
      "copies only those to the host and back (docs/gpu.md; not yet run on a GPU); 0: the whole "
      "tensor staged through pinned memory, for comparison. A rank's own choice: the results are "

@@ -117,8 +117,9 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& cal
 }
 
 spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenCall& call,
-                              const std::shared_ptr<DeviceTokenPlan>& plan) {
-  return staged.runDirect([comm, call, plan]() -> spcclResult_t {
+                              const std::shared_ptr<DeviceTokenPlan>& plan,
+                              spcclRequest_t* request) {
+  auto body = [comm, call, plan]() -> spcclResult_t {
     DeviceRows rows(call.name, plan->stream, call.buff, call.tokens,
                     call.hidden * spcclTypeSize(call.type));
     TokenCall run = call;
@@ -148,7 +149,9 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
           rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
     comm->stagingProfile->recordDeviceTokens(rows.bytesToHost(), rows.bytesToDevice());
     return spcclSuccess;
-  });
+  };
+  return request != nullptr ? staged.runDirectQueued(std::move(body), request)
+                            : staged.runDirect(std::move(body));
 }
 
 }  // namespace spccl

@@ -33,11 +33,13 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const compress::Toke
                                   std::shared_ptr<DeviceTokenPlan>* out);
 
 // Runs it at once (NULL stream: after the legacy stream's work) or in the
-// stream's order (staged.runDirect); not finishCall'ed. A device failure
+// stream's order (staged.runDirect); with a request, queued as a
+// non-blocking call (staged.runDirectQueued). Not finishCall'ed. A device failure
 // before the collective withdraws this rank from it; one inside it (the
 // gather, the scatter) breaks the communicator, so that the peers fail at
 // once, naming this rank, instead of at the deadline.
 spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const compress::TokenCall& call,
-                              const std::shared_ptr<DeviceTokenPlan>& plan);
+                              const std::shared_ptr<DeviceTokenPlan>& plan,
+                              spcclRequest_t* request = nullptr);
 
 }  // namespace spccl

@@ -125,15 +125,16 @@ struct Case {
   int smallKind = -1;  // where scores, mask and maskOut lie
   int buffKind = EmuCudaDevice;
   spcclDataType_t type = spcclFloat32;
+  bool nonBlocking = false;  // spcclItoken...AllReduce, then spcclWait (no stream)
 
   size_t keep() const { return static_cast<size_t>(keepFraction * kTokens); }
   std::string describe(int rank) const {
     return std::string(topk ? "top-k" : "mask") + " keep " + std::to_string(keepFraction) +
            (compressed ? " compressed" : " dense") + (residual ? " with residual" : "") +
            (policy == spcclPruneZero ? " prune zero" : " keep local") +
-           (stream != nullptr ? " on a stream" : " on the NULL stream") + " small kind " +
-           std::to_string(smallKind) + " type " + std::to_string(type) + " rank " +
-           std::to_string(rank);
+           (stream != nullptr ? " on a stream" : " on the NULL stream") +
+           (nonBlocking ? " non-blocking" : "") + " small kind " + std::to_string(smallKind) +
+           " type " + std::to_string(type) + " rank " + std::to_string(rank);
   }
 };
 
@@ -165,14 +166,24 @@ Outcome tokenCall(spcclComm_t comm, int rank, bool deviceTokens, const Case& c) 
   const spcclCompression* config = c.compressed ? &cfg : nullptr;
   const EmuCudaCounters before = emuCudaCounters();
   Outcome out;
-  out.result =
-      c.topk
-          ? spcclTokenTopkAllReduce(buff.data(), static_cast<const float*>(scoresBuffer.data()),
-                                    kTokens, kHidden, c.type, spcclSum, c.keep(), config, c.policy,
-                                    static_cast<unsigned char*>(maskOut.data()), comm, c.stream)
-          : spcclTokenMaskAllReduce(buff.data(),
-                                    static_cast<const unsigned char*>(maskBuffer.data()), kTokens,
-                                    kHidden, c.type, spcclSum, config, c.policy, comm, c.stream);
+  const auto* scoresIn = static_cast<const float*>(scoresBuffer.data());
+  const auto* maskIn = static_cast<const unsigned char*>(maskBuffer.data());
+  auto* maskOutput = static_cast<unsigned char*>(maskOut.data());
+  if (c.nonBlocking) {
+    spcclRequest_t request = nullptr;
+    out.result =
+        c.topk ? spcclItokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type, spcclSum,
+                                          c.keep(), config, c.policy, maskOutput, comm, &request)
+               : spcclItokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type, spcclSum,
+                                          config, c.policy, comm, &request);
+    if (out.result == spcclSuccess) out.result = spcclWait(request);
+  } else {
+    out.result =
+        c.topk ? spcclTokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type, spcclSum,
+                                         c.keep(), config, c.policy, maskOutput, comm, c.stream)
+               : spcclTokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type, spcclSum,
+                                         config, c.policy, comm, c.stream);
+  }
   EXPECT_EQ(out.result, spcclSuccess) << c.describe(rank) << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(c.stream);
   const EmuCudaCounters now = emuCudaCounters();
@@ -243,6 +254,26 @@ TEST(DeviceToken, Float32EveryCaseN2) { everyCase(2, spcclFloat32); }
 TEST(DeviceToken, Float32EveryCaseN3) { everyCase(3, spcclFloat32); }
 TEST(DeviceToken, Bfloat16EveryCaseN2) { everyCase(2, spcclBfloat16); }
 TEST(DeviceToken, Bfloat16EveryCaseN3) { everyCase(3, spcclBfloat16); }
+
+// The non-blocking forms (no stream; spcclWait).
+TEST(DeviceToken, NonBlockingFormsN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    for (bool topk : {true, false})
+      for (bool compressed : {false, true})
+        for (spcclPrunePolicy_t policy : {spcclPruneZero, spcclPruneKeepLocal})
+          for (int smallKind : {-1, static_cast<int>(EmuCudaDevice)}) {
+            Case c;
+            c.topk = topk;
+            c.keepFraction = 0.1;
+            c.compressed = compressed;
+            c.policy = policy;
+            c.smallKind = smallKind;
+            c.nonBlocking = true;
+            compareWithStaged(comm, rank, c);
+          }
+    return kChildOk;
+  });
+}
 
 // Every token kept, and none.
 TEST(DeviceToken, KeepAllAndNoneN2) {
