@@ -93,8 +93,10 @@ spcclResult_t hostInputs(DeviceRows& rows, const DeviceTokenPlan& plan, TokenCal
 
 bool deviceTokensApply(const StagedCall& staged, const TokenCall& call) {
   const bool residual = call.compressed && call.compression.residual != nullptr;
-  return knobInt("SPCCL_DEVICE_TOKENS") != 0 && call.count() > 0 && !residual &&
-         staged.hasDeviceMemory() && onDevice(call.buff) && compress::deviceRowsAvailable();
+  // Cheapest first: host calls leave at the first test.
+  return staged.hasDeviceMemory() && call.count() > 0 && !residual &&
+         knobInt("SPCCL_DEVICE_TOKENS") != 0 && onDevice(call.buff) &&
+         compress::deviceRowsAvailable();
 }
 
 spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& call,
