@@ -71,3 +71,7 @@ spccl_embed_device_image(kernels/device_sparse/extract_nonzeros.cu
   extractNonZerosImage
   DEPENDS kernels/device_sparse/extract_nonzeros.h kernels/cpu/sparse/format_dispatch.h
     kernels/cpu/element_format.h kernels/cpu/half_float.h)
+# The token all-reduces' row gather, scatter and zeroing (docs/gpu.md).
+spccl_embed_device_image(kernels/device_rows/move_rows.cu
+  kernels/device_rows/move_rows_image.h spccl::kernels::device_rows moveRowsImage
+  DEPENDS kernels/device_rows/move_rows.h kernels/host_device.h)

@@ -1,12 +1,15 @@
 // API: token top-k and token mask all-reduces (AccTFM section 4.3.1; docs/algorithms.md
 // section 3), blocking and non-blocking. Arguments are validated here with
 // messages that name the argument; runTokenAllReduce gets only valid calls.
+#include <optional>
+
 #include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
 #include "compress/token_allreduce.h"
 #include "core/comm.h"
+#include "core/device_token_call.h"
 #include "core/staged_call.h"
 #include "spccl.h"
 
@@ -78,9 +81,9 @@ spcclResult_t prepareMask(const char* name, void* buff, const unsigned char* mas
   return spcclSuccess;
 }
 
-// buff, the scores or the mask, maskOut and the residual: where the CPU
-// reaches them.
-spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
+// buff, the scores or the mask, maskOut and the residual, named for the
+// staging's errors (staged.prepare: where the CPU reaches them).
+void addBuffers(const TokenCall& call, StagedCall& staged) {
   const size_t rowsBytes = call.tokens * call.hidden * spcclTypeSize(call.type);
   staged.add("buff", call.buff, rowsBytes, device::Access::ReadWrite);
   if (call.isTopk()) {
@@ -92,7 +95,24 @@ spcclResult_t stage(const TokenCall& call, StagedCall& staged) {
   if (call.compressed)
     staged.add("cfg->residual", call.compression.residual,
                call.tokens * call.hidden * sizeof(float), device::Access::ReadWrite);
-  return staged.prepare();
+}
+
+// The buffers added and validated; then a device tensor whose kept rows
+// can move on the device runs so (core/device_token_call.h): its result.
+// nullopt: the call is to be staged whole (*prepared, if a success, says
+// it may).
+std::optional<spcclResult_t> runWithRowsOnDevice(spcclComm_t comm, spcclResult_t* prepared,
+                                                 StagedCall& staged, const TokenCall& call,
+                                                 spcclRequest_t* request) {
+  if (*prepared == spcclSuccess) {
+    addBuffers(call, staged);
+    *prepared = staged.validate();
+  }
+  if (*prepared != spcclSuccess || !deviceTokensApply(staged, call)) return std::nullopt;
+  std::shared_ptr<DeviceTokenPlan> plan;
+  const spcclResult_t planned = prepareDeviceTokens(staged, call, &plan);
+  if (planned != spcclSuccess) return rejectCall(comm, planned);
+  return finishCall(comm, runDeviceTokens(comm, staged, call, plan, request));
 }
 
 TokenCall onHost(const StagedCall& staged, TokenCall call) {
@@ -111,7 +131,8 @@ TokenCall onHost(const StagedCall& staged, TokenCall call) {
 spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
                                  void* stream) {
   StagedCall staged(comm, call.name, stream);
-  if (prepared == spcclSuccess) prepared = stage(call, staged);
+  if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, nullptr)) return *done;
+  if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
   return finishCall(comm,
@@ -124,7 +145,8 @@ spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const To
                               spcclRequest_t* request) {
   if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
   StagedCall staged(comm, call.name, nullptr);
-  if (prepared == spcclSuccess) prepared = stage(call, staged);
+  if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, request)) return *done;
+  if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
   return finishCall(

@@ -133,6 +133,12 @@ static const std::vector<KnobSpec> kKnobs = {
      "the result's pairs back (docs/gpu.md; not yet run on a GPU); 0: the whole input and output "
      "staged through pinned memory, for comparison. A rank's own choice: the results are the "
      "same bits either way"},
+    {"SPCCL_DEVICE_TOKENS", "1",
+     "1: a token top-k or mask all-reduce of a CUDA device tensor copies only the scores "
+     "or the mask to the host, gathers the kept rows on the GPU with spccl's embedded kernels and "
+     "copies only those to the host and back (docs/gpu.md; not yet run on a GPU); 0: the whole "
+     "tensor staged through pinned memory, for comparison. A rank's own choice: the results are "
+     "the same bits either way"},
     {"SPCCL_STAGING_CHUNK_BYTES", "0",
      "All-reduce, broadcast, reduce, all-gather and reduce-scatter calls whose per-rank block is "
      "larger run in pieces of this many bytes per block, so that copying device buffers through "

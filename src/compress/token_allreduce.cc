@@ -94,8 +94,8 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
   // costs more than the copy (1.6x the packed path's CPU at hidden 1, 1.3x
   // at 4, even at 16, less from there on; docs/perf/compressed_cpu.md).
   constexpr size_t kMinInPlaceHidden = 16;
-  const bool inPlace = call.compressed && call.type == spcclFloat32 && residual == nullptr &&
-                       ctx.nranks() > 1 && rows.size() < call.tokens &&
+  const bool inPlace = call.mover == nullptr && call.compressed && call.type == spcclFloat32 &&
+                       residual == nullptr && ctx.nranks() > 1 && rows.size() < call.tokens &&
                        call.hidden >= kMinInPlaceHidden;
   if (count > 0 && inPlace) {
     CompressedCall onRows = call.compression;
@@ -108,6 +108,12 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     // the output in row order instead of a second one over the pruned rows.
     if (call.prunePolicy == spcclPruneZero) onRows.zeroPrunedOf = call.tokens;
     SPCCL_CHECK(runCompressSchedule(ctx, onRows));
+  } else if (count > 0 && call.mover != nullptr) {
+    // The mover packs them where the CPU reaches them (a device tensor's
+    // kept rows only); the all-reduce is the host tensor's below.
+    void* packed = nullptr;
+    SPCCL_CHECK(call.mover->pack(rows, &packed));
+    SPCCL_CHECK(reducePackedRows(ctx, call, packed, nullptr, count));
   } else if (count > 0) {
     // Every row kept: the tensor is its own packing.
     const bool all = rows.size() == call.tokens;
@@ -131,7 +137,10 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
         scatterRows(packedResidual, rows, call.hidden * sizeof(float), residual);
     }
   }
-  if (count == 0 || !inPlace)
+  if (call.mover != nullptr)
+    SPCCL_CHECK(call.mover->unpack(
+        count > 0 ? std::span<const size_t>(rows) : std::span<const size_t>(), mask.data()));
+  else if (count == 0 || !inPlace)
     applyPrunePolicy(call.prunePolicy, mask.data(), call.tokens, rowBytes, call.buff);
   if (ctx.explainsChoice()) {
     char reason[160];

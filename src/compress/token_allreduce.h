@@ -7,11 +7,27 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "compress/compressed_allreduce.h"
 #include "spccl.h"
 
 namespace spccl::compress {
+
+// Where buff is memory the CPU cannot reach (a device tensor,
+// core/device_token_call.h): what moves the kept rows, called inside the
+// collective once every rank knows them. The selection, the agreement and
+// the packed rows' all-reduce are the same code as for host memory.
+class TokenRowsMover {
+ public:
+  virtual ~TokenRowsMover() = default;
+  // *packed = host memory holding buff's rows `rows` packed (rows.size()
+  // x hidden elements), all-reduced in place by the caller.
+  virtual spcclResult_t pack(std::span<const size_t> rows, void** packed) = 0;
+  // buff's rows `rows` = the packed rows (as left by the all-reduce); the
+  // others (mask byte 0) by the call's prune policy.
+  virtual spcclResult_t unpack(std::span<const size_t> rows, const unsigned char* mask) = 0;
+};
 
 struct TokenCall {
   const char* name = "spcclTokenTopkAllReduce";
@@ -30,6 +46,9 @@ struct TokenCall {
   size_t keep = 0;
   unsigned char* maskOut = nullptr;
   const unsigned char* mask = nullptr;
+  // Not nullptr: buff is not reached by the CPU, the mover moves its rows
+  // (no residual then).
+  TokenRowsMover* mover = nullptr;
 
   bool isTopk() const { return mask == nullptr; }
   size_t count() const { return tokens * hidden; }

@@ -35,6 +35,13 @@ void StagingProfile::recordDeviceSparse(size_t bytesIn, size_t bytesOut) {
   deviceSparseBytesOut_ += bytesOut;
 }
 
+void StagingProfile::recordDeviceTokens(size_t bytesIn, size_t bytesOut) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceTokenCalls_;
+  deviceTokenBytesIn_ += bytesIn;
+  deviceTokenBytesOut_ += bytesOut;
+}
+
 namespace {
 
 // How the report names a collective: "N all-reduce calls ran device-resident".
@@ -74,6 +81,12 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
                  " sparse all-reduce calls extracted on the device: %" PRIu64
                  " bytes copied in, %" PRIu64 " bytes copied out\n",
                  rank, nranks, deviceSparseCalls_, deviceSparseBytesIn_, deviceSparseBytesOut_);
+  if (deviceTokenCalls_ > 0)
+    std::fprintf(stderr,
+                 "spccl staging report, rank %d/%d: %" PRIu64
+                 " token all-reduce calls moved their kept rows on the device: %" PRIu64
+                 " bytes copied in, %" PRIu64 " bytes copied out\n",
+                 rank, nranks, deviceTokenCalls_, deviceTokenBytesIn_, deviceTokenBytesOut_);
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
   const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
   auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };

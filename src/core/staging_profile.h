@@ -32,6 +32,10 @@ class StagingProfile {
   // the device (core/device_sparse_call.h), with the bytes it copied
   // between device and host.
   void recordDeviceSparse(size_t bytesIn, size_t bytesOut);
+  // One token top-k or mask all-reduce whose kept rows were gathered and
+  // scattered on the device (core/device_token_call.h), with the bytes it
+  // copied between device and host.
+  void recordDeviceTokens(size_t bytesIn, size_t bytesOut);
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -45,6 +49,9 @@ class StagingProfile {
   uint64_t deviceSparseCalls_ = 0;
   uint64_t deviceSparseBytesIn_ = 0;
   uint64_t deviceSparseBytesOut_ = 0;
+  uint64_t deviceTokenCalls_ = 0;
+  uint64_t deviceTokenBytesIn_ = 0;
+  uint64_t deviceTokenBytesOut_ = 0;
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;

@@ -33,6 +33,7 @@
 
 #include "driver_results.h"
 #include "emulated_devices.h"
+#include "emulated_row_kernels.h"
 #include "emulated_sparse_kernels.h"
 #include "kernels/cpu/sparse/format_dispatch.h"
 #include "kernels/device_reduce/reduce_inputs.h"
@@ -350,12 +351,16 @@ CuResult countLaunch() {
   return kSuccess;
 }
 
-// The sparse all-reduce's kernels (emulated_sparse_kernels.h).
-CuResult launchSparseKernel(const std::string& name, unsigned gridX, unsigned blockX,
-                            Stream* stream, void** params) {
+// The sparse all-reduce's kernels (emulated_sparse_kernels.h) and the
+// token all-reduces' (emulated_row_kernels.h): `prepare` checks the launch
+// and gives the host stand-in.
+using PrepareKernel = CuResult (*)(const std::string&, unsigned, unsigned, void**,
+                                   const spccl::emulation::KernelAccess&, std::function<void()>*);
+CuResult launchStandIn(PrepareKernel prepare, const std::string& name, unsigned gridX,
+                       unsigned blockX, Stream* stream, void** params) {
   const int device = deviceOf(stream->context());
   std::function<void()> work;
-  const CuResult prepared = spccl::emulation::prepareSparseKernel(
+  const CuResult prepared = prepare(
       name, gridX, blockX, params,
       [device](uint64_t address, size_t bytes) {
         return checkKernelAccess(address, bytes, device);
@@ -382,7 +387,8 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   if (module != &gModuleToken) return kInvalidHandle;
   spcclDataType_t type{};
   std::string op;
-  if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name))
+  if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name) &&
+      !spccl::emulation::isRowKernel(name))
     return 500;                            // CUDA_ERROR_NOT_FOUND
   *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
@@ -398,7 +404,10 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   if (function == nullptr || params == nullptr || gridX == 0 || blockX == 0) return kInvalidValue;
   const std::string& name = static_cast<EmulatedFunction*>(function)->name;
   if (spccl::emulation::isSparseKernel(name))
-    return launchSparseKernel(name, gridX, blockX, stream, params);
+    return launchStandIn(spccl::emulation::prepareSparseKernel, name, gridX, blockX, stream,
+                         params);
+  if (spccl::emulation::isRowKernel(name))
+    return launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op)) return kInvalidValue;

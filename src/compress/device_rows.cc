@@ -1,0 +1,141 @@
+#include "compress/device_rows.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "base/check.h"
+#include "device/cuda_ipc.h"
+#include "device/cuda_module.h"
+#include "kernels/device_rows/move_rows.h"
+#include "kernels/device_rows/move_rows_image.h"
+
+namespace spccl::compress {
+
+namespace {
+
+namespace dr = kernels::device_rows;
+
+// The row indices go to the device as they lie in the host's vector.
+static_assert(sizeof(size_t) == sizeof(uint64_t));
+
+const device::EmbeddedModule& rowsModule() {
+  static const device::EmbeddedModule module(dr::moveRowsImage(), dr::moveRowsImageBytes());
+  return module;
+}
+
+uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+}  // namespace
+
+bool deviceRowsAvailable() {
+  return rowsModule().present() && device::cudaModuleDriver() != nullptr &&
+         device::cudaIpcDriver() != nullptr && device::streamMemoryDriver() != nullptr;
+}
+
+spcclResult_t DeviceRows::loadKernels() {
+  device::CuFunction function = nullptr;
+  for (const char* kernel : {dr::kGatherKernel, dr::kScatterKernel, dr::kZeroKernel})
+    SPCCL_CHECK(rowsModule().function(kernel, &function));
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceRows::launch(const char* kernel, size_t rowCount) const {
+  device::CuFunction function = nullptr;
+  SPCCL_CHECK(rowsModule().function(kernel, &function));
+  dr::RowsArgs args{};
+  args.tensor = pointer(tensor_);
+  args.packed = packed_.address();
+  args.rows = indices_.address();
+  args.rowCount = rowCount;
+  args.rowBytes = rowBytes_;
+  args.tokens = tokens_;
+  // Grid-stride: enough blocks to fill a GPU, not one per byte.
+  const uint64_t bytes = rowCount * rowBytes_;
+  const auto grid = static_cast<unsigned>(
+      std::clamp<uint64_t>((bytes + dr::kThreads - 1) / dr::kThreads, 1, uint64_t{1} << 16));
+  void* params[] = {&args};
+  const device::CuResult result = device::cudaModuleDriver()->launchKernel(
+      function, grid, 1, 1, dr::kThreads, 1, 1, 0, stream_, params, nullptr);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: kernel %s: %s", call_, kernel,
+                      device::describeCuError("cuLaunchKernel", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceRows::copy(const char* what, device::CuResult result, const char* entry) {
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: copying %s: %s", call_, what,
+                      device::describeCuError(entry, result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceRows::synchronize(const char* what) {
+  const device::CuResult result = device::cudaDriver()->streamSynchronize(stream_);
+  if (result != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", call_, what,
+                      device::describeCuError("cuStreamSynchronize", result).c_str());
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceRows::uploadRows(std::span<const size_t> rows, const char* what) {
+  const size_t bytes = rows.size() * sizeof(uint64_t);
+  SPCCL_CHECK(indices_.reserve(bytes, "the row indices"));
+  SPCCL_CHECK(copy(
+      what, device::cudaDriver()->memcpyHtoDAsync(indices_.address(), rows.data(), bytes, stream_),
+      "cuMemcpyHtoDAsync"));
+  bytesToDevice_ += bytes;
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceRows::gather(std::span<const size_t> rows, void* host) {
+  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
+  const size_t bytes = rows.size() * rowBytes_;
+  SPCCL_CHECK(uploadRows(rows, "the kept rows' indices to the device"));
+  SPCCL_CHECK(packed_.reserve(bytes, "the packed rows"));
+  SPCCL_CHECK(launch(dr::kGatherKernel, rows.size()));
+  SPCCL_CHECK(copy("the packed rows to the host",
+                   device::cudaDriver()->memcpyDtoHAsync(host, packed_.address(), bytes, stream_),
+                   "cuMemcpyDtoHAsync"));
+  bytesToHost_ += bytes;
+  return synchronize("gathering the kept rows on the device");
+}
+
+spcclResult_t DeviceRows::scatter(std::span<const size_t> rows, const void* host) {
+  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
+  const size_t bytes = rows.size() * rowBytes_;
+  SPCCL_CHECK(copy("the reduced rows to the device",
+                   device::cudaDriver()->memcpyHtoDAsync(packed_.address(), host, bytes, stream_),
+                   "cuMemcpyHtoDAsync"));
+  bytesToDevice_ += bytes;
+  SPCCL_CHECK(launch(dr::kScatterKernel, rows.size()));
+  return synchronize("scattering the reduced rows on the device");
+}
+
+spcclResult_t DeviceRows::zero(std::span<const size_t> rows) {
+  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
+  SPCCL_CHECK(uploadRows(rows, "the pruned rows' indices to the device"));
+  SPCCL_CHECK(launch(dr::kZeroKernel, rows.size()));
+  return synchronize("zeroing the pruned rows on the device");
+}
+
+spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t bytes,
+                                     const char* what) {
+  if (bytes == 0) return spcclSuccess;
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
+                   "cuMemcpyDtoHAsync"));
+  bytesToHost_ += bytes;
+  return synchronize(what);
+}
+
+spcclResult_t DeviceRows::copyToDevice(void* device, const void* host, size_t bytes,
+                                       const char* what) {
+  if (bytes == 0) return spcclSuccess;
+  SPCCL_CHECK(copy(what,
+                   device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
+                   "cuMemcpyHtoDAsync"));
+  bytesToDevice_ += bytes;
+  return synchronize(what);
+}
+
+}  // namespace spccl::compress

@@ -1,0 +1,22 @@
+// Host stand-ins for the token all-reduces' row kernels
+// (kernels/device_rows/move_rows.h), for the emulated driver's
+// cuLaunchKernel. THIS EMULATES THE GPU: every byte is moved by the same
+// per-byte code as the .cu file, one after the other on the stream's
+// thread; it checks the logic and the schedule, never the CUDA kernel.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "emulated_sparse_kernels.h"
+
+namespace spccl::emulation {
+
+bool isRowKernel(const std::string& name);
+
+// As prepareSparseKernel: checks the launch as a GPU would refuse it and
+// sets *work to the host stand-in.
+CuResult prepareRowKernel(const std::string& name, unsigned gridX, unsigned blockX, void** params,
+                          const KernelAccess& access, std::function<void()>* work);
+
+}  // namespace spccl::emulation
