@@ -42,6 +42,15 @@ spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call
   return spcclSuccess;
 }
 
+// recvbuff's elements [begin, begin + length) = the decoding of codes:
+// on the CPU, or by the call's decoder where recvbuff is device memory.
+spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                          size_t length, const unsigned char* codes) {
+  if (call.decoder != nullptr) return call.decoder->decode(begin, length, codes);
+  decodeIntoOutput(ctx, call, begin, length, codes);
+  return spcclSuccess;
+}
+
 }  // namespace
 
 spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall& call) {
@@ -58,6 +67,17 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   const std::vector<int> peers = peersInTurn(me, n);
+  // With a decoder (f32 only), the owned sum's host decoding is a piece's
+  // throwaway: the decoder writes the output from the codes.
+  float* decoded = nullptr;
+  if (call.decoder != nullptr) {
+    if (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr)
+      return SPCCL_FAIL(spcclInternalError, "%s: an output decoder needs f32, no rows, no residual",
+                        call.name);
+    char* bytes = nullptr;
+    SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
+    decoded = reinterpret_cast<float*>(bytes);
+  }
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
   // straight to its owner as one message; the receives are posted first,
@@ -103,13 +123,16 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     const size_t at = owned.encodedOffset(call.spec, i);
     if (call.type == spcclFloat32) {
       for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
-      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at);
+      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
+                     decoded);
     } else {
       SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
     }
     for (int p : peers)
       SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
                             &gatherTo[p][i]));
+    if (call.decoder != nullptr)
+      SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 
   // 4. The peers' pieces decoded into the output, in the order they were
@@ -122,8 +145,8 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
       size_t got = 0;
       SPCCL_CHECK(ctx.wait(&gatherFrom[p][i], &got));
       SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, pieces[p].encodedBytes(call.spec, i)));
-      decodeIntoOutput(ctx, call, pieces[p].first(i), pieces[p].size(i),
-                       region + offsets[p] + pieces[p].encodedOffset(call.spec, i));
+      SPCCL_CHECK(writeOutput(ctx, call, pieces[p].first(i), pieces[p].size(i),
+                              region + offsets[p] + pieces[p].encodedOffset(call.spec, i)));
     }
   }
   for (int p : peers) SPCCL_CHECK(ctx.waitAll(gatherTo[p]));

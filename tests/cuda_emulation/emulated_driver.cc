@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "driver_results.h"
+#include "emulated_codec_kernels.h"
 #include "emulated_devices.h"
 #include "emulated_row_kernels.h"
 #include "emulated_sparse_kernels.h"
@@ -388,7 +389,7 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name) &&
-      !spccl::emulation::isRowKernel(name))
+      !spccl::emulation::isRowKernel(name) && !spccl::emulation::isCodecKernel(name))
     return 500;                            // CUDA_ERROR_NOT_FOUND
   *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
@@ -408,6 +409,9 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
                          params);
   if (spccl::emulation::isRowKernel(name))
     return launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
+  if (spccl::emulation::isCodecKernel(name))
+    return launchStandIn(spccl::emulation::prepareCodecKernel, name, gridX, blockX, stream,
+                         params);
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op)) return kInvalidValue;
