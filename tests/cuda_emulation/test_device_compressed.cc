@@ -208,10 +208,11 @@ TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
     DeviceFloats send(kCount, nullptr, inputOf(rank)), recv(kCount, nullptr);
     cuStreamSynchronize(nullptr);
+    const spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     if (rank == 1) emuCudaFailLaunches(1);
     const auto start = std::chrono::steady_clock::now();
     const spcclResult_t result = spcclCompressedAllReduce(send.data, recv.data, kCount,
-                                                          spcclFloat32, spcclSum, nullptr, comm,
+                                                          spcclFloat32, spcclSum, &cfg, comm,
                                                           nullptr);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
