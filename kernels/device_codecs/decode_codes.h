@@ -38,9 +38,9 @@ constexpr const char* kDecodeKernel = "spcclDecodeCodesF32";
 // out[i] = the decoding of element i, as the CPU's dequantize (f32).
 SPCCL_HOST_DEVICE inline void decodeOne(const DecodeArgs& args, uint64_t i) {
   const auto* encoded = reinterpret_cast<const unsigned char*>(args.encoded);
-  cuda::decodeElementAt(args.levels, args.bits, args.blockSize, encoded,
-                        encoded + args.blocks * sizeof(float), i,
-                        cuda::StoreDecoded<NativeFormat<float>>{reinterpret_cast<float*>(args.out)});
+  cuda::decodeElementAt(
+      args.levels, args.bits, args.blockSize, encoded, encoded + args.blocks * sizeof(float), i,
+      cuda::StoreDecoded<NativeFormat<float>>{reinterpret_cast<float*>(args.out)});
 }
 
 }  // namespace spccl::kernels::device_codecs

@@ -17,8 +17,7 @@ bool isCodecKernel(const std::string& name);
 
 // As prepareSparseKernel: checks the launch as a GPU would refuse it and
 // sets *work to the host stand-in.
-CuResult prepareCodecKernel(const std::string& name, unsigned gridX, unsigned blockX,
-                            void** params, const KernelAccess& access,
-                            std::function<void()>* work);
+CuResult prepareCodecKernel(const std::string& name, unsigned gridX, unsigned blockX, void** params,
+                            const KernelAccess& access, std::function<void()>* work);
 
 }  // namespace spccl::emulation

@@ -410,8 +410,7 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   if (spccl::emulation::isRowKernel(name))
     return launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
   if (spccl::emulation::isCodecKernel(name))
-    return launchStandIn(spccl::emulation::prepareCodecKernel, name, gridX, blockX, stream,
-                         params);
+    return launchStandIn(spccl::emulation::prepareCodecKernel, name, gridX, blockX, stream, params);
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op)) return kInvalidValue;

@@ -84,12 +84,12 @@ Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case
   spcclResult_t result = spcclSuccess;
   if (c.nonBlocking) {
     spcclRequest_t request = nullptr;
-    result = spcclIcompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm,
-                                       &request);
+    result =
+        spcclIcompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm, &request);
     if (result == spcclSuccess) result = spcclWait(request);
   } else {
-    result = spcclCompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm,
-                                      c.stream);
+    result =
+        spcclCompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm, c.stream);
   }
   EXPECT_EQ(result, spcclSuccess) << c.describe(rank) << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(c.stream);
@@ -211,9 +211,8 @@ TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
     const spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     if (rank == 1) emuCudaFailLaunches(1);
     const auto start = std::chrono::steady_clock::now();
-    const spcclResult_t result = spcclCompressedAllReduce(send.data, recv.data, kCount,
-                                                          spcclFloat32, spcclSum, &cfg, comm,
-                                                          nullptr);
+    const spcclResult_t result = spcclCompressedAllReduce(
+        send.data, recv.data, kCount, spcclFloat32, spcclSum, &cfg, comm, nullptr);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string error = spcclGetLastError(comm);
