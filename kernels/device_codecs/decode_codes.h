@@ -6,7 +6,7 @@
 // decodeElementAt), which matches the CPU's decode bit for bit, so the
 // output has the staged path's bits.
 //
-// Written once for the GPU (decode_codes.cu, a fatbin libspccl loads
+// Written once for the GPU (codecs.cu, a fatbin libspccl loads
 // through the driver) and the emulated driver's host stand-in
 // (tests/cuda_emulation/emulated_codec_kernels.cc), which runs this same
 // per-element function. Kernel names are the ABI with the fatbin.

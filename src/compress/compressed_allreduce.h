@@ -24,6 +24,21 @@ class OutputDecoder {
   virtual spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) = 0;
 };
 
+// Where sendbuff is memory the CPU cannot reach: what encodes the peers'
+// chunks where the input lies and brings the owned chunk, which the
+// two-shot schedule sums in f32, to the host. Bit for bit the CPU's f32
+// encode (no residual).
+class InputEncoder {
+ public:
+  virtual ~InputEncoder() = default;
+  // out (host memory) = the standalone encoding of sendbuff's elements
+  // [begin, begin + length) (kernels.h quantizedBytes).
+  virtual spcclResult_t encode(size_t begin, size_t length, unsigned char* out) = 0;
+  // sendbuff's elements [begin, begin + length) copied to the host, where
+  // the call's (host) sendbuff has them.
+  virtual spcclResult_t fetch(size_t begin, size_t length) = 0;
+};
+
 struct CompressedCall {
   const char* name = "spcclCompressedAllReduce";
   const void* sendbuff = nullptr;
@@ -47,6 +62,9 @@ struct CompressedCall {
   // Not nullptr: recvbuff is not reached by the CPU, the decoder writes it
   // (f32, the two-shot schedule, no rows, no residual).
   OutputDecoder* decoder = nullptr;
+  // Not nullptr: sendbuff holds only what encoder->fetch brought; the
+  // encoder encodes the peers' chunks (as decoder).
+  InputEncoder* encoder = nullptr;
 };
 
 // The frames' signature of the call (count, datatype, op).

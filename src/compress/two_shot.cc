@@ -13,11 +13,17 @@ namespace {
 
 // A chunk's encoding as its pieces' standalone encodings back to back
 // (chunk_pieces.h), so that the owner can sum and send it a piece at a time.
-void encodePieces(const CollContext& ctx, const CompressedCall& call, const ChunkPieces& pieces,
-                  unsigned char* out) {
-  for (size_t i = 0; i < pieces.count(); ++i)
-    encodeInput(ctx, call, pieces.first(i), pieces.size(i),
-                out + pieces.encodedOffset(call.spec, i));
+// With an encoder (device memory), the pieces are encoded where they lie.
+spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
+                           const ChunkPieces& pieces, unsigned char* out) {
+  for (size_t i = 0; i < pieces.count(); ++i) {
+    unsigned char* at = out + pieces.encodedOffset(call.spec, i);
+    if (call.encoder != nullptr)
+      SPCCL_CHECK(call.encoder->encode(pieces.first(i), pieces.size(i), at));
+    else
+      encodeInput(ctx, call, pieces.first(i), pieces.size(i), at);
+  }
+  return spcclSuccess;
 }
 
 // The owned sum of a non-f32 call: widened into an f32 accumulator of
@@ -67,13 +73,14 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   const std::vector<int> peers = peersInTurn(me, n);
-  // With a decoder (f32 only), the owned sum's host decoding is a piece's
-  // throwaway: the decoder writes the output from the codes.
+  if ((call.decoder != nullptr || call.encoder != nullptr) &&
+      (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr))
+    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need f32, no rows, no residual",
+                      call.name);
+  // With a decoder, the owned sum's host decoding is a piece's throwaway:
+  // the decoder writes the output from the codes.
   float* decoded = nullptr;
   if (call.decoder != nullptr) {
-    if (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr)
-      return SPCCL_FAIL(spcclInternalError, "%s: an output decoder needs f32, no rows, no residual",
-                        call.name);
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -85,9 +92,11 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
   for (int p : peers) {
-    encodePieces(ctx, call, pieces[p], region + offsets[p]);
+    SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
+  // The owned chunk, summed in f32 in step 3, while the chunks travel.
+  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->fetch(owned.begin, owned.length));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;

@@ -12,11 +12,13 @@
 namespace spccl {
 
 using compress::CompressedCall;
-using compress::DeviceDecoder;
+using compress::DeviceCodecs;
 
 struct DeviceCodecsPlan {
   device::CuStream stream = nullptr;
-  device::PinnedBuffer input;  // sendbuff, whole (quantized on the host)
+  // sendbuff's host view: only the owned chunk is copied in (at its own
+  // offsets, where the schedule reads it), the rest is encoded on the device.
+  device::PinnedBuffer input;
 };
 
 namespace {
@@ -42,7 +44,7 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   auto plan = std::make_shared<DeviceCodecsPlan>();
   device::ScopedCudaContext current(staged.context());
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
-  SPCCL_CHECK(DeviceDecoder::loadKernels());
+  SPCCL_CHECK(DeviceCodecs::loadKernels());
   SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
   *out = std::move(plan);
   return spcclSuccess;
@@ -52,37 +54,26 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
                               const std::shared_ptr<DeviceCodecsPlan>& plan,
                               spcclRequest_t* request) {
   auto body = [comm, call, plan]() -> spcclResult_t {
-    const size_t bytes = inputBytes(call);
-    // Nothing sent yet: a failure here withdraws this rank from the call,
-    // so that its peers' side fails at once, naming it.
-    device::CuResult copied = device::cudaDriver()->memcpyDtoHAsync(
-        plan->input.data(), reinterpret_cast<device::CuDevicePtr>(call.sendbuff), bytes,
-        plan->stream);
-    if (copied == 0) copied = device::cudaDriver()->streamSynchronize(plan->stream);
-    if (copied != 0) {
-      const spcclResult_t failed =
-          SPCCL_FAIL(spcclSystemError, "%s: copying sendbuff to the host: %s", call.name,
-                     device::describeCuError("cuMemcpyDtoHAsync", copied).c_str());
-      const std::string why = threadLastError();
-      comm->engine->withdraw(failed, why);
-      return failed;
-    }
-    DeviceDecoder decoder(call.name, plan->stream, call.spec, static_cast<float*>(call.recvbuff));
+    auto* hostIn = static_cast<float*>(plan->input.data());
+    DeviceCodecs codecs(call.name, plan->stream, call.spec,
+                        static_cast<const float*>(call.sendbuff), hostIn,
+                        static_cast<float*>(call.recvbuff));
     CompressedCall run = call;
-    run.sendbuff = plan->input.data();
-    run.decoder = &decoder;
+    run.sendbuff = hostIn;
+    run.encoder = &codecs;
+    run.decoder = &codecs;
     const spcclResult_t ran = spccl::runCollective(
         *comm->engine, compress::signatureOf(run),
         [&run](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, run); });
-    if (ran != spcclSuccess && decoder.failed()) {
-      // The peers are inside the all-gather, waiting for this rank's
-      // pieces: breaking the communicator tells them now.
+    if (ran != spcclSuccess && codecs.failed()) {
+      // The peers are inside the collective, waiting for this rank's
+      // chunks or pieces: breaking the communicator tells them now.
       const std::string why = threadLastError();
       if (!comm->engine->broken()) comm->engine->abort(ran, why);
       return failWith(ran, __FILE__, __LINE__, "%s", why.c_str());
     }
     SPCCL_CHECK(ran);
-    comm->stagingProfile->recordDeviceCodecs(bytes, decoder.bytesToDevice());
+    comm->stagingProfile->recordDeviceCodecs(codecs.bytesToHost(), codecs.bytesToDevice());
     return spcclSuccess;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

@@ -1,12 +1,12 @@
-// spcclCompressedAllReduce of device buffers with the output decoded on
-// the device (docs/gpu.md, "Compressed all-reduce of device buffers"):
-// the input still goes to pinned host memory whole and is quantized and
-// summed on the host by the same two-shot schedule, but the output is
-// never staged: the codes that the schedule decodes (the owned chunk's sum
-// and the peers' all-gathered chunks) are copied to the device and decoded
-// there (compress/device_codecs.h), so only codes cross PCIe towards the
-// device. Same result bits as the staged call, on every rank, so each rank
-// chooses alone.
+// spcclCompressedAllReduce of device buffers with the codecs on the
+// device (docs/gpu.md, "Compressed all-reduce of device buffers"): the
+// two-shot schedule runs on the host as for host memory, but the peers'
+// chunks are encoded on the device and only their encodings copied to the
+// host, the owned chunk (summed in f32 on the host) is copied whole, and
+// the output is never staged: the codes that the schedule decodes (the
+// owned chunk's sum and the peers' all-gathered chunks) are copied to the
+// device and decoded there (compress/device_codecs.h). Same result bits
+// as the staged call, on every rank, so each rank chooses alone.
 #pragma once
 
 #include <memory>
@@ -33,9 +33,8 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const compress::Comp
 
 // Runs it at once or in the stream's order (staged.runDirect); with a
 // request, queued (staged.runDirectQueued). Not finishCall'ed. A failed
-// input copy withdraws this rank before the collective; a failed decode
-// inside it breaks the communicator, so that the peers fail at once,
-// naming this rank, instead of at the deadline.
+// device step (all inside the collective) breaks the communicator, so that
+// the peers fail at once, naming this rank, instead of at the deadline.
 spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged,
                               const compress::CompressedCall& call,
                               const std::shared_ptr<DeviceCodecsPlan>& plan,

@@ -1,8 +1,8 @@
-// Host stand-in for the compressed all-reduce's output decode kernel
-// (kernels/device_codecs/decode_codes.h), for the emulated driver's
-// cuLaunchKernel. THIS EMULATES THE GPU: every element is decoded by the
-// same per-element code as the .cu file, one after the other on the
-// stream's thread; it checks the logic and the schedule, never the CUDA
+// Host stand-ins for the compressed all-reduce's codec kernels
+// (kernels/device_codecs/encode_codes.h, decode_codes.h), for the
+// emulated driver's cuLaunchKernel. THIS EMULATES THE GPU: every block,
+// group or element is done by the same code as the .cu file, one after the
+// other on the stream's thread; it checks the logic and the schedule, never the CUDA
 // kernel.
 #pragma once
 

@@ -186,7 +186,8 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  int failingLaunches = 0;  // emuCudaFailLaunches
+  int failingLaunches = 0;       // emuCudaFailLaunches
+  uint64_t passingLaunches = 0;  // emuCudaFailLaunchesAfter: succeed first
 };
 
 State& state() {
@@ -344,7 +345,9 @@ void runEmulatedKernel(spcclDataType_t type, const std::string& op,
 // else counted.
 CuResult countLaunch() {
   std::lock_guard<std::mutex> lock(state().mutex);
-  if (state().failingLaunches > 0) {
+  if (state().failingLaunches > 0 && state().passingLaunches > 0) {
+    --state().passingLaunches;
+  } else if (state().failingLaunches > 0) {
     --state().failingLaunches;
     return 719;  // CUDA_ERROR_LAUNCH_FAILED
   }
@@ -803,8 +806,11 @@ void emuCudaOpenCopyGate(void) {
   gate.cv.notify_all();
 }
 
-void emuCudaFailLaunches(int count) {
+void emuCudaFailLaunches(int count) { emuCudaFailLaunchesAfter(0, count); }
+
+void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
+  state().passingLaunches = passing;
   state().failingLaunches = count;
 }
 

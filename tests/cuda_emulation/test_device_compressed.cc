@@ -1,15 +1,17 @@
-// spcclCompressedAllReduce of device buffers with the output decoded on
-// the device (core/device_compressed_call.h) against the emulated driver:
-// real ranks (forked processes, real sockets), emulated device memory, and
-// cuLaunchKernel running a HOST stand-in of spccl's decode kernel with the
-// same per-element code as the .cu file (emulated_codec_kernels.cc). This
+// spcclCompressedAllReduce of device buffers with the codecs on the device
+// (core/device_compressed_call.h) against the emulated driver: real ranks
+// (forked processes, real sockets), emulated device memory, and
+// cuLaunchKernel running HOST stand-ins of spccl's encode and decode
+// kernels with the same element code as the .cu file
+// (emulated_codec_kernels.cc). This
 // proves the call's schedule, what it copies and its errors; NOT the CUDA
 // kernel, which runs only in tests/gpu.
 //
 // Every output is compared bit for bit with the staged path
 // (SPCCL_DEVICE_CODECS=0: input and output through pinned memory) on the
-// same inputs, and the bytes copied to the device are bounded by the size
-// of the codes: a call that copied the f32 output back fails the test.
+// same inputs, and the bytes copied each way are bounded: to the host the
+// owned chunk in f32 and the codes of the rest, to the device the codes: a
+// call that copied the f32 input or output whole fails the test.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,10 +30,12 @@ namespace {
 
 constexpr size_t kCount = 10007;  // not a multiple of anything
 constexpr size_t kBlock = 64;
-// Small pieces (SPCCL_COMPRESS_PIECE_BYTES, set before the ranks start):
-// each chunk is cut into several, decoded one at a time.
-constexpr const char* kPieceBytes = "1024";
-constexpr size_t kMaxPieces = 32;  // compress/chunk_pieces.h, per chunk
+// Small pieces (SPCCL_COMPRESS_PIECE_BYTES, set before the ranks start;
+// its least, job_settings.cc): each chunk is cut into several (4 or 5 of
+// 1024 elements), encoded and decoded one at a time.
+constexpr const char* kPieceBytes = "4096";
+constexpr size_t kPieceLength = 1024;  // a multiple of lcm(8, kBlock)
+constexpr size_t kMaxPieces = 32;      // compress/chunk_pieces.h, per chunk
 
 uint64_t mix(uint64_t x) {
   x ^= x >> 33;
@@ -108,19 +112,24 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // The device path's output equals the staged path's bit for bit; it copied
-// the input in whole and only codes (scales and packed codes, one set of
-// scales a piece at most) to the device.
+// to the host the owned chunk (whole blocks, at most count/n + a block) in
+// f32 plus codes, and to the device only codes (scales and packed codes,
+// one set of scales a piece at most).
 void compareWithStaged(spcclComm_t comm, int rank, int n, const Case& c) {
   const std::string what = c.describe(rank);
   const Outcome staged = compressedCall(comm, rank, false, c);
   const Outcome device = compressedCall(comm, rank, true, c);
   EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
+  EXPECT_GE(staged.bytesFromDevice, kCount * sizeof(float)) << what;
   EXPECT_GE(staged.bytesToDevice, kCount * sizeof(float)) << what;
   EXPECT_TRUE(sameBits(device.out, staged.out)) << what << ": the outputs differ";
-  EXPECT_EQ(device.bytesFromDevice, kCount * sizeof(float)) << what << ": the input, whole";
   const size_t pieces = static_cast<size_t>(n) * kMaxPieces;
   const size_t codes = (kCount * static_cast<size_t>(c.bits) + 7) / 8 + pieces;
   const size_t scales = (kCount / kBlock + pieces) * sizeof(float);
+  const size_t owned = (kCount / static_cast<size_t>(n) + kBlock) * sizeof(float);
+  EXPECT_GT(device.bytesFromDevice, 0u) << what;
+  EXPECT_LE(device.bytesFromDevice, owned + codes + scales)
+      << what << ": more than the owned chunk and codes copied in";
   EXPECT_GT(device.bytesToDevice, 0u) << what;
   EXPECT_LE(device.bytesToDevice, codes + scales) << what << ": more than the codes copied out";
   EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what << ": one decode a piece at least";
@@ -201,15 +210,18 @@ TEST_F(DeviceCompressed, ResidualStaysStaged) {
   });
 }
 
-// The first decode's launch fails on rank 1 (inside the all-gather, its
-// peer waiting for its pieces): rank 1 returns the driver's error naming
-// the kernel; rank 0 fails at once naming rank 1, not at the deadline.
-TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
-  runOnRanks(2, [](int rank, spcclComm_t comm) {
+// Launch `skip` + 1 on rank 1 fails (0: the first encode, inside the
+// reduce-scatter; past the encodes: a decode, inside the all-gather; its
+// peer waits for its chunk or pieces either way): rank 1 returns the
+// driver's error naming the kernel; rank 0 fails at once naming rank 1,
+// not at the deadline.
+void failedLaunchFailsEveryRank(int skip, const char* kernel) {
+  runOnRanks(2, [skip, kernel](int rank, spcclComm_t comm) {
     DeviceFloats send(kCount, nullptr, inputOf(rank)), recv(kCount, nullptr);
     cuStreamSynchronize(nullptr);
-    const spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
-    if (rank == 1) emuCudaFailLaunches(1);
+    spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    cfg.blockSize = kBlock;
+    if (rank == 1) emuCudaFailLaunchesAfter(static_cast<uint64_t>(skip), 1);
     const auto start = std::chrono::steady_clock::now();
     const spcclResult_t result = spcclCompressedAllReduce(
         send.data, recv.data, kCount, spcclFloat32, spcclSum, &cfg, comm, nullptr);
@@ -219,7 +231,7 @@ TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
     EXPECT_NE(result, spcclSuccess) << "rank " << rank;
     if (rank == 1) {
       EXPECT_EQ(result, spcclSystemError);
-      EXPECT_NE(error.find("kernel spcclDecodeCodesF32: cuLaunchKernel"), std::string::npos)
+      EXPECT_NE(error.find(std::string("kernel ") + kernel + ": cuLaunchKernel"), std::string::npos)
           << error;
     } else {
       EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
@@ -228,6 +240,18 @@ TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
     EXPECT_LT(seconds, 10.0) << "rank " << rank << ": " << error;
     return kChildOk;
   });
+}
+
+TEST_F(DeviceCompressed, FailedEncodeFailsEveryRankNamingIt) {
+  failedLaunchFailsEveryRank(0, "spcclEncodeScalesF32");
+}
+
+// Rank 1 of 2 encodes rank 0's chunk in pieces of two launches each
+// (scales, codes) before its first decode: 2 x pieces launches.
+TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
+  const size_t chunk = (kCount / 2 + kBlock - 1) / kBlock * kBlock;  // rank 0's, whole blocks
+  failedLaunchFailsEveryRank(static_cast<int>(2 * ((chunk + kPieceLength - 1) / kPieceLength)),
+                             "spcclDecodeCodesF32");
 }
 
 }  // namespace

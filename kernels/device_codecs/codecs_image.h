@@ -1,4 +1,4 @@
-// The fatbin of decode_codes.cu, embedded in libspccl at build time
+// The fatbin of codecs.cu, embedded in libspccl at build time
 // (cmake/SpcclDeviceImages.cmake) and handed to cuModuleLoadData at run
 // time. nullptr and 0 in a build without CUDA.
 #pragma once
@@ -7,7 +7,7 @@
 
 namespace spccl::kernels::device_codecs {
 
-const unsigned char* decodeCodesImage();
-size_t decodeCodesImageBytes();
+const unsigned char* codecsImage();
+size_t codecsImageBytes();
 
 }  // namespace spccl::kernels::device_codecs
