@@ -97,7 +97,7 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (deviceCodecCalls_ > 0)
     std::fprintf(stderr,
                  "spccl staging report, rank %d/%d: %" PRIu64
-                 " compressed all-reduce calls decoded their output on the device: %" PRIu64
+                 " compressed all-reduce calls ran their codecs on the device: %" PRIu64
                  " bytes copied in, %" PRIu64 " bytes copied out\n",
                  rank, nranks, deviceCodecCalls_, deviceCodecBytesIn_, deviceCodecBytesOut_);
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;

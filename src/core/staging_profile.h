@@ -36,7 +36,7 @@ class StagingProfile {
   // scattered on the device (core/device_token_call.h), with the bytes it
   // copied between device and host.
   void recordDeviceTokens(size_t bytesIn, size_t bytesOut);
-  // One compressed all-reduce whose output was decoded on the device
+  // One compressed all-reduce whose codecs ran on the device
   // (core/device_compressed_call.h), with the bytes it copied.
   void recordDeviceCodecs(size_t bytesIn, size_t bytesOut);
 

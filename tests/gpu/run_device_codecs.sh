@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compressed all-reduce of device buffers with its output decoded on
+# The compressed all-reduce of device buffers with its codecs run on
 # the device, on a lent GPU (docs/gpu.md, "Compressed all-reduce of device
 # buffers"; NOT yet run on a GPU when this was written: tested only against
 # the emulated driver). Runs the real-GPU GoogleTest of the compressed call
@@ -10,7 +10,7 @@
 # take the path):
 #   1. on 1, 2 and 4 ranks sharing the GPU with SPCCL_DEVICE_CODECS=1 and
 #      small pieces (SPCCL_COMPRESS_PIECE_BYTES=4096); on 2 and 4 ranks
-#      SPCCL_STAGING_REPORT=1 must count calls decoded on the device on
+#      SPCCL_STAGING_REPORT=1 must count calls run on the device on
 #      rank 0 (else the path was not taken and the run fails);
 #   2. the same on 2 ranks with SPCCL_DEVICE_CODECS=0 (staged whole), for
 #      the bytes each path copied (the staging report);
@@ -26,10 +26,10 @@ export SPCCL_COMPRESS_PIECE_BYTES=4096
 launcher=$build/bin/spcclrun
 binary=$build/tests/gpu/spccl_gpu_collective_tests
 filter=--gtest_filter=GpuCollectives.CompressedAllReduceWithinBound
-report="rank 0/[0-9]+: [1-9][0-9]* compressed all-reduce calls decoded their output on the device"
+report="rank 0/[0-9]+: [1-9][0-9]* compressed all-reduce calls ran their codecs on the device"
 
 # check NAME LOG STATUS WANT_DEVICE: a verdict line; WANT_DEVICE=1 needs the
-# staging report's count of calls decoded on the device on rank 0.
+# staging report's count of calls run on the device on rank 0.
 check() {
   local name=$1 log=$2 status=$3 want=$4 verdict=PASS
   if [[ $status -eq 124 ]]; then
@@ -55,7 +55,8 @@ for n in 1 2 4; do
   log=$results/codecs_n$n.log
   SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_CODECS=1 timeout 60 "$launcher" -n "$n" -- \
     "$binary" "$filter" >"$log" 2>&1
-  # One rank: the compressed call has no peers to decode (no codes move).
+  # One rank: the report is not required (not checked whether a one-rank
+  # call takes the path).
   check "compressed all-reduce, $n ranks, device path" "$log" $? $((n > 1 ? 1 : 0))
   grep -E '^spccl staging report, rank 0' "$log"
 done

@@ -20,7 +20,7 @@
 #               with the kept rows moved on the device: the real-GPU token test on 1, 2, 4
 #               ranks with the path on, 2 with it off, memcheck)
 #   devicecodecs tests/gpu/run_device_codecs.sh BUILD RESULTS (the compressed all-reduce's
-#               output decoded on the device: the real-GPU compressed test on 1, 2, 4 ranks
+#               codecs on the device: the real-GPU compressed test on 1, 2, 4 ranks
 #               with the path on, 2 with it off, memcheck)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
