@@ -1,12 +1,15 @@
 // API: compressed all-reduce (docs/algorithms.md 3), blocking and
 // non-blocking. Arguments and the versioned cfg are validated here, with
 // messages that name the argument; the schedules receive only valid calls.
+#include <optional>
+
 #include "api/api_guard.h"
 #include "api/arguments.h"
 #include "api/compression_arguments.h"
 #include "base/check.h"
 #include "compress/compressed_allreduce.h"
 #include "core/comm.h"
+#include "core/device_compressed_call.h"
 #include "core/staged_call.h"
 #include "spccl.h"
 
@@ -35,13 +38,28 @@ spcclResult_t prepare(const char* name, const void* sendbuff, void* recvbuff, si
   return compress::resolveCompression(cfg, call);
 }
 
-spcclResult_t stage(const CompressedCall& call, StagedCall& staged) {
+spcclResult_t addBuffers(const CompressedCall& call, StagedCall& staged) {
   const size_t bytes = call.count * spcclTypeSize(call.type);
   staged.add("sendbuff", call.sendbuff, bytes, device::Access::Read);
   staged.add("recvbuff", call.recvbuff, bytes, device::Access::Write);
   staged.add("cfg->residual", call.residual, call.count * sizeof(float), device::Access::ReadWrite);
   SPCCL_CHECK(staged.requireSameKind("sendbuff", "recvbuff"));
-  return staged.prepare();
+  return staged.validate();
+}
+
+// The buffers added and validated; then device buffers whose output can
+// be decoded on the device run so (core/device_compressed_call.h): its
+// result. nullopt: the call is to be staged whole (*res, if a success,
+// says it may).
+std::optional<spcclResult_t> runWithCodecsOnDevice(spcclComm_t comm, spcclResult_t* res,
+                                                   StagedCall& staged, const CompressedCall& call,
+                                                   spcclRequest_t* request) {
+  if (*res == spcclSuccess) *res = addBuffers(call, staged);
+  if (*res != spcclSuccess || !deviceCodecsApply(staged, call)) return std::nullopt;
+  std::shared_ptr<DeviceCodecsPlan> plan;
+  const spcclResult_t planned = prepareDeviceCodecs(staged, call, &plan);
+  if (planned != spcclSuccess) return rejectCall(comm, planned);
+  return finishCall(comm, runDeviceCodecs(comm, staged, call, plan, request));
 }
 
 CompressedCall onHost(const StagedCall& staged, CompressedCall call) {
@@ -64,7 +82,8 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
     spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                                 cfg, comm, &call);
     StagedCall staged(comm, call.name, stream);
-    if (res == spcclSuccess) res = stage(call, staged);
+    if (auto done = runWithCodecsOnDevice(comm, &res, staged, call, nullptr)) return *done;
+    if (res == spcclSuccess) res = staged.prepare();
     if (res != spcclSuccess) return rejectCall(comm, res);
     const CompressedCall host = onHost(staged, call);
     return finishCall(comm,
@@ -84,7 +103,8 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
                                 op, cfg, comm, &call);
     if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
     StagedCall staged(comm, call.name, nullptr);
-    if (res == spcclSuccess) res = stage(call, staged);
+    if (auto done = runWithCodecsOnDevice(comm, &res, staged, call, request)) return *done;
+    if (res == spcclSuccess) res = staged.prepare();
     if (res != spcclSuccess) return rejectCall(comm, res);
     const CompressedCall host = onHost(staged, call);
     return finishCall(

@@ -139,6 +139,12 @@ static const std::vector<KnobSpec> kKnobs = {
      "copies only those to the host and back (docs/gpu.md; not yet run on a GPU); 0: the whole "
      "tensor staged through pinned memory, for comparison. A rank's own choice: the results are "
      "the same bits either way"},
+    {"SPCCL_DEVICE_CODECS", "1",
+     "1: a compressed all-reduce (f32, two-shot, no residual) of CUDA device buffers encodes "
+     "the peers' chunks and decodes its output on the GPU with spccl's embedded kernels, so only "
+     "codes and the owned chunk cross PCIe (docs/gpu.md; not yet run on a GPU); 0: input and "
+     "output staged whole through pinned memory. A rank's own choice: the results are the same "
+     "bits either way"},
     {"SPCCL_STAGING_CHUNK_BYTES", "0",
      "All-reduce, broadcast, reduce, all-gather and reduce-scatter calls whose per-rank block is "
      "larger run in pieces of this many bytes per block, so that copying device buffers through "

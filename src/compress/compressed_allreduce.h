@@ -12,6 +12,33 @@
 
 namespace spccl::compress {
 
+// Where recvbuff is memory the CPU cannot reach (a device tensor,
+// core/device_compressed_call.h): what writes the output from codes that
+// the two-shot schedule holds in host memory, in place of its decodes on
+// the CPU. Bit for bit the CPU's f32 decode.
+class OutputDecoder {
+ public:
+  virtual ~OutputDecoder() = default;
+  // recvbuff's elements [begin, begin + length) = the decoding of codes
+  // (an encoding of exactly those elements: kernels.h quantizedBytes).
+  virtual spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) = 0;
+};
+
+// Where sendbuff is memory the CPU cannot reach: what encodes the peers'
+// chunks where the input lies and brings the owned chunk, which the
+// two-shot schedule sums in f32, to the host. Bit for bit the CPU's f32
+// encode (no residual).
+class InputEncoder {
+ public:
+  virtual ~InputEncoder() = default;
+  // out (host memory) = the standalone encoding of sendbuff's elements
+  // [begin, begin + length) (kernels.h quantizedBytes).
+  virtual spcclResult_t encode(size_t begin, size_t length, unsigned char* out) = 0;
+  // sendbuff's elements [begin, begin + length) copied to the host, where
+  // the call's (host) sendbuff has them.
+  virtual spcclResult_t fetch(size_t begin, size_t length) = 0;
+};
+
 struct CompressedCall {
   const char* name = "spcclCompressedAllReduce";
   const void* sendbuff = nullptr;
@@ -32,6 +59,12 @@ struct CompressedCall {
   // the ones not in rows as it writes the kept ones (spcclPruneZero in the
   // same pass over the output; kernels.h F32Run::tokens).
   size_t zeroPrunedOf = 0;
+  // Not nullptr: recvbuff is not reached by the CPU, the decoder writes it
+  // (f32, the two-shot schedule, no rows, no residual).
+  OutputDecoder* decoder = nullptr;
+  // Not nullptr: sendbuff holds only what encoder->fetch brought; the
+  // encoder encodes the peers' chunks (as decoder).
+  InputEncoder* encoder = nullptr;
 };
 
 // The frames' signature of the call (count, datatype, op).

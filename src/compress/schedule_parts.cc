@@ -81,12 +81,15 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
 }
 
 void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
-                    const std::vector<const unsigned char*>& decodings, unsigned char* out) {
+                    const std::vector<const unsigned char*>& decodings, unsigned char* out,
+                    float* decoded) {
   // Avg divides before quantizing, as finishOwnedSum.
   const int divisor = call.op == spcclAvg ? ctx.nranks() : 0;
+  const kernels::F32Run output =
+      decoded != nullptr ? kernels::F32Run{decoded} : outputRunAt(call, begin);
   ctx.kernels().reduceQuantizeDecode(call.spec, runAt(call, call.sendbuff, begin), decodings.data(),
                                      static_cast<int>(decodings.size()), divisor, length, out,
-                                     residualAt(call, begin), outputRunAt(call, begin));
+                                     residualAt(call, begin), output);
 }
 
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,

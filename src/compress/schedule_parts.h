@@ -26,6 +26,7 @@ enum CompressScratchSlot : int {
   kScratchTokenRows = 19,      // the kept rows, packed
   kScratchTokenResidual = 20,  // their error-feedback residuals, packed
   kScratchTokenScores = 21,    // every rank's scores
+  kScratchDecoded = 22,        // a piece's host decoding, where call.decoder writes the output
 };
 
 // Byte offsets of each chunk's encoding in a buffer holding all of them.
@@ -48,9 +49,11 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
 // (encodings of just those elements, in their order, as
 // sumInputAndDecoding then dequantizeAdd), then finished as
 // finishOwnedSum, in one pass with no accumulator (kernels.h
-// reduceQuantizeDecode).
+// reduceQuantizeDecode). decoded: not nullptr, the decoding goes there
+// (length floats) instead of to call.recvbuff (call.decoder writes that).
 void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
-                    const std::vector<const unsigned char*>& decodings, unsigned char* out);
+                    const std::vector<const unsigned char*>& decodings, unsigned char* out,
+                    float* decoded = nullptr);
 // acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
 void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
                     int chunk, float* acc);

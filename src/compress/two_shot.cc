@@ -13,11 +13,17 @@ namespace {
 
 // A chunk's encoding as its pieces' standalone encodings back to back
 // (chunk_pieces.h), so that the owner can sum and send it a piece at a time.
-void encodePieces(const CollContext& ctx, const CompressedCall& call, const ChunkPieces& pieces,
-                  unsigned char* out) {
-  for (size_t i = 0; i < pieces.count(); ++i)
-    encodeInput(ctx, call, pieces.first(i), pieces.size(i),
-                out + pieces.encodedOffset(call.spec, i));
+// With an encoder (device memory), the pieces are encoded where they lie.
+spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
+                           const ChunkPieces& pieces, unsigned char* out) {
+  for (size_t i = 0; i < pieces.count(); ++i) {
+    unsigned char* at = out + pieces.encodedOffset(call.spec, i);
+    if (call.encoder != nullptr)
+      SPCCL_CHECK(call.encoder->encode(pieces.first(i), pieces.size(i), at));
+    else
+      encodeInput(ctx, call, pieces.first(i), pieces.size(i), at);
+  }
+  return spcclSuccess;
 }
 
 // The owned sum of a non-f32 call: widened into an f32 accumulator of
@@ -42,6 +48,15 @@ spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call
   return spcclSuccess;
 }
 
+// recvbuff's elements [begin, begin + length) = the decoding of codes:
+// on the CPU, or by the call's decoder where recvbuff is device memory.
+spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                          size_t length, const unsigned char* codes) {
+  if (call.decoder != nullptr) return call.decoder->decode(begin, length, codes);
+  decodeIntoOutput(ctx, call, begin, length, codes);
+  return spcclSuccess;
+}
+
 }  // namespace
 
 spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall& call) {
@@ -58,6 +73,18 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   const std::vector<int> peers = peersInTurn(me, n);
+  if ((call.decoder != nullptr || call.encoder != nullptr) &&
+      (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr))
+    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need f32, no rows, no residual",
+                      call.name);
+  // With a decoder, the owned sum's host decoding is a piece's throwaway:
+  // the decoder writes the output from the codes.
+  float* decoded = nullptr;
+  if (call.decoder != nullptr) {
+    char* bytes = nullptr;
+    SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
+    decoded = reinterpret_cast<float*>(bytes);
+  }
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
   // straight to its owner as one message; the receives are posted first,
@@ -65,9 +92,11 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
   for (int p : peers) {
-    encodePieces(ctx, call, pieces[p], region + offsets[p]);
+    SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
+  // The owned chunk, summed in f32 in step 3, while the chunks travel.
+  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->fetch(owned.begin, owned.length));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
@@ -103,13 +132,16 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     const size_t at = owned.encodedOffset(call.spec, i);
     if (call.type == spcclFloat32) {
       for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
-      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at);
+      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
+                     decoded);
     } else {
       SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
     }
     for (int p : peers)
       SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
                             &gatherTo[p][i]));
+    if (call.decoder != nullptr)
+      SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 
   // 4. The peers' pieces decoded into the output, in the order they were
@@ -122,8 +154,8 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
       size_t got = 0;
       SPCCL_CHECK(ctx.wait(&gatherFrom[p][i], &got));
       SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, pieces[p].encodedBytes(call.spec, i)));
-      decodeIntoOutput(ctx, call, pieces[p].first(i), pieces[p].size(i),
-                       region + offsets[p] + pieces[p].encodedOffset(call.spec, i));
+      SPCCL_CHECK(writeOutput(ctx, call, pieces[p].first(i), pieces[p].size(i),
+                              region + offsets[p] + pieces[p].encodedOffset(call.spec, i)));
     }
   }
   for (int p : peers) SPCCL_CHECK(ctx.waitAll(gatherTo[p]));

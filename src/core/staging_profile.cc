@@ -42,6 +42,13 @@ void StagingProfile::recordDeviceTokens(size_t bytesIn, size_t bytesOut) {
   deviceTokenBytesOut_ += bytesOut;
 }
 
+void StagingProfile::recordDeviceCodecs(size_t bytesIn, size_t bytesOut) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceCodecCalls_;
+  deviceCodecBytesIn_ += bytesIn;
+  deviceCodecBytesOut_ += bytesOut;
+}
+
 namespace {
 
 // How the report names a collective: "N all-reduce calls ran device-resident".
@@ -87,6 +94,12 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
                  " token all-reduce calls moved their kept rows on the device: %" PRIu64
                  " bytes copied in, %" PRIu64 " bytes copied out\n",
                  rank, nranks, deviceTokenCalls_, deviceTokenBytesIn_, deviceTokenBytesOut_);
+  if (deviceCodecCalls_ > 0)
+    std::fprintf(stderr,
+                 "spccl staging report, rank %d/%d: %" PRIu64
+                 " compressed all-reduce calls ran their codecs on the device: %" PRIu64
+                 " bytes copied in, %" PRIu64 " bytes copied out\n",
+                 rank, nranks, deviceCodecCalls_, deviceCodecBytesIn_, deviceCodecBytesOut_);
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
   const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
   auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };

@@ -36,6 +36,9 @@ class StagingProfile {
   // scattered on the device (core/device_token_call.h), with the bytes it
   // copied between device and host.
   void recordDeviceTokens(size_t bytesIn, size_t bytesOut);
+  // One compressed all-reduce whose codecs ran on the device
+  // (core/device_compressed_call.h), with the bytes it copied.
+  void recordDeviceCodecs(size_t bytesIn, size_t bytesOut);
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -52,6 +55,9 @@ class StagingProfile {
   uint64_t deviceTokenCalls_ = 0;
   uint64_t deviceTokenBytesIn_ = 0;
   uint64_t deviceTokenBytesOut_ = 0;
+  uint64_t deviceCodecCalls_ = 0;
+  uint64_t deviceCodecBytesIn_ = 0;
+  uint64_t deviceCodecBytesOut_ = 0;
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "driver_results.h"
+#include "emulated_codec_kernels.h"
 #include "emulated_devices.h"
 #include "emulated_row_kernels.h"
 #include "emulated_sparse_kernels.h"
@@ -185,7 +186,8 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  int failingLaunches = 0;  // emuCudaFailLaunches
+  int failingLaunches = 0;       // emuCudaFailLaunches
+  uint64_t passingLaunches = 0;  // emuCudaFailLaunchesAfter: succeed first
 };
 
 State& state() {
@@ -343,7 +345,9 @@ void runEmulatedKernel(spcclDataType_t type, const std::string& op,
 // else counted.
 CuResult countLaunch() {
   std::lock_guard<std::mutex> lock(state().mutex);
-  if (state().failingLaunches > 0) {
+  if (state().failingLaunches > 0 && state().passingLaunches > 0) {
+    --state().passingLaunches;
+  } else if (state().failingLaunches > 0) {
     --state().failingLaunches;
     return 719;  // CUDA_ERROR_LAUNCH_FAILED
   }
@@ -388,7 +392,7 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name) &&
-      !spccl::emulation::isRowKernel(name))
+      !spccl::emulation::isRowKernel(name) && !spccl::emulation::isCodecKernel(name))
     return 500;                            // CUDA_ERROR_NOT_FOUND
   *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
@@ -408,6 +412,8 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
                          params);
   if (spccl::emulation::isRowKernel(name))
     return launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
+  if (spccl::emulation::isCodecKernel(name))
+    return launchStandIn(spccl::emulation::prepareCodecKernel, name, gridX, blockX, stream, params);
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op)) return kInvalidValue;
@@ -800,8 +806,11 @@ void emuCudaOpenCopyGate(void) {
   gate.cv.notify_all();
 }
 
-void emuCudaFailLaunches(int count) {
+void emuCudaFailLaunches(int count) { emuCudaFailLaunchesAfter(0, count); }
+
+void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
+  state().passingLaunches = passing;
   state().failingLaunches = count;
 }
 

@@ -49,6 +49,9 @@ void emuCudaOpenCopyGate(void);
 /* The next `count` cuLaunchKernel calls fail with CUDA_ERROR_LAUNCH_FAILED
  * (719), as a kernel that cannot be launched would. */
 void emuCudaFailLaunches(int count);
+/* The same after `passing` more launches succeed: a failure of a later
+ * kernel of a call. */
+void emuCudaFailLaunchesAfter(uint64_t passing, int count);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,9 @@
 #   devicetokens tests/gpu/run_device_tokens.sh BUILD RESULTS (token top-k and mask all-reduces
 #               with the kept rows moved on the device: the real-GPU token test on 1, 2, 4
 #               ranks with the path on, 2 with it off, memcheck)
+#   devicecodecs tests/gpu/run_device_codecs.sh BUILD RESULTS (the compressed all-reduce's
+#               codecs on the device: the real-GPU compressed test on 1, 2, 4 ranks
+#               with the path on, 2 with it off, memcheck)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
 #   netns       tests/gpu/run_netns_bench.sh BUILD RESULTS    (the testbed on 16 cores, if it works)
@@ -45,7 +48,8 @@
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
 #                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=210
-#                             devicesparse=150 devicetokens=150 devicebench=120 netns=150
+#                             devicesparse=150 devicetokens=150 devicecodecs=150
+#                             devicebench=120 netns=150
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
 #   SPCCL_GPU_STAGES          the stages to run, e.g. "kernels collectives torch" (default:
@@ -99,7 +103,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=210 [devicesparse]=150 [devicetokens]=150 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=210 [devicesparse]=150 [devicetokens]=150 [devicecodecs]=150 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -280,7 +284,7 @@ if [[ $mode == dry-run ]]; then
   note "   ninja -C $build -j $jobs: ${targets[*]} (those that exist)"
   note "   stages: host collectives($([[ -x $root/tests/gpu/run_collectives.sh ]] && echo present || echo absent))" \
     "torch($([[ -x $root/tests/gpu/run_torch_shim.sh ]] && echo present || echo absent))" \
-    "pieces cudaipc devicepath devicesparse devicetokens devicebench kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
+    "pieces cudaipc devicepath devicesparse devicetokens devicecodecs devicebench kernels sanitizer$([[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && echo ' bench'); GPU: $gpu; deadline ${SPCCL_GPU_DEADLINE_S:-420} s"
   exit 0
 fi
 
@@ -472,6 +476,7 @@ external cudaipc run_cuda_ipc.sh
 external devicepath run_device_all_reduce.sh
 external devicesparse run_device_sparse.sh
 external devicetokens run_device_tokens.sh
+external devicecodecs run_device_codecs.sh
 external devicebench run_device_bench.sh
 external pieces run_staging_pieces.sh
 external netns run_netns_bench.sh

@@ -1,0 +1,67 @@
+// The compressed all-reduce's input encode on the device (docs/gpu.md,
+// "Compressed all-reduce of device buffers"): a peer's chunk, or a piece
+// of one, of an f32 device input encoded standalone (its block scales,
+// then its packed codes; kernels.h) into device scratch, so that only the
+// encoding crosses PCIe to the host. The element code is the CUDA codecs'
+// (kernels/cuda/quantize_groups.h: ScaleAccumulator, quantizeGroup), which
+// matches the CPU's encode byte for byte. No residual: error feedback
+// stays on the staged path.
+//
+// Two kernels: the scales, one thread a block (max is order-independent,
+// so a serial max is the CPU's), then the codes, one thread a group of 8
+// elements (groups never share a byte). Run by codecs.cu on the GPU and
+// by the emulated driver's host stand-in
+// (tests/cuda_emulation/emulated_codec_kernels.cc). Names are the ABI.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/compress/quantizer_levels.h"
+#include "kernels/cuda/quantize_groups.h"
+#include "kernels/host_device.h"
+
+namespace spccl::kernels::device_codecs {
+
+// The kernels' one parameter, by value (pointers as 64-bit integers).
+struct EncodeArgs {
+  uint64_t in;   // count f32
+  uint64_t out;  // blocks f32 scales, then count codes of `bits` bits
+  uint64_t count;
+  uint64_t blockSize;
+  uint64_t blocks;
+  int32_t bits;
+  int32_t linear;  // 1: the linear codec, 0: piecewise
+  PiecewiseMagnitude piecewise{1};
+  LinearMagnitude linearMagnitude{1};
+  cuda::LevelTable levels;  // signedLevels() of the call's codec and bits
+};
+
+constexpr const char* kEncodeScalesKernel = "spcclEncodeScalesF32";
+constexpr const char* kEncodeCodesKernel = "spcclEncodeCodesF32";
+
+// Block b's scale, stored at the start of the encoding.
+SPCCL_HOST_DEVICE inline void encodeScale(const EncodeArgs& args, uint64_t b) {
+  const auto* in = reinterpret_cast<const float*>(args.in);
+  const uint64_t end =
+      (b + 1) * args.blockSize < args.count ? (b + 1) * args.blockSize : args.count;
+  cuda::ScaleAccumulator scale;
+  for (uint64_t i = b * args.blockSize; i < end; ++i) scale.add(in[i]);
+  const float m = scale.scale();
+  memcpy(reinterpret_cast<unsigned char*>(args.out) + b * sizeof(float), &m, sizeof(float));
+}
+
+// Group g's packed codes (the scales written first, by encodeScale).
+SPCCL_HOST_DEVICE inline void encodeGroup(const EncodeArgs& args, uint64_t g) {
+  const auto* in = reinterpret_cast<const float*>(args.in);
+  auto* encoded = reinterpret_cast<unsigned char*>(args.out);
+  unsigned char* packed = encoded + args.blocks * sizeof(float);
+  if (args.linear != 0)
+    cuda::quantizeGroup<NativeFormat<float>>(args.linearMagnitude, args.levels, args.bits,
+                                             args.blockSize, in, nullptr, args.count, encoded,
+                                             packed, g);
+  else
+    cuda::quantizeGroup<NativeFormat<float>>(args.piecewise, args.levels, args.bits, args.blockSize,
+                                             in, nullptr, args.count, encoded, packed, g);
+}
+
+}  // namespace spccl::kernels::device_codecs

@@ -1,0 +1,77 @@
+// The compressed all-reduce's codec work on device buffers (docs/gpu.md,
+// "Compressed all-reduce of device buffers"), for the two-shot schedule:
+// - input: the peers' chunks encoded on the device
+//   (kernels/device_codecs/encode_codes.h) and only their encodings copied
+//   to the host; the owned chunk, which the host sums in f32, copied whole;
+// - output: the codes that the schedule decodes (in host memory) copied to
+//   device scratch and decoded there into the f32 output
+//   (kernels/device_codecs/decode_codes.h).
+// spccl's kernels, launched through the dlopen'ed driver, bit for bit the
+// CPU's codecs. Every step runs on `stream` and is synchronised before it
+// returns (the schedule sends or reuses the host memory afterwards).
+// Errors name the call, the kernel or copy, and the driver's error.
+#pragma once
+
+#include <cstddef>
+
+#include "compress/compressed_allreduce.h"
+#include "device/cuda_driver.h"
+#include "device/device_memory.h"
+#include "spccl.h"
+
+namespace spccl::compress {
+
+// This build has the kernels (CUDA at build time) and the loaded driver has
+// the module, stream and stream-ordered memory entry points.
+bool deviceCodecsAvailable();
+
+class DeviceCodecs : public InputEncoder, public OutputDecoder {
+ public:
+  // in, out: count f32 of device memory (may be the same). hostIn: count
+  // f32 of host memory that fetch fills. stream: where every copy, kernel
+  // and scratch allocation goes (device/device_memory.h).
+  DeviceCodecs(const char* call, device::CuStream stream, const kernels::QuantizerSpec& spec,
+               const float* in, float* hostIn, float* out)
+      : call_(call),
+        stream_(stream),
+        spec_(spec),
+        in_(in),
+        hostIn_(hostIn),
+        out_(out),
+        codes_(stream) {}
+
+  // Loads the kernels (once per context): on the caller's thread, before a
+  // host function holds its stream.
+  static spcclResult_t loadKernels();
+
+  spcclResult_t encode(size_t begin, size_t length, unsigned char* out) override;
+  spcclResult_t fetch(size_t begin, size_t length) override;
+  spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
+
+  // Bytes copied so far each way.
+  size_t bytesToHost() const { return bytesToHost_; }
+  size_t bytesToDevice() const { return bytesToDevice_; }
+  // Whether a step failed (a launch or copy: the context may be unusable).
+  bool failed() const { return failed_; }
+
+ private:
+  spcclResult_t encodeNow(size_t begin, size_t length, unsigned char* out);
+  spcclResult_t fetchNow(size_t begin, size_t length);
+  spcclResult_t decodeNow(size_t begin, size_t length, const unsigned char* codes);
+  spcclResult_t note(spcclResult_t result);
+  spcclResult_t launch(const char* kernel, size_t items, void* args) const;
+  spcclResult_t check(device::CuResult result, const char* entry, const char* what) const;
+
+  const char* call_;
+  device::CuStream stream_;
+  kernels::QuantizerSpec spec_;
+  const float* in_;
+  float* hostIn_;
+  float* out_;
+  size_t bytesToHost_ = 0;
+  size_t bytesToDevice_ = 0;
+  bool failed_ = false;
+  device::StreamMemory codes_;  // one piece's encoding
+};
+
+}  // namespace spccl::compress

@@ -1,0 +1,83 @@
+#include "core/device_compressed_call.h"
+
+#include <string>
+
+#include "base/check.h"
+#include "base/knobs.h"
+#include "compress/device_codecs.h"
+#include "core/comm.h"
+#include "device/memory_kind.h"
+#include "device/pinned_pool.h"
+
+namespace spccl {
+
+using compress::CompressedCall;
+using compress::DeviceCodecs;
+
+struct DeviceCodecsPlan {
+  device::CuStream stream = nullptr;
+  // sendbuff's host view: only the owned chunk is copied in (at its own
+  // offsets, where the schedule reads it), the rest is encoded on the device.
+  device::PinnedBuffer input;
+};
+
+namespace {
+
+bool onDevice(const void* pointer) {
+  return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
+}
+
+size_t inputBytes(const CompressedCall& call) { return call.count * spcclTypeSize(call.type); }
+
+}  // namespace
+
+bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
+  // Cheapest first: host calls leave at the first test.
+  return staged.hasDeviceMemory() && call.count > 0 && call.type == spcclFloat32 &&
+         call.schedule == spcclCompressTwoShot && call.residual == nullptr &&
+         call.rows == nullptr && knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
+         onDevice(call.recvbuff) && compress::deviceCodecsAvailable();
+}
+
+spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call,
+                                  std::shared_ptr<DeviceCodecsPlan>* out) {
+  auto plan = std::make_shared<DeviceCodecsPlan>();
+  device::ScopedCudaContext current(staged.context());
+  SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
+  SPCCL_CHECK(DeviceCodecs::loadKernels());
+  SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
+  *out = std::move(plan);
+  return spcclSuccess;
+}
+
+spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const CompressedCall& call,
+                              const std::shared_ptr<DeviceCodecsPlan>& plan,
+                              spcclRequest_t* request) {
+  auto body = [comm, call, plan]() -> spcclResult_t {
+    auto* hostIn = static_cast<float*>(plan->input.data());
+    DeviceCodecs codecs(call.name, plan->stream, call.spec,
+                        static_cast<const float*>(call.sendbuff), hostIn,
+                        static_cast<float*>(call.recvbuff));
+    CompressedCall run = call;
+    run.sendbuff = hostIn;
+    run.encoder = &codecs;
+    run.decoder = &codecs;
+    const spcclResult_t ran = spccl::runCollective(
+        *comm->engine, compress::signatureOf(run),
+        [&run](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, run); });
+    if (ran != spcclSuccess && codecs.failed()) {
+      // The peers are inside the collective, waiting for this rank's
+      // chunks or pieces: breaking the communicator tells them now.
+      const std::string why = threadLastError();
+      if (!comm->engine->broken()) comm->engine->abort(ran, why);
+      return failWith(ran, __FILE__, __LINE__, "%s", why.c_str());
+    }
+    SPCCL_CHECK(ran);
+    comm->stagingProfile->recordDeviceCodecs(codecs.bytesToHost(), codecs.bytesToDevice());
+    return spcclSuccess;
+  };
+  return request != nullptr ? staged.runDirectQueued(std::move(body), request)
+                            : staged.runDirect(std::move(body));
+}
+
+}  // namespace spccl

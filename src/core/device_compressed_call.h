@@ -1,0 +1,43 @@
+// spcclCompressedAllReduce of device buffers with the codecs on the
+// device (docs/gpu.md, "Compressed all-reduce of device buffers"): the
+// two-shot schedule runs on the host as for host memory, but the peers'
+// chunks are encoded on the device and only their encodings copied to the
+// host, the owned chunk (summed in f32 on the host) is copied whole, and
+// the output is never staged: the codes that the schedule decodes (the
+// owned chunk's sum and the peers' all-gathered chunks) are copied to the
+// device and decoded there (compress/device_codecs.h). Same result bits
+// as the staged call, on every rank, so each rank chooses alone.
+#pragma once
+
+#include <memory>
+
+#include "compress/compressed_allreduce.h"
+#include "core/staged_call.h"
+#include "spccl.h"
+
+namespace spccl {
+
+// Whether this rank runs `call` so: SPCCL_DEVICE_CODECS=1, sendbuff and
+// recvbuff in device memory (after staged.validate), f32, the two-shot
+// schedule, no residual, and the kernel (CUDA at build time, the driver's
+// module and stream entry points). Otherwise the call is staged whole.
+bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall& call);
+
+// What the call takes that might wait for the device (its stream, the
+// kernel's module, the pinned input): taken on the caller's thread.
+struct DeviceCodecsPlan;
+
+// A failure here is the call's (rejectCall: nothing ran).
+spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const compress::CompressedCall& call,
+                                  std::shared_ptr<DeviceCodecsPlan>* out);
+
+// Runs it at once or in the stream's order (staged.runDirect); with a
+// request, queued (staged.runDirectQueued). Not finishCall'ed. A failed
+// device step (all inside the collective) breaks the communicator, so that
+// the peers fail at once, naming this rank, instead of at the deadline.
+spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged,
+                              const compress::CompressedCall& call,
+                              const std::shared_ptr<DeviceCodecsPlan>& plan,
+                              spcclRequest_t* request = nullptr);
+
+}  // namespace spccl

@@ -1,0 +1,79 @@
+#include "emulated_codec_kernels.h"
+
+#include <cstring>
+
+#include "kernels/cuda/quantize_groups.h"
+#include "kernels/device_codecs/decode_codes.h"
+#include "kernels/device_codecs/encode_codes.h"
+#include "kernels/kernels.h"
+
+namespace spccl::emulation {
+
+namespace {
+
+namespace dc = spccl::kernels::device_codecs;
+
+}  // namespace
+
+bool isCodecKernel(const std::string& name) {
+  return name == dc::kDecodeKernel || name == dc::kEncodeScalesKernel ||
+         name == dc::kEncodeCodesKernel;
+}
+
+namespace {
+
+// The encode kernels: the input's f32 and the encoding lie in memory the
+// stream's device reaches; the work is every block's scale or every
+// group's codes.
+CuResult prepareEncode(const std::string& name, void** params, const KernelAccess& access,
+                       std::function<void()>* work) {
+  dc::EncodeArgs args{};
+  std::memcpy(&args, params[0], sizeof(args));
+  if (args.bits < 2 || args.bits > 8 || args.blockSize == 0) return kInvalidValue;
+  const spccl::kernels::QuantizerSpec spec{spccl::kernels::Codec::Piecewise, args.bits,
+                                           static_cast<size_t>(args.blockSize)};
+  const std::pair<uint64_t, uint64_t> ranges[] = {
+      {args.in, args.count * sizeof(float)},
+      {args.out, spccl::kernels::quantizedBytes(spec, args.count)}};
+  for (const auto& [address, bytes] : ranges)
+    if (bytes > 0)
+      if (const CuResult r = access(address, bytes); r != kSuccess) return r;
+  if (name == dc::kEncodeScalesKernel)
+    *work = [args] {
+      for (uint64_t b = 0; b < args.blocks; ++b) dc::encodeScale(args, b);
+    };
+  else
+    *work = [args] {
+      for (uint64_t g = 0; g < spccl::kernels::cuda::codeGroups(args.count); ++g)
+        dc::encodeGroup(args, g);
+    };
+  return kSuccess;
+}
+
+}  // namespace
+
+CuResult prepareCodecKernel(const std::string& name, unsigned /*gridX*/, unsigned blockX,
+                            void** params, const KernelAccess& access,
+                            std::function<void()>* work) {
+  if (!isCodecKernel(name) || params == nullptr || blockX != dc::kThreads) return kInvalidValue;
+  if (name != dc::kDecodeKernel) return prepareEncode(name, params, access, work);
+  dc::DecodeArgs args{};
+  std::memcpy(&args, params[0], sizeof(args));
+  if (args.bits < 2 || args.bits > 8 || args.blockSize == 0) return kInvalidValue;
+  const spccl::kernels::QuantizerSpec spec{spccl::kernels::Codec::Piecewise, args.bits,
+                                           static_cast<size_t>(args.blockSize)};
+  // Both ranges lie in memory the stream's device reaches, as a GPU would
+  // fault (here at launch).
+  const std::pair<uint64_t, uint64_t> ranges[] = {
+      {args.encoded, spccl::kernels::quantizedBytes(spec, args.count)},
+      {args.out, args.count * sizeof(float)}};
+  for (const auto& [address, bytes] : ranges)
+    if (bytes > 0)
+      if (const CuResult r = access(address, bytes); r != kSuccess) return r;
+  *work = [args] {
+    for (uint64_t i = 0; i < args.count; ++i) dc::decodeOne(args, i);
+  };
+  return kSuccess;
+}
+
+}  // namespace spccl::emulation
