@@ -274,7 +274,8 @@ read -ra extra_cmake <<<"${SPCCL_GPU_CMAKE_ARGS:-}"
 cmake_args+=("${extra_cmake[@]}")
 
 targets=(spccl spccl_nccl spcclrun spccl_gpu_tests spccl_gpu_collective_tests all_reduce_perf
-  sparse_all_reduce_perf all_gather_perf reduce_scatter_perf spccl_cuda_ipc_tests)
+  sparse_all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf alltoall_perf
+  spccl_cuda_ipc_tests)
 [[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && targets+=(kernels_bench)
 read -ra extra <<<"${SPCCL_GPU_EXTRA_TARGETS:-}"
 targets+=("${extra[@]}")
