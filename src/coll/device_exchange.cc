@@ -71,9 +71,17 @@ BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
       return {rank == call.root ? bytes : 0, bytes};
     case CollType::Reduce:
       return {bytes, rank == call.root ? bytes : 0};
+    case CollType::AllToAll:
+      return {bytes * n, bytes * n};
     default:
       return {bytes, bytes};
   }
+}
+
+bool buffersOverlap(const DeviceCall& call, const BufferBytes& bytes) {
+  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
+  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
+  return send < recv + bytes.recv && recv < send + bytes.send;
 }
 
 // Whether the call writes over its own input while a launch chain still
@@ -83,19 +91,24 @@ BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
 bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nranks) {
   if (!reduces(call.type) || nranks <= kernels::device_reduce::kMaxInputs || bytes.recv == 0)
     return false;
-  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
-  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
-  return send < recv + bytes.recv && recv < send + bytes.send;
+  return buffersOverlap(call, bytes);
+}
+
+// An all-to-all whose recvbuff overlaps its sendbuff: peers would read
+// blocks this rank overwrites (coll/device_all_to_all.h).
+bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
+  return call.type == CollType::AllToAll && buffersOverlap(call, bytes);
 }
 
 // This rank's offer: usable only with device buffers it can export, the
-// kernels where the call reduces, and no launch that overwrites an input.
+// kernels where the call reduces, no launch that overwrites an input and
+// no all-to-all in place.
 DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call,
                       const device::PeerAllocations& peers, const DeviceSchedule& schedule) {
   DeviceOffer offer;
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   if (!call.device || call.count == 0 || !deviceAllReduceAvailable()) return offer;
-  if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  if (overwritesInputs(call, bytes, ctx.nranks()) || allToAllInPlace(call, bytes)) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a

@@ -57,6 +57,8 @@ const char* reportName(CollType type) {
       return "broadcast";
     case CollType::Reduce:
       return "reduce";
+    case CollType::AllToAll:
+      return "all-to-all";
     default:
       return collTypeName(type);
   }
