@@ -94,7 +94,7 @@ spcclResult_t broadcast(CollContext& ctx, const DeviceCall& call, const DeviceBu
 bool runsDeviceResident(CollType type) {
   return type == CollType::AllReduce || type == CollType::ReduceScatter ||
          type == CollType::AllGather || type == CollType::Broadcast || type == CollType::Reduce ||
-         type == CollType::AllToAll;
+         type == CollType::AllToAll || type == CollType::AllToAllv;
 }
 
 spcclResult_t runDeviceCollective(CollContext& ctx, const DeviceCall& call,
@@ -119,6 +119,8 @@ spcclResult_t runDeviceCollective(CollContext& ctx, const DeviceCall& call,
       return runDeviceResident(ctx, call, peers, kReduce, onDevices);
     case CollType::AllToAll:
       return runDeviceResident(ctx, call, peers, deviceAllToAllSchedule(), onDevices);
+    case CollType::AllToAllv:
+      return runDeviceResident(ctx, call, peers, deviceAllToAllvSchedule(), onDevices);
     default:
       return SPCCL_FAIL(spcclInternalError, "%s: no device-resident schedule for %s", call.name,
                         collTypeName(call.type));

@@ -14,7 +14,7 @@
 //   is then never exported nor written over IPC (a non-root passes none),
 //   and the bits are the same either way; the cost is the root reading
 //   all n inputs alone;
-// - all-to-all: coll/device_all_to_all.h (not in place).
+// - all-to-all and all-to-allv: coll/device_all_to_all.h (not in place).
 // Each ends with a barrier, after which the peers' buffers are free again.
 #pragma once
 

@@ -59,6 +59,8 @@ const char* reportName(CollType type) {
       return "reduce";
     case CollType::AllToAll:
       return "all-to-all";
+    case CollType::AllToAllv:
+      return "all-to-allv";
     default:
       return collTypeName(type);
   }

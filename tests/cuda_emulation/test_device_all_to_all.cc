@@ -61,7 +61,8 @@ void expectPath(const Exchange& e, Path path, const Seen& seen, const std::strin
     EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host (staged or fallen back)";
     EXPECT_EQ(seen.copiesOnDevice, static_cast<uint64_t>(e.nranks)) << what;
   } else {
-    EXPECT_EQ(seen.copiesOnDevice, 0u) << what << ": a device copy ran (the call did not fall back)";
+    EXPECT_EQ(seen.copiesOnDevice, 0u)
+        << what << ": a device copy ran (the call did not fall back)";
   }
 }
 
@@ -202,8 +203,7 @@ TEST(DeviceAllToAll, StagingReportCountsTheCallsOfThreadRanks) {
       for (void* on : {static_cast<void*>(nullptr), stream}) {
         DeviceBytes send(e.bytes()), recv(e.bytes());
         send.set(e.input());
-        EXPECT_EQ(spcclAllToAll(send.data(), recv.data(), e.count, e.type, comm, on),
-                  spcclSuccess)
+        EXPECT_EQ(spcclAllToAll(send.data(), recv.data(), e.count, e.type, comm, on), spcclSuccess)
             << spcclGetLastError(comm);
         EXPECT_EQ(recv.get(on), expected) << e.describe(false, on);
       }
