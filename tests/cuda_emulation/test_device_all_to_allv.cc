@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
+#include "staging_report.h"
 
 using namespace spccl::testing;
 
@@ -151,6 +155,47 @@ TEST(DeviceAllToAllv, CountMismatchFailsEveryRankNamingBothRanksN3) {
     EXPECT_LT(seconds, 10.0) << "rank " << rank << ": " << error;
     return kChildOk;
   });
+}
+
+// Two ranks as threads of one process (each uses the other's pointers as
+// they are), the NULL stream and a stream: bit-equal, and each rank's
+// SPCCL_STAGING_REPORT=1 line counts both calls as device-resident.
+TEST(DeviceAllToAllv, StagingReportCountsTheCallsOfThreadRanks) {
+  setenv("SPCCL_STAGING_REPORT", "1", 1);
+  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
+    spcclUniqueId id;
+    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
+    StderrCapture capture;
+    auto rankThread = [&id](int rank) {
+      if (emuCudaSetCurrentDevice(0) != 0) return;
+      spcclComm_t comm = initRank(2, id, rank);
+      void* stream = emuCudaStreamCreate();
+      const Layout l = layoutOf(rank, 2);
+      const std::vector<unsigned char> expected = reference(rank, spcclInt32, l, comm);
+      for (void* on : {static_cast<void*>(nullptr), stream}) {
+        DeviceBytes send(l.sendExtent * 4), recv(l.recvExtent * 4);
+        send.set(inputOf(rank, spcclInt32, l.sendExtent));
+        recv.set(recvBefore(rank, spcclInt32, l));
+        EXPECT_EQ(callOn(l, send.data(), recv.data(), spcclInt32, comm, on), spcclSuccess)
+            << spcclGetLastError(comm);
+        EXPECT_EQ(recv.get(on), expected) << "rank " << rank;
+      }
+      emuCudaStreamDestroy(stream);
+      spcclCommDestroy(comm);
+    };
+    std::thread other(rankThread, 1);
+    rankThread(0);
+    other.join();
+    const std::string report = capture.finish();
+    const std::map<std::string, uint64_t> expected = {{"all-to-allv", 2}};
+    for (int rank : {0, 1})
+      EXPECT_EQ(deviceResidentCounts(report, rank), expected)
+          << "rank " << rank << "'s staging report:\n"
+          << report;
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  unsetenv("SPCCL_STAGING_REPORT");
+  EXPECT_EQ(outcomes[0].status, kChildOk);
 }
 
 }  // namespace
