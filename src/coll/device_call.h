@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "device/peer_access.h"
 #include "runtime/frame.h"
@@ -28,6 +29,9 @@ struct DeviceCall {
   // rank checked (core/device_collective_call.h): buffers on another
   // device make the call fall back.
   device::DeviceLocation creationDevice = 0;
+  // All-to-allv only: the API's arrays, copied (a call on a stream or
+  // queued runs after the API returns), nranks entries each, in elements.
+  std::vector<size_t> sendcounts, sdispls, recvcounts, rdispls;
 };
 
 }  // namespace spccl

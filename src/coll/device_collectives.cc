@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "coll/device_all_reduce.h"
+#include "coll/device_all_to_all.h"
 #include "coll/device_exchange.h"
 #include "coll/device_reduce_launch.h"
 #include "coll/root_agreement.h"
@@ -92,7 +93,8 @@ spcclResult_t broadcast(CollContext& ctx, const DeviceCall& call, const DeviceBu
 
 bool runsDeviceResident(CollType type) {
   return type == CollType::AllReduce || type == CollType::ReduceScatter ||
-         type == CollType::AllGather || type == CollType::Broadcast || type == CollType::Reduce;
+         type == CollType::AllGather || type == CollType::Broadcast || type == CollType::Reduce ||
+         type == CollType::AllToAll || type == CollType::AllToAllv;
 }
 
 spcclResult_t runDeviceCollective(CollContext& ctx, const DeviceCall& call,
@@ -115,6 +117,10 @@ spcclResult_t runDeviceCollective(CollContext& ctx, const DeviceCall& call,
     case CollType::Reduce:
       SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
       return runDeviceResident(ctx, call, peers, kReduce, onDevices);
+    case CollType::AllToAll:
+      return runDeviceResident(ctx, call, peers, deviceAllToAllSchedule(), onDevices);
+    case CollType::AllToAllv:
+      return runDeviceResident(ctx, call, peers, deviceAllToAllvSchedule(), onDevices);
     default:
       return SPCCL_FAIL(spcclInternalError, "%s: no device-resident schedule for %s", call.name,
                         collTypeName(call.type));

@@ -13,7 +13,8 @@
 //   reducing its block into the root's buffer: the root's receive buffer
 //   is then never exported nor written over IPC (a non-root passes none),
 //   and the bits are the same either way; the cost is the root reading
-//   all n inputs alone.
+//   all n inputs alone;
+// - all-to-all and all-to-allv: coll/device_all_to_all.h (not in place).
 // Each ends with a barrier, after which the peers' buffers are free again.
 #pragma once
 

@@ -59,7 +59,19 @@ struct BufferBytes {
   size_t send = 0, recv = 0;
 };
 
+// An all-to-allv's buffers: up to the end of its farthest block.
+BufferBytes variableBytes(const DeviceCall& call) {
+  BufferBytes extent;
+  for (size_t peer = 0; peer < call.sendcounts.size(); ++peer) {
+    extent.send = std::max(extent.send, call.sdispls[peer] + call.sendcounts[peer]);
+    extent.recv = std::max(extent.recv, call.rdispls[peer] + call.recvcounts[peer]);
+  }
+  const size_t size = spcclTypeSize(call.datatype);
+  return {extent.send * size, extent.recv * size};
+}
+
 BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
+  if (call.type == CollType::AllToAllv) return variableBytes(call);
   const size_t bytes = call.count * spcclTypeSize(call.datatype);
   const size_t n = static_cast<size_t>(nranks);
   switch (call.type) {
@@ -71,9 +83,17 @@ BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
       return {rank == call.root ? bytes : 0, bytes};
     case CollType::Reduce:
       return {bytes, rank == call.root ? bytes : 0};
+    case CollType::AllToAll:
+      return {bytes * n, bytes * n};
     default:
       return {bytes, bytes};
   }
+}
+
+bool buffersOverlap(const DeviceCall& call, const BufferBytes& bytes) {
+  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
+  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
+  return send < recv + bytes.recv && recv < send + bytes.send;
 }
 
 // Whether the call writes over its own input while a launch chain still
@@ -83,19 +103,28 @@ BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
 bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nranks) {
   if (!reduces(call.type) || nranks <= kernels::device_reduce::kMaxInputs || bytes.recv == 0)
     return false;
-  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
-  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
-  return send < recv + bytes.recv && recv < send + bytes.send;
+  return buffersOverlap(call, bytes);
+}
+
+// An all-to-all whose recvbuff overlaps its sendbuff: peers would read
+// blocks this rank overwrites (coll/device_all_to_all.h).
+bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
+  return (call.type == CollType::AllToAll || call.type == CollType::AllToAllv) &&
+         buffersOverlap(call, bytes);
 }
 
 // This rank's offer: usable only with device buffers it can export, the
-// kernels where the call reduces, and no launch that overwrites an input.
+// kernels where the call reduces, no launch that overwrites an input and
+// no all-to-all in place.
 DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call,
                       const device::PeerAllocations& peers, const DeviceSchedule& schedule) {
   DeviceOffer offer;
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
-  if (!call.device || call.count == 0 || !deviceAllReduceAvailable()) return offer;
-  if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  // (An all-to-allv's count is unused: its blocks may all be empty.)
+  const bool empty =
+      call.type == CollType::AllToAllv ? bytes.send + bytes.recv == 0 : call.count == 0;
+  if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
+  if (overwritesInputs(call, bytes, ctx.nranks()) || allToAllInPlace(call, bytes)) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
@@ -159,6 +188,12 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
   args.datatype = call.datatype;
   args.op = call.op;
   args.root = call.root;
+  if (call.type == CollType::AllToAllv) {
+    args.sendcounts = call.sendcounts.data();
+    args.sdispls = call.sdispls.data();
+    args.recvcounts = call.recvcounts.data();
+    args.rdispls = call.rdispls.data();
+  }
   if (!call.device) return runDenseCollective(ctx, args, ctx.denseAlgorithm());
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
@@ -177,6 +212,12 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
   // Apart on the host even where they overlap on the device (in place):
   // the CPU collective's result is the same out of place.
   if (bytes.recv > 0) args.recvbuff = recv.data();
+  // An all-to-allv leaves the gaps between its blocks as they were: they
+  // go back out with the blocks, so they come in first.
+  if (bytes.recv > 0 && call.type == CollType::AllToAllv)
+    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
+                     reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
+                     "copying recvbuff in"));
   SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));
   if (bytes.recv == 0) return spcclSuccess;
   return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),

@@ -76,6 +76,13 @@ spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, cons
   call.datatype = args.datatype;
   call.op = args.op;
   call.device = staged.hasDeviceMemory();
+  if (args.type == CollType::AllToAllv) {
+    const size_t n = static_cast<size_t>(comm->nranks);
+    call.sendcounts.assign(args.sendcounts, args.sendcounts + n);
+    call.sdispls.assign(args.sdispls, args.sdispls + n);
+    call.recvcounts.assign(args.recvcounts, args.recvcounts + n);
+    call.rdispls.assign(args.rdispls, args.rdispls + n);
+  }
   call.creationDevice = comm->cudaDevicePeers.self;
   const bool reduces = args.type == CollType::AllReduce || args.type == CollType::ReduceScatter ||
                        args.type == CollType::Reduce;

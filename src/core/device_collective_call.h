@@ -10,9 +10,10 @@
 // kernels (RankInfo::deviceAllReduceReady), and every two ranks on
 // different devices able to access each other's device as a peer
 // (RankInfo::devicePeers; SPCCL_DEBUG=INFO says which pair could not). An
-// all-reduce, reduce-scatter, all-gather, broadcast or reduce outside a
-// group (blocking or its spcclI* form), or in a group of such blocking
-// calls only (core/device_group.h), of such a communicator then runs
+// all-reduce, reduce-scatter, all-gather, broadcast, reduce or all-to-all
+// outside a group (blocking or its spcclI* form), or in a group of such
+// blocking calls only but the all-to-all (core/device_group.h), of such a
+// communicator then runs
 // the schedule's agreement, on host buffers too:
 // the ranks choose the device path only when every rank's buffers are
 // device memory it can export, on the device it had at creation, and the

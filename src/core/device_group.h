@@ -6,7 +6,8 @@
 // when the communicator joins (joinsDeviceAllReduce) and those calls are
 // all collectives that run device-resident outside a group
 // (runsDeviceResident: all-reduce, reduce-scatter, all-gather, broadcast,
-// reduce): no point-to-point operation, no other collective. They then run
+// reduce; not yet the all-to-all): no point-to-point operation, no other
+// collective. They then run
 // one after the other, in issue order, each through its schedule with its
 // own agreement, exactly as the same calls made outside the group would;
 // on a stream each is enqueued in the stream's order. FSDP's group of a

@@ -64,6 +64,10 @@ const char* reportName(CollType type) {
       return "broadcast";
     case CollType::Reduce:
       return "reduce";
+    case CollType::AllToAll:
+      return "all-to-all";
+    case CollType::AllToAllv:
+      return "all-to-allv";
     default:
       return collTypeName(type);
   }

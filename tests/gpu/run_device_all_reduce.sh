@@ -3,8 +3,9 @@
 # resident collectives"; NOT yet run on a GPU when this was written):
 #   1. correctness: all_reduce_perf --device, every type and op, out of
 #      place and in place, checked (-c 1), on 1, 2 and 4 ranks sharing the
-#      GPU; then reduce_scatter_perf, all_gather_perf, broadcast_perf and
-#      reduce_perf the same way on 2 and 4 ranks, smaller sizes;
+#      GPU; then reduce_scatter_perf, all_gather_perf, broadcast_perf,
+#      reduce_perf and alltoall_perf the same way on 2 and 4 ranks,
+#      smaller sizes (alltoall_perf's in-place half falls back);
 #      SPCCL_STAGING_REPORT=1 must count each binary's calls as
 #      device-resident (else the path was not taken and the run fails);
 #   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
@@ -57,7 +58,8 @@ for n in 1 2 4; do
   check "every type and op, $n ranks, device path" "$log" $? 1
 done
 
-for coll in reduce_scatter:reduce-scatter all_gather:all-gather broadcast:broadcast reduce:reduce; do
+for coll in reduce_scatter:reduce-scatter all_gather:all-gather broadcast:broadcast reduce:reduce \
+  alltoall:all-to-all; do
   for n in 2 4; do
     log=$results/correct_${coll%%:*}_n$n.log
     SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_ALLREDUCE=1 timeout 60 "$launcher" -n "$n" -- \
