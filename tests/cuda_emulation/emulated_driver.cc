@@ -263,7 +263,11 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
   if (toDevice && pageable) {
     auto snapshot = std::make_shared<std::vector<unsigned char>>(
         static_cast<const unsigned char*>(from), static_cast<const unsigned char*>(from) + bytes);
-    stream->enqueue([to, snapshot] { std::memcpy(to, snapshot->data(), snapshot->size()); });
+    // A copy of 0 bytes is fine for the driver; memcpy from an empty
+    // vector's data() (nullptr) is not.
+    stream->enqueue([to, snapshot] {
+      if (!snapshot->empty()) std::memcpy(to, snapshot->data(), snapshot->size());
+    });
     return kSuccess;
   }
   stream->enqueue([to, from, bytes, toDevice] {
