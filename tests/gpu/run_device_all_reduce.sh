@@ -25,30 +25,20 @@ set -uo pipefail
 build=$1 results=$2
 mkdir -p "$results"
 failed=0
+source "$(dirname "$0")/lib/path_verdict.sh"
 export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 export SPCCL_TRANSPORT=${SPCCL_TRANSPORT:-cuda_ipc}
 launcher=$build/bin/spcclrun
 perf=$build/perf/all_reduce_perf
 
-# check NAME LOG STATUS WANT_DEVICE [REPORTED]: a verdict line; WANT_DEVICE=1
-# needs the staging report's device-resident count of REPORTED calls
-# (default all-reduce) on rank 0 and nothing staged.
+# check NAME LOG STATUS WANT_DEVICE [REPORTED]: a verdict line
+# (lib/path_verdict.sh); WANT_DEVICE=1 needs the staging report's
+# device-resident count of REPORTED calls (default all-reduce) on rank 0
+# and nothing staged whole.
 check() {
-  local name=$1 log=$2 status=$3 want=$4 reported=${5:-all-reduce} verdict=PASS
-  if [[ $status -eq 124 ]]; then
-    verdict="FAIL (timed out)"
-  elif [[ $status -ne 0 ]]; then
-    verdict="FAIL (exit $status)"
-  elif ! grep -q "Out of bounds values : 0 OK" "$log"; then
-    verdict="FAIL (wrong values)"
-  elif [[ $want == 1 ]] && ! grep -qE "rank 0/[0-9]+: [1-9][0-9]* $reported calls ran device-resident" "$log"; then
-    verdict="FAIL (the device path was not taken)"
-  elif [[ $want == 1 ]] && grep -q "staged whole" "$log"; then
-    verdict="FAIL (some calls were staged)"
-  fi
-  [[ $verdict == PASS ]] || failed=1
-  echo "== $name: $verdict"
-  [[ $verdict == PASS ]] || tail -n 8 "$log" | sed 's/^/    /'
+  local want=$4 reported=${5:-all-reduce}
+  path_verdict "$1" "$2" "$3" "Out of bounds values : 0 OK" \
+    "$([[ $want == 1 ]] && echo "rank 0/[0-9]+: [1-9][0-9]* $reported calls ran device-resident")" 1
 }
 
 for n in 1 2 4; do

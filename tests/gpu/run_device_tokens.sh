@@ -20,28 +20,17 @@ set -uo pipefail
 build=$1 results=$2
 mkdir -p "$results"
 failed=0
+source "$(dirname "$0")/lib/path_verdict.sh"
 export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 launcher=$build/bin/spcclrun
 binary=$build/tests/gpu/spccl_gpu_collective_tests
 filter=--gtest_filter=GpuCollectives.TokenTopkAndMask
 report="rank 0/[0-9]+: [1-9][0-9]* token all-reduce calls moved their kept rows on the device"
 
-# check NAME LOG STATUS WANT_DEVICE: a verdict line; WANT_DEVICE=1 needs the
-# staging report's count of calls moved on the device on rank 0.
+# check NAME LOG STATUS WANT_DEVICE: a verdict line (lib/path_verdict.sh);
+# WANT_DEVICE=1 needs the staging report's count of calls moved on the device on rank 0.
 check() {
-  local name=$1 log=$2 status=$3 want=$4 verdict=PASS
-  if [[ $status -eq 124 ]]; then
-    verdict="FAIL (timed out)"
-  elif [[ $status -ne 0 ]]; then
-    verdict="FAIL (exit $status)"
-  elif ! grep -q "\[  PASSED  \]" "$log"; then
-    verdict="FAIL (no test passed)"
-  elif [[ $want == 1 ]] && ! grep -qE "$report" "$log"; then
-    verdict="FAIL (the device path was not taken)"
-  fi
-  [[ $verdict == PASS ]] || failed=1
-  echo "== $name: $verdict"
-  [[ $verdict == PASS ]] || tail -n 8 "$log" | sed 's/^/    /'
+  path_verdict "$1" "$2" "$3" "[  PASSED  ]" "$([[ $4 == 1 ]] && echo "$report")" 0
 }
 
 if [[ ! -x $binary || ! -x $launcher ]]; then
