@@ -73,7 +73,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
       return failWith(ran, __FILE__, __LINE__, "%s", why.c_str());
     }
     SPCCL_CHECK(ran);
-    comm->stagingProfile->recordDeviceCodecs(codecs.bytesToHost(), codecs.bytesToDevice());
+    comm->stagingProfile->recordDeviceCopies(DevicePart::kCodecs, codecs.bytesToHost(),
+                                             codecs.bytesToDevice());
     return spcclSuccess;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

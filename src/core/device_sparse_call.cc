@@ -180,7 +180,7 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
     SPCCL_CHECK(deliverOutput(onDevice, call, plan.get(), &bytesOut));
-    comm->stagingProfile->recordDeviceSparse(bytesIn, bytesOut);
+    comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
     return spcclSuccess;
   });
 }

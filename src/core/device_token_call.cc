@@ -149,7 +149,8 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
     if (plan->maskOutOnDevice)
       SPCCL_CHECK(
           rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
-    comm->stagingProfile->recordDeviceTokens(rows.bytesToHost(), rows.bytesToDevice());
+    comm->stagingProfile->recordDeviceCopies(DevicePart::kTokens, rows.bytesToHost(),
+                                             rows.bytesToDevice());
     return spcclSuccess;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

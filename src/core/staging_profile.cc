@@ -28,25 +28,12 @@ void StagingProfile::recordDeviceResident(CollType type) {
   ++deviceResidentCalls_[static_cast<size_t>(type)];
 }
 
-void StagingProfile::recordDeviceSparse(size_t bytesIn, size_t bytesOut) {
+void StagingProfile::recordDeviceCopies(DevicePart part, size_t bytesIn, size_t bytesOut) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++deviceSparseCalls_;
-  deviceSparseBytesIn_ += bytesIn;
-  deviceSparseBytesOut_ += bytesOut;
-}
-
-void StagingProfile::recordDeviceTokens(size_t bytesIn, size_t bytesOut) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++deviceTokenCalls_;
-  deviceTokenBytesIn_ += bytesIn;
-  deviceTokenBytesOut_ += bytesOut;
-}
-
-void StagingProfile::recordDeviceCodecs(size_t bytesIn, size_t bytesOut) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++deviceCodecCalls_;
-  deviceCodecBytesIn_ += bytesIn;
-  deviceCodecBytesOut_ += bytesOut;
+  DeviceCopies& copies = deviceCopies_[static_cast<size_t>(part)];
+  ++copies.calls;
+  copies.bytesIn += bytesIn;
+  copies.bytesOut += bytesOut;
 }
 
 namespace {
@@ -73,6 +60,19 @@ const char* reportName(CollType type) {
   }
 }
 
+// What the report says a DevicePart's calls did ("N sparse all-reduce
+// calls extracted on the device: ...").
+const char* reportWhat(DevicePart part) {
+  switch (part) {
+    case DevicePart::kSparse:
+      return "sparse all-reduce calls extracted on the device";
+    case DevicePart::kTokens:
+      return "token all-reduce calls moved their kept rows on the device";
+    default:
+      return "compressed all-reduce calls ran their codecs on the device";
+  }
+}
+
 }  // namespace
 
 void StagingProfile::printIfAsked(int rank, int nranks) const {
@@ -86,24 +86,15 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
                    " %s calls ran device-resident (CUDA IPC, nothing staged)\n",
                    rank, nranks, deviceResidentCalls_[type],
                    reportName(static_cast<CollType>(type)));
-  if (deviceSparseCalls_ > 0)
-    std::fprintf(stderr,
-                 "spccl staging report, rank %d/%d: %" PRIu64
-                 " sparse all-reduce calls extracted on the device: %" PRIu64
-                 " bytes copied in, %" PRIu64 " bytes copied out\n",
-                 rank, nranks, deviceSparseCalls_, deviceSparseBytesIn_, deviceSparseBytesOut_);
-  if (deviceTokenCalls_ > 0)
-    std::fprintf(stderr,
-                 "spccl staging report, rank %d/%d: %" PRIu64
-                 " token all-reduce calls moved their kept rows on the device: %" PRIu64
-                 " bytes copied in, %" PRIu64 " bytes copied out\n",
-                 rank, nranks, deviceTokenCalls_, deviceTokenBytesIn_, deviceTokenBytesOut_);
-  if (deviceCodecCalls_ > 0)
-    std::fprintf(stderr,
-                 "spccl staging report, rank %d/%d: %" PRIu64
-                 " compressed all-reduce calls ran their codecs on the device: %" PRIu64
-                 " bytes copied in, %" PRIu64 " bytes copied out\n",
-                 rank, nranks, deviceCodecCalls_, deviceCodecBytesIn_, deviceCodecBytesOut_);
+  for (size_t part = 0; part < deviceCopies_.size(); ++part) {
+    const DeviceCopies& copies = deviceCopies_[part];
+    if (copies.calls > 0)
+      std::fprintf(stderr,
+                   "spccl staging report, rank %d/%d: %" PRIu64 " %s: %" PRIu64
+                   " bytes copied in, %" PRIu64 " bytes copied out\n",
+                   rank, nranks, copies.calls, reportWhat(static_cast<DevicePart>(part)),
+                   copies.bytesIn, copies.bytesOut);
+  }
   if (splitCalls_ == 0 && overlappedCalls_ == 0) return;
   const double total = copyInSeconds_ + runSeconds_ + copyOutSeconds_;
   auto share = [total](double part) { return total > 0 ? 100 * part / total : 0.0; };

@@ -18,6 +18,15 @@
 
 namespace spccl {
 
+// The calls that reduce their data on the device before it crosses to the
+// host, each with its line in the report.
+enum class DevicePart {
+  kSparse,  // non-zeros extracted and scattered (core/device_sparse_call.h)
+  kTokens,  // kept rows gathered and scattered (core/device_token_call.h)
+  kCodecs,  // compressed codes made and decoded (core/device_compressed_call.h)
+  kCount
+};
+
 class StagingProfile {
  public:
   // One whole-staged call: its three parts' seconds and bytes copied.
@@ -28,17 +37,9 @@ class StagingProfile {
   // One collective of `type` that ran device-resident
   // (core/device_collective_call.h): nothing staged.
   void recordDeviceResident(CollType type);
-  // One sparse all-reduce whose non-zeros were extracted and scattered on
-  // the device (core/device_sparse_call.h), with the bytes it copied
-  // between device and host.
-  void recordDeviceSparse(size_t bytesIn, size_t bytesOut);
-  // One token top-k or mask all-reduce whose kept rows were gathered and
-  // scattered on the device (core/device_token_call.h), with the bytes it
-  // copied between device and host.
-  void recordDeviceTokens(size_t bytesIn, size_t bytesOut);
-  // One compressed all-reduce whose codecs ran on the device
-  // (core/device_compressed_call.h), with the bytes it copied.
-  void recordDeviceCodecs(size_t bytesIn, size_t bytesOut);
+  // One call whose data moved between device and host in a reduced form
+  // (DevicePart), with the bytes it copied each way.
+  void recordDeviceCopies(DevicePart part, size_t bytesIn, size_t bytesOut);
 
   // One line on stderr (with SPCCL_STAGING_REPORT=1), naming the rank;
   // nothing when no call was staged.
@@ -49,15 +50,12 @@ class StagingProfile {
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
   std::array<uint64_t, static_cast<size_t>(CollType::kCount)> deviceResidentCalls_{};
-  uint64_t deviceSparseCalls_ = 0;
-  uint64_t deviceSparseBytesIn_ = 0;
-  uint64_t deviceSparseBytesOut_ = 0;
-  uint64_t deviceTokenCalls_ = 0;
-  uint64_t deviceTokenBytesIn_ = 0;
-  uint64_t deviceTokenBytesOut_ = 0;
-  uint64_t deviceCodecCalls_ = 0;
-  uint64_t deviceCodecBytesIn_ = 0;
-  uint64_t deviceCodecBytesOut_ = 0;
+  struct DeviceCopies {
+    uint64_t calls = 0;
+    uint64_t bytesIn = 0;
+    uint64_t bytesOut = 0;
+  };
+  std::array<DeviceCopies, static_cast<size_t>(DevicePart::kCount)> deviceCopies_{};
   double copyInSeconds_ = 0;
   double runSeconds_ = 0;
   double copyOutSeconds_ = 0;
