@@ -23,7 +23,14 @@ struct DeviceCall {
   size_t count = 0;
   spcclDataType_t datatype = spcclFloat32;
   spcclRedOp_t op = spcclSum;
-  int root = -1;        // broadcast and reduce
+  int root = -1;  // broadcast and reduce
+  // How the call names its root in a mismatch error (coll/root_agreement.h):
+  // "straggler" and "dest" for the migration calls built on these.
+  const char* rootArgument = "root";
+  // The CPU algorithm a fallback runs; nullptr: the communicator's choice
+  // (ctx.denseAlgorithm()). The migration calls keep their pipelined chain
+  // (migrate/migration_schedules.h), so a fallback gives the staged bits.
+  const char* hostAlgorithm = nullptr;
   bool device = false;  // this rank's buffers are device memory (of the current context)
   // The device the communicator was created on, whose peer access every
   // rank checked (core/device_collective_call.h): buffers on another

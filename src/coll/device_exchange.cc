@@ -194,7 +194,9 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
     args.recvcounts = call.recvcounts.data();
     args.rdispls = call.rdispls.data();
   }
-  if (!call.device) return runDenseCollective(ctx, args, ctx.denseAlgorithm());
+  const std::string algorithm =
+      call.hostAlgorithm != nullptr ? call.hostAlgorithm : ctx.denseAlgorithm();
+  if (!call.device) return runDenseCollective(ctx, args, algorithm);
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
   CuStream stream = nullptr;
@@ -218,7 +220,7 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
     SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
                      reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
                      "copying recvbuff in"));
-  SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));
+  SPCCL_CHECK(runDenseCollective(ctx, args, algorithm));
   if (bytes.recv == 0) return spcclSuccess;
   return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),
               reinterpret_cast<CuDevicePtr>(recv.data()), bytes.recv, "copying recvbuff out");

@@ -28,6 +28,11 @@ void StagingProfile::recordDeviceResident(CollType type) {
   ++deviceResidentCalls_[static_cast<size_t>(type)];
 }
 
+void StagingProfile::recordDeviceResidentMigration(CollType type) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceResidentMigrations_[static_cast<size_t>(type)];
+}
+
 void StagingProfile::recordDeviceCopies(DevicePart part, size_t bytesIn, size_t bytesOut) {
   std::lock_guard<std::mutex> lock(mutex_);
   DeviceCopies& copies = deviceCopies_[static_cast<size_t>(part)];
@@ -79,13 +84,18 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   // One line per collective, each one write (ranks may share a stderr).
-  for (size_t type = 0; type < deviceResidentCalls_.size(); ++type)
-    if (deviceResidentCalls_[type] > 0)
-      std::fprintf(stderr,
-                   "spccl staging report, rank %d/%d: %" PRIu64
-                   " %s calls ran device-resident (CUDA IPC, nothing staged)\n",
-                   rank, nranks, deviceResidentCalls_[type],
-                   reportName(static_cast<CollType>(type)));
+  // The migration calls as "migrate-<collective>": one word, as the
+  // GPU stage scripts and the tests read the lines.
+  auto printResident = [rank, nranks](const auto& calls, const char* prefix) {
+    for (size_t type = 0; type < calls.size(); ++type)
+      if (calls[type] > 0)
+        std::fprintf(stderr,
+                     "spccl staging report, rank %d/%d: %" PRIu64
+                     " %s%s calls ran device-resident (CUDA IPC, nothing staged)\n",
+                     rank, nranks, calls[type], prefix, reportName(static_cast<CollType>(type)));
+  };
+  printResident(deviceResidentCalls_, "");
+  printResident(deviceResidentMigrations_, "migrate-");
   for (size_t part = 0; part < deviceCopies_.size(); ++part) {
     const DeviceCopies& copies = deviceCopies_[part];
     if (copies.calls > 0)

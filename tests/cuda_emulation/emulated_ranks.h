@@ -90,6 +90,21 @@ inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body,
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
+// A call in which rank `failing`'s kernel launch failed: that rank
+// returns the driver's error by name, the others spcclRemoteError naming
+// it and `step` ("the reduction").
+inline void expectFailedLaunchNamed(int rank, int failing, spcclResult_t result,
+                                    const std::string& error, const std::string& step) {
+  if (rank == failing) {
+    EXPECT_EQ(result, spcclSystemError) << error;
+    EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
+  } else {
+    EXPECT_EQ(result, spcclRemoteError) << error;
+    const std::string named = "rank " + std::to_string(failing) + " failed " + step;
+    EXPECT_NE(error.find(named), std::string::npos) << error;
+  }
+}
+
 // EMU_CUDA_DEVICES and EMU_CUDA_NO_PEER_ACCESS for the ranks a test forks
 // (the parent calls no spccl), unset at its end.
 class EmulatedHost {

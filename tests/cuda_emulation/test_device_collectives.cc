@@ -269,14 +269,7 @@ void failedLaunch(Coll coll) {
     if (rank == 1) emuCudaFailLaunches(1);
     const spcclResult_t result =
         callOn(s, send.data(), s.recvBytes() > 0 ? recv.data() : nullptr, comm, nullptr);
-    const std::string error = spcclGetLastError(comm);
-    if (rank == 1) {
-      EXPECT_EQ(result, spcclSystemError) << error;
-      EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
-    } else {
-      EXPECT_EQ(result, spcclRemoteError) << error;
-      EXPECT_NE(error.find("rank 1 failed the reduction"), std::string::npos) << error;
-    }
+    expectFailedLaunchNamed(rank, 1, result, spcclGetLastError(comm), "the reduction");
     return kChildOk;
   });
 }
