@@ -63,16 +63,18 @@ spcclResult_t rootedExchange(const char* call, bool rootSends, const void* sendb
   StagedCall staged(comm, call, stream);
   staged.add("sendbuff", sendbuff, rootSends ? rootBytes : ownBytes, device::Access::Read);
   staged.add("recvbuff", recvbuff, rootSends ? ownBytes : rootBytes, device::Access::Write);
-  return runMigrationCall(
-      comm, staged, {call, "root"}, migrationSignature(kind, datatype, spcclSum, root, count),
-      [=](const HostView& view) {
-        const void* send = view(sendbuff);
-        void* recv = view(recvbuff);
-        return [=](CollContext& ctx) {
-          return rootSends ? linearScatter(ctx, send, recv, count, datatype, root)
-                           : linearGather(ctx, send, recv, count, datatype, root);
-        };
-      });
+  const CollSignature signature = migrationSignature(kind, datatype, spcclSum, root, count);
+  if (joinsDeviceAllReduce(comm))  // core/device_migrate_call.h
+    return runDeviceMigrateExchange(comm, staged, call, rootSends, sendbuff, recvbuff, count,
+                                    datatype, root, signature);
+  return runMigrationCall(comm, staged, {call, "root"}, signature, [=](const HostView& view) {
+    const void* send = view(sendbuff);
+    void* recv = view(recvbuff);
+    return [=](CollContext& ctx) {
+      return rootSends ? linearScatter(ctx, send, recv, count, datatype, root)
+                       : linearGather(ctx, send, recv, count, datatype, root);
+    };
+  });
 }
 
 // The dense broadcast or reduce a migration call is on the device path

@@ -9,6 +9,7 @@
 #include "core/device_collective_call.h"
 #include "device/memory_kind.h"
 #include "migrate/device_merged_all_reduce.h"
+#include "migrate/device_scatter_gather.h"
 
 namespace spccl {
 
@@ -40,6 +41,21 @@ bool foldsOnDevice(const StagedCall& staged, const DeviceMergedAllReduce& call) 
          deviceReduceLoaded(c.datatype, c.op);
 }
 
+// The staged calls' schedule of the migration broadcast and reduce, for
+// their fallback.
+spcclResult_t runOnChain(CollContext& ctx, const CollArgs& args) {
+  return runDenseCollective(ctx, args, migrate::kMigrationTreeAlgorithm);
+}
+
+migrate::MigrationKind kindOf(const DeviceCall& call) {
+  return call.type == CollType::Broadcast ? migrate::MigrationKind::Broadcast
+                                          : migrate::MigrationKind::Reduce;
+}
+
+void recordResident(StagingProfile& profile, migrate::MigrationKind kind) {
+  profile.recordDeviceResidentMigration(kind);
+}
+
 }  // namespace
 
 spcclResult_t runDeviceMigrateRooted(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
@@ -49,7 +65,7 @@ spcclResult_t runDeviceMigrateRooted(spcclComm_t comm, StagedCall& staged, const
   if (valid != spcclSuccess) return rejectCall(comm, valid);
   DeviceCall call = deviceCallOf(comm, staged, args, names.call);
   call.rootArgument = names.argument;
-  call.hostAlgorithm = migrate::kMigrationTreeAlgorithm;
+  call.hostRun = runOnChain;
   // On one host every rank copies the straggler's buffer over IPC (and
   // dest reads every rank's): the pipelined chain of the staged path
   // (migrate/migration_schedules.h) spares a straggler's network link,
@@ -60,8 +76,7 @@ spcclResult_t runDeviceMigrateRooted(spcclComm_t comm, StagedCall& staged, const
                 [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {
                   return runDeviceCollective(ctx, call, peers, onDevices);
                 },
-                [type = call.type](StagingProfile& p) { p.recordDeviceResidentMigration(type); },
-                request));
+                [kind = kindOf(call)](StagingProfile& p) { recordResident(p, kind); }, request));
 }
 
 spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, const char* name,
@@ -71,23 +86,24 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
                                         const CollSignature& signature, spcclRequest_t* request) {
   spcclResult_t res = validate(staged);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  CollArgs args;
-  args.type = CollType::AllReduce;
-  args.sendbuff = recvbuff;  // in place: the contribution, once folded
-  args.recvbuff = recvbuff;
-  args.count = count;
-  args.datatype = datatype;
-  args.op = op;
+  // In place: the contribution, once folded.
+  const CollArgs args{.type = CollType::AllReduce,
+                      .sendbuff = recvbuff,
+                      .recvbuff = recvbuff,
+                      .count = count,
+                      .datatype = datatype,
+                      .op = op};
   DeviceMergedAllReduce call{deviceCallOf(comm, staged, args, name), sendbuff, migrated};
   if (foldsOnDevice(staged, call))
     return finishCall(
-        comm, runDeviceCall(
-                  comm, staged, signature,
-                  [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {
-                    return migrate::deviceMergedAllReduce(ctx, call, peers, onDevices);
-                  },
-                  [](StagingProfile& p) { p.recordDeviceResidentMigration(CollType::AllReduce); },
-                  request));
+        comm,
+        runDeviceCall(
+            comm, staged, signature,
+            [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {
+              return migrate::deviceMergedAllReduce(ctx, call, peers, onDevices);
+            },
+            [](StagingProfile& p) { recordResident(p, migrate::MigrationKind::MergedAllReduce); },
+            request));
   // Staged whole: the fold and the all-reduce's fallback on the host copies.
   res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
@@ -103,6 +119,31 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
   return finishCall(comm, request != nullptr
                               ? staged.runCollectiveQueued(signature, std::move(body), request)
                               : staged.runCollective(signature, std::move(body)));
+}
+
+spcclResult_t runDeviceMigrateExchange(spcclComm_t comm, StagedCall& staged, const char* name,
+                                       bool rootSends, const void* sendbuff, void* recvbuff,
+                                       size_t count, spcclDataType_t datatype, int root,
+                                       const CollSignature& signature) {
+  const spcclResult_t valid = validate(staged);
+  if (valid != spcclSuccess) return rejectCall(comm, valid);
+  const CollArgs args{.type = CollType::Migration,
+                      .sendbuff = sendbuff,
+                      .recvbuff = recvbuff,
+                      .count = count,
+                      .datatype = datatype,
+                      .root = root};
+  const DeviceCall call = deviceCallOf(comm, staged, args, name);
+  const migrate::MigrationKind kind =
+      rootSends ? migrate::MigrationKind::Scatter : migrate::MigrationKind::Gather;
+  return finishCall(
+      comm,
+      runDeviceCall(
+          comm, staged, signature,
+          [call, rootSends](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {
+            return migrate::deviceScatterGather(ctx, call, rootSends, peers, onDevices);
+          },
+          [kind](StagingProfile& p) { recordResident(p, kind); }, nullptr));
 }
 
 }  // namespace spccl

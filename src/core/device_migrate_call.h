@@ -6,8 +6,9 @@
 // calls' do.
 //
 // spcclMigrateBroadcast is the device-resident broadcast from the
-// straggler, spcclMigrateReduce the device-resident reduce into dest, and
-// spcclMigrateAllReduce migrate/device_merged_all_reduce.h. Every rank of
+// straggler, spcclMigrateReduce the device-resident reduce into dest,
+// spcclMigrateAllReduce migrate/device_merged_all_reduce.h, spcclScatter
+// and spcclGather migrate/device_scatter_gather.h. Every rank of
 // such a communicator comes here, on host buffers too: a rank that cannot
 // take the path makes every rank fall back in the same call.
 #pragma once
@@ -38,5 +39,12 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
                                         const migrate::MigratedPart& migrated,
                                         spcclDataType_t datatype, spcclRedOp_t op,
                                         const CollSignature& signature, spcclRequest_t* request);
+
+// spcclScatter (rootSends) and spcclGather: migrate/device_scatter_gather.h.
+// count: the block's elements. Finished as above.
+spcclResult_t runDeviceMigrateExchange(spcclComm_t comm, StagedCall& staged, const char* name,
+                                       bool rootSends, const void* sendbuff, void* recvbuff,
+                                       size_t count, spcclDataType_t datatype, int root,
+                                       const CollSignature& signature);
 
 }  // namespace spccl

@@ -98,21 +98,6 @@ inline std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
   return out;
 }
 
-// What the emulation saw one call do on this rank.
-struct Seen {
-  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
-};
-
-inline EmuCudaCounters now() { return emuCudaCounters(); }
-
-inline Seen since(const EmuCudaCounters& before) {
-  const EmuCudaCounters after = now();
-  return Seen{after.kernelLaunches - before.kernelLaunches,
-              after.copiesOnDevice - before.copiesOnDevice,
-              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
-                  before.copiesFromDevice};
-}
-
 // A call's device buffers on this rank, the input in place: out of place
 // a send and a receive buffer (none where the rank passes none); in place
 // one buffer, the larger of the two, the input at its place.

@@ -23,6 +23,7 @@
 #include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
+#include "staged_comm.h"
 #include "staging_report.h"
 
 using namespace spccl::testing;
@@ -111,23 +112,6 @@ std::vector<unsigned char> stagedResult(const Case& c, const Inputs& in, spcclCo
   return c.receives() ? recv : std::vector<unsigned char>{};
 }
 
-// A second communicator of the same ranks over tcp: it never joins the
-// device path, so its calls are the staged path's.
-spcclComm_t stagedComm(spcclComm_t comm, int rank, int n) {
-  spcclUniqueId id;
-  if (rank == 0 && spcclGetUniqueId(&id) != spcclSuccess) _exit(kChildInitFailed);
-  if (spcclBroadcast(&id, &id, sizeof(id), spcclUint8, 0, comm, nullptr) != spcclSuccess)
-    _exit(kChildInitFailed);
-  spcclConfig_t config = SPCCL_CONFIG_INITIALIZER;
-  config.profileLinks = 0;
-  config.timeoutMs = 20000;
-  config.transport = "tcp";
-  spcclComm_t staged = nullptr;
-  if (spcclCommInitRankConfig(&staged, n, id, rank, &config) != spcclSuccess)
-    _exit(kChildInitFailed);
-  return staged;
-}
-
 // c's buffers in emulated device memory, the inputs in place.
 struct DeviceCase {
   DeviceCase(const Case& c, const Inputs& in)
@@ -138,18 +122,6 @@ struct DeviceCase {
   }
   DeviceBytes send, recv, migrated;
 };
-
-struct Seen {
-  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
-};
-
-Seen since(const EmuCudaCounters& before) {
-  const EmuCudaCounters after = emuCudaCounters();
-  return Seen{after.kernelLaunches - before.kernelLaunches,
-              after.copiesOnDevice - before.copiesOnDevice,
-              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
-                  before.copiesFromDevice};
-}
 
 // The device path's work on this rank: nothing through the host; the
 // broadcast's non-straggler copies the straggler's buffer, dest reduces,
@@ -181,7 +153,7 @@ void checkOne(const Case& c, spcclComm_t comm, spcclComm_t staged, void* stream,
   const Inputs in = smallIntegers(c);
   const std::vector<unsigned char> expected = stagedResult(c, in, staged);
   const DeviceCase buffers(c, in);
-  const EmuCudaCounters before = emuCudaCounters();
+  const EmuCudaCounters before = now();
   ASSERT_EQ(callOn(c, buffers.send.data(), buffers.recv.data(), buffers.migrated.data(), comm,
                    stream, nonBlocking),
             spcclSuccess)
@@ -285,7 +257,8 @@ TEST(DeviceMigrate, InexactFloatsSameBitsOnEveryRankN2) { inexactFloats(2); }
 TEST(DeviceMigrate, InexactFloatsSameBitsOnEveryRankN3) { inexactFloats(3); }
 
 // SPCCL_STAGING_REPORT=1: each rank's report has one line per migration
-// call that ran device-resident (3 of each kind per rank).
+// call that ran device-resident (3 of each kind per rank, a scatter and a
+// gather).
 TEST(DeviceMigrate, StagingReportCountsEachKind) {
   setenv("SPCCL_STAGING_REPORT", "1", 1);
   auto outcomes = forkRanks(2, [](int rank, const spcclUniqueId& id) {
@@ -298,12 +271,21 @@ TEST(DeviceMigrate, StagingReportCountsEachKind) {
       for (Kind kind : kKinds)
         for (int k = 0; k < 3; ++k)
           checkOne(Case{kind, spcclInt32, spcclSum, 64, rank, 2}, comm, staged, nullptr, k == 2);
+      // A scatter and a gather, rank 1 the root (spcclScatter, spcclGather).
+      DeviceBytes blocks(2 * 64 * sizeof(int32_t)), block(64 * sizeof(int32_t));
+      EXPECT_EQ(spcclScatter(blocks.data(), block.data(), 64, spcclInt32, 1, comm, nullptr),
+                spcclSuccess);
+      EXPECT_EQ(spcclGather(block.data(), blocks.data(), 64, spcclInt32, 1, comm, nullptr),
+                spcclSuccess);
       spcclCommDestroy(staged);
       spcclCommDestroy(comm);
       report = capture.finish();
     }
-    const std::map<std::string, uint64_t> expected = {
-        {"migrate-all-reduce", 3}, {"migrate-broadcast", 3}, {"migrate-reduce", 3}};
+    const std::map<std::string, uint64_t> expected = {{"gather", 1},
+                                                      {"migrate-all-reduce", 3},
+                                                      {"migrate-broadcast", 3},
+                                                      {"migrate-reduce", 3},
+                                                      {"scatter", 1}};
     EXPECT_EQ(deviceResidentCounts(report, rank), expected) << report;
     return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
   });
@@ -326,7 +308,7 @@ void hostOnRankZero(bool onlyMigrated) {
       const DeviceCase buffers(c, in);
       std::vector<unsigned char> send = in.buffer, recv = in.buffer, migrated = in.migrated;
       const bool host = rank == 0 && !onlyMigrated;
-      const EmuCudaCounters before = emuCudaCounters();
+      const EmuCudaCounters before = now();
       if (callOn(c, host ? send.data() : buffers.send.data(),
                  host ? recv.data() : buffers.recv.data(),
                  rank == 0 ? migrated.data() : buffers.migrated.data(), comm,
