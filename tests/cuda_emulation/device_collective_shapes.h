@@ -46,6 +46,8 @@ struct Shape {
   int root() const { return nranks - 1; }
   size_t size() const { return spcclTypeSize(type); }
   size_t n() const { return static_cast<size_t>(nranks); }
+  // This rank's input (inputOf), empty where it passes no sendbuff.
+  std::vector<unsigned char> input() const { return inputOf(rank, type, sendBytes() / size()); }
   // Bytes of this rank's buffers (0: it passes none).
   size_t sendBytes() const {
     if (coll == Coll::ReduceScatter) return count * size() * n();
@@ -97,7 +99,7 @@ inline spcclResult_t callOn(const Shape& s, const void* send, void* recv, spcclC
 // The CPU collective of every rank's input, on host buffers (the
 // receive buffer of a rank that passes none is empty).
 inline std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
-  std::vector<unsigned char> in = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+  std::vector<unsigned char> in = s.input();
   std::vector<unsigned char> out(s.recvBytes());
   EXPECT_EQ(callOn(s, in.empty() ? nullptr : in.data(), out.empty() ? nullptr : out.data(), comm,
                    nullptr),
@@ -145,7 +147,7 @@ class ShapeBuffers {
         inPlace_(inPlace),
         first_(std::max(s.sendBytes(), s.recvBytes())),
         second_(s.recvBytes()) {
-    const std::vector<unsigned char> input = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+    const std::vector<unsigned char> input = s.input();
     if (inPlace) {
       const bool sendIsWhole = s.coll == Coll::ReduceScatter;
       first_.set(input, sendIsWhole ? 0 : s.inPlaceOffset());

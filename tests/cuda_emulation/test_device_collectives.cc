@@ -128,7 +128,7 @@ TEST(DeviceCollectives, NonBlockingCallsTakeThePathN3) {
       const Shape s{coll, spcclInt32, spcclSum, 300, rank, 3};
       const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
       const std::vector<unsigned char> expected = reference(s, comm);
-      const std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
+      const std::vector<unsigned char> input = s.input();
       DeviceBytes send1(s.sendBytes()), send2(s.sendBytes()), recv1(s.recvBytes()),
           recv2(s.recvBytes());
       if (!input.empty()) {
@@ -163,10 +163,9 @@ TEST(DeviceCollectives, HostBuffersOnOneRankFallBackOnEveryRankN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
     for (Coll coll : kColls) {
       const Shape s{coll, spcclFloat32, spcclSum, 33, rank, 3};
+      std::vector<unsigned char> input = s.input(), got(s.recvBytes());
       const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
       const std::vector<unsigned char> expected = reference(s, comm);
-      std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
-      std::vector<unsigned char> got(s.recvBytes());
       DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
       const EmuCudaCounters before = now();
       if (rank == 0) {
@@ -212,7 +211,7 @@ void failedLaunch(Coll coll) {
   runOnRanks(2, [coll](int rank, spcclComm_t comm) {
     const Shape s{coll, spcclFloat32, spcclSum, 16, rank, 2};
     DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
-    send.set(inputOf(rank, s.type, s.sendBytes() / s.size()));
+    send.set(s.input());
     if (rank == 1) emuCudaFailLaunches(1);
     const spcclResult_t result =
         callOn(s, send.data(), s.recvBytes() > 0 ? recv.data() : nullptr, comm, nullptr);
