@@ -106,4 +106,28 @@ class EmulatedHost {
   EmulatedHost& operator=(const EmulatedHost&) = delete;
 };
 
+// body(rank, comm, stream) on n forked ranks (devices as runOnRanks), each
+// with a stream of its own, destroyed after body.
+inline void runOnRanksWithStream(int n, const std::function<void(int, spcclComm_t, void*)>& body,
+                                 const std::vector<int>& devices = {}) {
+  runOnRanks(
+      n,
+      [&body](int rank, spcclComm_t comm) {
+        void* stream = emuCudaStreamCreate();
+        body(rank, comm, stream);
+        emuCudaStreamDestroy(stream);
+        return kChildOk;
+      },
+      devices);
+}
+
+// The same on 3 ranks, rank r on emulated device r; noPeerAccess as
+// EMU_CUDA_NO_PEER_ACCESS ("2:0": device 2 cannot access device 0's
+// memory), or nullptr.
+inline void runOnThreeDevices(const char* noPeerAccess,
+                              const std::function<void(int, spcclComm_t, void*)>& body) {
+  EmulatedHost host(3, noPeerAccess);
+  runOnRanksWithStream(3, body, {0, 1, 2});
+}
+
 }  // namespace spccl::testing
