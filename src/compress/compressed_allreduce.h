@@ -26,8 +26,10 @@ class OutputDecoder {
 
 // Where sendbuff is memory the CPU cannot reach: what encodes the peers'
 // chunks where the input lies and brings the owned chunk, which the
-// two-shot schedule sums in f32, to the host. Bit for bit the CPU's f32
-// encode (no residual).
+// two-shot schedule sums in f32, to the host. Bit for bit the CPU's
+// quantize[type]. With a residual (error feedback), the residual lies with
+// the encoder (call.residual is then not the CPU's to read) and every
+// encode updates it there (kernels.h QuantizeFn).
 class InputEncoder {
  public:
   virtual ~InputEncoder() = default;
@@ -37,6 +39,12 @@ class InputEncoder {
   // sendbuff's elements [begin, begin + length) copied to the host, where
   // the call's (host) sendbuff has them.
   virtual spcclResult_t fetch(size_t begin, size_t length) = 0;
+  // out (host memory) = the encoding of sum (length f32 in host memory:
+  // the owned sum of elements [begin, begin + length), avg already
+  // divided) with the residual's elements [begin, begin + length), which
+  // it updates. Called only for a call with a residual.
+  virtual spcclResult_t encodeSum(size_t begin, size_t length, const float* sum,
+                                  unsigned char* out) = 0;
 };
 
 struct CompressedCall {
@@ -60,10 +68,10 @@ struct CompressedCall {
   // same pass over the output; kernels.h F32Run::tokens).
   size_t zeroPrunedOf = 0;
   // Not nullptr: recvbuff is not reached by the CPU, the decoder writes it
-  // (f32, the two-shot schedule, no rows, no residual).
+  // (the two-shot schedule, no rows).
   OutputDecoder* decoder = nullptr;
   // Not nullptr: sendbuff holds only what encoder->fetch brought; the
-  // encoder encodes the peers' chunks (as decoder).
+  // encoder encodes the peers' chunks (as decoder), and holds the residual.
   InputEncoder* encoder = nullptr;
 };
 

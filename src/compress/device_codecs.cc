@@ -32,6 +32,19 @@ kernels::cuda::LevelTable levelsOf(const kernels::QuantizerSpec& spec) {
 
 uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
+// Element i of a buffer of `type`, as a device address.
+uint64_t elementAt(const void* base, spcclDataType_t type, size_t i) {
+  return pointer(static_cast<const unsigned char*>(base) + i * spcclTypeSize(type));
+}
+
+// The kernels' code for the call's element type (f32, f16 or bf16: what
+// deviceCodecsApply lets through).
+int32_t elementTypeOf(spcclDataType_t type) {
+  if (type == spcclFloat16) return dc::kElementF16;
+  if (type == spcclBfloat16) return dc::kElementBf16;
+  return dc::kElementF32;
+}
+
 }  // namespace
 
 bool deviceCodecsAvailable() {
@@ -52,7 +65,13 @@ spcclResult_t DeviceCodecs::note(spcclResult_t result) {
 }
 
 spcclResult_t DeviceCodecs::encode(size_t begin, size_t length, unsigned char* out) {
-  return note(encodeNow(begin, length, out));
+  return note(encodeNow(elementAt(buffers_.in, buffers_.type, begin), elementTypeOf(buffers_.type),
+                        begin, length, out));
+}
+
+spcclResult_t DeviceCodecs::encodeSum(size_t begin, size_t length, const float* sum,
+                                      unsigned char* out) {
+  return note(encodeSumNow(begin, length, sum, out));
 }
 
 spcclResult_t DeviceCodecs::fetch(size_t begin, size_t length) {
@@ -86,12 +105,17 @@ spcclResult_t DeviceCodecs::launch(const char* kernel, size_t items, void* args)
   return spcclSuccess;
 }
 
-spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char* out) {
+// in: `length` elements of `type` on the device, the call's elements
+// [begin, begin + length); the residual's are updated where there is one.
+spcclResult_t DeviceCodecs::encodeNow(uint64_t in, int32_t type, size_t begin, size_t length,
+                                      unsigned char* out) {
   if (length == 0) return spcclSuccess;
   const size_t bytes = kernels::quantizedBytes(spec_, length);
   SPCCL_CHECK(codes_.reserve(bytes, "the encoding"));
   dc::EncodeArgs args{};
-  args.in = pointer(in_ + begin);
+  args.in = in;
+  args.residual = buffers_.residual != nullptr ? pointer(buffers_.residual + begin) : 0;
+  args.type = type;
   args.out = codes_.address();
   args.count = length;
   args.blockSize = spec_.blockSize;
@@ -114,13 +138,33 @@ spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char
 
 spcclResult_t DeviceCodecs::fetchNow(size_t begin, size_t length) {
   if (length == 0) return spcclSuccess;
-  const size_t bytes = length * sizeof(float);
-  SPCCL_CHECK(check(
-      device::cudaDriver()->memcpyDtoHAsync(hostIn_ + begin, pointer(in_ + begin), bytes, stream_),
-      "cuMemcpyDtoHAsync", "copying the owned chunk to the host"));
+  const size_t bytes = length * spcclTypeSize(buffers_.type);
+  void* hostAt =
+      static_cast<unsigned char*>(buffers_.hostIn) + begin * spcclTypeSize(buffers_.type);
+  SPCCL_CHECK(check(device::cudaDriver()->memcpyDtoHAsync(
+                        hostAt, elementAt(buffers_.in, buffers_.type, begin), bytes, stream_),
+                    "cuMemcpyDtoHAsync", "copying the owned chunk to the host"));
   bytesToHost_ += bytes;
   return check(device::cudaDriver()->streamSynchronize(stream_), "cuStreamSynchronize",
                "copying the owned chunk to the host");
+}
+
+// The sum is encoded where the residual lies: only the sum (f32) and its
+// encoding cross, never the residual.
+spcclResult_t DeviceCodecs::encodeSumNow(size_t begin, size_t length, const float* sum,
+                                         unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  if (buffers_.residual == nullptr)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the owned sum is encoded on the device only with "
+                      "a residual there",
+                      call_);
+  const size_t bytes = length * sizeof(float);
+  SPCCL_CHECK(sum_.reserve(bytes, "the owned sum"));
+  SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(sum_.address(), sum, bytes, stream_),
+                    "cuMemcpyHtoDAsync", "copying the owned sum to the device"));
+  bytesToDevice_ += bytes;
+  return encodeNow(sum_.address(), dc::kElementF32, begin, length, out);
 }
 
 spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigned char* codes) {
@@ -132,7 +176,8 @@ spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigne
   bytesToDevice_ += bytes;
   dc::DecodeArgs args{};
   args.encoded = codes_.address();
-  args.out = pointer(out_ + begin);
+  args.out = elementAt(buffers_.out, buffers_.type, begin);
+  args.type = elementTypeOf(buffers_.type);
   args.count = length;
   args.blockSize = spec_.blockSize;
   args.blocks = kernels::quantizedBlockCount(spec_, length);

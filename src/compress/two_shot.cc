@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "base/check.h"
@@ -26,34 +27,49 @@ spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
   return spcclSuccess;
 }
 
-// The owned sum of a non-f32 call: widened into an f32 accumulator of
-// the whole chunk, each decoding added in a pass, then finished.
-spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call,
-                                    const ChunkLayout& layout,
-                                    const std::vector<const unsigned char*>& decodings,
-                                    unsigned char* out) {
-  const int me = ctx.rank();
-  char* accBytes = nullptr;
-  SPCCL_CHECK(
-      acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
-  float* acc = reinterpret_cast<float*>(accBytes);
-  if (decodings.empty()) loadInputChunk(ctx, call, layout, me, acc);
-  for (size_t d = 0; d < decodings.size(); ++d) {
-    if (d == 0)
-      sumInputAndDecoding(ctx, call, layout, me, decodings[d], acc);
-    else
-      ctx.kernels().dequantizeAdd(call.spec, decodings[d], layout.length(me), acc);
-  }
-  finishOwnedSum(ctx, call, layout, me, acc, out);
-  return spcclSuccess;
-}
-
 // recvbuff's elements [begin, begin + length) = the decoding of codes:
 // on the CPU, or by the call's decoder where recvbuff is device memory.
 spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
                           size_t length, const unsigned char* codes) {
   if (call.decoder != nullptr) return call.decoder->decode(begin, length, codes);
   decodeIntoOutput(ctx, call, begin, length, codes);
+  return spcclSuccess;
+}
+
+// Whether the owned sum goes through an f32 accumulator instead of the
+// one-pass reduceOwnedSum: f16 and bf16 (widened, then rounded once on
+// output), and a residual that lies with the encoder (the host never reads
+// it; the sum is encoded there).
+bool ownedSumThroughAccumulator(const CompressedCall& call) {
+  return call.type != spcclFloat32 || (call.encoder != nullptr && call.residual != nullptr);
+}
+
+// Elements [begin, begin + length) of the owned sum through an f32
+// accumulator: my input widened, plus the peers' decodings in rank order
+// (the bits of loadInputChunk then dequantizeAdd, which f32's
+// dequantizeOnto and reduceOwnedSum also give), divided by n for avg; then
+// encoded once into out, with the residual (where it lies: the encoder's
+// encodeSum). The caller writes the output from out.
+spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call, size_t begin,
+                                    size_t length,
+                                    const std::vector<const unsigned char*>& decodings,
+                                    unsigned char* out) {
+  char* accBytes = nullptr;
+  SPCCL_CHECK(acquireScratch(ctx, length * sizeof(float), kScratchAccumulator, &accBytes));
+  float* acc = reinterpret_cast<float*>(accBytes);
+  std::memset(acc, 0, length * sizeof(float));
+  ctx.kernels().widenAdd[call.type](
+      acc, static_cast<const unsigned char*>(call.sendbuff) + begin * spcclTypeSize(call.type),
+      length);
+  for (const unsigned char* decoding : decodings)
+    ctx.kernels().dequantizeAdd(call.spec, decoding, length, acc);
+  // Avg divides before quantizing, as finishOwnedSum.
+  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, length, ctx.nranks());
+  if (call.encoder != nullptr && call.residual != nullptr)
+    SPCCL_CHECK(call.encoder->encodeSum(begin, length, acc, out));
+  else
+    ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out,
+                                         call.residual ? call.residual + begin : nullptr);
   return spcclSuccess;
 }
 
@@ -73,14 +89,12 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   const std::vector<int> peers = peersInTurn(me, n);
-  if ((call.decoder != nullptr || call.encoder != nullptr) &&
-      (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr))
-    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need f32, no rows, no residual",
-                      call.name);
+  if ((call.decoder != nullptr || call.encoder != nullptr) && call.rows != nullptr)
+    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need a call without rows", call.name);
   // With a decoder, the owned sum's host decoding is a piece's throwaway:
   // the decoder writes the output from the codes.
   float* decoded = nullptr;
-  if (call.decoder != nullptr) {
+  if (call.decoder != nullptr && !ownedSumThroughAccumulator(call)) {
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -123,24 +137,27 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // only now, after every read of the input (in place is fine). f32: summed
   // in that pass too (no accumulator), my input then the peers' decodings
   // in rank order, whatever the arrival order: reproducible run to run.
-  // Other types: one piece, through an accumulator.
+  // f16, bf16 (one piece) and a residual with the encoder: through an
+  // accumulator, with the same bits.
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
   std::vector<const unsigned char*> ofPiece(decodings.size());  // of piece i
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
-    if (call.type == spcclFloat32) {
-      for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
+    for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
+    const bool throughAccumulator = ownedSumThroughAccumulator(call);
+    if (throughAccumulator)
+      SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
+                                        region + offsets[me] + at));
+    else
       reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
                      decoded);
-    } else {
-      SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
-    }
     for (int p : peers)
       SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
                             &gatherTo[p][i]));
-    if (call.decoder != nullptr)
+    // While the piece travels (reduceOwnedSum wrote a host output itself).
+    if (throughAccumulator || call.decoder != nullptr)
       SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 
