@@ -14,7 +14,8 @@ namespace {
 
 // A chunk's encoding as its pieces' standalone encodings back to back
 // (chunk_pieces.h), so that the owner can sum and send it a piece at a time.
-// With an encoder (device memory), the pieces are encoded where they lie.
+// With an encoder (device memory), the pieces are queued to be encoded
+// where they lie (out is filled once the encoder completes).
 spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
                            const ChunkPieces& pieces, unsigned char* out) {
   for (size_t i = 0; i < pieces.count(); ++i) {
@@ -102,15 +103,28 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
   // straight to its owner as one message; the receives are posted first,
-  // and each send leaves as soon as its chunk is encoded.
+  // and each send leaves as soon as its chunk is encoded. With an encoder
+  // (device memory), the next chunk is queued on the device before this
+  // one is sent, so its encode and copy run while this one goes out; after
+  // the last, the copy of the owned chunk (summed in f32 in step 3).
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
-  for (int p : peers) {
-    SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
+  auto queueOnDevice = [&](size_t k) {
+    if (k < peers.size())
+      return encodePieces(ctx, call, pieces[peers[k]], region + offsets[peers[k]]);
+    return call.encoder->fetch(owned.begin, owned.length);
+  };
+  if (call.encoder != nullptr) SPCCL_CHECK(queueOnDevice(0));
+  for (size_t k = 0; k < peers.size(); ++k) {
+    const int p = peers[k];
+    if (call.encoder != nullptr) {
+      SPCCL_CHECK(call.encoder->complete());
+      SPCCL_CHECK(queueOnDevice(k + 1));
+    } else {
+      SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
+    }
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
-  // The owned chunk, summed in f32 in step 3, while the chunks travel.
-  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->fetch(owned.begin, owned.length));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
@@ -118,6 +132,7 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, mine));
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
+  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->complete());
 
   // 2. All-gather receives, one per (peer, piece), posted before the owned
   // sum so that the peers' pieces land while I sum mine. region's peer
@@ -176,6 +191,9 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     }
   }
   for (int p : peers) SPCCL_CHECK(ctx.waitAll(gatherTo[p]));
+  // The decodes were queued as the codes came (each runs while the next
+  // piece arrives); the output is complete only now.
+  if (call.decoder != nullptr) SPCCL_CHECK(call.decoder->finish());
   return spcclSuccess;
 }
 

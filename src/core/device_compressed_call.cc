@@ -19,6 +19,9 @@ struct DeviceCodecsPlan {
   // sendbuff's host view: only the owned chunk is copied in (at its own
   // offsets, where the schedule reads it), the rest is encoded on the device.
   device::PinnedBuffer input;
+  // Where the encodings land (compress/device_codecs.h): the whole tensor's
+  // codes, more than any chunk's.
+  device::PinnedBuffer staging;
 };
 
 namespace {
@@ -46,6 +49,8 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceCodecs::loadKernels());
   SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
+  SPCCL_CHECK(
+      device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
   *out = std::move(plan);
   return spcclSuccess;
 }
@@ -60,6 +65,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     buffers.hostIn = plan->input.data();
     buffers.out = call.recvbuff;
     buffers.residual = call.residual;
+    buffers.staging = static_cast<unsigned char*>(plan->staging.data());
+    buffers.stagingBytes = plan->staging.capacity();
     DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
     run.sendbuff = buffers.hostIn;

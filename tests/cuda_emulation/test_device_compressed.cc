@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulated_ranks.h"
@@ -208,56 +210,38 @@ class DeviceCompressed : public ::testing::Test {
   static void TearDownTestSuite() { unsetenv("SPCCL_COMPRESS_PIECE_BYTES"); }
 };
 
-void everyCase(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+// Every combination of the given element types and widths with both
+// codecs, sum and avg, a stream and the NULL stream, in place and not.
+void everyCase(int n, std::initializer_list<spcclDataType_t> types,
+               std::initializer_list<int> widths) {
+  runOnRanks(n, [n, types, widths](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
-    for (int bits : {2, 4, 8})
-      for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
-        for (spcclRedOp_t op : {spcclSum, spcclAvg})
-          for (void* s : {static_cast<void*>(nullptr), stream})
-            for (bool inPlace : {false, true}) {
-              Case c;
-              c.bits = bits;
-              c.codec = codec;
-              c.op = op;
-              c.stream = s;
-              c.inPlace = inPlace;
-              compareWithStaged(comm, rank, n, c);
-            }
+    for (spcclDataType_t type : types)
+      for (int bits : widths)
+        for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
+          for (spcclRedOp_t op : {spcclSum, spcclAvg})
+            for (void* s : {static_cast<void*>(nullptr), stream})
+              for (bool inPlace : {false, true}) {
+                const Case c{.type = type,
+                             .bits = bits,
+                             .codec = codec,
+                             .op = op,
+                             .stream = s,
+                             .inPlace = inPlace};
+                compareWithStaged(comm, rank, n, c);
+              }
     emuCudaStreamDestroy(stream);
     return kChildOk;
   });
 }
 
-TEST_F(DeviceCompressed, EveryCaseN2) { everyCase(2); }
-TEST_F(DeviceCompressed, EveryCaseN3) { everyCase(3); }
+TEST_F(DeviceCompressed, EveryCaseN2) { everyCase(2, {spcclFloat32}, {2, 4, 8}); }
+TEST_F(DeviceCompressed, EveryCaseN3) { everyCase(3, {spcclFloat32}, {2, 4, 8}); }
 
 // f16 and bf16 buffers: read and written in their type on the device, the
 // owned chunk copied in its type (one piece: chunk_pieces.h).
-void everyHalfCase(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
-    void* stream = emuCudaStreamCreate();
-    for (spcclDataType_t type : {spcclFloat16, spcclBfloat16})
-      for (int bits : {2, 5, 8})
-        for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
-          for (spcclRedOp_t op : {spcclSum, spcclAvg})
-            for (bool inPlace : {false, true}) {
-              Case c;
-              c.type = type;
-              c.bits = bits;
-              c.codec = codec;
-              c.op = op;
-              c.stream = inPlace ? stream : nullptr;
-              c.inPlace = inPlace;
-              compareWithStaged(comm, rank, n, c);
-            }
-    emuCudaStreamDestroy(stream);
-    return kChildOk;
-  });
-}
-
-TEST_F(DeviceCompressed, HalfTypesN2) { everyHalfCase(2); }
-TEST_F(DeviceCompressed, HalfTypesN3) { everyHalfCase(3); }
+TEST_F(DeviceCompressed, HalfTypesN2) { everyCase(2, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
+TEST_F(DeviceCompressed, HalfTypesN3) { everyCase(3, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
 
 TEST_F(DeviceCompressed, NonBlockingFormN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
@@ -356,6 +340,69 @@ TEST_F(DeviceCompressed, HostResidualStagesTheCall) {
     EXPECT_GE(now.bytesToDevice - before.bytesToDevice, kCount * sizeof(float));
     return kChildOk;
   });
+}
+
+// On 3 ranks every chunk (53, 52, 52 blocks: 3392, 3328, 3287 elements)
+// is 4 pieces of 1024, each encoded with 2 launches (scales, codes) and a
+// copy to the host. Rank 0 lets its first `passing` copies to the host
+// pass and holds the rest until it has seen `wanted` launches (or 5 s)
+// and 50 ms more: the launches then must be exactly `wanted`, and the
+// output is still the staged path's bit for bit once the copies pass
+// (nothing was sent or summed from a held copy).
+void launchesWhileCopiesHeld(uint64_t passing, uint64_t wanted) {
+  runOnRanks(3, [passing, wanted](int rank, spcclComm_t comm) {
+    const Case c;
+    const Outcome staged = compressedCall(comm, rank, false, c);
+    setenv("SPCCL_DEVICE_CODECS", "1", 1);
+    DeviceBytes send(kCount * sizeof(float)), recv(kCount * sizeof(float));
+    send.upload(inputBytesOf(rank, c.type).data());
+    spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    cfg.blockSize = kBlock;
+    const uint64_t before = emuCudaCounters().kernelLaunches;
+    uint64_t launchedWhileHeld = 0;
+    std::thread watcher;
+    if (rank == 0) {
+      emuCudaCloseCopyGate(passing);
+      watcher = std::thread([before, wanted, &launchedWhileHeld] {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (emuCudaCounters().kernelLaunches - before < wanted &&
+               std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // Long enough for a schedule that went on past the held copies
+        // to launch more.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        launchedWhileHeld = emuCudaCounters().kernelLaunches - before;
+        emuCudaOpenCopyGate();
+      });
+    }
+    EXPECT_EQ(spcclCompressedAllReduce(send.data, recv.data, kCount, spcclFloat32, spcclSum, &cfg,
+                                       comm, nullptr),
+              spcclSuccess)
+        << "rank " << rank << ": " << spcclGetLastError(comm);
+    if (watcher.joinable()) {
+      watcher.join();
+      EXPECT_EQ(launchedWhileHeld, wanted) << "kernels launched while copies were held";
+    }
+    EXPECT_TRUE(sameBits(recv.download(), staged.out)) << "rank " << rank << ": outputs differ";
+    unsetenv("SPCCL_DEVICE_CODECS");
+    return kChildOk;
+  });
+}
+
+constexpr uint64_t kPiecesAChunkN3 = 4;
+
+// The reduce-scatter queues the next chunk on the device before it sends
+// this one: with the second chunk's copies held, its launches are queued
+// too (16; a schedule that waited for each piece stops at 10) and nothing
+// more.
+TEST_F(DeviceCompressed, NextChunkQueuedWhileThisOneIsSent) {
+  launchesWhileCopiesHeld(kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
+}
+
+// Both chunks' encodings pass, the owned chunk's copy is held: the owned
+// sum (and its decodes) waits for it: 16 launches, not one more.
+TEST_F(DeviceCompressed, OwnedSumWaitsForTheOwnedChunk) {
+  launchesWhileCopiesHeld(2 * kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
 }
 
 // Launch `skip` + 1 on rank 1 fails (0: the first encode, inside the
