@@ -79,6 +79,7 @@ spccl_embed_device_image(kernels/device_rows/move_rows.cu
 spccl_embed_device_image(kernels/device_codecs/codecs.cu
   kernels/device_codecs/codecs_image.h spccl::kernels::device_codecs codecsImage
   DEPENDS kernels/device_codecs/decode_codes.h kernels/device_codecs/encode_codes.h
+    kernels/device_codecs/element_formats.h
     kernels/cuda/quantize_groups.h
     kernels/cpu/compress/quantize_element.h kernels/cpu/compress/quantizer_levels.h
     kernels/cpu/element_format.h kernels/host_device.h)

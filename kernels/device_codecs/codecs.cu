@@ -22,15 +22,15 @@ __device__ void eachItem(uint64_t items, const Step& step) {
 
 }  // namespace
 
-extern "C" __global__ void spcclDecodeCodesF32(const __grid_constant__ dc::DecodeArgs args) {
+extern "C" __global__ void spcclDecodeCodes(const __grid_constant__ dc::DecodeArgs args) {
   eachItem(args.count, [&](uint64_t i) { dc::decodeOne(args, i); });
 }
 
-extern "C" __global__ void spcclEncodeScalesF32(const __grid_constant__ dc::EncodeArgs args) {
+extern "C" __global__ void spcclEncodeScales(const __grid_constant__ dc::EncodeArgs args) {
   eachItem(args.blocks, [&](uint64_t b) { dc::encodeScale(args, b); });
 }
 
-extern "C" __global__ void spcclEncodeCodesF32(const __grid_constant__ dc::EncodeArgs args) {
+extern "C" __global__ void spcclEncodeCodes(const __grid_constant__ dc::EncodeArgs args) {
   eachItem(spccl::kernels::cuda::codeGroups(args.count),
            [&](uint64_t g) { dc::encodeGroup(args, g); });
 }

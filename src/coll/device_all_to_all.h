@@ -16,10 +16,13 @@
 // on the others; nothing is copied on that rank. The gaps between blocks
 // of recvbuff keep what they held.
 //
-// In place (recvbuff overlapping sendbuff) does not take this path: a peer
-// reads block q of this rank's sendbuff while this rank writes block q of
-// its recvbuff, the same bytes. Such a call falls back (every rank alike)
-// to the CPU all-to-all, which exchanges from a copy.
+// In place (recvbuff overlapping sendbuff) a peer would read block q of
+// this rank's sendbuff while this rank writes block q of its recvbuff, the
+// same bytes. So such a rank first copies its send data to a scratch of
+// the communicator's (device/peer_readable_scratch.h) and exports that
+// instead (coll/device_exchange.cc, copyToScratch): the schedule is the
+// same, reading the scratch where it read sendbuff, this rank's own block
+// included.
 #pragma once
 
 #include "coll/device_exchange.h"

@@ -109,41 +109,74 @@ bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nran
 }
 
 // An all-to-all whose recvbuff overlaps its sendbuff: peers would read
-// blocks this rank overwrites (coll/device_all_to_all.h).
+// blocks this rank overwrites (coll/device_all_to_all.h), so they read a
+// copy instead (copyToScratch).
 bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
   return (call.type == CollType::AllToAll || call.type == CollType::AllToAllv) &&
          buffersOverlap(call, bytes);
 }
 
+// An in-place all-to-all(v)'s send data, copied to the communicator's
+// scratch (device/peer_readable_scratch.h) at the offsets it has in
+// sendbuff, so that the schedule reads every block there, this rank's own
+// included, as it would read sendbuff. An all-to-allv copies its whole
+// extent up to the farthest block, gaps included: one copy where the
+// blocks would take up to n, and the peers' displacements hold as they
+// are; a gap costs only its bytes (blocks are usually packed).
+//
+// Why no barrier: the copy is finished (the stream synchronised) before
+// this rank's offer goes out, and no peer reads before it has gathered
+// every offer. The scratch is free for it: the previous call that used it
+// ended with the schedule's barrier, after the peers' reads.
+spcclResult_t copyToScratch(const DeviceCall& call, size_t bytes, device::PeerAllocations& peers,
+                            CuDevicePtr* out) {
+  SPCCL_CHECK(peers.scratch().reserve(bytes, call.name, out));
+  CuStream stream = nullptr;
+  SPCCL_CHECK(peers.stream(&stream));
+  const char* what = "copying sendbuff to the scratch the peers read (in place)";
+  SPCCL_CHECK(copyOnStream(*out, reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes, stream,
+                           call.name, what));
+  return synchronizeDeviceStream(stream, call.name, what);
+}
+
 // This rank's offer: usable only with device buffers it can export, the
-// kernels where the call reduces, no launch that overwrites an input and
-// no all-to-all in place.
-DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call,
-                      const device::PeerAllocations& peers, const DeviceSchedule& schedule) {
+// kernels where the call reduces and no launch that overwrites an input.
+// An in-place all-to-all(v) exports its scratch copy instead of sendbuff.
+DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllocations& peers,
+                      const DeviceSchedule& schedule) {
   DeviceOffer offer;
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   // (An all-to-allv's count is unused: its blocks may all be empty.)
   const bool empty =
       call.type == CollType::AllToAllv ? bytes.send + bytes.recv == 0 : call.count == 0;
   if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
-  if (overwritesInputs(call, bytes, ctx.nranks()) || allToAllInPlace(call, bytes)) return offer;
+  if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
   // module that does not load makes the call fall back.
   if (reduces(call.type) && !deviceReduceLoaded(call.datatype, call.op)) return offer;
+  // Where the scratch cannot be had or filled, the call falls back, as for
+  // a buffer that cannot be exported below.
+  const void* send = call.sendbuff;
+  if (allToAllInPlace(call, bytes)) {
+    CuDevicePtr scratch = 0;
+    if (copyToScratch(call, bytes.send, peers, &scratch) != spcclSuccess) return offer;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): a device address, exported as sendbuff is
+    send = reinterpret_cast<const void*>(scratch);
+  }
   // A buffer that cannot be exported (not from cuMemAlloc, e.g. managed
   // memory) is no error here: the call falls back. The message stays in
   // the thread's last error only. The receive buffer is exported only
   // where peers read it; it must still be device memory of this context,
   // which the staging checks found (call.device, one kind for both).
   if (bytes.send > 0 &&
-      device::exportDeviceRange(call.sendbuff, bytes.send, "sendbuff", &offer.send) != spcclSuccess)
+      device::exportDeviceRange(send, bytes.send, "sendbuff", &offer.send) != spcclSuccess)
     return offer;
   if (schedule.peersReadRecv && bytes.recv > 0 &&
       device::exportDeviceRange(call.recvbuff, bytes.recv, "recvbuff", &offer.recv) != spcclSuccess)
     return offer;
-  offer.sendPointer = reinterpret_cast<uint64_t>(call.sendbuff);
+  offer.sendPointer = reinterpret_cast<uint64_t>(send);
   offer.recvPointer = reinterpret_cast<uint64_t>(call.recvbuff);
   offer.device = peers.deviceLocation();
   offer.usable = 1;

@@ -15,28 +15,44 @@ namespace spccl::compress {
 // Where recvbuff is memory the CPU cannot reach (a device tensor,
 // core/device_compressed_call.h): what writes the output from codes that
 // the two-shot schedule holds in host memory, in place of its decodes on
-// the CPU. Bit for bit the CPU's f32 decode.
+// the CPU. Bit for bit the CPU's decode.
 class OutputDecoder {
  public:
   virtual ~OutputDecoder() = default;
-  // recvbuff's elements [begin, begin + length) = the decoding of codes
-  // (an encoding of exactly those elements: kernels.h quantizedBytes).
+  // Queues: recvbuff's elements [begin, begin + length) = the decoding of
+  // codes (an encoding of exactly those elements: kernels.h
+  // quantizedBytes), which stays unchanged until finish returns.
   virtual spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) = 0;
+  // Returns once every queued decode has written the output.
+  virtual spcclResult_t finish() = 0;
 };
 
 // Where sendbuff is memory the CPU cannot reach: what encodes the peers'
 // chunks where the input lies and brings the owned chunk, which the
-// two-shot schedule sums in f32, to the host. Bit for bit the CPU's f32
-// encode (no residual).
+// two-shot schedule sums in f32, to the host. Bit for bit the CPU's
+// quantize[type]. With a residual (error feedback), the residual lies with
+// the encoder (call.residual is then not the CPU's to read) and every
+// encode updates it there (kernels.h QuantizeFn). encode and fetch only
+// queue: their host memory is filled, and may be read or sent, once
+// complete returns, so the schedule sends one chunk while the next is
+// encoded.
 class InputEncoder {
  public:
   virtual ~InputEncoder() = default;
-  // out (host memory) = the standalone encoding of sendbuff's elements
-  // [begin, begin + length) (kernels.h quantizedBytes).
+  // Queues: out (host memory) = the standalone encoding of sendbuff's
+  // elements [begin, begin + length) (kernels.h quantizedBytes).
   virtual spcclResult_t encode(size_t begin, size_t length, unsigned char* out) = 0;
-  // sendbuff's elements [begin, begin + length) copied to the host, where
-  // the call's (host) sendbuff has them.
+  // Queues: sendbuff's elements [begin, begin + length) copied to the
+  // host, where the call's (host) sendbuff has them.
   virtual spcclResult_t fetch(size_t begin, size_t length) = 0;
+  // Returns once every queued encode and fetch has filled its host memory.
+  virtual spcclResult_t complete() = 0;
+  // out (host memory, filled on return) = the encoding of sum (length f32
+  // in host memory: the owned sum of elements [begin, begin + length), avg
+  // already divided) with the residual's elements [begin, begin + length),
+  // which it updates. Called only for a call with a residual.
+  virtual spcclResult_t encodeSum(size_t begin, size_t length, const float* sum,
+                                  unsigned char* out) = 0;
 };
 
 struct CompressedCall {
@@ -60,10 +76,10 @@ struct CompressedCall {
   // same pass over the output; kernels.h F32Run::tokens).
   size_t zeroPrunedOf = 0;
   // Not nullptr: recvbuff is not reached by the CPU, the decoder writes it
-  // (f32, the two-shot schedule, no rows, no residual).
+  // (the two-shot schedule, no rows).
   OutputDecoder* decoder = nullptr;
   // Not nullptr: sendbuff holds only what encoder->fetch brought; the
-  // encoder encodes the peers' chunks (as decoder).
+  // encoder encodes the peers' chunks (as decoder), and holds the residual.
   InputEncoder* encoder = nullptr;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "base/check.h"
 #include "device/cuda_ipc.h"
@@ -32,6 +33,19 @@ kernels::cuda::LevelTable levelsOf(const kernels::QuantizerSpec& spec) {
 
 uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
+// Element i of a buffer of `type`, as a device address.
+uint64_t elementAt(const void* base, spcclDataType_t type, size_t i) {
+  return pointer(static_cast<const unsigned char*>(base) + i * spcclTypeSize(type));
+}
+
+// The kernels' code for the call's element type (f32, f16 or bf16: what
+// deviceCodecsApply lets through).
+int32_t elementTypeOf(spcclDataType_t type) {
+  if (type == spcclFloat16) return dc::kElementF16;
+  if (type == spcclBfloat16) return dc::kElementBf16;
+  return dc::kElementF32;
+}
+
 }  // namespace
 
 bool deviceCodecsAvailable() {
@@ -51,8 +65,21 @@ spcclResult_t DeviceCodecs::note(spcclResult_t result) {
   return result;
 }
 
+DeviceCodecs::~DeviceCodecs() {
+  if (queued_) device::cudaDriver()->streamSynchronize(stream_);
+}
+
 spcclResult_t DeviceCodecs::encode(size_t begin, size_t length, unsigned char* out) {
   return note(encodeNow(begin, length, out));
+}
+
+spcclResult_t DeviceCodecs::complete() { return note(completeNow()); }
+
+spcclResult_t DeviceCodecs::finish() { return note(synchronize("decoding the output")); }
+
+spcclResult_t DeviceCodecs::encodeSum(size_t begin, size_t length, const float* sum,
+                                      unsigned char* out) {
+  return note(encodeSumNow(begin, length, sum, out));
 }
 
 spcclResult_t DeviceCodecs::fetch(size_t begin, size_t length) {
@@ -86,12 +113,17 @@ spcclResult_t DeviceCodecs::launch(const char* kernel, size_t items, void* args)
   return spcclSuccess;
 }
 
-spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char* out) {
-  if (length == 0) return spcclSuccess;
+// in: `length` elements of `type` on the device, the call's elements
+// [begin, begin + length); the residual's are updated where there is one.
+// hostOut gets the encoding in stream order.
+spcclResult_t DeviceCodecs::queueEncode(uint64_t in, int32_t type, size_t begin, size_t length,
+                                        unsigned char* hostOut) {
   const size_t bytes = kernels::quantizedBytes(spec_, length);
   SPCCL_CHECK(codes_.reserve(bytes, "the encoding"));
   dc::EncodeArgs args{};
-  args.in = pointer(in_ + begin);
+  args.in = in;
+  args.residual = buffers_.residual != nullptr ? pointer(buffers_.residual + begin) : 0;
+  args.type = type;
   args.out = codes_.address();
   args.count = length;
   args.blockSize = spec_.blockSize;
@@ -101,47 +133,105 @@ spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char
   args.piecewise = kernels::PiecewiseMagnitude(spec_.bits - 1);
   args.linearMagnitude = kernels::LinearMagnitude(spec_.bits - 1);
   args.levels = levelsOf(spec_);
-  // The scales first: every group reads its block's (stream order).
+  queued_ = true;
+  // The scales first: every group reads its block's (stream order). The
+  // next encode reuses codes_ after this copy (stream order too).
   SPCCL_CHECK(launch(dc::kEncodeScalesKernel, args.blocks, &args));
   SPCCL_CHECK(launch(dc::kEncodeCodesKernel, kernels::cuda::codeGroups(length), &args));
-  SPCCL_CHECK(check(device::cudaDriver()->memcpyDtoHAsync(out, codes_.address(), bytes, stream_),
-                    "cuMemcpyDtoHAsync", "copying the encoding to the host"));
+  SPCCL_CHECK(
+      check(device::cudaDriver()->memcpyDtoHAsync(hostOut, codes_.address(), bytes, stream_),
+            "cuMemcpyDtoHAsync", "copying the encoding to the host"));
   bytesToHost_ += bytes;
-  // The schedule sends `out` once this returns.
-  return check(device::cudaDriver()->streamSynchronize(stream_), "cuStreamSynchronize",
-               "encoding the input on the device");
+  return spcclSuccess;
+}
+
+// Into the pinned staging, after those queued since the last complete
+// (complete first where it is full; an encoding larger than all of it is
+// copied to `out` and waited for here).
+spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  const uint64_t in = elementAt(buffers_.in, buffers_.type, begin);
+  const int32_t type = elementTypeOf(buffers_.type);
+  const size_t bytes = kernels::quantizedBytes(spec_, length);
+  if (bytes > buffers_.stagingBytes) {
+    SPCCL_CHECK(queueEncode(in, type, begin, length, out));
+    return completeNow();
+  }
+  if (stagedBytes_ + bytes > buffers_.stagingBytes) SPCCL_CHECK(completeNow());
+  SPCCL_CHECK(queueEncode(in, type, begin, length, buffers_.staging + stagedBytes_));
+  staged_.push_back(Staged{out, stagedBytes_, bytes});
+  stagedBytes_ += bytes;
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceCodecs::synchronize(const char* what) {
+  queued_ = false;
+  return check(device::cudaDriver()->streamSynchronize(stream_), "cuStreamSynchronize", what);
+}
+
+// The schedule sends the encodings once this returns.
+spcclResult_t DeviceCodecs::completeNow() {
+  SPCCL_CHECK(synchronize("encoding the input on the device"));
+  for (const Staged& encoding : staged_)
+    std::memcpy(encoding.to, buffers_.staging + encoding.offset, encoding.bytes);
+  staged_.clear();
+  stagedBytes_ = 0;
+  return spcclSuccess;
 }
 
 spcclResult_t DeviceCodecs::fetchNow(size_t begin, size_t length) {
   if (length == 0) return spcclSuccess;
-  const size_t bytes = length * sizeof(float);
-  SPCCL_CHECK(check(
-      device::cudaDriver()->memcpyDtoHAsync(hostIn_ + begin, pointer(in_ + begin), bytes, stream_),
-      "cuMemcpyDtoHAsync", "copying the owned chunk to the host"));
+  const size_t bytes = length * spcclTypeSize(buffers_.type);
+  void* hostAt =
+      static_cast<unsigned char*>(buffers_.hostIn) + begin * spcclTypeSize(buffers_.type);
+  SPCCL_CHECK(check(device::cudaDriver()->memcpyDtoHAsync(
+                        hostAt, elementAt(buffers_.in, buffers_.type, begin), bytes, stream_),
+                    "cuMemcpyDtoHAsync", "copying the owned chunk to the host"));
   bytesToHost_ += bytes;
-  return check(device::cudaDriver()->streamSynchronize(stream_), "cuStreamSynchronize",
-               "copying the owned chunk to the host");
+  queued_ = true;
+  return spcclSuccess;
+}
+
+// The sum is encoded where the residual lies: only the sum (f32) and its
+// encoding cross, never the residual.
+spcclResult_t DeviceCodecs::encodeSumNow(size_t begin, size_t length, const float* sum,
+                                         unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  if (buffers_.residual == nullptr)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the owned sum is encoded on the device only with "
+                      "a residual there",
+                      call_);
+  const size_t bytes = length * sizeof(float);
+  SPCCL_CHECK(sum_.reserve(bytes, "the owned sum"));
+  SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(sum_.address(), sum, bytes, stream_),
+                    "cuMemcpyHtoDAsync", "copying the owned sum to the device"));
+  bytesToDevice_ += bytes;
+  // `sum` is the schedule's to reuse, and `out` its to send, on return.
+  SPCCL_CHECK(queueEncode(sum_.address(), dc::kElementF32, begin, length, out));
+  return completeNow();
 }
 
 spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigned char* codes) {
   if (length == 0) return spcclSuccess;
   const size_t bytes = kernels::quantizedBytes(spec_, length);
   SPCCL_CHECK(codes_.reserve(bytes, "the codes to decode"));
+  queued_ = true;
   SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(codes_.address(), codes, bytes, stream_),
                     "cuMemcpyHtoDAsync", "copying the codes to the device"));
   bytesToDevice_ += bytes;
   dc::DecodeArgs args{};
   args.encoded = codes_.address();
-  args.out = pointer(out_ + begin);
+  args.out = elementAt(buffers_.out, buffers_.type, begin);
+  args.type = elementTypeOf(buffers_.type);
   args.count = length;
   args.blockSize = spec_.blockSize;
   args.blocks = kernels::quantizedBlockCount(spec_, length);
   args.bits = spec_.bits;
   args.levels = levelsOf(spec_);
-  SPCCL_CHECK(launch(dc::kDecodeKernel, length, &args));
-  // The schedule reuses the host codes (and this scratch) once this returns.
-  return check(device::cudaDriver()->streamSynchronize(stream_), "cuStreamSynchronize",
-               "decoding the output on the device");
+  // The next decode reuses codes_ after this kernel (stream order); the
+  // host codes stay as they are until finish.
+  return launch(dc::kDecodeKernel, length, &args);
 }
 
 }  // namespace spccl::compress

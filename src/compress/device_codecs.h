@@ -2,17 +2,25 @@
 // "Compressed all-reduce of device buffers"), for the two-shot schedule:
 // - input: the peers' chunks encoded on the device
 //   (kernels/device_codecs/encode_codes.h) and only their encodings copied
-//   to the host; the owned chunk, which the host sums in f32, copied whole;
+//   to the host; the owned chunk, which the host sums in f32, copied whole
+//   in its own type (f32, f16 or bf16);
+// - error feedback: with a residual in device memory, every encode updates
+//   it on the device, the owned chunk's too: its f32 sum is copied to the
+//   device and encoded there (encodeSum), so the residual never crosses;
 // - output: the codes that the schedule decodes (in host memory) copied to
-//   device scratch and decoded there into the f32 output
+//   device scratch and decoded there into the output's type
 //   (kernels/device_codecs/decode_codes.h).
 // spccl's kernels, launched through the dlopen'ed driver, bit for bit the
-// CPU's codecs. Every step runs on `stream` and is synchronised before it
-// returns (the schedule sends or reuses the host memory afterwards).
+// CPU's codecs. Every step is queued on `stream`; complete and finish
+// synchronise it (the schedule sends or reuses the host memory only
+// then), so one chunk is encoded and copied while the schedule sends the
+// previous one, and each piece is decoded while the next one arrives.
 // Errors name the call, the kernel or copy, and the driver's error.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "compress/compressed_allreduce.h"
 #include "device/cuda_driver.h"
@@ -25,20 +33,39 @@ namespace spccl::compress {
 // the module, stream and stream-ordered memory entry points.
 bool deviceCodecsAvailable();
 
+// The buffers of one call. in, out: count elements of `type` (f32, f16 or
+// bf16) of device memory (may be the same). hostIn: as many of pinned host
+// memory, which fetch fills. residual: count f32 of device memory, or
+// nullptr. staging: pinned host memory where the encodings land before
+// complete copies them where the schedule asked (an encoding copied
+// straight into pageable memory would wait for the device).
+struct DeviceCodecBuffers {
+  spcclDataType_t type = spcclFloat32;
+  const void* in = nullptr;
+  void* hostIn = nullptr;
+  void* out = nullptr;
+  float* residual = nullptr;
+  unsigned char* staging = nullptr;
+  size_t stagingBytes = 0;
+};
+
 class DeviceCodecs : public InputEncoder, public OutputDecoder {
  public:
-  // in, out: count f32 of device memory (may be the same). hostIn: count
-  // f32 of host memory that fetch fills. stream: where every copy, kernel
-  // and scratch allocation goes (device/device_memory.h).
+  // stream: where every copy, kernel and scratch allocation goes
+  // (device/device_memory.h).
   DeviceCodecs(const char* call, device::CuStream stream, const kernels::QuantizerSpec& spec,
-               const float* in, float* hostIn, float* out)
+               const DeviceCodecBuffers& buffers)
       : call_(call),
         stream_(stream),
         spec_(spec),
-        in_(in),
-        hostIn_(hostIn),
-        out_(out),
-        codes_(stream) {}
+        buffers_(buffers),
+        codes_(stream),
+        sum_(stream) {}
+  // Waits for what is still queued (a call that failed midway): the
+  // pinned memory it writes goes back to its pool after this.
+  ~DeviceCodecs() override;
+  DeviceCodecs(const DeviceCodecs&) = delete;
+  DeviceCodecs& operator=(const DeviceCodecs&) = delete;
 
   // Loads the kernels (once per context): on the caller's thread, before a
   // host function holds its stream.
@@ -46,7 +73,11 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
 
   spcclResult_t encode(size_t begin, size_t length, unsigned char* out) override;
   spcclResult_t fetch(size_t begin, size_t length) override;
+  spcclResult_t complete() override;
+  spcclResult_t encodeSum(size_t begin, size_t length, const float* sum,
+                          unsigned char* out) override;
   spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
+  spcclResult_t finish() override;
 
   // Bytes copied so far each way.
   size_t bytesToHost() const { return bytesToHost_; }
@@ -55,8 +86,20 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
   bool failed() const { return failed_; }
 
  private:
+  // An encoding queued into pinned staging, copied to `to` by complete.
+  struct Staged {
+    unsigned char* to;
+    size_t offset;
+    size_t bytes;
+  };
+
+  spcclResult_t queueEncode(uint64_t in, int32_t type, size_t begin, size_t length,
+                            unsigned char* hostOut);
   spcclResult_t encodeNow(size_t begin, size_t length, unsigned char* out);
   spcclResult_t fetchNow(size_t begin, size_t length);
+  spcclResult_t completeNow();
+  spcclResult_t encodeSumNow(size_t begin, size_t length, const float* sum, unsigned char* out);
+  spcclResult_t synchronize(const char* what);
   spcclResult_t decodeNow(size_t begin, size_t length, const unsigned char* codes);
   spcclResult_t note(spcclResult_t result);
   spcclResult_t launch(const char* kernel, size_t items, void* args) const;
@@ -65,13 +108,15 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
   const char* call_;
   device::CuStream stream_;
   kernels::QuantizerSpec spec_;
-  const float* in_;
-  float* hostIn_;
-  float* out_;
+  DeviceCodecBuffers buffers_;
   size_t bytesToHost_ = 0;
   size_t bytesToDevice_ = 0;
   bool failed_ = false;
+  std::vector<Staged> staged_;  // queued since the last complete
+  size_t stagedBytes_ = 0;
+  bool queued_ = false;         // work queued since the last synchronisation
   device::StreamMemory codes_;  // one piece's encoding
+  device::StreamMemory sum_;    // the owned piece's f32 sum (encodeSum)
 };
 
 }  // namespace spccl::compress

@@ -57,14 +57,14 @@ spcclResult_t DeviceRows::launch(const char* kernel, size_t rowCount) const {
   const device::CuResult result = device::cudaModuleDriver()->launchKernel(
       function, grid, 1, 1, dr::kThreads, 1, 1, 0, stream_, params, nullptr);
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: kernel %s: %s", call_, kernel,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: kernel %s: %s", call_, tensorName_, kernel,
                       device::describeCuError("cuLaunchKernel", result).c_str());
   return spcclSuccess;
 }
 
 spcclResult_t DeviceRows::copy(const char* what, device::CuResult result, const char* entry) {
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: copying %s: %s", call_, what,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: copying %s: %s", call_, tensorName_, what,
                       device::describeCuError(entry, result).c_str());
   return spcclSuccess;
 }
@@ -72,7 +72,7 @@ spcclResult_t DeviceRows::copy(const char* what, device::CuResult result, const 
 spcclResult_t DeviceRows::synchronize(const char* what) {
   const device::CuResult result = device::cudaDriver()->streamSynchronize(stream_);
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", call_, what,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s: %s", call_, tensorName_, what,
                       device::describeCuError("cuStreamSynchronize", result).c_str());
   return spcclSuccess;
 }

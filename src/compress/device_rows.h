@@ -23,11 +23,13 @@ bool deviceRowsAvailable();
 
 class DeviceRows {
  public:
-  // tensor: [tokens x rowBytes] of device memory. stream: where every
-  // kernel, copy and scratch allocation goes (device/device_memory.h).
+  // tensor: [tokens x rowBytes] of device memory, named `tensor` in
+  // errors ("buff", "cfg->residual"). stream: where every kernel, copy
+  // and scratch allocation goes (device/device_memory.h).
   DeviceRows(const char* call, device::CuStream stream, void* tensor, size_t tokens,
-             size_t rowBytes)
+             size_t rowBytes, const char* tensorName = "buff")
       : call_(call),
+        tensorName_(tensorName),
         stream_(stream),
         tensor_(tensor),
         tokens_(tokens),
@@ -62,6 +64,7 @@ class DeviceRows {
   spcclResult_t synchronize(const char* what);
 
   const char* call_;
+  const char* tensorName_;
   device::CuStream stream_;
   void* tensor_;
   size_t tokens_;

@@ -110,10 +110,12 @@ spcclResult_t runTokenAllReduce(CollContext& ctx, const TokenCall& call) {
     SPCCL_CHECK(runCompressSchedule(ctx, onRows));
   } else if (count > 0 && call.mover != nullptr) {
     // The mover packs them where the CPU reaches them (a device tensor's
-    // kept rows only); the all-reduce is the host tensor's below.
+    // kept rows only, and the residual's); the all-reduce is the host
+    // tensor's below, error feedback included.
     void* packed = nullptr;
-    SPCCL_CHECK(call.mover->pack(rows, &packed));
-    SPCCL_CHECK(reducePackedRows(ctx, call, packed, nullptr, count));
+    float* packedResidual = nullptr;
+    SPCCL_CHECK(call.mover->pack(rows, &packed, &packedResidual));
+    SPCCL_CHECK(reducePackedRows(ctx, call, packed, packedResidual, count));
   } else if (count > 0) {
     // Every row kept: the tensor is its own packing.
     const bool all = rows.size() == call.tokens;

@@ -22,10 +22,15 @@ class TokenRowsMover {
  public:
   virtual ~TokenRowsMover() = default;
   // *packed = host memory holding buff's rows `rows` packed (rows.size()
-  // x hidden elements), all-reduced in place by the caller.
-  virtual spcclResult_t pack(std::span<const size_t> rows, void** packed) = 0;
-  // buff's rows `rows` = the packed rows (as left by the all-reduce); the
-  // others (mask byte 0) by the call's prune policy.
+  // x hidden elements), all-reduced in place by the caller; with a
+  // residual, *packedResidual = host memory holding the residual's rows
+  // `rows` packed (rows.size() x hidden floats), which the codec's error
+  // feedback updates in place; nullptr without one.
+  virtual spcclResult_t pack(std::span<const size_t> rows, void** packed,
+                             float** packedResidual) = 0;
+  // buff's rows `rows` = the packed rows (as left by the all-reduce), the
+  // residual's = the packed residual; buff's others (mask byte 0) by the
+  // call's prune policy. The residual's others are left as they are.
   virtual spcclResult_t unpack(std::span<const size_t> rows, const unsigned char* mask) = 0;
 };
 
@@ -47,7 +52,7 @@ struct TokenCall {
   unsigned char* maskOut = nullptr;
   const unsigned char* mask = nullptr;
   // Not nullptr: buff is not reached by the CPU, the mover moves its rows
-  // (no residual then).
+  // and the residual's.
   TokenRowsMover* mover = nullptr;
 
   bool isTopk() const { return mask == nullptr; }

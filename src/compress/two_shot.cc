@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "base/check.h"
@@ -13,7 +14,8 @@ namespace {
 
 // A chunk's encoding as its pieces' standalone encodings back to back
 // (chunk_pieces.h), so that the owner can sum and send it a piece at a time.
-// With an encoder (device memory), the pieces are encoded where they lie.
+// With an encoder (device memory), the pieces are queued to be encoded
+// where they lie (out is filled once the encoder completes).
 spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
                            const ChunkPieces& pieces, unsigned char* out) {
   for (size_t i = 0; i < pieces.count(); ++i) {
@@ -26,34 +28,49 @@ spcclResult_t encodePieces(const CollContext& ctx, const CompressedCall& call,
   return spcclSuccess;
 }
 
-// The owned sum of a non-f32 call: widened into an f32 accumulator of
-// the whole chunk, each decoding added in a pass, then finished.
-spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call,
-                                    const ChunkLayout& layout,
-                                    const std::vector<const unsigned char*>& decodings,
-                                    unsigned char* out) {
-  const int me = ctx.rank();
-  char* accBytes = nullptr;
-  SPCCL_CHECK(
-      acquireScratch(ctx, layout.length(me) * sizeof(float), kScratchAccumulator, &accBytes));
-  float* acc = reinterpret_cast<float*>(accBytes);
-  if (decodings.empty()) loadInputChunk(ctx, call, layout, me, acc);
-  for (size_t d = 0; d < decodings.size(); ++d) {
-    if (d == 0)
-      sumInputAndDecoding(ctx, call, layout, me, decodings[d], acc);
-    else
-      ctx.kernels().dequantizeAdd(call.spec, decodings[d], layout.length(me), acc);
-  }
-  finishOwnedSum(ctx, call, layout, me, acc, out);
-  return spcclSuccess;
-}
-
 // recvbuff's elements [begin, begin + length) = the decoding of codes:
 // on the CPU, or by the call's decoder where recvbuff is device memory.
 spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
                           size_t length, const unsigned char* codes) {
   if (call.decoder != nullptr) return call.decoder->decode(begin, length, codes);
   decodeIntoOutput(ctx, call, begin, length, codes);
+  return spcclSuccess;
+}
+
+// Whether the owned sum goes through an f32 accumulator instead of the
+// one-pass reduceOwnedSum: f16 and bf16 (widened, then rounded once on
+// output), and a residual that lies with the encoder (the host never reads
+// it; the sum is encoded there).
+bool ownedSumThroughAccumulator(const CompressedCall& call) {
+  return call.type != spcclFloat32 || (call.encoder != nullptr && call.residual != nullptr);
+}
+
+// Elements [begin, begin + length) of the owned sum through an f32
+// accumulator: my input widened, plus the peers' decodings in rank order
+// (the bits of loadInputChunk then dequantizeAdd, which f32's
+// dequantizeOnto and reduceOwnedSum also give), divided by n for avg; then
+// encoded once into out, with the residual (where it lies: the encoder's
+// encodeSum). The caller writes the output from out.
+spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call, size_t begin,
+                                    size_t length,
+                                    const std::vector<const unsigned char*>& decodings,
+                                    unsigned char* out) {
+  char* accBytes = nullptr;
+  SPCCL_CHECK(acquireScratch(ctx, length * sizeof(float), kScratchAccumulator, &accBytes));
+  float* acc = reinterpret_cast<float*>(accBytes);
+  std::memset(acc, 0, length * sizeof(float));
+  ctx.kernels().widenAdd[call.type](
+      acc, static_cast<const unsigned char*>(call.sendbuff) + begin * spcclTypeSize(call.type),
+      length);
+  for (const unsigned char* decoding : decodings)
+    ctx.kernels().dequantizeAdd(call.spec, decoding, length, acc);
+  // Avg divides before quantizing, as finishOwnedSum.
+  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, length, ctx.nranks());
+  if (call.encoder != nullptr && call.residual != nullptr)
+    SPCCL_CHECK(call.encoder->encodeSum(begin, length, acc, out));
+  else
+    ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out,
+                                         call.residual ? call.residual + begin : nullptr);
   return spcclSuccess;
 }
 
@@ -73,14 +90,12 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   auto* region = reinterpret_cast<unsigned char*>(codes);
   auto* incoming = reinterpret_cast<unsigned char*>(received);
   const std::vector<int> peers = peersInTurn(me, n);
-  if ((call.decoder != nullptr || call.encoder != nullptr) &&
-      (call.type != spcclFloat32 || call.rows != nullptr || call.residual != nullptr))
-    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need f32, no rows, no residual",
-                      call.name);
+  if ((call.decoder != nullptr || call.encoder != nullptr) && call.rows != nullptr)
+    return SPCCL_FAIL(spcclInternalError, "%s: device codecs need a call without rows", call.name);
   // With a decoder, the owned sum's host decoding is a piece's throwaway:
   // the decoder writes the output from the codes.
   float* decoded = nullptr;
-  if (call.decoder != nullptr) {
+  if (call.decoder != nullptr && !ownedSumThroughAccumulator(call)) {
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -88,15 +103,28 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
 
   // 1. Reduce-scatter: every peer's chunk of my input, quantized once, goes
   // straight to its owner as one message; the receives are posted first,
-  // and each send leaves as soon as its chunk is encoded.
+  // and each send leaves as soon as its chunk is encoded. With an encoder
+  // (device memory), the next chunk is queued on the device before this
+  // one is sent, so its encode and copy run while this one goes out; after
+  // the last, the copy of the owned chunk (summed in f32 in step 3).
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
-  for (int p : peers) {
-    SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
+  auto queueOnDevice = [&](size_t k) {
+    if (k < peers.size())
+      return encodePieces(ctx, call, pieces[peers[k]], region + offsets[peers[k]]);
+    return call.encoder->fetch(owned.begin, owned.length);
+  };
+  if (call.encoder != nullptr) SPCCL_CHECK(queueOnDevice(0));
+  for (size_t k = 0; k < peers.size(); ++k) {
+    const int p = peers[k];
+    if (call.encoder != nullptr) {
+      SPCCL_CHECK(call.encoder->complete());
+      SPCCL_CHECK(queueOnDevice(k + 1));
+    } else {
+      SPCCL_CHECK(encodePieces(ctx, call, pieces[p], region + offsets[p]));
+    }
     SPCCL_CHECK(ctx.isend(p, region + offsets[p], offsets[p + 1] - offsets[p], &toPeer[p]));
   }
-  // The owned chunk, summed in f32 in step 3, while the chunks travel.
-  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->fetch(owned.begin, owned.length));
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     size_t got = 0;
@@ -104,6 +132,7 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     SPCCL_CHECK(checkEncodedSize(ctx, call, p, got, mine));
   }
   for (int p : peers) SPCCL_CHECK(ctx.wait(&toPeer[p]));
+  if (call.encoder != nullptr) SPCCL_CHECK(call.encoder->complete());
 
   // 2. All-gather receives, one per (peer, piece), posted before the owned
   // sum so that the peers' pieces land while I sum mine. region's peer
@@ -123,24 +152,27 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // only now, after every read of the input (in place is fine). f32: summed
   // in that pass too (no accumulator), my input then the peers' decodings
   // in rank order, whatever the arrival order: reproducible run to run.
-  // Other types: one piece, through an accumulator.
+  // f16, bf16 (one piece) and a residual with the encoder: through an
+  // accumulator, with the same bits.
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
   std::vector<const unsigned char*> ofPiece(decodings.size());  // of piece i
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
-    if (call.type == spcclFloat32) {
-      for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
+    for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
+    const bool throughAccumulator = ownedSumThroughAccumulator(call);
+    if (throughAccumulator)
+      SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
+                                        region + offsets[me] + at));
+    else
       reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
                      decoded);
-    } else {
-      SPCCL_CHECK(sumThroughAccumulator(ctx, call, layout, decodings, region + offsets[me]));
-    }
     for (int p : peers)
       SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
                             &gatherTo[p][i]));
-    if (call.decoder != nullptr)
+    // While the piece travels (reduceOwnedSum wrote a host output itself).
+    if (throughAccumulator || call.decoder != nullptr)
       SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 
@@ -159,6 +191,9 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
     }
   }
   for (int p : peers) SPCCL_CHECK(ctx.waitAll(gatherTo[p]));
+  // The decodes were queued as the codes came (each runs while the next
+  // piece arrives); the output is complete only now.
+  if (call.decoder != nullptr) SPCCL_CHECK(call.decoder->finish());
   return spcclSuccess;
 }
 

@@ -19,6 +19,9 @@ struct DeviceCodecsPlan {
   // sendbuff's host view: only the owned chunk is copied in (at its own
   // offsets, where the schedule reads it), the rest is encoded on the device.
   device::PinnedBuffer input;
+  // Where the encodings land (compress/device_codecs.h): the whole tensor's
+  // codes, more than any chunk's.
+  device::PinnedBuffer staging;
 };
 
 namespace {
@@ -33,10 +36,10 @@ size_t inputBytes(const CompressedCall& call) { return call.count * spcclTypeSiz
 
 bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
   // Cheapest first: host calls leave at the first test.
-  return staged.hasDeviceMemory() && call.count > 0 && call.type == spcclFloat32 &&
-         call.schedule == spcclCompressTwoShot && call.residual == nullptr &&
+  return staged.hasDeviceMemory() && call.count > 0 && call.schedule == spcclCompressTwoShot &&
          call.rows == nullptr && knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
-         onDevice(call.recvbuff) && compress::deviceCodecsAvailable();
+         onDevice(call.recvbuff) && (call.residual == nullptr || onDevice(call.residual)) &&
+         compress::deviceCodecsAvailable();
 }
 
 spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call,
@@ -46,6 +49,8 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceCodecs::loadKernels());
   SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
+  SPCCL_CHECK(
+      device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
   *out = std::move(plan);
   return spcclSuccess;
 }
@@ -54,12 +59,17 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
                               const std::shared_ptr<DeviceCodecsPlan>& plan,
                               spcclRequest_t* request) {
   auto body = [comm, call, plan]() -> spcclResult_t {
-    auto* hostIn = static_cast<float*>(plan->input.data());
-    DeviceCodecs codecs(call.name, plan->stream, call.spec,
-                        static_cast<const float*>(call.sendbuff), hostIn,
-                        static_cast<float*>(call.recvbuff));
+    compress::DeviceCodecBuffers buffers;
+    buffers.type = call.type;
+    buffers.in = call.sendbuff;
+    buffers.hostIn = plan->input.data();
+    buffers.out = call.recvbuff;
+    buffers.residual = call.residual;
+    buffers.staging = static_cast<unsigned char*>(plan->staging.data());
+    buffers.stagingBytes = plan->staging.capacity();
+    DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
-    run.sendbuff = hostIn;
+    run.sendbuff = buffers.hostIn;
     run.encoder = &codecs;
     run.decoder = &codecs;
     const spcclResult_t ran = spccl::runCollective(

@@ -5,8 +5,10 @@
 // host, the owned chunk (summed in f32 on the host) is copied whole, and
 // the output is never staged: the codes that the schedule decodes (the
 // owned chunk's sum and the peers' all-gathered chunks) are copied to the
-// device and decoded there (compress/device_codecs.h). Same result bits
-// as the staged call, on every rank, so each rank chooses alone.
+// device and decoded there (compress/device_codecs.h). f32, f16 and bf16;
+// a residual in device memory is updated there (error feedback), one in
+// host memory stages the call whole. Same result bits as the staged call,
+// on every rank, so each rank chooses alone.
 #pragma once
 
 #include <memory>
@@ -18,9 +20,10 @@
 namespace spccl {
 
 // Whether this rank runs `call` so: SPCCL_DEVICE_CODECS=1, sendbuff and
-// recvbuff in device memory (after staged.validate), f32, the two-shot
-// schedule, no residual, and the kernel (CUDA at build time, the driver's
-// module and stream entry points). Otherwise the call is staged whole.
+// recvbuff in device memory (after staged.validate), the two-shot
+// schedule, no residual or one in device memory, and the kernels (CUDA at
+// build time, the driver's module and stream entry points). Otherwise the
+// call is staged whole.
 bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall& call);
 
 // What the call takes that might wait for the device (its stream, the

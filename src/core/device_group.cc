@@ -15,12 +15,8 @@ namespace spccl {
 bool groupRunsDeviceResident(spcclComm_t comm, const std::vector<CollType>& collectives,
                              size_t pointToPoint) {
   if (pointToPoint > 0 || collectives.empty()) return false;
-  // The all-to-all(v) runs device-resident outside groups only, for now:
-  // its grouped form is not tested yet (docs/gpu.md, "Not covered yet").
-  const auto joins = [](CollType type) {
-    return runsDeviceResident(type) && type != CollType::AllToAll && type != CollType::AllToAllv;
-  };
-  return std::all_of(collectives.begin(), collectives.end(), joins) && joinsDeviceAllReduce(comm);
+  return std::all_of(collectives.begin(), collectives.end(), runsDeviceResident) &&
+         joinsDeviceAllReduce(comm);
 }
 
 spcclResult_t runDeviceResidentGroup(spcclComm_t comm,

@@ -6,12 +6,13 @@
 // when the communicator joins (joinsDeviceAllReduce) and those calls are
 // all collectives that run device-resident outside a group
 // (runsDeviceResident: all-reduce, reduce-scatter, all-gather, broadcast,
-// reduce; not yet the all-to-all): no point-to-point operation, no other
-// collective. They then run
-// one after the other, in issue order, each through its schedule with its
-// own agreement, exactly as the same calls made outside the group would;
-// on a stream each is enqueued in the stream's order. FSDP's group of a
-// reduce-scatter and an all-gather is one such group.
+// reduce, all-to-all, all-to-allv): no point-to-point operation, no other
+// collective. They then run one after the other, in issue order, each
+// through its schedule with its own agreement, exactly as the same calls
+// made outside the group would (an in-place all-to-all through the
+// communicator's scratch); on a stream each is enqueued in the stream's
+// order. FSDP's group of a reduce-scatter and an all-gather is one such
+// group, as is an MoE layer's all-to-all with an all-reduce.
 //
 // Why this rule: every rank of a correct program issues the same
 // collectives in a group, so every rank decides alike from its own calls,

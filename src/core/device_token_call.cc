@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/check.h"
 #include "base/knobs.h"
 #include "compress/device_rows.h"
+#include "compress/token_rows.h"
 #include "core/comm.h"
 #include "device/memory_kind.h"
 #include "device/pinned_pool.h"
@@ -17,17 +19,22 @@ namespace spccl {
 using compress::DeviceRows;
 using compress::TokenCall;
 
-// The call's pinned host memory: the packed kept rows (keep x hidden
-// elements at most: the mask call's are counted at run time and fit in
-// the tokens x hidden it may take), and the scores, mask or maskOut where
-// they are device memory.
+// The call's pinned host memory: the packed kept rows and, where the
+// residual is device memory, their residual rows (keep x hidden elements
+// and floats; a mask call's counted when the call is made where the mask
+// is readable then, else tokens x hidden), and the scores, mask or maskOut
+// where they are device memory.
 struct DeviceTokenPlan {
   device::CuStream stream = nullptr;
   device::PinnedBuffer packed;
+  device::PinnedBuffer packedResidual;
   device::PinnedBuffer small;  // scores or mask, then maskOut
   bool scoresOnDevice = false;
   bool maskOnDevice = false;
   bool maskOutOnDevice = false;
+  bool residualOnDevice = false;
+  bool maskCopied = false;       // the device mask is in `small` already
+  size_t bytesToHostAtCall = 0;  // what that copy moved
 };
 
 namespace {
@@ -36,39 +43,77 @@ bool onDevice(const void* pointer) {
   return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
 }
 
+// `bytes` of host memory for packed rows: the plan's pinned buffer where
+// they fit, else pageable memory (a host mask that, by the time the call
+// runs in its stream's order, keeps more rows than when it was made).
+void* packedRowsAt(const device::PinnedBuffer& pinned, size_t bytes,
+                   std::vector<unsigned char>* pageable) {
+  if (bytes <= pinned.capacity()) return pinned.data();
+  pageable->resize(bytes);
+  return pageable->data();
+}
+
 // The mover of compress/token_allreduce.h for a device tensor: the kept
-// rows through `onDevice`, packed in the plan's pinned memory. Remembers
-// whether the gather failed, which the caller must tell the peers.
+// rows through `rows`, and the residual's through `residualRows` (device
+// residual) or the CPU (host residual), packed in the plan's pinned
+// memory. The codec's error feedback then updates the packed residual on
+// the host as for a host tensor; the pruned rows' residual is never
+// touched (nor copied), as on the host. Remembers whether a gather
+// failed, which the caller must tell the peers.
 class DeviceRowsMover : public compress::TokenRowsMover {
  public:
-  DeviceRowsMover(DeviceRows& rows, void* packed, spcclPrunePolicy_t policy, size_t tokens)
-      : rows_(rows), packed_(packed), policy_(policy), tokens_(tokens) {}
+  DeviceRowsMover(DeviceRows& rows, DeviceRows* residualRows, const DeviceTokenPlan& plan,
+                  const TokenCall& call)
+      : rows_(rows), residualRows_(residualRows), plan_(plan), call_(call) {}
 
-  spcclResult_t pack(std::span<const size_t> rows, void** packed) override {
+  spcclResult_t pack(std::span<const size_t> rows, void** packed, float** packedResidual) override {
+    packed_ = packedRowsAt(plan_.packed, rows.size() * call_.hidden * spcclTypeSize(call_.type),
+                           &pageable_);
     *packed = packed_;
-    const spcclResult_t gathered = rows_.gather(rows, packed_);
+    spcclResult_t gathered = rows_.gather(rows, packed_);
+    float* residual = call_.compressed ? call_.compression.residual : nullptr;
+    if (gathered == spcclSuccess && residual != nullptr) {
+      const size_t residualRowBytes = call_.hidden * sizeof(float);
+      packedResidual_ = static_cast<float*>(
+          packedRowsAt(plan_.packedResidual, rows.size() * residualRowBytes, &pageableResidual_));
+      if (residualRows_ != nullptr)
+        gathered = residualRows_->gather(rows, packedResidual_);
+      else
+        compress::gatherRows(residual, rows, residualRowBytes, packedResidual_);
+    }
+    *packedResidual = packedResidual_;
     packFailed_ = gathered != spcclSuccess;
     return gathered;
   }
 
   spcclResult_t unpack(std::span<const size_t> rows, const unsigned char* mask) override {
     SPCCL_CHECK(rows_.scatter(rows, packed_));
-    if (policy_ != spcclPruneZero) return spcclSuccess;
+    if (packedResidual_ != nullptr) {
+      if (residualRows_ != nullptr)
+        SPCCL_CHECK(residualRows_->scatter(rows, packedResidual_));
+      else
+        compress::scatterRows(packedResidual_, rows, call_.hidden * sizeof(float),
+                              call_.compression.residual);
+    }
+    if (call_.prunePolicy != spcclPruneZero) return spcclSuccess;
     std::vector<size_t> pruned;
-    for (size_t t = 0; t < tokens_; ++t)
+    for (size_t t = 0; t < call_.tokens; ++t)
       if (mask[t] == 0) pruned.push_back(t);
     return rows_.zero(pruned);
   }
 
-  // The gather failed: this rank's rows never reached the all-reduce that
+  // A gather failed: this rank's rows never reached the all-reduce that
   // its peers are in. (A failure in unpack, after it, is this rank's only.)
   bool packFailed() const { return packFailed_; }
 
  private:
   DeviceRows& rows_;
-  void* packed_;
-  spcclPrunePolicy_t policy_;
-  size_t tokens_;
+  DeviceRows* residualRows_;
+  const DeviceTokenPlan& plan_;
+  const TokenCall& call_;
+  void* packed_ = nullptr;
+  float* packedResidual_ = nullptr;
+  std::vector<unsigned char> pageable_, pageableResidual_;
   bool packFailed_ = false;
 };
 
@@ -82,21 +127,52 @@ spcclResult_t hostInputs(DeviceRows& rows, const DeviceTokenPlan& plan, TokenCal
     run->scores = reinterpret_cast<const float*>(small);
   }
   if (!run->isTopk() && plan.maskOnDevice) {
-    SPCCL_CHECK(rows.copyToHost(small, run->mask, run->tokens, "the mask to the host"));
+    if (!plan.maskCopied)
+      SPCCL_CHECK(rows.copyToHost(small, run->mask, run->tokens, "the mask to the host"));
     run->mask = small;
   }
   if (run->isTopk() && plan.maskOutOnDevice) run->maskOut = small + run->tokens * sizeof(float);
   return spcclSuccess;
 }
 
+// The rows the call will keep at most, for its pinned memory: top-k's
+// keep; a mask call's mask counted where it can be read now: host memory,
+// or device memory when the call waits for the legacy stream anyway (no
+// stream: copied to the plan now, after that wait, instead of in the
+// call). A device mask on a stream is known only in the stream's order:
+// every row (counting it now would wait for the stream).
+spcclResult_t rowsAtMost(const StagedCall& staged, const TokenCall& call, DeviceTokenPlan* plan,
+                         size_t* rows) {
+  *rows = call.tokens;
+  if (call.isTopk()) {
+    *rows = call.keep;
+    return spcclSuccess;
+  }
+  const unsigned char* mask = call.mask;
+  if (plan->maskOnDevice) {
+    if (staged.hasStream()) return spcclSuccess;
+    const device::CuResult synced = device::cudaDriver()->streamSynchronize(nullptr);
+    if (synced != 0)
+      return SPCCL_FAIL(spcclSystemError, "%s: waiting for the work queued before the call: %s",
+                        call.name, device::describeCuError("cuStreamSynchronize", synced).c_str());
+    DeviceRows copier(call.name, plan->stream, call.buff, call.tokens, 0, "mask");
+    SPCCL_CHECK(
+        copier.copyToHost(plan->small.data(), call.mask, call.tokens, "the mask to the host"));
+    plan->maskCopied = true;
+    plan->bytesToHostAtCall = copier.bytesToHost();
+    mask = static_cast<const unsigned char*>(plan->small.data());
+  }
+  *rows = static_cast<size_t>(
+      std::count_if(mask, mask + call.tokens, [](unsigned char m) { return m != 0; }));
+  return spcclSuccess;
+}
+
 }  // namespace
 
 bool deviceTokensApply(const StagedCall& staged, const TokenCall& call) {
-  const bool residual = call.compressed && call.compression.residual != nullptr;
   // Cheapest first: host calls leave at the first test.
-  return staged.hasDeviceMemory() && call.count() > 0 && !residual &&
-         knobInt("SPCCL_DEVICE_TOKENS") != 0 && onDevice(call.buff) &&
-         compress::deviceRowsAvailable();
+  return staged.hasDeviceMemory() && call.count() > 0 && knobInt("SPCCL_DEVICE_TOKENS") != 0 &&
+         onDevice(call.buff) && compress::deviceRowsAvailable();
 }
 
 spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& call,
@@ -108,12 +184,15 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& cal
   plan->scoresOnDevice = call.isTopk() && onDevice(call.scores);
   plan->maskOutOnDevice = call.isTopk() && onDevice(call.maskOut);
   plan->maskOnDevice = !call.isTopk() && onDevice(call.mask);
-  // Top-k keeps `keep` rows; a mask call, the mask's (known on the host
-  // only at run time when the mask is device memory): at most every row.
-  const size_t rows = call.isTopk() ? call.keep : call.tokens;
+  plan->residualOnDevice = call.compressed && onDevice(call.compression.residual);
+  SPCCL_CHECK(device::acquirePinned(call.tokens * (sizeof(float) + 1) + 1, &plan->small));
+  size_t rows = 0;
+  SPCCL_CHECK(rowsAtMost(staged, call, plan.get(), &rows));
   SPCCL_CHECK(device::acquirePinned(
       std::max<size_t>(rows * call.hidden * spcclTypeSize(call.type), 1), &plan->packed));
-  SPCCL_CHECK(device::acquirePinned(call.tokens * (sizeof(float) + 1) + 1, &plan->small));
+  if (plan->residualOnDevice)
+    SPCCL_CHECK(device::acquirePinned(std::max<size_t>(rows * call.hidden * sizeof(float), 1),
+                                      &plan->packedResidual));
   *out = std::move(plan);
   return spcclSuccess;
 }
@@ -132,7 +211,11 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
       comm->engine->withdraw(copied, why);
       return failWith(copied, __FILE__, __LINE__, "%s", why.c_str());
     }
-    DeviceRowsMover mover(rows, plan->packed.data(), call.prunePolicy, call.tokens);
+    std::optional<DeviceRows> residualRows;
+    if (plan->residualOnDevice)
+      residualRows.emplace(call.name, plan->stream, call.compression.residual, call.tokens,
+                           call.hidden * sizeof(float), "cfg->residual");
+    DeviceRowsMover mover(rows, residualRows ? &*residualRows : nullptr, *plan, call);
     run.mover = &mover;
     const spcclResult_t ran = spccl::runCollective(
         *comm->engine, compress::signatureOf(run),
@@ -149,8 +232,11 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
     if (plan->maskOutOnDevice)
       SPCCL_CHECK(
           rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
-    comm->stagingProfile->recordDeviceCopies(DevicePart::kTokens, rows.bytesToHost(),
-                                             rows.bytesToDevice());
+    comm->stagingProfile->recordDeviceCopies(
+        DevicePart::kTokens,
+        plan->bytesToHostAtCall + rows.bytesToHost() +
+            (residualRows ? residualRows->bytesToHost() : 0),
+        rows.bytesToDevice() + (residualRows ? residualRows->bytesToDevice() : 0));
     return spcclSuccess;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

@@ -5,8 +5,11 @@
 // (compress/token_allreduce.h), then only the kept rows are gathered on
 // the GPU and copied to pinned host memory, all-reduced there by the same
 // code as the host path, copied back and scattered, and the pruned rows
-// zeroed on the GPU (compress/device_rows.h). Same result bits as the
-// staged call, on every rank, so each rank chooses alone.
+// zeroed on the GPU (compress/device_rows.h). With error feedback the
+// residual's kept rows go the same way (a host residual's are packed by
+// the CPU): the codec updates them on the host, the pruned rows' residual
+// stays where it is, untouched as on the host path. Same result bits as
+// the staged call, on every rank, so each rank chooses alone.
 #pragma once
 
 #include <memory>
@@ -18,14 +21,16 @@
 namespace spccl {
 
 // Whether this rank runs `call` so: SPCCL_DEVICE_TOKENS=1, buff in device
-// memory (after staged.validate), no residual (error feedback stays
-// staged), and the kernels (CUDA at build time, the driver's module and
-// stream entry points). Otherwise the call is staged whole, as before.
+// memory (after staged.validate; the residual, if any, anywhere), and the
+// kernels (CUDA at build time, the driver's module and stream entry
+// points). Otherwise the call is staged whole, as before.
 bool deviceTokensApply(const StagedCall& staged, const compress::TokenCall& call);
 
 // What the call takes that might wait for the device (its stream, the
-// kernels' module, pinned memory): taken on the caller's thread, before a
-// host function holds the caller's stream.
+// kernels' module, pinned memory sized for the rows it keeps; a device
+// mask with no stream is copied here, after the legacy stream's work, to
+// count them): taken on the caller's thread, before a host function holds
+// the caller's stream.
 struct DeviceTokenPlan;
 
 // A failure here is the call's (rejectCall: nothing ran).

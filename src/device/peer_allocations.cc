@@ -15,6 +15,7 @@ PeerAllocations::~PeerAllocations() {
   if (context_ == nullptr) return;
   ScopedCudaContext current(context_);
   opened_.clear();  // closed in their context
+  scratch_.release();
   if (stream_ != nullptr) cudaIpcDriver()->streamDestroy(stream_);
 }
 

@@ -2,7 +2,9 @@
 // (coll/device_all_reduce.h): the peers' allocations opened through CUDA
 // IPC, by peer and handle (a rank reuses its buffers, so handles repeat
 // and each is opened once, as the cuda_ipc transport's DeviceReceiver
-// does), and a non-blocking stream of its own for the kernels and copies.
+// does), a non-blocking stream of its own for the kernels and copies, and
+// the scratch its peers read an in-place all-to-all's send data from
+// (peer_readable_scratch.h).
 // Everything is made and closed in the CUDA context of the first call.
 #pragma once
 
@@ -12,6 +14,7 @@
 
 #include "device/cuda_ipc.h"
 #include "device/peer_access.h"
+#include "device/peer_readable_scratch.h"
 #include "spccl.h"
 
 namespace spccl::device {
@@ -32,6 +35,8 @@ class PeerAllocations {
   spcclResult_t stream(CuStream* out);
   // The PCI location of the bound context's device (0: unknown or unbound).
   DeviceLocation deviceLocation() const { return location_; }
+  // Used in the bound context only; freed with this object.
+  PeerReadableScratch& scratch() { return scratch_; }
 
  private:
   // Past this many opened allocations all are closed (a job that keeps
@@ -42,6 +47,7 @@ class PeerAllocations {
   CuContext context_ = nullptr;
   DeviceLocation location_ = 0;
   CuStream stream_ = nullptr;
+  PeerReadableScratch scratch_;
 };
 
 }  // namespace spccl::device

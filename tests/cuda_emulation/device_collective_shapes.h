@@ -1,8 +1,9 @@
 // The reduce-scatter, all-gather, broadcast and reduce of the
 // device-resident tests (test_device_collectives.cc, test_device_group.cc):
 // one call's shape and buffer sizes, the API call of that shape, its CPU
-// reference on host buffers in the same job, its device buffers, and what
-// the emulation's counters saw it do.
+// reference on host buffers in the same job, its device buffers; and for
+// every collective's tests (the all-to-all's too), what the emulation's
+// counters saw a call do.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -45,6 +46,8 @@ struct Shape {
   int root() const { return nranks - 1; }
   size_t size() const { return spcclTypeSize(type); }
   size_t n() const { return static_cast<size_t>(nranks); }
+  // This rank's input (inputOf), empty where it passes no sendbuff.
+  std::vector<unsigned char> input() const { return inputOf(rank, type, sendBytes() / size()); }
   // Bytes of this rank's buffers (0: it passes none).
   size_t sendBytes() const {
     if (coll == Coll::ReduceScatter) return count * size() * n();
@@ -72,30 +75,51 @@ struct Shape {
   }
 };
 
+// The API call of shape s on `stream`; with a request, its non-blocking
+// spcclI* form instead (no stream).
 inline spcclResult_t callOn(const Shape& s, const void* send, void* recv, spcclComm_t comm,
-                            void* stream) {
+                            void* stream, spcclRequest_t* request = nullptr) {
+  const bool async = request != nullptr;
   switch (s.coll) {
     case Coll::ReduceScatter:
-      return spcclReduceScatter(send, recv, s.count, s.type, s.op, comm, stream);
+      return async ? spcclIreduceScatter(send, recv, s.count, s.type, s.op, comm, request)
+                   : spcclReduceScatter(send, recv, s.count, s.type, s.op, comm, stream);
     case Coll::AllGather:
-      return spcclAllGather(send, recv, s.count, s.type, comm, stream);
+      return async ? spcclIallGather(send, recv, s.count, s.type, comm, request)
+                   : spcclAllGather(send, recv, s.count, s.type, comm, stream);
     case Coll::Broadcast:
-      return spcclBroadcast(send, recv, s.count, s.type, s.root(), comm, stream);
+      return async ? spcclIbroadcast(send, recv, s.count, s.type, s.root(), comm, request)
+                   : spcclBroadcast(send, recv, s.count, s.type, s.root(), comm, stream);
     default:
-      return spcclReduce(send, recv, s.count, s.type, s.op, s.root(), comm, stream);
+      return async ? spcclIreduce(send, recv, s.count, s.type, s.op, s.root(), comm, request)
+                   : spcclReduce(send, recv, s.count, s.type, s.op, s.root(), comm, stream);
   }
 }
 
 // The CPU collective of every rank's input, on host buffers (the
 // receive buffer of a rank that passes none is empty).
 inline std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
-  std::vector<unsigned char> in = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+  std::vector<unsigned char> in = s.input();
   std::vector<unsigned char> out(s.recvBytes());
   EXPECT_EQ(callOn(s, in.empty() ? nullptr : in.data(), out.empty() ? nullptr : out.data(), comm,
                    nullptr),
             spcclSuccess)
       << spcclGetLastError(comm);
   return out;
+}
+
+// A call that fell back on this rank: nothing ran on a device.
+inline void expectFallback(const Seen& seen, const std::string& what) {
+  EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran (the call did not fall back)";
+  EXPECT_EQ(seen.copiesOnDevice, 0u) << what << ": a device copy ran (the call did not fall back)";
+}
+
+// A call that took a path of device-to-device copies only (the
+// all-to-all's): `copies` of them, no kernel, nothing through the host.
+inline void expectCopiesOnDevice(const Seen& seen, uint64_t copies, const std::string& what) {
+  EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host (staged or fallen back)";
+  EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran";
+  EXPECT_EQ(seen.copiesOnDevice, copies) << what;
 }
 
 // A call's device buffers on this rank, the input in place: out of place
@@ -108,7 +132,7 @@ class ShapeBuffers {
         inPlace_(inPlace),
         first_(std::max(s.sendBytes(), s.recvBytes())),
         second_(s.recvBytes()) {
-    const std::vector<unsigned char> input = inputOf(s.rank, s.type, s.sendBytes() / s.size());
+    const std::vector<unsigned char> input = s.input();
     if (inPlace) {
       const bool sendIsWhole = s.coll == Coll::ReduceScatter;
       first_.set(input, sendIsWhole ? 0 : s.inPlaceOffset());

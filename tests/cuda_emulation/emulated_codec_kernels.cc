@@ -13,6 +13,13 @@ namespace {
 
 namespace dc = spccl::kernels::device_codecs;
 
+// What a GPU would refuse: a bit width, block size or element type the
+// kernels do not have.
+bool validShape(int32_t bits, uint64_t blockSize, int32_t type) {
+  return bits >= 2 && bits <= 8 && blockSize != 0 && type >= dc::kElementF32 &&
+         type <= dc::kElementBf16;
+}
+
 }  // namespace
 
 bool isCodecKernel(const std::string& name) {
@@ -22,18 +29,19 @@ bool isCodecKernel(const std::string& name) {
 
 namespace {
 
-// The encode kernels: the input's f32 and the encoding lie in memory the
-// stream's device reaches; the work is every block's scale or every
-// group's codes.
+// The encode kernels: the input's elements, the residual (where there is
+// one) and the encoding lie in memory the stream's device reaches; the
+// work is every block's scale or every group's codes.
 CuResult prepareEncode(const std::string& name, void** params, const KernelAccess& access,
                        std::function<void()>* work) {
   dc::EncodeArgs args{};
   std::memcpy(&args, params[0], sizeof(args));
-  if (args.bits < 2 || args.bits > 8 || args.blockSize == 0) return kInvalidValue;
+  if (!validShape(args.bits, args.blockSize, args.type)) return kInvalidValue;
   const spccl::kernels::QuantizerSpec spec{spccl::kernels::Codec::Piecewise, args.bits,
                                            static_cast<size_t>(args.blockSize)};
   const std::pair<uint64_t, uint64_t> ranges[] = {
-      {args.in, args.count * sizeof(float)},
+      {args.in, args.count * dc::elementBytes(args.type)},
+      {args.residual, args.residual != 0 ? args.count * sizeof(float) : 0},
       {args.out, spccl::kernels::quantizedBytes(spec, args.count)}};
   for (const auto& [address, bytes] : ranges)
     if (bytes > 0)
@@ -59,14 +67,14 @@ CuResult prepareCodecKernel(const std::string& name, unsigned /*gridX*/, unsigne
   if (name != dc::kDecodeKernel) return prepareEncode(name, params, access, work);
   dc::DecodeArgs args{};
   std::memcpy(&args, params[0], sizeof(args));
-  if (args.bits < 2 || args.bits > 8 || args.blockSize == 0) return kInvalidValue;
+  if (!validShape(args.bits, args.blockSize, args.type)) return kInvalidValue;
   const spccl::kernels::QuantizerSpec spec{spccl::kernels::Codec::Piecewise, args.bits,
                                            static_cast<size_t>(args.blockSize)};
   // Both ranges lie in memory the stream's device reaches, as a GPU would
   // fault (here at launch).
   const std::pair<uint64_t, uint64_t> ranges[] = {
       {args.encoded, spccl::kernels::quantizedBytes(spec, args.count)},
-      {args.out, args.count * sizeof(float)}};
+      {args.out, args.count * dc::elementBytes(args.type)}};
   for (const auto& [address, bytes] : ranges)
     if (bytes > 0)
       if (const CuResult r = access(address, bytes); r != kSuccess) return r;

@@ -90,21 +90,6 @@ inline void runOnRanks(int n, const std::function<int(int, spcclComm_t)>& body,
   for (int r = 0; r < n; ++r) EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
 }
 
-// A call in which rank `failing`'s kernel launch failed: that rank
-// returns the driver's error by name, the others spcclRemoteError naming
-// it and `step` ("the reduction").
-inline void expectFailedLaunchNamed(int rank, int failing, spcclResult_t result,
-                                    const std::string& error, const std::string& step) {
-  if (rank == failing) {
-    EXPECT_EQ(result, spcclSystemError) << error;
-    EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
-  } else {
-    EXPECT_EQ(result, spcclRemoteError) << error;
-    const std::string named = "rank " + std::to_string(failing) + " failed " + step;
-    EXPECT_NE(error.find(named), std::string::npos) << error;
-  }
-}
-
 // EMU_CUDA_DEVICES and EMU_CUDA_NO_PEER_ACCESS for the ranks a test forks
 // (the parent calls no spccl), unset at its end.
 class EmulatedHost {
@@ -120,5 +105,29 @@ class EmulatedHost {
   EmulatedHost(const EmulatedHost&) = delete;
   EmulatedHost& operator=(const EmulatedHost&) = delete;
 };
+
+// body(rank, comm, stream) on n forked ranks (devices as runOnRanks), each
+// with a stream of its own, destroyed after body.
+inline void runOnRanksWithStream(int n, const std::function<void(int, spcclComm_t, void*)>& body,
+                                 const std::vector<int>& devices = {}) {
+  runOnRanks(
+      n,
+      [&body](int rank, spcclComm_t comm) {
+        void* stream = emuCudaStreamCreate();
+        body(rank, comm, stream);
+        emuCudaStreamDestroy(stream);
+        return kChildOk;
+      },
+      devices);
+}
+
+// The same on 3 ranks, rank r on emulated device r; noPeerAccess as
+// EMU_CUDA_NO_PEER_ACCESS ("2:0": device 2 cannot access device 0's
+// memory), or nullptr.
+inline void runOnThreeDevices(const char* noPeerAccess,
+                              const std::function<void(int, spcclComm_t, void*)>& body) {
+  EmulatedHost host(3, noPeerAccess);
+  runOnRanksWithStream(3, body, {0, 1, 2});
+}
 
 }  // namespace spccl::testing

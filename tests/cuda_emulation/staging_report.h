@@ -3,7 +3,7 @@
 // ("spccl staging report, rank 1/2: 3 all-gather calls ran
 // device-resident"): the figure the GPU stage scripts check, read here
 // per rank, which the emulation's counters cannot tell apart where ranks
-// are threads of one process.
+// are threads of one process; and such ranks, run.
 #pragma once
 
 #include <unistd.h>
@@ -11,10 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
+
+#include "emulated_ranks.h"
 
 namespace spccl::testing {
 
@@ -63,5 +67,38 @@ class StderrCapture {
   int file_ = -1;
   std::string text_;
 };
+
+// Two ranks as threads of one forked process on emulated device 0, each
+// with its communicator and a stream of its own: body(rank, comm, stream)
+// on each thread; then each rank's staging report (the threads share the
+// emulation's counters) must count `deviceResident` calls per collective.
+inline void runOnThreadRanks(const std::map<std::string, uint64_t>& deviceResident,
+                             const std::function<void(int, spcclComm_t, void*)>& body) {
+  setenv("SPCCL_STAGING_REPORT", "1", 1);
+  auto outcomes = forkRanks(1, [&](int, const spcclUniqueId&) {
+    spcclUniqueId id;
+    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
+    StderrCapture capture;
+    auto rankThread = [&id, &body](int rank) {
+      if (emuCudaSetCurrentDevice(0) != 0) return;
+      spcclComm_t comm = initRank(2, id, rank);
+      void* stream = emuCudaStreamCreate();
+      body(rank, comm, stream);
+      emuCudaStreamDestroy(stream);
+      spcclCommDestroy(comm);
+    };
+    std::thread other(rankThread, 1);
+    rankThread(0);
+    other.join();
+    const std::string report = capture.finish();
+    for (int rank : {0, 1})
+      EXPECT_EQ(deviceResidentCounts(report, rank), deviceResident)
+          << "rank " << rank << "'s staging report:\n"
+          << report;
+    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  });
+  unsetenv("SPCCL_STAGING_REPORT");
+  EXPECT_EQ(outcomes[0].status, kChildOk);
+}
 
 }  // namespace spccl::testing

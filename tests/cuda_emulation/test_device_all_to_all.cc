@@ -8,13 +8,13 @@
 // Every result is compared bit for bit with the CPU all-to-all of the same
 // inputs on host buffers, in the same job. The path taken is read from the
 // emulation's counters: on it a rank makes n device copies and none
-// through the host; falling back, no device copy.
+// through the host (in place one more: its send data into the
+// communicator's scratch, which the peers read); falling back, no device
+// copy.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
@@ -42,6 +42,11 @@ struct Exchange {
            (stream != nullptr ? ", on a stream" : ", NULL stream") + ", rank " +
            std::to_string(rank);
   }
+  // The device path's copies on this rank: one block from every rank, and
+  // in place the send data into the scratch first.
+  uint64_t devicePathCopies(bool inPlace) const {
+    return static_cast<uint64_t>(nranks) + (inPlace ? 1 : 0);
+  }
 };
 
 // The CPU all-to-all of every rank's input, on host buffers.
@@ -53,56 +58,73 @@ std::vector<unsigned char> reference(const Exchange& e, spcclComm_t comm) {
   return out;
 }
 
-enum class Path { Device, Fallback };
+enum class Path { Device, Fallback, ReadByCaller };
 
-void expectPath(const Exchange& e, Path path, const Seen& seen, const std::string& what) {
-  EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran";
-  if (path == Path::Device) {
-    EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host (staged or fallen back)";
-    EXPECT_EQ(seen.copiesOnDevice, static_cast<uint64_t>(e.nranks)) << what;
-  } else {
-    EXPECT_EQ(seen.copiesOnDevice, 0u)
-        << what << ": a device copy ran (the call did not fall back)";
-  }
-}
-
-// One call on device buffers, checked bit for bit and for the path. In
-// place: one buffer for both, which falls back (coll/device_all_to_all.h).
-void checkOne(const Exchange& e, spcclComm_t comm, bool inPlace, void* stream) {
+// One call on device buffers, checked bit for bit and for the path (in
+// place: one buffer for both). Returns what the counters saw.
+Seen checkOne(const Exchange& e, spcclComm_t comm, bool inPlace, void* stream,
+              Path path = Path::Device) {
   const std::string what = e.describe(inPlace, stream);
   const std::vector<unsigned char> expected = reference(e, comm);
   DeviceBytes send(e.bytes()), recv(e.bytes());
   send.set(e.input());
   void* out = inPlace ? send.data() : recv.data();
   const EmuCudaCounters before = now();
-  ASSERT_EQ(spcclAllToAll(send.data(), out, e.count, e.type, comm, stream), spcclSuccess)
+  EXPECT_EQ(spcclAllToAll(send.data(), out, e.count, e.type, comm, stream), spcclSuccess)
       << what << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(stream);
-  expectPath(e, inPlace ? Path::Fallback : Path::Device, since(before), what);
+  const Seen seen = since(before);
+  if (path == Path::Device) expectCopiesOnDevice(seen, e.devicePathCopies(inPlace), what);
+  if (path == Path::Fallback) expectFallback(seen, what);
   EXPECT_EQ(inPlace ? send.get(stream) : recv.get(stream), expected) << what;
+  return seen;
 }
 
 void everyType(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
-    void* stream = emuCudaStreamCreate();
+  runOnRanksWithStream(n, [n](int rank, spcclComm_t comm, void* stream) {
     for (int t = 0; t < spcclNumTypes; ++t)
       for (bool inPlace : {false, true})
         for (void* on : {static_cast<void*>(nullptr), stream})
           checkOne(Exchange{static_cast<spcclDataType_t>(t), 37, rank, n}, comm, inPlace, on);
-    emuCudaStreamDestroy(stream);
-    return kChildOk;
   });
 }
 
-TEST(DeviceAllToAll, EveryTypeStreamAndNullStreamInPlaceFallsBackN2) { everyType(2); }
-TEST(DeviceAllToAll, EveryTypeStreamAndNullStreamInPlaceFallsBackN3) { everyType(3); }
+TEST(DeviceAllToAll, EveryTypeInAndOutOfPlaceStreamAndNullStreamN2) { everyType(2); }
+TEST(DeviceAllToAll, EveryTypeInAndOutOfPlaceStreamAndNullStreamN3) { everyType(3); }
 
 // One element per peer, and blocks whose size is not a multiple of 8 bytes.
 TEST(DeviceAllToAll, CountsN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
     for (size_t count : {size_t{1}, size_t{4099}})
       for (spcclDataType_t type : {spcclInt8, spcclBfloat16, spcclFloat64})
-        checkOne(Exchange{type, count, rank, 3}, comm, false, nullptr);
+        for (bool inPlace : {false, true})
+          checkOne(Exchange{type, count, rank, 3}, comm, inPlace, nullptr);
+    return kChildOk;
+  });
+}
+
+// In-place calls reuse the communicator's scratch: the first allocates it
+// here and opens the peers' (n allocations live more, counted by the
+// emulation), a second of the same size or a smaller one allocates and
+// opens nothing; one past the scratch grows it (n more), and is right.
+TEST(DeviceAllToAll, InPlaceCallsReuseTheScratchAndGrowItN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    struct Step {
+      size_t count;
+      int64_t newAllocations;
+    };
+    for (const Step& step : {Step{37, 3}, Step{37, 0}, Step{10, 0}, Step{4099, 3}, Step{4099, 0}}) {
+      const Exchange e{spcclFloat32, step.count, rank, 3};
+      DeviceBytes buffer(e.bytes());
+      buffer.set(e.input());
+      const std::vector<unsigned char> expected = reference(e, comm);
+      const int64_t live = now().liveAllocations;
+      EXPECT_EQ(spcclAllToAll(buffer.data(), buffer.data(), e.count, e.type, comm, nullptr),
+                spcclSuccess)
+          << spcclGetLastError(comm);
+      EXPECT_EQ(now().liveAllocations - live, step.newAllocations) << e.describe(true, nullptr);
+      EXPECT_EQ(buffer.get(nullptr), expected) << e.describe(true, nullptr);
+    }
     return kChildOk;
   });
 }
@@ -123,33 +145,41 @@ TEST(DeviceAllToAll, NonBlockingCallsTakeThePathN3) {
     EXPECT_EQ(spcclIallToAll(send2.data(), recv2.data(), e.count, e.type, comm, &b), spcclSuccess);
     EXPECT_EQ(spcclWait(b), spcclSuccess) << what << ": " << spcclGetLastError(comm);
     EXPECT_EQ(spcclWait(a), spcclSuccess) << what << ": " << spcclGetLastError(comm);
-    const Seen seen = since(before);
-    EXPECT_EQ(seen.hostCopies, 0u) << what << ": the calls were staged";
-    EXPECT_EQ(seen.copiesOnDevice, 6u) << what;
+    expectCopiesOnDevice(since(before), 6, what);
     EXPECT_EQ(recv1.get(nullptr), expected) << what << ", first";
     EXPECT_EQ(recv2.get(nullptr), expected) << what << ", second";
     return kChildOk;
   });
 }
 
-// Rank 0 passes host buffers: every rank falls back in the same call, with
-// the right result.
+// Rank 0 passes host buffers (in place and not): every rank falls back in
+// the same call, with the right result. In place, a rank with device
+// buffers has copied its send data to the scratch before the agreement
+// (that copy is all it did on the device: the fallback's cost).
 TEST(DeviceAllToAll, HostBuffersOnOneRankFallBackOnEveryRankN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
-    const Exchange e{spcclFloat32, 33, rank, 3};
-    const std::string what = "rank " + std::to_string(rank);
-    const std::vector<unsigned char> expected = reference(e, comm);
-    std::vector<unsigned char> input = e.input(), got(e.bytes());
-    DeviceBytes send(e.bytes()), recv(e.bytes());
-    send.set(input);
-    const EmuCudaCounters before = now();
-    const void* from = rank == 0 ? static_cast<const void*>(input.data()) : send.data();
-    void* to = rank == 0 ? static_cast<void*>(got.data()) : recv.data();
-    EXPECT_EQ(spcclAllToAll(from, to, e.count, e.type, comm, nullptr), spcclSuccess)
-        << what << ": " << spcclGetLastError(comm);
-    expectPath(e, Path::Fallback, since(before), what);
-    if (rank != 0) got = recv.get(nullptr);
-    EXPECT_EQ(got, expected) << what;
+    for (bool inPlace : {false, true}) {
+      const Exchange e{spcclFloat32, 33, rank, 3};
+      const std::string what = e.describe(inPlace, nullptr);
+      const std::vector<unsigned char> expected = reference(e, comm);
+      std::vector<unsigned char> input = e.input(), got(e.bytes());
+      DeviceBytes send(e.bytes()), recv(e.bytes());
+      send.set(input);
+      const void* from = rank == 0 ? static_cast<const void*>(input.data()) : send.data();
+      void* to = rank == 0 ? static_cast<void*>(got.data()) : recv.data();
+      if (inPlace) to = const_cast<void*>(from);
+      const EmuCudaCounters before = now();
+      EXPECT_EQ(spcclAllToAll(from, to, e.count, e.type, comm, nullptr), spcclSuccess)
+          << what << ": " << spcclGetLastError(comm);
+      const Seen seen = since(before);
+      if (rank != 0) {
+        EXPECT_GT(seen.hostCopies, 0u) << what << ": the call did not fall back";
+        EXPECT_EQ(seen.copiesOnDevice, inPlace ? 1u : 0u) << what;
+      }
+      if (rank == 0 && inPlace) got = input;
+      if (rank != 0) got = inPlace ? send.get(nullptr) : recv.get(nullptr);
+      EXPECT_EQ(got, expected) << what;
+    }
     return kChildOk;
   });
 }
@@ -157,72 +187,28 @@ TEST(DeviceAllToAll, HostBuffersOnOneRankFallBackOnEveryRankN3) {
 // Ranks on three emulated devices: with peer access between all of them
 // the copies read the other devices' memory through the opened IPC
 // handles; where device 2 cannot access device 0's, every rank falls back.
-void onThreeDevices(const char* noPeerAccess, bool devicePath) {
-  EmulatedHost host(3, noPeerAccess);
-  runOnRanks(3,
-             [devicePath](int rank, spcclComm_t comm) {
-               void* stream = emuCudaStreamCreate();
-               const Exchange e{spcclFloat32, 100, rank, 3};
-               const std::string what = e.describe(false, stream);
-               const std::vector<unsigned char> expected = reference(e, comm);
-               DeviceBytes send(e.bytes()), recv(e.bytes());
-               send.set(e.input());
-               const EmuCudaCounters before = now();
-               EXPECT_EQ(spcclAllToAll(send.data(), recv.data(), e.count, e.type, comm, stream),
-                         spcclSuccess)
-                   << what << ": " << spcclGetLastError(comm);
-               cuStreamSynchronize(stream);
-               expectPath(e, devicePath ? Path::Device : Path::Fallback, since(before), what);
-               EXPECT_EQ(recv.get(stream), expected) << what;
-               emuCudaStreamDestroy(stream);
-               return kChildOk;
-             },
-             {0, 1, 2});
+void onThreeDevices(const char* noPeerAccess, Path path) {
+  runOnThreeDevices(noPeerAccess, [path](int rank, spcclComm_t comm, void* stream) {
+    for (bool inPlace : {false, true})
+      checkOne(Exchange{spcclFloat32, 100, rank, 3}, comm, inPlace, stream, path);
+  });
 }
 
-TEST(DeviceAllToAll, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, true); }
+TEST(DeviceAllToAll, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, Path::Device); }
 TEST(DeviceAllToAll, OnePairWithoutPeerAccessFallsBackOnEveryRankN3) {
-  onThreeDevices("2:0", false);
+  onThreeDevices("2:0", Path::Fallback);
 }
 
 // Two ranks as threads of one process (each uses the other's pointers as
-// they are): bit-equal on the NULL stream and a stream, and each rank's
-// SPCCL_STAGING_REPORT=1 line counts both calls as device-resident.
+// they are, the scratch's too): bit-equal in and out of place, on the
+// NULL stream and a stream, and each rank's SPCCL_STAGING_REPORT=1 line
+// counts the four calls as device-resident.
 TEST(DeviceAllToAll, StagingReportCountsTheCallsOfThreadRanks) {
-  setenv("SPCCL_STAGING_REPORT", "1", 1);
-  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
-    spcclUniqueId id;
-    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
-    StderrCapture capture;
-    auto rankThread = [&id](int rank) {
-      if (emuCudaSetCurrentDevice(0) != 0) return;
-      spcclComm_t comm = initRank(2, id, rank);
-      void* stream = emuCudaStreamCreate();
-      const Exchange e{spcclInt32, 300, rank, 2};
-      const std::vector<unsigned char> expected = reference(e, comm);
-      for (void* on : {static_cast<void*>(nullptr), stream}) {
-        DeviceBytes send(e.bytes()), recv(e.bytes());
-        send.set(e.input());
-        EXPECT_EQ(spcclAllToAll(send.data(), recv.data(), e.count, e.type, comm, on), spcclSuccess)
-            << spcclGetLastError(comm);
-        EXPECT_EQ(recv.get(on), expected) << e.describe(false, on);
-      }
-      emuCudaStreamDestroy(stream);
-      spcclCommDestroy(comm);
-    };
-    std::thread other(rankThread, 1);
-    rankThread(0);
-    other.join();
-    const std::string report = capture.finish();
-    const std::map<std::string, uint64_t> expected = {{"all-to-all", 2}};
-    for (int rank : {0, 1})
-      EXPECT_EQ(deviceResidentCounts(report, rank), expected)
-          << "rank " << rank << "'s staging report:\n"
-          << report;
-    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  runOnThreadRanks({{"all-to-all", 4}}, [](int rank, spcclComm_t comm, void* stream) {
+    for (bool inPlace : {false, true})
+      for (void* on : {static_cast<void*>(nullptr), stream})
+        checkOne(Exchange{spcclInt32, 300, rank, 2}, comm, inPlace, on, Path::ReadByCaller);
   });
-  unsetenv("SPCCL_STAGING_REPORT");
-  EXPECT_EQ(outcomes[0].status, kChildOk);
 }
 
 }  // namespace

@@ -3,14 +3,15 @@
 // uneven blocks (zeros included) with gaps between them in both buffers,
 // bit-equal to the CPU all-to-allv of the same inputs (gaps included: they
 // keep what they held), the path read from the emulation's counters; and
-// counts that do not match between two ranks fail every rank at once.
+// counts that do not match between two ranks fail every rank at once. In
+// place (one buffer for both) the gaps keep what the buffer held, and the
+// path makes one copy more: the send data into the communicator's scratch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
@@ -51,16 +52,25 @@ spcclResult_t callOn(const Layout& l, const void* send, void* recv, spcclDataTyp
                         l.rdispls.data(), type, comm, stream);
 }
 
-// recvbuff before the call: values the gaps must keep.
-std::vector<unsigned char> recvBefore(int rank, spcclDataType_t type, const Layout& l) {
-  return inputOf(rank + 10, type, l.recvExtent);
+// This rank's buffers before the call. Out of place: its input, and
+// recvbuff's earlier values (which the gaps must keep). In place: one
+// buffer as long as the longer extent, holding the input.
+struct Before {
+  std::vector<unsigned char> send, recv;
+};
+
+Before before(int rank, spcclDataType_t type, const Layout& l, bool inPlace) {
+  if (!inPlace) return {inputOf(rank, type, l.sendExtent), inputOf(rank + 10, type, l.recvExtent)};
+  const std::vector<unsigned char> both = inputOf(rank, type, std::max(l.sendExtent, l.recvExtent));
+  return {both, both};
 }
 
-std::vector<unsigned char> reference(int rank, spcclDataType_t type, const Layout& l,
+// The CPU all-to-allv of every rank's input, on host buffers apart (in
+// place as well: the result is the same).
+std::vector<unsigned char> reference(const Before& b, spcclDataType_t type, const Layout& l,
                                      spcclComm_t comm) {
-  const std::vector<unsigned char> in = inputOf(rank, type, l.sendExtent);
-  std::vector<unsigned char> out = recvBefore(rank, type, l);
-  EXPECT_EQ(callOn(l, in.data(), out.data(), type, comm, nullptr), spcclSuccess)
+  std::vector<unsigned char> out = b.recv;
+  EXPECT_EQ(callOn(l, b.send.data(), out.data(), type, comm, nullptr), spcclSuccess)
       << spcclGetLastError(comm);
   return out;
 }
@@ -71,37 +81,43 @@ uint64_t nonEmptyBlocks(const Layout& l) {
   return blocks;
 }
 
+enum class Path { Device, ReadByCaller };
+
+// One call on device buffers, checked bit for bit (gaps included) and for
+// the path: a copy per non-empty block, in place one more.
+void checkOne(int rank, int n, spcclDataType_t type, spcclComm_t comm, bool inPlace, void* stream,
+              Path path = Path::Device) {
+  const std::string what = "all-to-allv type " + std::to_string(type) + " on " + std::to_string(n) +
+                           " ranks" + (inPlace ? ", in place" : ", out of place") +
+                           (stream != nullptr ? ", on a stream" : ", NULL stream") + ", rank " +
+                           std::to_string(rank);
+  const Layout l = layoutOf(rank, n);
+  const Before b = before(rank, type, l, inPlace);
+  const std::vector<unsigned char> expected = reference(b, type, l, comm);
+  DeviceBytes send(b.send.size()), recv(b.recv.size());
+  send.set(b.send);
+  recv.set(b.recv);
+  void* out = inPlace ? send.data() : recv.data();
+  const EmuCudaCounters counted = now();
+  EXPECT_EQ(callOn(l, send.data(), out, type, comm, stream), spcclSuccess)
+      << what << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  if (path == Path::Device)
+    expectCopiesOnDevice(since(counted), nonEmptyBlocks(l) + (inPlace ? 1 : 0), what);
+  EXPECT_EQ(inPlace ? send.get(stream) : recv.get(stream), expected) << what;
+}
+
 void unevenBlocks(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
-    const Layout l = layoutOf(rank, n);
-    void* stream = emuCudaStreamCreate();
+  runOnRanksWithStream(n, [n](int rank, spcclComm_t comm, void* stream) {
     for (spcclDataType_t type : {spcclInt8, spcclBfloat16, spcclFloat32, spcclFloat64})
-      for (void* on : {static_cast<void*>(nullptr), stream}) {
-        const std::string what =
-            "all-to-allv type " + std::to_string(type) + " on " + std::to_string(n) + " ranks" +
-            (on != nullptr ? ", on a stream" : ", NULL stream") + ", rank " + std::to_string(rank);
-        const std::vector<unsigned char> expected = reference(rank, type, l, comm);
-        const size_t size = spcclTypeSize(type);
-        DeviceBytes send(l.sendExtent * size), recv(l.recvExtent * size);
-        send.set(inputOf(rank, type, l.sendExtent));
-        recv.set(recvBefore(rank, type, l));
-        const EmuCudaCounters before = now();
-        EXPECT_EQ(callOn(l, send.data(), recv.data(), type, comm, on), spcclSuccess)
-            << what << ": " << spcclGetLastError(comm);
-        cuStreamSynchronize(on);
-        const Seen seen = since(before);
-        EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host";
-        EXPECT_EQ(seen.launches, 0u) << what;
-        EXPECT_EQ(seen.copiesOnDevice, nonEmptyBlocks(l)) << what;
-        EXPECT_EQ(recv.get(on), expected) << what;
-      }
-    emuCudaStreamDestroy(stream);
-    return kChildOk;
+      for (bool inPlace : {false, true})
+        for (void* on : {static_cast<void*>(nullptr), stream})
+          checkOne(rank, n, type, comm, inPlace, on);
   });
 }
 
-TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsN2) { unevenBlocks(2); }
-TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsN3) { unevenBlocks(3); }
+TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsInAndOutOfPlaceN2) { unevenBlocks(2); }
+TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsInAndOutOfPlaceN3) { unevenBlocks(3); }
 
 // Rank 0 passes host buffers: every rank falls back, the result (gaps
 // included) still right.
@@ -110,24 +126,23 @@ TEST(DeviceAllToAllv, HostBuffersOnOneRankFallBackOnEveryRankN3) {
     const Layout l = layoutOf(rank, 3);
     const spcclDataType_t type = spcclFloat32;
     const std::string what = "rank " + std::to_string(rank);
-    const std::vector<unsigned char> expected = reference(rank, type, l, comm);
-    std::vector<unsigned char> input = inputOf(rank, type, l.sendExtent);
-    std::vector<unsigned char> got = recvBefore(rank, type, l);
+    const Before b = before(rank, type, l, false);
+    const std::vector<unsigned char> expected = reference(b, type, l, comm);
+    std::vector<unsigned char> input = b.send, got = b.recv;
     DeviceBytes send(input.size()), recv(got.size());
     send.set(input);
     recv.set(got);
-    const EmuCudaCounters before = now();
+    const EmuCudaCounters counted = now();
     const void* from = rank == 0 ? static_cast<const void*>(input.data()) : send.data();
     void* to = rank == 0 ? static_cast<void*>(got.data()) : recv.data();
     EXPECT_EQ(callOn(l, from, to, type, comm, nullptr), spcclSuccess)
         << what << ": " << spcclGetLastError(comm);
-    EXPECT_EQ(since(before).copiesOnDevice, 0u) << what << ": the call did not fall back";
+    EXPECT_EQ(since(counted).copiesOnDevice, 0u) << what << ": the call did not fall back";
     if (rank != 0) got = recv.get(nullptr);
     EXPECT_EQ(got, expected) << what;
     return kChildOk;
   });
 }
-
 // Rank 1 expects one element more from rank 0 than rank 0 sends it: rank
 // 1 fails naming both ranks' counts, the others name rank 1, well before
 // the deadline.
@@ -158,44 +173,15 @@ TEST(DeviceAllToAllv, CountMismatchFailsEveryRankNamingBothRanksN3) {
 }
 
 // Two ranks as threads of one process (each uses the other's pointers as
-// they are), the NULL stream and a stream: bit-equal, and each rank's
-// SPCCL_STAGING_REPORT=1 line counts both calls as device-resident.
+// they are, the scratch's too), in and out of place, the NULL stream and
+// a stream: bit-equal, and each rank's SPCCL_STAGING_REPORT=1 line counts
+// the four calls as device-resident.
 TEST(DeviceAllToAllv, StagingReportCountsTheCallsOfThreadRanks) {
-  setenv("SPCCL_STAGING_REPORT", "1", 1);
-  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
-    spcclUniqueId id;
-    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
-    StderrCapture capture;
-    auto rankThread = [&id](int rank) {
-      if (emuCudaSetCurrentDevice(0) != 0) return;
-      spcclComm_t comm = initRank(2, id, rank);
-      void* stream = emuCudaStreamCreate();
-      const Layout l = layoutOf(rank, 2);
-      const std::vector<unsigned char> expected = reference(rank, spcclInt32, l, comm);
-      for (void* on : {static_cast<void*>(nullptr), stream}) {
-        DeviceBytes send(l.sendExtent * 4), recv(l.recvExtent * 4);
-        send.set(inputOf(rank, spcclInt32, l.sendExtent));
-        recv.set(recvBefore(rank, spcclInt32, l));
-        EXPECT_EQ(callOn(l, send.data(), recv.data(), spcclInt32, comm, on), spcclSuccess)
-            << spcclGetLastError(comm);
-        EXPECT_EQ(recv.get(on), expected) << "rank " << rank;
-      }
-      emuCudaStreamDestroy(stream);
-      spcclCommDestroy(comm);
-    };
-    std::thread other(rankThread, 1);
-    rankThread(0);
-    other.join();
-    const std::string report = capture.finish();
-    const std::map<std::string, uint64_t> expected = {{"all-to-allv", 2}};
-    for (int rank : {0, 1})
-      EXPECT_EQ(deviceResidentCounts(report, rank), expected)
-          << "rank " << rank << "'s staging report:\n"
-          << report;
-    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
+  runOnThreadRanks({{"all-to-allv", 4}}, [](int rank, spcclComm_t comm, void* stream) {
+    for (bool inPlace : {false, true})
+      for (void* on : {static_cast<void*>(nullptr), stream})
+        checkOne(rank, 2, spcclInt32, comm, inPlace, on, Path::ReadByCaller);
   });
-  unsetenv("SPCCL_STAGING_REPORT");
-  EXPECT_EQ(outcomes[0].status, kChildOk);
 }
 
 }  // namespace

@@ -14,9 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
@@ -28,20 +26,6 @@
 using namespace spccl::testing;
 
 namespace {
-
-spcclResult_t callAsync(const Shape& s, const void* send, void* recv, spcclComm_t comm,
-                        spcclRequest_t* request) {
-  switch (s.coll) {
-    case Coll::ReduceScatter:
-      return spcclIreduceScatter(send, recv, s.count, s.type, s.op, comm, request);
-    case Coll::AllGather:
-      return spcclIallGather(send, recv, s.count, s.type, comm, request);
-    case Coll::Broadcast:
-      return spcclIbroadcast(send, recv, s.count, s.type, s.root(), comm, request);
-    default:
-      return spcclIreduce(send, recv, s.count, s.type, s.op, s.root(), comm, request);
-  }
-}
 
 // Whether `seen` is the device path's work on this rank: nothing through
 // the host, and the kernel or the copies this rank's part needs.
@@ -61,11 +45,6 @@ void expectDevicePath(const Shape& s, bool inPlace, const Seen& seen, const std:
       EXPECT_EQ(seen.copiesOnDevice, inPlace && s.rank == s.root() ? 0u : 1u) << what;
       break;
   }
-}
-
-void expectFallback(const Seen& seen, const std::string& what) {
-  EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran (the call did not fall back)";
-  EXPECT_EQ(seen.copiesOnDevice, 0u) << what << ": a device copy ran (the call did not fall back)";
 }
 
 // How checkOne reads the path a call took on this rank: from the
@@ -94,8 +73,7 @@ void checkOne(const Shape& s, spcclComm_t comm, bool inPlace, void* stream,
 // division, each step rounded to the type as on the CPU), in place and
 // not, on a stream and not.
 void everyType(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
-    void* stream = emuCudaStreamCreate();
+  runOnRanksWithStream(n, [n](int rank, spcclComm_t comm, void* stream) {
     for (Coll coll : kColls)
       for (int t = 0; t < spcclNumTypes; ++t)
         for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
@@ -104,8 +82,6 @@ void everyType(int n) {
           for (bool inPlace : {false, true})
             for (void* on : {static_cast<void*>(nullptr), stream}) checkOne(s, comm, inPlace, on);
         }
-    emuCudaStreamDestroy(stream);
-    return kChildOk;
   });
 }
 
@@ -134,36 +110,14 @@ TEST(DeviceCollectives, OtherOpsAndCountsN3) {
 // from each rank's staging report (the threads share the emulation's
 // counters): 4 calls of each ran device-resident on each rank.
 TEST(DeviceCollectives, RanksThatAreThreadsOfOneProcess) {
-  setenv("SPCCL_STAGING_REPORT", "1", 1);
-  auto outcomes = forkRanks(1, [](int, const spcclUniqueId&) {
-    spcclUniqueId id;
-    if (spcclGetUniqueId(&id) != spcclSuccess) return kChildInitFailed;
-    StderrCapture capture;
-    auto rankThread = [&id](int rank) {
-      if (emuCudaSetCurrentDevice(0) != 0) return;
-      spcclComm_t comm = initRank(2, id, rank);
-      void* stream = emuCudaStreamCreate();
-      for (Coll coll : {Coll::ReduceScatter, Coll::AllGather})
-        for (bool inPlace : {false, true})
-          for (void* on : {static_cast<void*>(nullptr), stream})
-            checkOne(Shape{coll, spcclInt32, spcclSum, 300, rank, 2}, comm, inPlace, on,
-                     Path::ReadByCaller);
-      emuCudaStreamDestroy(stream);
-      spcclCommDestroy(comm);
-    };
-    std::thread other(rankThread, 1);
-    rankThread(0);
-    other.join();
-    const std::string report = capture.finish();
-    const std::map<std::string, uint64_t> expected = {{"all-gather", 4}, {"reduce-scatter", 4}};
-    for (int rank : {0, 1})
-      EXPECT_EQ(deviceResidentCounts(report, rank), expected)
-          << "rank " << rank << "'s staging report:\n"
-          << report;
-    return ::testing::Test::HasFailure() ? kChildWrongResult : kChildOk;
-  });
-  unsetenv("SPCCL_STAGING_REPORT");
-  EXPECT_EQ(outcomes[0].status, kChildOk);
+  runOnThreadRanks({{"all-gather", 4}, {"reduce-scatter", 4}},
+                   [](int rank, spcclComm_t comm, void* stream) {
+                     for (Coll coll : {Coll::ReduceScatter, Coll::AllGather})
+                       for (bool inPlace : {false, true})
+                         for (void* on : {static_cast<void*>(nullptr), stream})
+                           checkOne(Shape{coll, spcclInt32, spcclSum, 300, rank, 2}, comm, inPlace,
+                                    on, Path::ReadByCaller);
+                   });
 }
 
 // The spcclI* forms run device-resident too, queued on the worker; two in
@@ -174,7 +128,7 @@ TEST(DeviceCollectives, NonBlockingCallsTakeThePathN3) {
       const Shape s{coll, spcclInt32, spcclSum, 300, rank, 3};
       const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
       const std::vector<unsigned char> expected = reference(s, comm);
-      const std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
+      const std::vector<unsigned char> input = s.input();
       DeviceBytes send1(s.sendBytes()), send2(s.sendBytes()), recv1(s.recvBytes()),
           recv2(s.recvBytes());
       if (!input.empty()) {
@@ -185,8 +139,8 @@ TEST(DeviceCollectives, NonBlockingCallsTakeThePathN3) {
       auto recvOf = [&](const DeviceBytes& b) { return s.recvBytes() > 0 ? b.data() : nullptr; };
       const EmuCudaCounters before = now();
       spcclRequest_t a = nullptr, b = nullptr;
-      EXPECT_EQ(callAsync(s, sendOf(send1), recvOf(recv1), comm, &a), spcclSuccess) << what;
-      EXPECT_EQ(callAsync(s, sendOf(send2), recvOf(recv2), comm, &b), spcclSuccess) << what;
+      EXPECT_EQ(callOn(s, sendOf(send1), recvOf(recv1), comm, nullptr, &a), spcclSuccess) << what;
+      EXPECT_EQ(callOn(s, sendOf(send2), recvOf(recv2), comm, nullptr, &b), spcclSuccess) << what;
       EXPECT_EQ(spcclWait(b), spcclSuccess) << what << ": " << spcclGetLastError(comm);
       EXPECT_EQ(spcclWait(a), spcclSuccess) << what << ": " << spcclGetLastError(comm);
       const Seen seen = since(before);
@@ -209,10 +163,9 @@ TEST(DeviceCollectives, HostBuffersOnOneRankFallBackOnEveryRankN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
     for (Coll coll : kColls) {
       const Shape s{coll, spcclFloat32, spcclSum, 33, rank, 3};
+      std::vector<unsigned char> input = s.input(), got(s.recvBytes());
       const std::string what = std::string(nameOf(coll)) + ", rank " + std::to_string(rank);
       const std::vector<unsigned char> expected = reference(s, comm);
-      std::vector<unsigned char> input = inputOf(rank, s.type, s.sendBytes() / s.size());
-      std::vector<unsigned char> got(s.recvBytes());
       DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
       const EmuCudaCounters before = now();
       if (rank == 0) {
@@ -239,24 +192,17 @@ TEST(DeviceCollectives, HostBuffersOnOneRankFallBackOnEveryRankN3) {
 // the path is taken (kernels and copies read the other devices' memory
 // through the opened IPC handles); where device 2 cannot access device
 // 0's memory, every rank falls back in every call.
-void onThreeDevices(const char* noPeerAccess, bool devicePath) {
-  EmulatedHost host(3, noPeerAccess);
-  runOnRanks(3,
-             [devicePath](int rank, spcclComm_t comm) {
-               void* stream = emuCudaStreamCreate();
-               for (Coll coll : kColls)
-                 for (bool inPlace : {false, true})
-                   checkOne(Shape{coll, spcclFloat32, spcclSum, 100, rank, 3}, comm, inPlace,
-                            stream, devicePath ? Path::Device : Path::Fallback);
-               emuCudaStreamDestroy(stream);
-               return kChildOk;
-             },
-             {0, 1, 2});
+void onThreeDevices(const char* noPeerAccess, Path path) {
+  runOnThreeDevices(noPeerAccess, [path](int rank, spcclComm_t comm, void* stream) {
+    for (Coll coll : kColls)
+      for (bool inPlace : {false, true})
+        checkOne(Shape{coll, spcclFloat32, spcclSum, 100, rank, 3}, comm, inPlace, stream, path);
+  });
 }
 
-TEST(DeviceCollectives, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, true); }
+TEST(DeviceCollectives, RanksOnPeerDevicesTakeThePathN3) { onThreeDevices(nullptr, Path::Device); }
 TEST(DeviceCollectives, OnePairWithoutPeerAccessFallsBackOnEveryRankN3) {
-  onThreeDevices("2:0", false);
+  onThreeDevices("2:0", Path::Fallback);
 }
 
 // A kernel launch that fails on rank 1 (the reduce's root): rank 1 fails
@@ -265,11 +211,18 @@ void failedLaunch(Coll coll) {
   runOnRanks(2, [coll](int rank, spcclComm_t comm) {
     const Shape s{coll, spcclFloat32, spcclSum, 16, rank, 2};
     DeviceBytes send(s.sendBytes()), recv(s.recvBytes());
-    send.set(inputOf(rank, s.type, s.sendBytes() / s.size()));
+    send.set(s.input());
     if (rank == 1) emuCudaFailLaunches(1);
     const spcclResult_t result =
         callOn(s, send.data(), s.recvBytes() > 0 ? recv.data() : nullptr, comm, nullptr);
-    expectFailedLaunchNamed(rank, 1, result, spcclGetLastError(comm), "the reduction");
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError) << error;
+      EXPECT_NE(error.find("cuLaunchKernel"), std::string::npos) << error;
+    } else {
+      EXPECT_EQ(result, spcclRemoteError) << error;
+      EXPECT_NE(error.find("rank 1 failed the reduction"), std::string::npos) << error;
+    }
     return kChildOk;
   });
 }

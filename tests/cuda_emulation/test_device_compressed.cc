@@ -10,15 +10,19 @@
 // Every output is compared bit for bit with the staged path
 // (SPCCL_DEVICE_CODECS=0: input and output through pinned memory) on the
 // same inputs, and the bytes copied each way are bounded: to the host the
-// owned chunk in f32 and the codes of the rest, to the device the codes: a
-// call that copied the f32 input or output whole fails the test.
+// owned chunk in its own type (f32, f16, bf16) and the codes of the rest,
+// to the device the codes (and, with a residual, the owned chunk's f32
+// sum): a call that copied the input, the output or the residual whole
+// fails the test.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulated_ranks.h"
@@ -53,7 +57,55 @@ std::vector<float> inputOf(int rank) {
   return v;
 }
 
+size_t typeBytes(spcclDataType_t type) { return type == spcclFloat32 ? 4 : 2; }
+
+// The input's bytes in `type`: f32 as inputOf; f16 finite values of either
+// sign with magnitudes 2^-5 .. 2^6 (exponent field 10..20); bf16 inputOf's
+// floats with their low half dropped.
+std::vector<unsigned char> inputBytesOf(int rank, spcclDataType_t type) {
+  const std::vector<float> values = inputOf(rank);
+  std::vector<unsigned char> bytes(kCount * typeBytes(type));
+  if (type == spcclFloat32) {
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+  }
+  for (size_t i = 0; i < kCount; ++i) {
+    uint16_t half = 0;
+    if (type == spcclFloat16) {
+      const uint64_t r = mix(i * 13 + static_cast<uint64_t>(rank) * 7919);
+      half = static_cast<uint16_t>((r & 0x8000u) | ((10 + (r >> 16) % 11) << 10) | (r & 0x3ffu));
+    } else {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &values[i], sizeof(bits));
+      half = static_cast<uint16_t>(bits >> 16);
+    }
+    std::memcpy(&bytes[i * 2], &half, sizeof(half));
+  }
+  return bytes;
+}
+
+// `bytes` bytes of emulated device memory.
+struct DeviceBytes {
+  explicit DeviceBytes(size_t bytes) : bytes(bytes), data(emuCudaAlloc(bytes, EmuCudaDevice)) {}
+  ~DeviceBytes() { emuCudaFree(data); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void upload(const void* from) {
+    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data), from, bytes, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
+  std::vector<unsigned char> download() const {
+    std::vector<unsigned char> out(bytes);
+    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data), bytes, nullptr);
+    cuStreamSynchronize(nullptr);
+    return out;
+  }
+  size_t bytes;
+  void* data;
+};
+
 struct Case {
+  spcclDataType_t type = spcclFloat32;
   int bits = 4;
   spcclCodec_t codec = spcclCodecPiecewise;
   spcclRedOp_t op = spcclSum;
@@ -62,7 +114,10 @@ struct Case {
   bool nonBlocking = false;  // spcclIcompressedAllReduce, then spcclWait
 
   std::string describe(int rank) const {
-    return std::to_string(bits) + "-bit " + (codec == spcclCodecLinear ? "linear" : "piecewise") +
+    return std::string(type == spcclFloat32   ? "f32 "
+                       : type == spcclFloat16 ? "f16 "
+                                              : "bf16 ") +
+           std::to_string(bits) + "-bit " + (codec == spcclCodecLinear ? "linear" : "piecewise") +
            (op == spcclAvg ? " avg" : " sum") + (stream ? " on a stream" : " NULL stream") +
            (inPlace ? " in place" : "") + (nonBlocking ? " non-blocking" : "") + " rank " +
            std::to_string(rank);
@@ -70,30 +125,32 @@ struct Case {
 };
 
 struct Outcome {
-  std::vector<float> out;
+  std::vector<unsigned char> out;
   uint64_t launches = 0, bytesFromDevice = 0, bytesToDevice = 0;
 };
 
-// One call with SPCCL_DEVICE_CODECS as given.
-Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case& c) {
+// One call with SPCCL_DEVICE_CODECS as given; residual: nullptr or count
+// f32 (device or host memory), which the call updates.
+Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case& c,
+                       float* residual = nullptr) {
   setenv("SPCCL_DEVICE_CODECS", deviceCodecs ? "1" : "0", 1);
-  DeviceFloats send(kCount, nullptr, inputOf(rank)), recv(kCount, nullptr);
-  cuStreamSynchronize(nullptr);
-  float* out = c.inPlace ? send.data : recv.data;
+  const size_t bytes = kCount * typeBytes(c.type);
+  DeviceBytes send(bytes), recv(bytes);
+  send.upload(inputBytesOf(rank, c.type).data());
+  void* out = c.inPlace ? send.data : recv.data;
   spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
   cfg.bits = c.bits;
   cfg.codec = c.codec;
   cfg.blockSize = kBlock;
+  cfg.residual = residual;
   const EmuCudaCounters before = emuCudaCounters();
   spcclResult_t result = spcclSuccess;
   if (c.nonBlocking) {
     spcclRequest_t request = nullptr;
-    result =
-        spcclIcompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm, &request);
+    result = spcclIcompressedAllReduce(send.data, out, kCount, c.type, c.op, &cfg, comm, &request);
     if (result == spcclSuccess) result = spcclWait(request);
   } else {
-    result =
-        spcclCompressedAllReduce(send.data, out, kCount, spcclFloat32, c.op, &cfg, comm, c.stream);
+    result = spcclCompressedAllReduce(send.data, out, kCount, c.type, c.op, &cfg, comm, c.stream);
   }
   EXPECT_EQ(result, spcclSuccess) << c.describe(rank) << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(c.stream);
@@ -102,37 +159,49 @@ Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case
   o.launches = now.kernelLaunches - before.kernelLaunches;
   o.bytesFromDevice = now.bytesFromDevice - before.bytesFromDevice;
   o.bytesToDevice = now.bytesToDevice - before.bytesToDevice;
-  o.out = (c.inPlace ? send : recv).download(nullptr);
+  o.out = (c.inPlace ? send : recv).download();
   unsetenv("SPCCL_DEVICE_CODECS");
   return o;
 }
 
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+bool sameBits(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {
+  return a == b;
 }
 
-// The device path's output equals the staged path's bit for bit; it copied
-// to the host the owned chunk (whole blocks, at most count/n + a block) in
-// f32 plus codes, and to the device only codes (scales and packed codes,
-// one set of scales a piece at most).
+// What the device path may copy each way at most: to the host the owned
+// chunk (whole blocks, at most count/n + a block) in its own type plus
+// codes, to the device only codes (scales and packed codes, one set of
+// scales a piece at most); with a residual, the owned chunk's f32 sum to
+// the device too (the codes of that sum, which come back, are among the
+// codes: every element is encoded once by this rank).
+void expectOnlyCodesCopied(const Outcome& device, int n, const Case& c, bool residual,
+                           const std::string& what) {
+  const size_t pieces = static_cast<size_t>(n) * kMaxPieces;
+  const size_t codes = (kCount * static_cast<size_t>(c.bits) + 7) / 8 + pieces;
+  const size_t scales = (kCount / kBlock + pieces) * sizeof(float);
+  const size_t ownedElements = kCount / static_cast<size_t>(n) + kBlock;
+  const size_t owned = ownedElements * typeBytes(c.type);
+  const size_t ownedSum = residual ? ownedElements * sizeof(float) : 0;
+  EXPECT_GT(device.bytesFromDevice, 0u) << what;
+  EXPECT_LE(device.bytesFromDevice, owned + codes + scales)
+      << what << ": more than the owned chunk and codes copied in";
+  EXPECT_GT(device.bytesToDevice, 0u) << what;
+  EXPECT_LE(device.bytesToDevice, ownedSum + codes + scales)
+      << what << ": more than the codes (and the owned sum) copied out";
+  EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what << ": one decode a piece at least";
+}
+
+// The device path's output equals the staged path's bit for bit, and it
+// copied only what expectOnlyCodesCopied allows.
 void compareWithStaged(spcclComm_t comm, int rank, int n, const Case& c) {
   const std::string what = c.describe(rank);
   const Outcome staged = compressedCall(comm, rank, false, c);
   const Outcome device = compressedCall(comm, rank, true, c);
   EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
-  EXPECT_GE(staged.bytesFromDevice, kCount * sizeof(float)) << what;
-  EXPECT_GE(staged.bytesToDevice, kCount * sizeof(float)) << what;
+  EXPECT_GE(staged.bytesFromDevice, kCount * typeBytes(c.type)) << what;
+  EXPECT_GE(staged.bytesToDevice, kCount * typeBytes(c.type)) << what;
   EXPECT_TRUE(sameBits(device.out, staged.out)) << what << ": the outputs differ";
-  const size_t pieces = static_cast<size_t>(n) * kMaxPieces;
-  const size_t codes = (kCount * static_cast<size_t>(c.bits) + 7) / 8 + pieces;
-  const size_t scales = (kCount / kBlock + pieces) * sizeof(float);
-  const size_t owned = (kCount / static_cast<size_t>(n) + kBlock) * sizeof(float);
-  EXPECT_GT(device.bytesFromDevice, 0u) << what;
-  EXPECT_LE(device.bytesFromDevice, owned + codes + scales)
-      << what << ": more than the owned chunk and codes copied in";
-  EXPECT_GT(device.bytesToDevice, 0u) << what;
-  EXPECT_LE(device.bytesToDevice, codes + scales) << what << ": more than the codes copied out";
-  EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what << ": one decode a piece at least";
+  expectOnlyCodesCopied(device, n, c, false, what);
 }
 
 class DeviceCompressed : public ::testing::Test {
@@ -141,29 +210,38 @@ class DeviceCompressed : public ::testing::Test {
   static void TearDownTestSuite() { unsetenv("SPCCL_COMPRESS_PIECE_BYTES"); }
 };
 
-void everyCase(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+// Every combination of the given element types and widths with both
+// codecs, sum and avg, a stream and the NULL stream, in place and not.
+void everyCase(int n, std::initializer_list<spcclDataType_t> types,
+               std::initializer_list<int> widths) {
+  runOnRanks(n, [n, types, widths](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
-    for (int bits : {2, 4, 8})
-      for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
-        for (spcclRedOp_t op : {spcclSum, spcclAvg})
-          for (void* s : {static_cast<void*>(nullptr), stream})
-            for (bool inPlace : {false, true}) {
-              Case c;
-              c.bits = bits;
-              c.codec = codec;
-              c.op = op;
-              c.stream = s;
-              c.inPlace = inPlace;
-              compareWithStaged(comm, rank, n, c);
-            }
+    for (spcclDataType_t type : types)
+      for (int bits : widths)
+        for (spcclCodec_t codec : {spcclCodecPiecewise, spcclCodecLinear})
+          for (spcclRedOp_t op : {spcclSum, spcclAvg})
+            for (void* s : {static_cast<void*>(nullptr), stream})
+              for (bool inPlace : {false, true}) {
+                const Case c{.type = type,
+                             .bits = bits,
+                             .codec = codec,
+                             .op = op,
+                             .stream = s,
+                             .inPlace = inPlace};
+                compareWithStaged(comm, rank, n, c);
+              }
     emuCudaStreamDestroy(stream);
     return kChildOk;
   });
 }
 
-TEST_F(DeviceCompressed, EveryCaseN2) { everyCase(2); }
-TEST_F(DeviceCompressed, EveryCaseN3) { everyCase(3); }
+TEST_F(DeviceCompressed, EveryCaseN2) { everyCase(2, {spcclFloat32}, {2, 4, 8}); }
+TEST_F(DeviceCompressed, EveryCaseN3) { everyCase(3, {spcclFloat32}, {2, 4, 8}); }
+
+// f16 and bf16 buffers: read and written in their type on the device, the
+// owned chunk copied in its type (one piece: chunk_pieces.h).
+TEST_F(DeviceCompressed, HalfTypesN2) { everyCase(2, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
+TEST_F(DeviceCompressed, HalfTypesN3) { everyCase(3, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
 
 TEST_F(DeviceCompressed, NonBlockingFormN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
@@ -189,9 +267,63 @@ TEST_F(DeviceCompressed, OneRankStagedOneOnTheDeviceAgree) {
   });
 }
 
-// A residual (error feedback) stays staged: no kernel, the output copied
-// back whole.
-TEST_F(DeviceCompressed, ResidualStaysStaged) {
+// Error feedback with the residual in device memory: consecutive calls on
+// the device path and on the staged path, each path with its own residual
+// (alike at the start, not zero); every call's output and the residuals
+// after the last are bit-equal, and the device path never copies the
+// residual (count f32) either way: it is updated where it lies.
+void residualOnDevice(int n) {
+  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+    std::vector<float> start(kCount);
+    for (size_t i = 0; i < kCount; ++i)
+      start[i] = static_cast<float>(static_cast<int>(mix(i + 99 * rank) % 201) - 100) / 1024.0f;
+    std::vector<Case> cases;
+    for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
+      for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+        Case c;
+        c.type = type;
+        c.op = op;
+        cases.push_back(c);
+      }
+    Case linearInPlace;
+    linearInPlace.codec = spcclCodecLinear;
+    linearInPlace.bits = 3;
+    linearInPlace.inPlace = true;
+    cases.push_back(linearInPlace);
+    for (const Case& c : cases) {
+      const std::string what = c.describe(rank) + " with a device residual";
+      DeviceBytes stagedResidual(kCount * sizeof(float)), deviceResidual(kCount * sizeof(float));
+      stagedResidual.upload(start.data());
+      deviceResidual.upload(start.data());
+      for (int call = 0; call < 3; ++call) {
+        const Outcome staged =
+            compressedCall(comm, rank, false, c, static_cast<float*>(stagedResidual.data));
+        const Outcome device =
+            compressedCall(comm, rank, true, c, static_cast<float*>(deviceResidual.data));
+        const std::string nth = what + ", call " + std::to_string(call);
+        EXPECT_TRUE(sameBits(device.out, staged.out)) << nth << ": the outputs differ";
+        expectOnlyCodesCopied(device, n, c, true, nth);
+        EXPECT_LT(device.bytesFromDevice, kCount * sizeof(float))
+            << nth << ": the residual came in";
+        EXPECT_LT(device.bytesToDevice, kCount * sizeof(float)) << nth << ": the residual went out";
+      }
+      const std::vector<unsigned char> residual = deviceResidual.download();
+      EXPECT_TRUE(sameBits(residual, stagedResidual.download()))
+          << what << ": the residuals differ after 3 calls";
+      EXPECT_NE(std::memcmp(residual.data(), start.data(), residual.size()), 0)
+          << what << ": the residual was not updated";
+    }
+    return kChildOk;
+  });
+}
+
+TEST_F(DeviceCompressed, DeviceResidualN2) { residualOnDevice(2); }
+TEST_F(DeviceCompressed, DeviceResidualN3) { residualOnDevice(3); }
+
+// A residual in host memory with device buffers stages the call whole (a
+// residual copied in and out would cross as much as the staged input and
+// output): no kernel, the output copied back whole.
+TEST_F(DeviceCompressed, HostResidualStagesTheCall) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
     DeviceFloats send(kCount, nullptr, inputOf(rank)), recv(kCount, nullptr);
     cuStreamSynchronize(nullptr);
@@ -208,6 +340,69 @@ TEST_F(DeviceCompressed, ResidualStaysStaged) {
     EXPECT_GE(now.bytesToDevice - before.bytesToDevice, kCount * sizeof(float));
     return kChildOk;
   });
+}
+
+// On 3 ranks every chunk (53, 52, 52 blocks: 3392, 3328, 3287 elements)
+// is 4 pieces of 1024, each encoded with 2 launches (scales, codes) and a
+// copy to the host. Rank 0 lets its first `passing` copies to the host
+// pass and holds the rest until it has seen `wanted` launches (or 5 s)
+// and 50 ms more: the launches then must be exactly `wanted`, and the
+// output is still the staged path's bit for bit once the copies pass
+// (nothing was sent or summed from a held copy).
+void launchesWhileCopiesHeld(uint64_t passing, uint64_t wanted) {
+  runOnRanks(3, [passing, wanted](int rank, spcclComm_t comm) {
+    const Case c;
+    const Outcome staged = compressedCall(comm, rank, false, c);
+    setenv("SPCCL_DEVICE_CODECS", "1", 1);
+    DeviceBytes send(kCount * sizeof(float)), recv(kCount * sizeof(float));
+    send.upload(inputBytesOf(rank, c.type).data());
+    spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
+    cfg.blockSize = kBlock;
+    const uint64_t before = emuCudaCounters().kernelLaunches;
+    uint64_t launchedWhileHeld = 0;
+    std::thread watcher;
+    if (rank == 0) {
+      emuCudaCloseCopyGate(passing);
+      watcher = std::thread([before, wanted, &launchedWhileHeld] {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (emuCudaCounters().kernelLaunches - before < wanted &&
+               std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        // Long enough for a schedule that went on past the held copies
+        // to launch more.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        launchedWhileHeld = emuCudaCounters().kernelLaunches - before;
+        emuCudaOpenCopyGate();
+      });
+    }
+    EXPECT_EQ(spcclCompressedAllReduce(send.data, recv.data, kCount, spcclFloat32, spcclSum, &cfg,
+                                       comm, nullptr),
+              spcclSuccess)
+        << "rank " << rank << ": " << spcclGetLastError(comm);
+    if (watcher.joinable()) {
+      watcher.join();
+      EXPECT_EQ(launchedWhileHeld, wanted) << "kernels launched while copies were held";
+    }
+    EXPECT_TRUE(sameBits(recv.download(), staged.out)) << "rank " << rank << ": outputs differ";
+    unsetenv("SPCCL_DEVICE_CODECS");
+    return kChildOk;
+  });
+}
+
+constexpr uint64_t kPiecesAChunkN3 = 4;
+
+// The reduce-scatter queues the next chunk on the device before it sends
+// this one: with the second chunk's copies held, its launches are queued
+// too (16; a schedule that waited for each piece stops at 10) and nothing
+// more.
+TEST_F(DeviceCompressed, NextChunkQueuedWhileThisOneIsSent) {
+  launchesWhileCopiesHeld(kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
+}
+
+// Both chunks' encodings pass, the owned chunk's copy is held: the owned
+// sum (and its decodes) waits for it: 16 launches, not one more.
+TEST_F(DeviceCompressed, OwnedSumWaitsForTheOwnedChunk) {
+  launchesWhileCopiesHeld(2 * kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
 }
 
 // Launch `skip` + 1 on rank 1 fails (0: the first encode, inside the
@@ -243,7 +438,7 @@ void failedLaunchFailsEveryRank(int skip, const char* kernel) {
 }
 
 TEST_F(DeviceCompressed, FailedEncodeFailsEveryRankNamingIt) {
-  failedLaunchFailsEveryRank(0, "spcclEncodeScalesF32");
+  failedLaunchFailsEveryRank(0, "spcclEncodeScales");
 }
 
 // Rank 1 of 2 encodes rank 0's chunk in pieces of two launches each
@@ -251,7 +446,7 @@ TEST_F(DeviceCompressed, FailedEncodeFailsEveryRankNamingIt) {
 TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
   const size_t chunk = (kCount / 2 + kBlock - 1) / kBlock * kBlock;  // rank 0's, whole blocks
   failedLaunchFailsEveryRank(static_cast<int>(2 * ((chunk + kPieceLength - 1) / kPieceLength)),
-                             "spcclDecodeCodesF32");
+                             "spcclDecodeCodes");
 }
 
 }  // namespace

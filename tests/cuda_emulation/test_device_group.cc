@@ -164,32 +164,76 @@ TEST(DeviceGroup, KnobOffStagesGroupsAsBefore) {
   unsetenv("SPCCL_DEVICE_ALLREDUCE");
 }
 
-// An all-reduce and an all-to-all (which never runs device-resident) in
-// one group: staged as one unit, as before (no kernel, nothing counted),
-// and right.
-TEST(DeviceGroup, AllReduceAndAllToAllStayStaged) {
-  runCountingRanks(3, {}, [](int rank, spcclComm_t comm) {
-    const size_t count = 50, perPeer = 10, n = 3;
-    const std::vector<unsigned char> expected = reference(comm, rank, spcclInt32, spcclSum, count);
-    std::vector<unsigned char> swapIn = inputOf(rank, spcclInt32, perPeer * n);
-    std::vector<unsigned char> swapped(swapIn.size());
-    ASSERT_EQ(spcclAllToAll(swapIn.data(), swapped.data(), perPeer, spcclInt32, comm, nullptr),
-              spcclSuccess);
-    DeviceBytes send(count * 4), recv(count * 4), swapSend(swapIn.size()), swapRecv(swapIn.size());
-    send.set(inputOf(rank, spcclInt32, count));
-    swapSend.set(swapIn);
-    const uint64_t before = launches();
-    ASSERT_EQ(spcclGroupStart(), spcclSuccess);
-    ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, nullptr),
-              spcclSuccess);
-    ASSERT_EQ(spcclAllToAll(swapSend.data(), swapRecv.data(), perPeer, spcclInt32, comm, nullptr),
-              spcclSuccess);
-    ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << spcclGetLastError(comm);
-    EXPECT_EQ(recv.get(nullptr), expected) << "rank " << rank;
-    EXPECT_EQ(swapRecv.get(nullptr), swapped) << "rank " << rank;
-    EXPECT_EQ(launches(), before) << "rank " << rank << ": a kernel ran in a staged group";
-  });
+// An MoE layer's calls in one group: an all-to-all of tokens, another in
+// place (through the communicator's scratch), an all-to-allv of uneven
+// blocks (rank r sends (r + 2 p) % 4 elements to rank p, 0 for some
+// pairs) and an all-reduce, each bit for bit against the CPU collective
+// on host buffers; on the path nothing goes through the host and the
+// all-reduce's kernel runs.
+void moeGroup(spcclComm_t comm, int rank, int n, void* stream) {
+  const size_t perPeer = 10, count = 50, ranks = static_cast<size_t>(n);
+  std::vector<size_t> sendcounts, sdispls, recvcounts, rdispls;
+  size_t sent = 0, received = 0;
+  for (int p = 0; p < n; ++p) {
+    sendcounts.push_back(static_cast<size_t>(rank + 2 * p) % 4);
+    sdispls.push_back(sent);
+    sent += sendcounts.back();
+    recvcounts.push_back(static_cast<size_t>(p + 2 * rank) % 4);
+    rdispls.push_back(received);
+    received += recvcounts.back();
+  }
+  const auto allToAllv = [&](const void* in, void* out, void* on) {
+    return spcclAllToAllv(in, sendcounts.data(), sdispls.data(), out, recvcounts.data(),
+                          rdispls.data(), spcclFloat64, comm, on);
+  };
+  // The references: the CPU collectives on host buffers.
+  const std::vector<unsigned char> tokens = inputOf(rank, spcclBfloat16, perPeer * ranks);
+  const std::vector<unsigned char> blocks = inputOf(rank, spcclFloat64, sent);
+  std::vector<unsigned char> swapped(tokens.size()), shuffled(received * 8);
+  ASSERT_EQ(spcclAllToAll(tokens.data(), swapped.data(), perPeer, spcclBfloat16, comm, nullptr),
+            spcclSuccess);
+  ASSERT_EQ(allToAllv(blocks.data(), shuffled.data(), nullptr), spcclSuccess);
+  const std::vector<unsigned char> reduced = reference(comm, rank, spcclInt32, spcclSum, count);
+  DeviceBytes tokensIn(tokens.size()), tokensOut(tokens.size()), inPlace(tokens.size());
+  DeviceBytes blocksIn(blocks.size()), blocksOut(shuffled.size()), send(count * 4), recv(count * 4);
+  tokensIn.set(tokens);
+  inPlace.set(tokens);
+  blocksIn.set(blocks);
+  send.set(inputOf(rank, spcclInt32, count));
+  const EmuCudaCounters before = now();
+  ASSERT_EQ(spcclGroupStart(), spcclSuccess);
+  ASSERT_EQ(spcclAllToAll(tokensIn.data(), tokensOut.data(), perPeer, spcclBfloat16, comm, stream),
+            spcclSuccess);
+  ASSERT_EQ(spcclAllToAll(inPlace.data(), inPlace.data(), perPeer, spcclBfloat16, comm, stream),
+            spcclSuccess);
+  ASSERT_EQ(allToAllv(blocksIn.data(), blocksOut.data(), stream), spcclSuccess);
+  ASSERT_EQ(spcclAllReduce(send.data(), recv.data(), count, spcclInt32, spcclSum, comm, stream),
+            spcclSuccess);
+  ASSERT_EQ(spcclGroupEnd(), spcclSuccess) << "rank " << rank << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  const Seen seen = since(before);
+  EXPECT_EQ(seen.hostCopies, 0u) << "rank " << rank << ": the group was staged";
+  EXPECT_GT(seen.launches, 0u) << "rank " << rank << ": the all-reduce's kernel did not run";
+  EXPECT_EQ(tokensOut.get(stream), swapped) << "rank " << rank << ", the all-to-all";
+  EXPECT_EQ(inPlace.get(stream), swapped) << "rank " << rank << ", the all-to-all in place";
+  EXPECT_EQ(blocksOut.get(stream), shuffled) << "rank " << rank << ", the all-to-allv";
+  EXPECT_EQ(recv.get(stream), reduced) << "rank " << rank << ", the all-reduce";
 }
+
+// The group on the NULL stream and then on a stream: every call of it ran
+// device-resident on every rank.
+void moeGroupTakesThePath(int n) {
+  runCountingRanks(n, {{"all-to-all", 4}, {"all-to-allv", 2}, {"all-reduce", 2}},
+                   [n](int rank, spcclComm_t comm) {
+                     moeGroup(comm, rank, n, nullptr);
+                     void* stream = emuCudaStreamCreate();
+                     moeGroup(comm, rank, n, stream);
+                     emuCudaStreamDestroy(stream);
+                   });
+}
+
+TEST(DeviceGroup, AllToAllAllToAllvAndAllReduceTakeThePathN2) { moeGroupTakesThePath(2); }
+TEST(DeviceGroup, AllToAllAllToAllvAndAllReduceTakeThePathN3) { moeGroupTakesThePath(3); }
 
 // One call of a mixed group: its shape and whether in place.
 struct GroupedShape {
@@ -350,7 +394,7 @@ TEST(DeviceGroup, FailedLaunchInAGroupFailsEveryRankNamingIt) {
 }
 
 // Ranks whose groups differ (an error of the program). rank0Staged: rank
-// 0 groups an all-reduce and an all-to-all (staged), the others two
+// 0 groups an all-reduce and a barrier (staged), the others two
 // all-reduces (device path); the staged all-reduce's frames do not match
 // the device path's agreement. Otherwise every rank's group runs
 // device-resident and rank 0's second call is a broadcast where the
@@ -359,9 +403,9 @@ TEST(DeviceGroup, FailedLaunchInAGroupFailsEveryRankNamingIt) {
 // rank's spcclGroupEnd fails, well before the 20 s deadline, naming the
 // mismatch and the device-path agreement.
 void groupsThatDiffer(int n, bool rank0Staged) {
-  runOnRanks(n, [n, rank0Staged](int rank, spcclComm_t comm) {
+  runOnRanks(n, [rank0Staged](int rank, spcclComm_t comm) {
     const size_t count = 24;
-    DeviceBytes a(count * 4), b(count * 4), swapped(count * 4);
+    DeviceBytes a(count * 4), b(count * 4);
     a.set(inputOf(rank, spcclFloat32, count));
     b.set(inputOf(rank, spcclFloat32, count));
     const auto start = std::chrono::steady_clock::now();
@@ -369,9 +413,7 @@ void groupsThatDiffer(int n, bool rank0Staged) {
     EXPECT_EQ(spcclAllReduce(a.data(), a.data(), count, spcclFloat32, spcclSum, comm, nullptr),
               spcclSuccess);
     if (rank == 0 && rank0Staged) {
-      EXPECT_EQ(spcclAllToAll(b.data(), swapped.data(), count / static_cast<size_t>(n),
-                              spcclFloat32, comm, nullptr),
-                spcclSuccess);
+      EXPECT_EQ(spcclBarrier(comm, nullptr), spcclSuccess);
     } else if (rank == 0) {
       EXPECT_EQ(spcclBroadcast(b.data(), b.data(), count, spcclFloat32, 0, comm, nullptr),
                 spcclSuccess);

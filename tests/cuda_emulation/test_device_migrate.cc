@@ -22,6 +22,7 @@
 
 #include "device_values.h"
 #include "emulated_ranks.h"
+#include "rank_failure.h"
 #include "spccl.h"
 #include "staged_comm.h"
 #include "staging_report.h"
@@ -342,9 +343,16 @@ void failedLaunch(Kind kind, const char* step) {
     const Case c{kind, spcclFloat32, spcclSum, 16, rank, 2};
     const DeviceCase buffers(c, smallIntegers(c));
     if (rank == 1) emuCudaFailLaunches(1);
-    const spcclResult_t result =
-        callOn(c, buffers.send.data(), buffers.recv.data(), buffers.migrated.data(), comm, nullptr);
-    expectFailedLaunchNamed(rank, 1, result, spcclGetLastError(comm), step);
+    const TimedResult got = timedCall(comm, [&] {
+      return callOn(c, buffers.send.data(), buffers.recv.data(), buffers.migrated.data(), comm,
+                    nullptr);
+    });
+    expectFailedOnEveryRank(rank, 1, got, "cuLaunchKernel");
+    if (rank == 0) {
+      EXPECT_EQ(got.result, spcclRemoteError) << got.error;
+      EXPECT_NE(got.error.find(std::string("rank 1 failed ") + step), std::string::npos)
+          << got.error;
+    }
     return kChildOk;
   });
 }

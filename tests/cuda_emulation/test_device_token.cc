@@ -13,113 +13,25 @@
 // may cross, so a call that staged the whole tensor fails the test.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "device_token_inputs.h"
 #include "emulated_ranks.h"
+#include "rank_failure.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
 
 namespace {
 
-// bytes of emulated memory of `kind` (EmuCudaDevice, EmuCudaManaged) or,
-// with kind -1, of the host.
-class Buffer {
- public:
-  Buffer(size_t bytes, int kind)
-      : bytes_(bytes),
-        kind_(kind),
-        data_(kind < 0 ? std::malloc(std::max<size_t>(bytes, 1))
-                       : emuCudaAlloc(std::max<size_t>(bytes, 1), kind)) {}
-  ~Buffer() {
-    if (kind_ < 0)
-      std::free(data_);
-    else
-      emuCudaFree(data_);
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  void* data() const { return data_; }
-  void set(const void* values) const {
-    if (kind_ != EmuCudaDevice) {
-      std::memcpy(data_, values, bytes_);
-      return;
-    }
-    cuMemcpyHtoDAsync_v2(reinterpret_cast<uint64_t>(data_), values, bytes_, nullptr);
-    cuStreamSynchronize(nullptr);
-  }
-  std::vector<unsigned char> get(void* stream) const {
-    std::vector<unsigned char> out(bytes_);
-    cuStreamSynchronize(stream);
-    if (kind_ != EmuCudaDevice) {
-      std::memcpy(out.data(), data_, bytes_);
-      return out;
-    }
-    cuMemcpyDtoHAsync_v2(out.data(), reinterpret_cast<uint64_t>(data_), bytes_, nullptr);
-    cuStreamSynchronize(nullptr);
-    return out;
-  }
-
- private:
-  size_t bytes_;
-  int kind_;
-  void* data_;
-};
-
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
-constexpr size_t kTokens = 203;  // not a multiple of anything
-constexpr size_t kHidden = 40;
-
-// Rank `rank`'s tensor: values whose float sums depend on their order.
-std::vector<unsigned char> tensorOf(int rank, spcclDataType_t type) {
-  const size_t count = kTokens * kHidden, size = spcclTypeSize(type);
-  std::vector<unsigned char> bytes(count * size);
-  for (size_t i = 0; i < count; ++i) {
-    const float f = static_cast<float>(mix(i * 7 + rank) % 20001) / 64.0f - 156.3f;
-    if (type == spcclFloat32) {
-      std::memcpy(&bytes[i * 4], &f, 4);
-    } else {
-      uint32_t bits = 0;
-      std::memcpy(&bits, &f, 4);
-      const auto b = static_cast<uint16_t>(bits >> 16);
-      std::memcpy(&bytes[i * 2], &b, 2);
-    }
-  }
-  return bytes;
-}
-
-// Rank `rank`'s scores (ties included: a few values only).
-std::vector<float> scoresOf(int rank) {
-  std::vector<float> scores(kTokens);
-  for (size_t t = 0; t < kTokens; ++t) scores[t] = static_cast<float>(mix(t * 31 + rank) % 50);
-  return scores;
-}
-
-// The same mask on every rank: about `fraction` of the tokens kept.
-std::vector<unsigned char> maskOf(double fraction) {
-  std::vector<unsigned char> mask(kTokens);
-  for (size_t t = 0; t < kTokens; ++t)
-    mask[t] = mix(t + 99) % 1000 < static_cast<uint64_t>(fraction * 1000) ? 1 : 0;
-  return mask;
-}
-
 struct Case {
   bool topk = true;
   double keepFraction = 0.5;
   bool compressed = false;
-  bool residual = false;  // compressed with error feedback
   spcclPrunePolicy_t policy = spcclPruneZero;
   void* stream = nullptr;
   int smallKind = -1;  // where scores, mask and maskOut lie
@@ -130,7 +42,7 @@ struct Case {
   size_t keep() const { return static_cast<size_t>(keepFraction * kTokens); }
   std::string describe(int rank) const {
     return std::string(topk ? "top-k" : "mask") + " keep " + std::to_string(keepFraction) +
-           (compressed ? " compressed" : " dense") + (residual ? " with residual" : "") +
+           (compressed ? " compressed" : " dense") +
            (policy == spcclPruneZero ? " prune zero" : " keep local") +
            (stream != nullptr ? " on a stream" : " on the NULL stream") +
            (nonBlocking ? " non-blocking" : "") + " small kind " + std::to_string(smallKind) +
@@ -160,9 +72,7 @@ Outcome tokenCall(spcclComm_t comm, int rank, bool deviceTokens, const Case& c) 
       maskOut(kTokens, c.smallKind);
   scoresBuffer.set(scores.data());
   maskBuffer.set(mask.data());
-  std::vector<float> residual(kTokens * kHidden, 0.0f);
   spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
-  if (c.residual) cfg.residual = residual.data();
   const spcclCompression* config = c.compressed ? &cfg : nullptr;
   const EmuCudaCounters before = emuCudaCounters();
   Outcome out;
@@ -289,16 +199,10 @@ TEST(DeviceToken, KeepAllAndNoneN2) {
   });
 }
 
-// A residual (error feedback) stays staged: no kernel, the whole tensor
-// copied; host and managed tensors are the CPU's: nothing copied.
-TEST(DeviceToken, ResidualHostAndManagedAreNotMovedOnTheDevice) {
+// Host and managed tensors are the CPU's: nothing copied, no kernel.
+// (A residual: test_device_token_residual.cc.)
+TEST(DeviceToken, HostAndManagedTensorsAreNotMovedOnTheDevice) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    Case c;
-    c.compressed = true;
-    c.residual = true;
-    const Outcome staged = tokenCall(comm, rank, true, c);
-    EXPECT_EQ(staged.cost.launches, 0u);
-    EXPECT_GE(staged.cost.bytesFromDevice, kTokens * kHidden * 4);
     Case device;
     const Outcome expected = tokenCall(comm, rank, true, device);
     for (int kind : {-1, static_cast<int>(EmuCudaManaged)}) {
@@ -334,27 +238,15 @@ TEST(DeviceToken, OneRankStagedOneOnTheDeviceAgree) {
 // the kernel; rank 0 fails at once naming rank 1, not at the deadline.
 TEST(DeviceToken, FailedGatherFailsEveryRankNamingIt) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    const std::vector<unsigned char> input = tensorOf(rank, spcclFloat32);
-    Buffer buff(input.size(), EmuCudaDevice);
-    buff.set(input.data());
+    const DeviceTensor buff(rank, spcclFloat32);
     const std::vector<float> scores = scoresOf(rank);
     if (rank == 1) emuCudaFailLaunches(1);
-    const auto start = std::chrono::steady_clock::now();
-    const spcclResult_t result = spcclTokenTopkAllReduce(
-        buff.data(), scores.data(), kTokens, kHidden, spcclFloat32, spcclSum, kTokens / 2, nullptr,
-        spcclPruneZero, nullptr, comm, nullptr);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string error = spcclGetLastError(comm);
-    EXPECT_NE(result, spcclSuccess) << "rank " << rank;
-    if (rank == 1) {
-      EXPECT_EQ(result, spcclSystemError);
-      EXPECT_NE(error.find("kernel spcclGatherRows: cuLaunchKernel"), std::string::npos) << error;
-    } else {
-      EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
-    }
-    // The communicator's deadline is 20 s (initRank).
-    EXPECT_LT(seconds, 10.0) << "rank " << rank << ": " << error;
+    const TimedResult got = timedCall(comm, [&] {
+      return spcclTokenTopkAllReduce(buff.data(), scores.data(), kTokens, kHidden, spcclFloat32,
+                                     spcclSum, kTokens / 2, nullptr, spcclPruneZero, nullptr, comm,
+                                     nullptr);
+    });
+    expectFailedOnEveryRank(rank, 1, got, "kernel spcclGatherRows: cuLaunchKernel");
     return kChildOk;
   });
 }
@@ -363,22 +255,14 @@ TEST(DeviceToken, FailedGatherFailsEveryRankNamingIt) {
 // async error of both ranks.
 TEST(DeviceToken, FailedGatherOnAStreamIsTheAsyncErrorOfBoth) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    const std::vector<unsigned char> input = tensorOf(rank, spcclFloat32);
-    Buffer buff(input.size(), EmuCudaDevice);
-    buff.set(input.data());
+    const DeviceTensor buff(rank, spcclFloat32);
     const std::vector<unsigned char> mask = maskOf(0.5);
     void* stream = emuCudaStreamCreate();
     if (rank == 1) emuCudaFailLaunches(1);
     EXPECT_EQ(spcclTokenMaskAllReduce(buff.data(), mask.data(), kTokens, kHidden, spcclFloat32,
                                       spcclSum, nullptr, spcclPruneZero, comm, stream),
               spcclSuccess);
-    cuStreamSynchronize(stream);
-    spcclResult_t async = spcclSuccess;
-    EXPECT_EQ(spcclCommGetAsyncError(comm, &async), spcclSuccess);
-    EXPECT_NE(async, spcclSuccess) << "rank " << rank;
-    if (rank == 1) {
-      EXPECT_EQ(async, spcclSystemError);
-    }
+    expectAsyncErrorOnEveryRank(comm, rank, 1, stream);
     emuCudaStreamDestroy(stream);
     return kChildOk;
   });

@@ -5,7 +5,7 @@
 #      place and in place, checked (-c 1), on 1, 2 and 4 ranks sharing the
 #      GPU; then reduce_scatter_perf, all_gather_perf, broadcast_perf,
 #      reduce_perf and alltoall_perf the same way on 2 and 4 ranks,
-#      smaller sizes (alltoall_perf's in-place half falls back);
+#      smaller sizes (alltoall_perf's in-place half through the scratch);
 #      SPCCL_STAGING_REPORT=1 must count each binary's calls as
 #      device-resident (else the path was not taken and the run fails);
 #   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;

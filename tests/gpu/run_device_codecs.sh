@@ -6,8 +6,8 @@
 # (GpuCollectives.CompressedAllReduceWithinBound of
 # spccl_gpu_collective_tests: cudaMalloc buffers, f32/f16/bf16, sum/avg,
 # two-shot and ring, in place, the NULL stream and a stream, results within
-# the stated bound and the same bits on every rank; its f32 two-shot calls
-# take the path):
+# the stated bound and the same bits on every rank; its two-shot calls, f32,
+# f16 and bf16, take the path; none has a residual):
 #   1. on 1, 2 and 4 ranks sharing the GPU with SPCCL_DEVICE_CODECS=1 and
 #      small pieces (SPCCL_COMPRESS_PIECE_BYTES=4096); on 2 and 4 ranks
 #      SPCCL_STAGING_REPORT=1 must count calls run on the device on
