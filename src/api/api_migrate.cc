@@ -6,6 +6,8 @@
 #include "api/migration_call.h"
 #include "base/check.h"
 #include "core/comm.h"
+#include "core/device_collective_call.h"
+#include "core/device_migrate_call.h"
 #include "migrate/migration_schedules.h"
 #include "migrate/migration_slice.h"
 #include "spccl.h"
@@ -61,16 +63,31 @@ spcclResult_t rootedExchange(const char* call, bool rootSends, const void* sendb
   StagedCall staged(comm, call, stream);
   staged.add("sendbuff", sendbuff, rootSends ? rootBytes : ownBytes, device::Access::Read);
   staged.add("recvbuff", recvbuff, rootSends ? ownBytes : rootBytes, device::Access::Write);
-  return runMigrationCall(
-      comm, staged, {call, "root"}, migrationSignature(kind, datatype, spcclSum, root, count),
-      [=](const HostView& view) {
-        const void* send = view(sendbuff);
-        void* recv = view(recvbuff);
-        return [=](CollContext& ctx) {
-          return rootSends ? linearScatter(ctx, send, recv, count, datatype, root)
-                           : linearGather(ctx, send, recv, count, datatype, root);
-        };
-      });
+  const CollSignature signature = migrationSignature(kind, datatype, spcclSum, root, count);
+  if (joinsDeviceAllReduce(comm))  // core/device_migrate_call.h
+    return runDeviceMigrateExchange(comm, staged, call, rootSends, sendbuff, recvbuff, count,
+                                    datatype, root, signature);
+  return runMigrationCall(comm, staged, {call, "root"}, signature, [=](const HostView& view) {
+    const void* send = view(sendbuff);
+    void* recv = view(recvbuff);
+    return [=](CollContext& ctx) {
+      return rootSends ? linearScatter(ctx, send, recv, count, datatype, root)
+                       : linearGather(ctx, send, recv, count, datatype, root);
+    };
+  });
+}
+
+// The dense broadcast or reduce a migration call is on the device path
+// (core/device_migrate_call.h).
+CollArgs rootedArgs(CollType type, const void* sendbuff, void* recvbuff, size_t count,
+                    spcclDataType_t datatype, spcclRedOp_t op, int root) {
+  return CollArgs{.type = type,
+                  .sendbuff = sendbuff,
+                  .recvbuff = recvbuff,
+                  .count = count,
+                  .datatype = datatype,
+                  .op = op,
+                  .root = root};
 }
 
 // The blocking (stream) and non-blocking (request) forms of the three
@@ -87,9 +104,15 @@ spcclResult_t migrateBroadcast(const char* call, void* buff, size_t count, spccl
   if (res != spcclSuccess) return rejectCall(comm, res);
   StagedCall staged(comm, call, stream);
   staged.add("buff", buff, bytes, device::Access::ReadWrite);
+  const CollSignature signature =
+      migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count);
+  if (joinsDeviceAllReduce(comm))  // core/device_migrate_call.h
+    return runDeviceMigrateRooted(
+        comm, staged,
+        rootedArgs(CollType::Broadcast, buff, buff, count, datatype, spcclSum, straggler),
+        {call, "straggler"}, signature, request);
   return runMigrationCall(
-      comm, staged, {call, "straggler"},
-      migrationSignature(MigrationKind::Broadcast, datatype, spcclSum, straggler, count),
+      comm, staged, {call, "straggler"}, signature,
       [=](const HostView& view) {
         void* host = view(buff);
         return [=](CollContext& ctx) {
@@ -114,9 +137,16 @@ spcclResult_t migrateReduce(const char* call, const void* sendbuff, void* recvbu
   StagedCall staged(comm, call, stream);
   staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
   if (comm->rank == dest) staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
+  const CollSignature signature =
+      migrationSignature(MigrationKind::Reduce, datatype, op, dest, count);
+  if (joinsDeviceAllReduce(comm))  // core/device_migrate_call.h
+    return runDeviceMigrateRooted(
+        comm, staged,
+        rootedArgs(CollType::Reduce, sendbuff, comm->rank == dest ? recvbuff : nullptr, count,
+                   datatype, op, dest),
+        {call, "dest"}, signature, request);
   return runMigrationCall(
-      comm, staged, {call, "dest"},
-      migrationSignature(MigrationKind::Reduce, datatype, op, dest, count),
+      comm, staged, {call, "dest"}, signature,
       [=](const HostView& view) {
         const void* send = view(sendbuff);
         void* recv = view(recvbuff);
@@ -143,9 +173,14 @@ spcclResult_t migrateAllReduce(const char* call, const void* sendbuff, void* rec
   staged.add("sendbuff", sendbuff, bytes, device::Access::Read);
   staged.add("recvbuff", recvbuff, bytes, device::Access::Write);
   staged.add("migrated", migrated, migratedCount * spcclTypeSize(datatype), device::Access::Read);
+  const CollSignature signature =
+      migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count);
+  if (joinsDeviceAllReduce(comm))  // core/device_migrate_call.h
+    return runDeviceMigrateAllReduce(comm, staged, call, sendbuff, recvbuff, count,
+                                     MigratedPart{migrated, migratedCount, migratedOffset},
+                                     datatype, op, signature, request);
   return runMigrationCall(
-      comm, staged, {call, nullptr},
-      migrationSignature(MigrationKind::MergedAllReduce, datatype, op, -1, count),
+      comm, staged, {call, nullptr}, signature,
       [=](const HostView& view) {
         const void* send = view(sendbuff);
         void* recv = view(recvbuff);

@@ -112,10 +112,10 @@ spcclResult_t runDeviceCollective(CollContext& ctx, const DeviceCall& call,
     case CollType::AllGather:
       return runDeviceResident(ctx, call, peers, kAllGather, onDevices);
     case CollType::Broadcast:
-      SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
+      SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, call.rootArgument}));
       return runDeviceResident(ctx, call, peers, kBroadcast, onDevices);
     case CollType::Reduce:
-      SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, "root"}));
+      SPCCL_CHECK(agreeOnRoot(ctx, RootedCallNames{call.name, call.rootArgument}));
       return runDeviceResident(ctx, call, peers, kReduce, onDevices);
     case CollType::AllToAll:
       return runDeviceResident(ctx, call, peers, deviceAllToAllSchedule(), onDevices);

@@ -85,6 +85,8 @@ BufferBytes bufferBytes(const DeviceCall& call, int nranks, int rank) {
       return {bytes, rank == call.root ? bytes : 0};
     case CollType::AllToAll:
       return {bytes * n, bytes * n};
+    case CollType::Migration:
+      return {call.sendBytes, call.recvBytes};
     default:
       return {bytes, bytes};
   }
@@ -227,7 +229,11 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
     args.recvcounts = call.recvcounts.data();
     args.rdispls = call.rdispls.data();
   }
-  if (!call.device) return runDenseCollective(ctx, args, ctx.denseAlgorithm());
+  auto runOnCpu = [&ctx, &call](const CollArgs& on) {
+    return call.hostRun != nullptr ? call.hostRun(ctx, on)
+                                   : runDenseCollective(ctx, on, ctx.denseAlgorithm());
+  };
+  if (!call.device) return runOnCpu(args);
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
   CuStream stream = nullptr;
@@ -251,7 +257,7 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
     SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
                      reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
                      "copying recvbuff in"));
-  SPCCL_CHECK(runDenseCollective(ctx, args, ctx.denseAlgorithm()));
+  SPCCL_CHECK(runOnCpu(args));
   if (bytes.recv == 0) return spcclSuccess;
   return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),
               reinterpret_cast<CuDevicePtr>(recv.data()), bytes.recv, "copying recvbuff out");

@@ -62,11 +62,9 @@ bool joinsDeviceAllReduce(spcclComm_t comm) {
   return comm->deviceAllReduceJoins == 1;
 }
 
-spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
-                                      const CollSignature& signature, const char* name,
-                                      spcclRequest_t* request) {
-  if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
-  DeviceAllReduceCall call;
+DeviceCall deviceCallOf(spcclComm_t comm, const StagedCall& staged, const CollArgs& args,
+                        const char* name) {
+  DeviceCall call;
   call.name = name;
   call.type = args.type;
   call.root = args.root;
@@ -90,16 +88,40 @@ spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, cons
     device::ScopedCudaContext current(staged.context());
     (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
   }
-  auto body = [comm, call, signature, peers = comm->devicePeers] {
+  return call;
+}
+
+std::shared_ptr<device::PeerAllocations> devicePeersOf(spcclComm_t comm) {
+  if (!comm->devicePeers) comm->devicePeers = std::make_shared<device::PeerAllocations>();
+  return comm->devicePeers;
+}
+
+spcclResult_t runDeviceCall(spcclComm_t comm, StagedCall& staged, const CollSignature& signature,
+                            DeviceCallBody body,
+                            std::function<void(StagingProfile&)> recordResident,
+                            spcclRequest_t* request) {
+  auto run = [comm, signature, body = std::move(body), recordResident = std::move(recordResident),
+              peers = devicePeersOf(comm)] {
     bool onDevices = false;
     const spcclResult_t result = spccl::runCollective(
-        *comm->engine, signature,
-        [&](CollContext& ctx) { return runDeviceCollective(ctx, call, *peers, &onDevices); });
-    if (onDevices && result == spcclSuccess) comm->stagingProfile->recordDeviceResident(call.type);
+        *comm->engine, signature, [&](CollContext& ctx) { return body(ctx, *peers, &onDevices); });
+    if (onDevices && result == spcclSuccess) recordResident(*comm->stagingProfile);
     return result;
   };
-  return request != nullptr ? staged.runDirectQueued(std::move(body), request)
-                            : staged.runDirect(std::move(body));
+  return request != nullptr ? staged.runDirectQueued(std::move(run), request)
+                            : staged.runDirect(std::move(run));
+}
+
+spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
+                                      const CollSignature& signature, const char* name,
+                                      spcclRequest_t* request) {
+  const DeviceCall call = deviceCallOf(comm, staged, args, name);
+  return runDeviceCall(
+      comm, staged, signature,
+      [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {
+        return runDeviceCollective(ctx, call, peers, onDevices);
+      },
+      [type = call.type](StagingProfile& profile) { profile.recordDeviceResident(type); }, request);
 }
 
 }  // namespace spccl

@@ -22,12 +22,17 @@
 // joins and runs as before.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "coll/collective.h"
+#include "coll/device_call.h"
 #include "core/bootstrap.h"
 #include "core/staged_call.h"
+#include "core/staging_profile.h"
+#include "device/peer_allocations.h"
 #include "spccl.h"
 
 namespace spccl {
@@ -46,5 +51,31 @@ bool devicesReachEachOther(const std::vector<RankInfo>& ranks, std::string* why)
 spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, const CollArgs& args,
                                       const CollSignature& signature, const char* name,
                                       spcclRequest_t* request = nullptr);
+
+// The parts of runDeviceCollectiveCall that the migration calls built on
+// the same schedules share (core/device_migrate_call.h).
+//
+// The DeviceCall of a dense collective's arguments, this rank's buffers as
+// `staged` holds them; where they are device memory and the call reduces,
+// its kernel loaded on this thread (prepareDeviceAllReduce: a failure
+// only makes the call fall back).
+DeviceCall deviceCallOf(spcclComm_t comm, const StagedCall& staged, const CollArgs& args,
+                        const char* name);
+
+// The communicator's PeerAllocations (made on first use).
+std::shared_ptr<device::PeerAllocations> devicePeersOf(spcclComm_t comm);
+
+// What a device call runs on its context: the agreement, then the
+// schedule or the fallback (*onDevices: which).
+using DeviceCallBody =
+    std::function<spcclResult_t(CollContext&, device::PeerAllocations&, bool* onDevices)>;
+
+// body on a fresh context for `signature`, nothing staged
+// (StagedCall::runDirect; with a request, queued); a call that took the
+// device path is counted by recordResident in the staging report.
+spcclResult_t runDeviceCall(spcclComm_t comm, StagedCall& staged, const CollSignature& signature,
+                            DeviceCallBody body,
+                            std::function<void(StagingProfile&)> recordResident,
+                            spcclRequest_t* request);
 
 }  // namespace spccl

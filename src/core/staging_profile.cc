@@ -28,6 +28,11 @@ void StagingProfile::recordDeviceResident(CollType type) {
   ++deviceResidentCalls_[static_cast<size_t>(type)];
 }
 
+void StagingProfile::recordDeviceResidentMigration(migrate::MigrationKind kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++deviceResidentMigrations_.at(static_cast<size_t>(kind));
+}
+
 void StagingProfile::recordDeviceCopies(DevicePart part, size_t bytesIn, size_t bytesOut) {
   std::lock_guard<std::mutex> lock(mutex_);
   DeviceCopies& copies = deviceCopies_[static_cast<size_t>(part)];
@@ -60,6 +65,25 @@ const char* reportName(CollType type) {
   }
 }
 
+// How the report names a migration call: one word, as the GPU stage
+// scripts and the tests read the lines ("N migrate-broadcast calls ...").
+const char* reportName(migrate::MigrationKind kind) {
+  switch (kind) {
+    case migrate::MigrationKind::Broadcast:
+      return "migrate-broadcast";
+    case migrate::MigrationKind::Reduce:
+      return "migrate-reduce";
+    case migrate::MigrationKind::MergedAllReduce:
+      return "migrate-all-reduce";
+    case migrate::MigrationKind::Scatter:
+      return "scatter";
+    case migrate::MigrationKind::Gather:
+      return "gather";
+    default:
+      return "migration";
+  }
+}
+
 // What the report says a DevicePart's calls did ("N sparse all-reduce
 // calls extracted on the device: ...").
 const char* reportWhat(DevicePart part) {
@@ -79,13 +103,18 @@ void StagingProfile::printIfAsked(int rank, int nranks) const {
   if (knobInt("SPCCL_STAGING_REPORT") == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   // One line per collective, each one write (ranks may share a stderr).
-  for (size_t type = 0; type < deviceResidentCalls_.size(); ++type)
-    if (deviceResidentCalls_[type] > 0)
-      std::fprintf(stderr,
-                   "spccl staging report, rank %d/%d: %" PRIu64
-                   " %s calls ran device-resident (CUDA IPC, nothing staged)\n",
-                   rank, nranks, deviceResidentCalls_[type],
-                   reportName(static_cast<CollType>(type)));
+  auto printResident = [rank, nranks](const auto& calls, auto nameOf) {
+    for (size_t index = 0; index < calls.size(); ++index)
+      if (calls[index] > 0)
+        std::fprintf(stderr,
+                     "spccl staging report, rank %d/%d: %" PRIu64
+                     " %s calls ran device-resident (CUDA IPC, nothing staged)\n",
+                     rank, nranks, calls[index], nameOf(index));
+  };
+  printResident(deviceResidentCalls_,
+                [](size_t type) { return reportName(static_cast<CollType>(type)); });
+  printResident(deviceResidentMigrations_,
+                [](size_t kind) { return reportName(static_cast<migrate::MigrationKind>(kind)); });
   for (size_t part = 0; part < deviceCopies_.size(); ++part) {
     const DeviceCopies& copies = deviceCopies_[part];
     if (copies.calls > 0)

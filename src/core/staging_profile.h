@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "migrate/migration_signature.h"
 #include "runtime/frame.h"
 
 namespace spccl {
@@ -37,6 +38,9 @@ class StagingProfile {
   // One collective of `type` that ran device-resident
   // (core/device_collective_call.h): nothing staged.
   void recordDeviceResident(CollType type);
+  // One migration call that ran device-resident
+  // (core/device_migrate_call.h): its own line ("migrate-broadcast").
+  void recordDeviceResidentMigration(migrate::MigrationKind kind);
   // One call whose data moved between device and host in a reduced form
   // (DevicePart), with the bytes it copied each way.
   void recordDeviceCopies(DevicePart part, size_t bytesIn, size_t bytesOut);
@@ -50,6 +54,7 @@ class StagingProfile {
   uint64_t splitCalls_ = 0;
   uint64_t overlappedCalls_ = 0;
   std::array<uint64_t, static_cast<size_t>(CollType::kCount)> deviceResidentCalls_{};
+  std::array<uint64_t, 8> deviceResidentMigrations_{};  // by MigrationKind
   struct DeviceCopies {
     uint64_t calls = 0;
     uint64_t bytesIn = 0;

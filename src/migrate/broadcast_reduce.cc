@@ -32,13 +32,11 @@ spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recv
   return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
 }
 
-spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
-                                       size_t count, const MigratedPart& migrated,
-                                       spcclDataType_t datatype, spcclRedOp_t op,
-                                       const std::string& allReduceOverride) {
-  // The local reduce that replaces the separate reduce collective: one
-  // pass that copies the contribution and folds the migrated part in.
-  // Avg folds as Sum; the all-reduce divides the whole result once.
+void foldMigratedPart(const kernels::KernelTable& kernels, const void* sendbuff, void* recvbuff,
+                      size_t count, const MigratedPart& migrated, spcclDataType_t datatype,
+                      spcclRedOp_t op) {
+  // The local reduce that replaces the separate reduce collective
+  // (SEMI-migration, section IV-A, reduce merging).
   const size_t es = spcclTypeSize(datatype);
   const char* in = static_cast<const char*>(sendbuff);
   char* out = static_cast<char*>(recvbuff);
@@ -49,9 +47,16 @@ spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, v
     if (count * es > foldEnd) std::memcpy(out + foldEnd, in + foldEnd, count * es - foldEnd);
   }
   if (migrated.count > 0) {
-    const kernels::ReduceFn fold = ctx.kernels().reduce[datatype][op == spcclAvg ? spcclSum : op];
+    const kernels::ReduceFn fold = kernels.reduce[datatype][foldOp(op)];
     fold(out + foldBegin, in + foldBegin, migrated.data, migrated.count);
   }
+}
+
+spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
+                                       size_t count, const MigratedPart& migrated,
+                                       spcclDataType_t datatype, spcclRedOp_t op,
+                                       const std::string& allReduceOverride) {
+  foldMigratedPart(ctx.kernels(), sendbuff, recvbuff, count, migrated, datatype, op);
   CollArgs args;
   args.type = CollType::AllReduce;
   args.sendbuff = recvbuff;

@@ -27,9 +27,20 @@ struct MigratedPart {
   size_t count = 0;
   size_t offset = 0;  // where it folds into the rank's contribution
 };
-// Folds `migrated` into the contribution while copying it to recvbuff,
-// then all-reduces recvbuff in place with the dense algorithm the
-// communicator would choose (allReduceOverride: SPCCL_ALGO).
+// The op `migrated` is folded in with: Avg folds as Sum, the all-reduce
+// divides the whole result once.
+constexpr spcclRedOp_t foldOp(spcclRedOp_t op) { return op == spcclAvg ? spcclSum : op; }
+
+// recvbuff = sendbuff with `migrated` folded in by foldOp(op) at
+// [migrated.offset, + migrated.count), in one pass (the CPU's; the device
+// path's is migrate/device_merged_all_reduce.h).
+void foldMigratedPart(const kernels::KernelTable& kernels, const void* sendbuff, void* recvbuff,
+                      size_t count, const MigratedPart& migrated, spcclDataType_t datatype,
+                      spcclRedOp_t op);
+
+// Folds `migrated` into the contribution while copying it to recvbuff
+// (foldMigratedPart), then all-reduces recvbuff in place with the dense
+// algorithm the communicator would choose (allReduceOverride: SPCCL_ALGO).
 spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, void* recvbuff,
                                        size_t count, const MigratedPart& migrated,
                                        spcclDataType_t datatype, spcclRedOp_t op,

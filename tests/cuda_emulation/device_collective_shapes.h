@@ -108,21 +108,6 @@ inline std::vector<unsigned char> reference(const Shape& s, spcclComm_t comm) {
   return out;
 }
 
-// What the emulation saw one call do on this rank.
-struct Seen {
-  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
-};
-
-inline EmuCudaCounters now() { return emuCudaCounters(); }
-
-inline Seen since(const EmuCudaCounters& before) {
-  const EmuCudaCounters after = now();
-  return Seen{after.kernelLaunches - before.kernelLaunches,
-              after.copiesOnDevice - before.copiesOnDevice,
-              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
-                  before.copiesFromDevice};
-}
-
 // A call that fell back on this rank: nothing ran on a device.
 inline void expectFallback(const Seen& seen, const std::string& what) {
   EXPECT_EQ(seen.launches, 0u) << what << ": a kernel ran (the call did not fall back)";

@@ -54,6 +54,21 @@ inline std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t
   return bytes;
 }
 
+// What the emulation saw one call do on this rank.
+struct Seen {
+  uint64_t launches = 0, copiesOnDevice = 0, hostCopies = 0;
+};
+
+inline EmuCudaCounters now() { return emuCudaCounters(); }
+
+inline Seen since(const EmuCudaCounters& before) {
+  const EmuCudaCounters after = now();
+  return Seen{after.kernelLaunches - before.kernelLaunches,
+              after.copiesOnDevice - before.copiesOnDevice,
+              after.copiesToDevice + after.copiesFromDevice - before.copiesToDevice -
+                  before.copiesFromDevice};
+}
+
 // Emulated device memory of `bytes`, filled and read through the driver.
 class DeviceBytes {
  public:
