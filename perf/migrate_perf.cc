@@ -21,10 +21,17 @@
 // --overlap 1 runs (b)'s broadcasts of shed data as non-blocking calls
 // (spcclImigrateBroadcast) during each rank's own GEMMs (broadcastDuring).
 //
+// --device puts every call's buffers in CUDA device memory, on one stream
+// (migration_calls.h): the operands are copied in before each call and the
+// results out after it, inside the timed iteration; the GEMMs stay on the
+// host. Against the emulated driver (tests/cuda_emulation) the copies are
+// host memcpys: the logic, not a GPU.
+//
 //   spcclrun -n 4 ./migrate_perf [-x 1,1.5,2,4,8] [-b 256] [-H 1024] [-C 256]
 //                                [-s straggler] [-n iters] [-w warmup] [-r rounds]
 //                                [-t tolerance] [-c 0|1] [-J FILE]
 //                                [--compute gemm|sleep] [--flops F] [--overlap 0|1]
+//                                [--device]
 // Rank 0 prints one row per (chi, mode): the median over rounds of ms per
 // iteration, its ratio to the first chi's (a) (chi = 1: no straggler), the straggler's MB sent per
 // iteration and the MB of migrated inputs it had to ship. As nccl-tests' -c, the check is on
@@ -45,7 +52,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/perf_session.h"
+#include "migration_calls.h"
+
 namespace {
+
+using spccl::perf::MigrationCalls;
 
 #define CHECK(call)                                                            \
   do {                                                                         \
@@ -74,6 +86,7 @@ struct Options {
   bool sleepCompute = false;  // --compute sleep: GEMMs are timed sleeps
   double flops = 2e10;        // --flops: the modelled device's FLOP/s per rank
   bool overlap = false;       // --overlap 1: (b)'s broadcasts run during the own GEMMs
+  bool device = false;        // --device: the calls' buffers in device memory
 };
 
 enum class Mode { None, BroadcastReduce, ScatterGather, Plan };
@@ -99,6 +112,7 @@ struct Assignment {
 
 struct Rank {
   spcclComm_t comm = nullptr;
+  MigrationCalls* calls = nullptr;  // main's; copies of a Rank share it
   int rank = 0, nranks = 1;
   Options opt;
   double chi = 1;
@@ -178,16 +192,14 @@ void ownBackward(Rank& r, int keep) {
 template <typename OwnWork>
 void broadcastDuring(Rank& r, std::vector<float>& shed, OwnWork&& ownWork) {
   if (!r.opt.overlap) {
-    CHECK(spcclMigrateBroadcast(shed.data(), shed.size(), spcclFloat32, r.opt.straggler, r.comm,
-                                nullptr));
+    CHECK(r.calls->broadcast(shed, r.opt.straggler));
     ownWork();
     return;
   }
   spcclRequest_t request = nullptr;
-  CHECK(spcclImigrateBroadcast(shed.data(), shed.size(), spcclFloat32, r.opt.straggler, r.comm,
-                               &request));
+  CHECK(r.calls->startBroadcast(shed, r.opt.straggler, &request));
   ownWork();
-  CHECK(spcclWait(request));
+  CHECK(r.calls->finishBroadcast(shed, r.opt.straggler, request));
 }
 
 struct Slice {
@@ -218,8 +230,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     broadcastDuring(r, r.Wm, [&] { ownForward(r, keep); });
     r.Ym.assign(size_t(B) * L, 0.0f);
     r.gemm(false, false, B, m, H, r.X.data(), H, r.Wm.data() + c0, L, r.Ym.data() + c0, L);
-    CHECK(spcclMigrateReduce(r.Ym.data(), r.Ym.data(), r.Ym.size(), spcclFloat32, spcclSum, s,
-                             r.comm, nullptr));
+    CHECK(r.calls->reduce(r.Ym, s));
     if (straggler) unpackColumns(r.Ym.data(), B, L, r.Y.data(), C, C - L);
   } else if (migrating) {
     const int mb = L / (r.nranks - 1);  // scatter-gather runs with L divisible by e - 1
@@ -232,14 +243,12 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
                     r.blocksOut.data() + size_t(h) * H * mb);
       }
     r.Wm.resize(size_t(H) * mb);
-    CHECK(spcclScatter(r.blocksOut.data(), r.Wm.data(), size_t(H) * mb, spcclFloat32, s, r.comm,
-                       nullptr));
+    CHECK(r.calls->scatter(r.blocksOut, r.Wm, size_t(H) * mb, s));
     ownForward(r, keep);
     r.Ym.assign(size_t(B) * mb, 0.0f);
     if (!straggler) r.gemm(false, false, B, mb, H, r.X.data(), H, r.Wm.data(), mb, r.Ym.data(), mb);
     r.blocksIn.resize(size_t(B) * mb * r.nranks);
-    CHECK(spcclGather(r.Ym.data(), r.blocksIn.data(), size_t(B) * mb, spcclFloat32, s, r.comm,
-                      nullptr));
+    CHECK(r.calls->gather(r.Ym, r.blocksIn, size_t(B) * mb, s));
     if (straggler)
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
@@ -262,11 +271,8 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
     r.gWm.assign(size_t(H) * L, 0.0f);
     r.gemm(true, false, H, m, B, r.X.data(), H, r.gYm.data() + c0, L, r.gWm.data() + c0, L);
     r.computeSeconds = seconds(start, Clock::now());
-    CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
-                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm,
-                                nullptr));
-    CHECK(spcclMigrateReduce(r.gWm.data(), r.gWm.data(), r.gWm.size(), spcclFloat32, spcclSum, s,
-                             r.comm, nullptr));
+    CHECK(r.calls->mergedAllReduce(r.gX, r.gXsum, r.gXm, straggler ? 0 : r.gXm.size()));
+    CHECK(r.calls->reduce(r.gWm, s));
     if (straggler) unpackColumns(r.gWm.data(), H, L, r.gW.data(), C, C - L);
   } else if (migrating) {
     const int mb = L / (r.nranks - 1);
@@ -279,8 +285,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
                     r.blocksOut.data() + size_t(h) * B * mb);
       }
     r.gYm.resize(size_t(B) * mb);
-    CHECK(spcclScatter(r.blocksOut.data(), r.gYm.data(), size_t(B) * mb, spcclFloat32, s, r.comm,
-                       nullptr));
+    CHECK(r.calls->scatter(r.blocksOut, r.gYm, size_t(B) * mb, s));
     ownBackward(r, keep);
     r.gXm.assign(size_t(B) * H, 0.0f);
     r.gWm.assign(size_t(H) * mb, 0.0f);
@@ -289,12 +294,9 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
       r.gemm(true, false, H, mb, B, r.X.data(), H, r.gYm.data(), mb, r.gWm.data(), mb);
     }
     r.computeSeconds = seconds(start, Clock::now());
-    CHECK(spcclMigrateAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), r.gXm.data(),
-                                straggler ? 0 : r.gXm.size(), 0, spcclFloat32, spcclSum, r.comm,
-                                nullptr));
+    CHECK(r.calls->mergedAllReduce(r.gX, r.gXsum, r.gXm, straggler ? 0 : r.gXm.size()));
     r.blocksIn.resize(size_t(H) * mb * r.nranks);
-    CHECK(spcclGather(r.gWm.data(), r.blocksIn.data(), size_t(H) * mb, spcclFloat32, s, r.comm,
-                      nullptr));
+    CHECK(r.calls->gather(r.gWm, r.blocksIn, size_t(H) * mb, s));
     if (straggler)
       for (int h = 0; h < r.nranks; ++h) {
         if (h == s) continue;
@@ -305,8 +307,7 @@ void iteration(Rank& r, Mode mode, const Assignment& a) {
   } else {
     ownBackward(r, keep);
     r.computeSeconds = seconds(start, Clock::now());
-    CHECK(spcclAllReduce(r.gX.data(), r.gXsum.data(), r.gX.size(), spcclFloat32, spcclSum, r.comm,
-                         nullptr));
+    CHECK(r.calls->allReduce(r.gX, r.gXsum));
   }
 }
 
@@ -358,10 +359,8 @@ spcclBalanceCostModel_t fitCostModel(Rank& r) {
     CHECK(spcclBarrier(r.comm, nullptr));
     auto start = Clock::now();
     for (int rep = 0; rep < 2; ++rep) {
-      CHECK(spcclMigrateBroadcast(buffer.data(), buffer.size(), spcclFloat32, r.opt.straggler,
-                                  r.comm, nullptr));
-      CHECK(spcclMigrateReduce(buffer.data(), buffer.data(), buffer.size(), spcclFloat32, spcclSum,
-                               r.opt.straggler, r.comm, nullptr));
+      CHECK(r.calls->broadcast(buffer, r.opt.straggler));
+      CHECK(r.calls->reduce(buffer, r.opt.straggler));
     }
     phi.push_back(seconds(start, Clock::now()) / 2 * 2);  // forward + backward each move (H + B) c
     start = Clock::now();
@@ -451,9 +450,10 @@ bool writeJson(const Options& o, int nranks, const std::vector<Row>& rows, bool 
   std::fprintf(f,
                "], \"batch\": %d, \"hidden\": %d, \"columns\": %d, \"straggler\": %d, "
                "\"iters\": %d, \"warmup_iters\": %d, \"rounds\": %d, \"compute\": \"%s\", "
-               "\"flops\": %g, \"overlap\": %s, \"tolerance\": ",
+               "\"flops\": %g, \"overlap\": %s, \"device\": %s, \"tolerance\": ",
                o.batch, o.hidden, o.columns, o.straggler, o.iters, o.warmup, o.rounds,
-               o.sleepCompute ? "sleep" : "gemm", o.flops, o.overlap ? "true" : "false");
+               o.sleepCompute ? "sleep" : "gemm", o.flops, o.overlap ? "true" : "false",
+               o.device ? "true" : "false");
   printJsonNumber(f, o.tolerance);
   std::fprintf(f, ", \"check\": %s},\n \"check_result\": %s,\n \"results\": [",
                o.check ? "true" : "false", o.check ? (checked ? "\"OK\"" : "\"FAILED\"") : "null");
@@ -545,6 +545,8 @@ Options parse(int argc, char** argv) {
         std::exit(2);
       }
       o.overlap = value == "1";
+    } else if (a == "--device") {
+      o.device = true;
     } else if (a == "--flops") {
       o.flops = std::atof(next());
       if (!(o.flops > 0)) {
@@ -566,13 +568,17 @@ int main(int argc, char** argv) {
   Rank r;
   r.opt = parse(argc, argv);
   r.arithmetic = !r.opt.sleepCompute;
-  CHECK(spcclCommInitFromEnv(&r.comm, nullptr));
-  CHECK(spcclCommUserRank(r.comm, &r.rank));
-  CHECK(spcclCommCount(r.comm, &r.nranks));
+  // --device: the launcher's rank's device current before the communicator.
+  spccl::perf::PerfSession session(r.opt.device);
+  r.comm = session.comm();
+  r.rank = session.rank();
+  r.nranks = session.nranks();
   if (r.nranks < 2 || r.opt.straggler < 0 || r.opt.straggler >= r.nranks) {
     std::fprintf(stderr, "migrate_perf: needs >= 2 ranks and a straggler rank (-s) below them\n");
     return 2;
   }
+  MigrationCalls calls(r.comm, r.rank, session.device());
+  r.calls = &calls;
   const int B = r.opt.batch, H = r.opt.hidden, C = r.opt.columns;
   fill(r.X, size_t(B) * H, 1);  // the same input on every rank
   fill(r.W, size_t(H) * C, 100 + r.rank);
@@ -583,12 +589,14 @@ int main(int argc, char** argv) {
   r.gW.assign(size_t(H) * C, 0);
   if (r.rank == 0)
     std::printf(
-        "# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters, compute %s\n"
+        "# migrate_perf: %d ranks, straggler %d, B=%d H=%d C=%d per rank, %d iters, compute %s, "
+        "buffers %s\n"
         "# %5s %-20s %10s %8s %14s %14s %s\n",
         r.nranks, r.opt.straggler, B, H, C, r.opt.iters,
         r.opt.sleepCompute ? ("sleep at " + std::to_string(r.opt.flops / 1e9) + " GFLOP/s").c_str()
                            : "gemm (OpenBLAS)",
-        "chi", "mode", "ms/iter", "vs_base", "strag_MB_sent", "migrated_MB", "detail");
+        r.opt.device ? "on the device (--device)" : "host", "chi", "mode", "ms/iter", "vs_base",
+        "strag_MB_sent", "migrated_MB", "detail");
   double base = 0;
   bool allChecked = true;
   std::vector<Row> rows;
@@ -661,7 +669,6 @@ int main(int argc, char** argv) {
   if (r.opt.check && r.rank == 0) std::printf("# check: %s\n", allChecked ? "OK" : "FAILED");
   const bool written =
       r.rank != 0 || r.opt.jsonPath.empty() || writeJson(r.opt, r.nranks, rows, allChecked);
-  CHECK(spcclCommDestroy(r.comm));
   if (!written) return 2;
   return r.opt.check && !allChecked ? 1 : 0;
 }

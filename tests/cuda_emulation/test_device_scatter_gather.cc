@@ -6,6 +6,8 @@
 // read from the emulation's counters. Not a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -83,22 +85,69 @@ void checkOne(const Exchange& e, spcclComm_t comm, spcclComm_t staged, void* str
   EXPECT_EQ(got, expected) << what;
 }
 
-void everyCall(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+// In place at the root, as MPI_IN_PLACE: for scatter the root's recvbuff
+// is its own block of its sendbuff, for gather its sendbuff is its own
+// block of its recvbuff (the staged schedules then skip the local copy);
+// the other ranks out of place. The root's one buffer before the call:
+// scatter's input; for gather its own input at its block, 0xA5 elsewhere.
+std::vector<unsigned char> rootBufferBefore(const Exchange& e) {
+  if (e.scatter) return sendInput(e);
+  std::vector<unsigned char> all(e.atRoot(), 0xA5);
+  const std::vector<unsigned char> own = inputOf(e.rank, e.type, e.count);
+  std::copy(own.begin(), own.end(), all.begin() + static_cast<ptrdiff_t>(e.root() * e.block()));
+  return all;
+}
+
+spcclResult_t callInPlace(const Exchange& e, unsigned char* all, spcclComm_t comm, void* stream) {
+  unsigned char* own = all + e.root() * e.block();
+  return e.scatter ? callOn(e, all, own, comm, stream) : callOn(e, own, all, comm, stream);
+}
+
+// The root's whole buffer after the in-place call on the device path,
+// bit for bit against the staged path's in-place call; its own block is
+// not copied (scatter: no copy at the root; gather: n - 1).
+void checkInPlaceAtRoot(const Exchange& e, spcclComm_t comm, spcclComm_t staged, void* stream) {
+  const std::string what = e.describe(stream) + ", in place at the root";
+  std::vector<unsigned char> expected = rootBufferBefore(e);
+  ASSERT_EQ(callInPlace(e, expected.data(), staged, nullptr), spcclSuccess)
+      << what << ": " << spcclGetLastError(staged);
+  DeviceBytes all(e.atRoot());
+  all.set(rootBufferBefore(e));
+  const EmuCudaCounters before = now();
+  ASSERT_EQ(callInPlace(e, all.at(0), comm, stream), spcclSuccess)
+      << what << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  const Seen seen = since(before);
+  EXPECT_EQ(seen.copiesOnDevice, e.scatter ? 0u : static_cast<uint64_t>(e.nranks - 1)) << what;
+  EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host";
+  EXPECT_EQ(all.get(stream), expected) << what;
+}
+
+// Every call on n ranks; inPlaceAtRoot: the root's in place, the other
+// ranks' out of place.
+void everyCall(int n, bool inPlaceAtRoot) {
+  runOnRanks(n, [n, inPlaceAtRoot](int rank, spcclComm_t comm) {
     spcclComm_t staged = stagedComm(comm, rank, n);
     void* stream = emuCudaStreamCreate();
     for (bool scatter : {true, false})
       for (spcclDataType_t type : {spcclFloat32, spcclInt32})
-        for (void* on : {static_cast<void*>(nullptr), stream})
-          checkOne(Exchange{scatter, type, 101, rank, n}, comm, staged, on, true);
+        for (void* on : {static_cast<void*>(nullptr), stream}) {
+          const Exchange e{scatter, type, 101, rank, n};
+          if (inPlaceAtRoot && rank == e.root())
+            checkInPlaceAtRoot(e, comm, staged, on);
+          else
+            checkOne(e, comm, staged, on, true);
+        }
     emuCudaStreamDestroy(stream);
     spcclCommDestroy(staged);
     return kChildOk;
   });
 }
 
-TEST(DeviceScatterGather, EveryCallStreamAndNullStreamN2) { everyCall(2); }
-TEST(DeviceScatterGather, EveryCallStreamAndNullStreamN3) { everyCall(3); }
+TEST(DeviceScatterGather, EveryCallStreamAndNullStreamN2) { everyCall(2, false); }
+TEST(DeviceScatterGather, EveryCallStreamAndNullStreamN3) { everyCall(3, false); }
+TEST(DeviceScatterGather, InPlaceAtTheRootN2) { everyCall(2, true); }
+TEST(DeviceScatterGather, InPlaceAtTheRootN3) { everyCall(3, true); }
 
 // Rank 0 passes host buffers: every rank falls back to the linear
 // schedule on the CPU, with the staged path's result.
