@@ -25,6 +25,7 @@ set -uo pipefail
 build=$1 results=$2
 mkdir -p "$results"
 failed=0
+# shellcheck source=path_verdict.sh
 source "$(dirname "${BASH_SOURCE[0]}")/path_verdict.sh"
 export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
 launcher=$build/bin/spcclrun
