@@ -26,41 +26,9 @@
 # fails or the path was not taken.
 source "$(dirname "$0")/lib/device_stage.sh" "$@"
 export SPCCL_COMPRESS_PIECE_BYTES=4096
-binary=$build/tests/gpu/spccl_gpu_collective_tests
-bound=GpuCollectives.CompressedAllReduceWithinBound
-residual=GpuDevicePaths.CompressedAllReduceWithDeviceResidual
-ran="compressed all-reduce calls ran their codecs on the device"
-
-if [[ ! -x $binary || ! -x $launcher ]]; then
-  echo "== $binary or $launcher missing: not built"
-  exit 1
-fi
-
-for n in 1 2 4; do
-  # One rank: the report is not required (not checked whether a one-rank
-  # call takes the path).
-  reports=() exact=()
-  ((n > 1)) && reports=("[1-9][0-9]* $ran") exact=("36 $ran")
-  log=$results/codecs_n$n.log
-  run_ranks "$n" "$log" 60 SPCCL_DEVICE_CODECS=1 -- "$binary" --gtest_filter=$bound
-  gtest_verdict "compressed all-reduce, $n ranks, device path" "$log" $? "$n" 0 "${reports[@]}"
-  rank0_report "$log"
-  log=$results/codecs_residual_n$n.log
-  run_ranks "$n" "$log" 60 SPCCL_DEVICE_CODECS=1 -- "$binary" --gtest_filter=$residual
-  gtest_verdict "compressed all-reduce, device residual, $n ranks, device path" "$log" $? "$n" \
-    $((n > 1)) "${exact[@]}"
-  rank0_report "$log"
-done
-
-log=$results/codecs_n2_staged.log
-run_ranks 2 "$log" 60 SPCCL_DEVICE_CODECS=0 -- "$binary" --gtest_filter=$bound:$residual
-gtest_verdict "compressed all-reduce, 2 ranks, staged whole" "$log" $? 2 0
-rank0_report "$log"
-
-if find_sanitizer; then
-  log=$results/codecs_memcheck_n2.log
-  run_ranks 2 "$log" 150 SPCCL_DEVICE_CODECS=1 SPCCL_GPU_COLL_SMALL=1 -- \
-    "$sanitizer" --tool memcheck --error-exitcode 97 "$binary" --gtest_filter=$bound:$residual
-  gtest_verdict "memcheck, 2 ranks" "$log" $? 2 0 "[1-9][0-9]* $ran"
-fi
+# One rank: the report is not required (not checked whether a one-rank
+# call takes the path).
+gtest_stage codecs SPCCL_DEVICE_CODECS 0 "compressed all-reduce calls ran their codecs on the device" \
+  "compressed all-reduce" GpuCollectives.CompressedAllReduceWithinBound \
+  GpuDevicePaths.CompressedAllReduceWithDeviceResidual 36
 exit $failed

@@ -20,42 +20,12 @@
 #      on every rank (else the path was not taken and the run fails);
 #   2. the same on 2 ranks with SPCCL_DEVICE_TOKENS=0 (staged whole), for
 #      the bytes each path copied (the staging report);
-#   3. both on 2 ranks under compute-sanitizer memcheck, the path on.
+#   3. both on 2 ranks under compute-sanitizer memcheck, the path on
+#      (SPCCL_GPU_COLL_SMALL=1; the token tests have fixed sizes).
 # Usage: run_device_tokens.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a run
 # fails or the path was not taken.
 source "$(dirname "$0")/lib/device_stage.sh" "$@"
-binary=$build/tests/gpu/spccl_gpu_collective_tests
-topk=GpuCollectives.TokenTopkAndMask
-residual=GpuDevicePaths.TokenAllReducesWithDeviceResidual
-moved="token all-reduce calls moved their kept rows on the device"
-
-if [[ ! -x $binary || ! -x $launcher ]]; then
-  echo "== $binary or $launcher missing: not built"
-  exit 1
-fi
-
-for n in 1 2 4; do
-  log=$results/tokens_n$n.log
-  run_ranks "$n" "$log" 60 SPCCL_DEVICE_TOKENS=1 -- "$binary" --gtest_filter=$topk
-  gtest_verdict "token top-k and mask, $n ranks, device path" "$log" $? "$n" 0 \
-    "[1-9][0-9]* $moved"
-  rank0_report "$log"
-  log=$results/tokens_residual_n$n.log
-  run_ranks "$n" "$log" 60 SPCCL_DEVICE_TOKENS=1 -- "$binary" --gtest_filter=$residual
-  gtest_verdict "token top-k and mask, device residual, $n ranks, device path" "$log" $? "$n" 1 \
-    "36 $moved"
-  rank0_report "$log"
-done
-
-log=$results/tokens_n2_staged.log
-run_ranks 2 "$log" 60 SPCCL_DEVICE_TOKENS=0 -- "$binary" --gtest_filter=$topk:$residual
-gtest_verdict "token top-k and mask, 2 ranks, staged whole" "$log" $? 2 0
-rank0_report "$log"
-
-if find_sanitizer; then
-  log=$results/tokens_memcheck_n2.log
-  run_ranks 2 "$log" 150 SPCCL_DEVICE_TOKENS=1 -- \
-    "$sanitizer" --tool memcheck --error-exitcode 97 "$binary" --gtest_filter=$topk:$residual
-  gtest_verdict "memcheck, 2 ranks" "$log" $? 2 0 "[1-9][0-9]* $moved"
-fi
+gtest_stage tokens SPCCL_DEVICE_TOKENS 1 \
+  "token all-reduce calls moved their kept rows on the device" "token top-k and mask" \
+  GpuCollectives.TokenTopkAndMask GpuDevicePaths.TokenAllReducesWithDeviceResidual 36
 exit $failed

@@ -117,8 +117,9 @@ class ResidualPair {
 // residual (the CPU path). 3 types x 2 ops x 3 calls x the stream forms:
 // 36 calls per rank on the device path on a GPU.
 void checkCompressedWithResidual(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op,
-                                 size_t count, uint64_t salt) {
+                                 uint64_t salt) {
   const World& w = world();
+  const size_t count = smallRun() ? 1500 : 20011;
   spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
   cfg.schedule = spcclCompressTwoShot;
   cfg.codec = salt % 2 ? spcclCodecPiecewise : spcclCodecLinear;
@@ -160,12 +161,10 @@ void checkCompressedWithResidual(cudaStream_t s, spcclDataType_t type, spcclRedO
 }
 
 TEST_F(GpuDevicePaths, CompressedAllReduceWithDeviceResidual) {
-  const size_t count = smallRun() ? 1500 : 20011;
   uint64_t salt = 100;
   for (cudaStream_t s : streams())
     for (spcclDataType_t type : kFloatTypes)
-      for (spcclRedOp_t op : {spcclSum, spcclAvg})
-        checkCompressedWithResidual(s, type, op, count, ++salt);
+      for (spcclRedOp_t op : {spcclSum, spcclAvg}) checkCompressedWithResidual(s, type, op, ++salt);
 }
 
 // The token all-reduces with error feedback (cfg->residual, tokens x

@@ -78,3 +78,49 @@ find_sanitizer() {
 }
 
 rank0_report() { grep -E '^spccl staging report, rank 0/' "$1"; }
+
+# gtest_stage PREFIX KNOB ONE_RANK WHAT LABEL FIRST SECOND CALLS: the runs
+# of a stage whose calls no perf binary makes (run_device_tokens.sh,
+# run_device_codecs.sh), with spccl_gpu_collective_tests' GoogleTests
+# FIRST and SECOND (SECOND: CALLS device calls on each rank, none staged):
+#   1. each on 1, 2 and 4 ranks with KNOB=1; every rank's staging report
+#      must say "N WHAT" (N > 0 for FIRST, N = CALLS for SECOND), on one
+#      rank only where ONE_RANK=1;
+#   2. both on 2 ranks with KNOB=0 (staged whole), for the bytes each
+#      path copied (rank 0's report);
+#   3. both on 2 ranks under compute-sanitizer memcheck, KNOB=1, small
+#      sizes (SPCCL_GPU_COLL_SMALL=1).
+# Logs: RESULTS/PREFIX_*.log; verdict lines named "LABEL, ...".
+gtest_stage() {
+  local prefix=$1 knob=$2 one_rank=$3 what=$4 label=$5 first=$6 second=$7 calls=$8
+  local binary=$build/tests/gpu/spccl_gpu_collective_tests n log required some=() all=()
+  if [[ ! -x $binary || ! -x $launcher ]]; then
+    echo "== $binary or $launcher missing: not built"
+    failed=1
+    return
+  fi
+  for n in 1 2 4; do
+    required=$((n > 1 || one_rank == 1))
+    some=() all=()
+    ((required)) && some=("[1-9][0-9]* $what") all=("$calls $what")
+    log=$results/${prefix}_n$n.log
+    run_ranks "$n" "$log" 60 "$knob=1" -- "$binary" --gtest_filter="$first"
+    gtest_verdict "$label, $n ranks, device path" "$log" $? "$n" 0 "${some[@]}"
+    rank0_report "$log"
+    log=$results/${prefix}_${second#*.}_n$n.log
+    run_ranks "$n" "$log" 60 "$knob=1" -- "$binary" --gtest_filter="$second"
+    gtest_verdict "$label, ${second#*.}, $n ranks, device path" "$log" $? "$n" "$required" \
+      "${all[@]}"
+    rank0_report "$log"
+  done
+  log=$results/${prefix}_n2_staged.log
+  run_ranks 2 "$log" 60 "$knob=0" -- "$binary" --gtest_filter="$first:$second"
+  gtest_verdict "$label, 2 ranks, $knob=0 (staged whole)" "$log" $? 2 0
+  rank0_report "$log"
+  if find_sanitizer; then
+    log=$results/${prefix}_memcheck_n2.log
+    run_ranks 2 "$log" 150 "$knob=1" SPCCL_GPU_COLL_SMALL=1 -- "$sanitizer" --tool memcheck \
+      --error-exitcode 97 "$binary" --gtest_filter="$first:$second"
+    gtest_verdict "$label, memcheck, 2 ranks" "$log" $? 2 0 "[1-9][0-9]* $what"
+  fi
+}
