@@ -8,6 +8,7 @@
 namespace spccl::gpu_coll_test {
 
 using namespace spccl::coll_reference;
+using gpu_test::KindBuffer;
 
 CheckedCall::CheckedCall(cudaStream_t s, spcclDataType_t type, bool inPlace, std::string what,
                          size_t sendElements, size_t recvElements, size_t checkedElements,
@@ -118,6 +119,39 @@ AllToAllvCheck::AllToAllvCheck(cudaStream_t s, spcclDataType_t type, size_t coun
 spcclResult_t AllToAllvCheck::issue() {
   return spcclAllToAllv(send_.get(), sendcounts_.data(), sdispls_.data(), out(), recvcounts_.data(),
                         rdispls_.data(), type_, world().comm, stream_);
+}
+
+void checkScatter(cudaStream_t s, spcclDataType_t type, size_t count, int root) {
+  const World& w = world();
+  const size_t es = spcclTypeSize(type), total = count * w.nranks;
+  const std::string what =
+      describe("Scatter", type, spcclSum, count, false, s) + " root " + std::to_string(root);
+  std::vector<char> send = hostBuffer(type, total), expected = hostBuffer(type, count);
+  for (int r = 0; r < w.nranks; ++r)
+    for (size_t i = 0; i < count; ++i)
+      store(type, send.data(), r * count + i, tagValue(root, r, i));
+  for (size_t i = 0; i < count; ++i) store(type, expected.data(), i, tagValue(root, w.rank, i));
+  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), count * es);
+  if (w.rank == root) dsend.upload(send.data(), total * es, s);
+  expectSuccess(spcclScatter(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
+  expectElements(expected, drecv.download(s), type, count, what);
+}
+
+void checkGather(cudaStream_t s, spcclDataType_t type, size_t count, int root) {
+  const World& w = world();
+  const size_t es = spcclTypeSize(type), total = count * w.nranks;
+  const std::string what =
+      describe("Gather", type, spcclSum, count, false, s) + " root " + std::to_string(root);
+  std::vector<char> send = hostBuffer(type, count), expected = hostBuffer(type, total);
+  for (size_t i = 0; i < count; ++i) store(type, send.data(), i, tagValue(w.rank, root, i));
+  for (int r = 0; r < w.nranks; ++r)
+    for (size_t i = 0; i < count; ++i)
+      store(type, expected.data(), r * count + i, tagValue(r, root, i));
+  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), total * es);
+  dsend.upload(send.data(), count * es, s);
+  expectSuccess(spcclGather(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
+  std::vector<unsigned char> got = drecv.download(s);
+  if (w.rank == root) expectElements(expected, got, type, total, what);
 }
 
 void checkAllReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_t count,

@@ -87,5 +87,9 @@ void checkAllReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_
                     bool inPlace, MemoryKind kind = deviceKind());
 void checkAllToAll(cudaStream_t s, spcclDataType_t type, size_t count, bool inPlace);
 void checkAllToAllv(cudaStream_t s, spcclDataType_t type, size_t count, bool inPlace = false);
+// The root sends rank r count elements tagValue(root, r, i).
+void checkScatter(cudaStream_t s, spcclDataType_t type, size_t count, int root);
+// Rank r sends the root count elements tagValue(r, root, i).
+void checkGather(cudaStream_t s, spcclDataType_t type, size_t count, int root);
 
 }  // namespace spccl::gpu_coll_test

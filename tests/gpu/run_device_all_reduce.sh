@@ -28,6 +28,14 @@
 #      element by element; every rank's report must count every call
 #      device-resident (18 all-to-all and 18 all-to-allv; 4, 4 and 2), and
 #      nothing staged.
+#   6. the migration calls and scatter/gather (docs/gpu.md, "Migration
+#      calls of device buffers"): GpuCollectives.MigrationCollectives
+#      (spcclMigrateAllReduce with a device `migrated`, spcclMigrateBroadcast,
+#      spcclMigrateReduce; 3 types x both stream forms) and
+#      GpuDevicePaths.ScatterAndGather on 2 and 4 ranks, checked element by
+#      element; every rank's report must count 6 migrate-all-reduce, 6
+#      migrate-broadcast and 6 migrate-reduce, and 12 scatter and 12 gather
+#      calls device-resident, nothing staged.
 # Usage: run_device_all_reduce.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a
 # run fails, a check finds a wrong element, or the path was not taken.
 source "$(dirname "$0")/lib/device_stage.sh" "$@"
@@ -98,5 +106,8 @@ for n in 2 4; do
     "18 all-to-all" "18 all-to-allv"
   gtest "grouped all-to-all(v) and all-reduce" GpuDevicePaths.GroupedAllToAllAndAllReduce "$n" \
     "4 all-to-all" "4 all-to-allv" "2 all-reduce"
+  gtest "migration calls" GpuCollectives.MigrationCollectives "$n" "6 migrate-all-reduce" \
+    "6 migrate-broadcast" "6 migrate-reduce"
+  gtest "scatter and gather" GpuDevicePaths.ScatterAndGather "$n" "12 scatter" "12 gather"
 done
 exit $failed

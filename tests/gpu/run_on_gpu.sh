@@ -13,7 +13,7 @@
 #   devicepath  tests/gpu/run_device_all_reduce.sh BUILD RESULTS (the device-resident all-reduce:
 #               every type/op on 1, 2, 4 ranks, the other dense collectives on 2 and 4,
 #               memcheck, figures with the path on and off, grouped calls and in-place
-#               and grouped all-to-all(v) of GpuDevicePaths on 2 and 4)
+#               and grouped all-to-all(v), migration calls, scatter/gather on 2 and 4)
 #   devicesparse tests/gpu/run_device_sparse.sh BUILD RESULTS (the sparse all-reduce's non-zeros
 #               extracted on the device: 3 types, sum/avg, 3 densities on 1, 2, 4 ranks, memcheck,
 #               figures and bytes copied with the path on and off)

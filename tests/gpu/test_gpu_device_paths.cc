@@ -2,7 +2,7 @@
 // in spccl_gpu_collective_tests (GpuDevicePaths.*; the fixture, the world
 // and the checks are gpu_collectives_world.h and collective_checks.h):
 // in-place all-to-all and all-to-allv through the communicator's scratch;
-// all-to-all(v) with an all-reduce in one group; the compressed all-reduce
+// all-to-all(v) with an all-reduce in one group; scatter and gather; the compressed all-reduce
 // with a residual (error feedback) in device memory, f32/f16/bf16; the
 // token top-k and mask all-reduces with a device residual. Each device
 // call is compared with the CPU reference, or, where error feedback makes
@@ -77,6 +77,20 @@ TEST_F(GpuDevicePaths, GroupedAllToAllAndAllReduce) {
     vInPlace.verify();
     reduced.verify();
   }
+}
+
+// Scatter and gather of device buffers, device-resident on one host
+// (migrate/device_scatter_gather.h): 3 types x 2 counts x the stream forms,
+// the root moving round the ranks: 12 scatter and 12 gather calls per rank
+// on a GPU.
+TEST_F(GpuDevicePaths, ScatterAndGather) {
+  int round = 0;
+  for (cudaStream_t s : streams())
+    for (spcclDataType_t type : {spcclFloat32, spcclBfloat16, spcclInt64})
+      for (size_t count : {size_t{5}, size_t{4097}}) {
+        checkScatter(s, type, count, round % nranks());
+        checkGather(s, type, count, round++ % nranks());
+      }
 }
 
 // One residual (error feedback) in "device" memory and its twin on the
