@@ -15,13 +15,7 @@
 #      copied (the staging report).
 # Usage: run_device_sparse.sh BUILD_DIR RESULTS_DIR. Exits non-zero if a run
 # fails, a check finds a wrong element, or the path was not taken.
-set -uo pipefail
-build=$1 results=$2
-mkdir -p "$results"
-failed=0
-source "$(dirname "$0")/lib/path_verdict.sh"
-export SPCCL_TIMEOUT_MS=${SPCCL_TIMEOUT_MS:-60000}
-launcher=$build/bin/spcclrun
+source "$(dirname "$0")/lib/device_stage.sh" "$@"
 perf=$build/perf/sparse_all_reduce_perf
 
 # check NAME LOG STATUS WANT_DEVICE: a verdict line (lib/path_verdict.sh);
@@ -36,37 +30,28 @@ for n in 1 2 4; do
   for op in sum avg; do
     for density in 0.001 0.01 0.5; do
       log=$results/correct_n${n}_${op}_d$density.log
-      SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=1 timeout 60 "$launcher" -n "$n" -- \
-        "$perf" --device -b 64K -e 4M -f 8 -n 2 -w 1 -c 1 -d all -o "$op" -D "$density" \
-        >"$log" 2>&1
+      run_ranks "$n" "$log" 60 SPCCL_DEVICE_SPARSE=1 -- \
+        "$perf" --device -b 64K -e 4M -f 8 -n 2 -w 1 -c 1 -d all -o "$op" -D "$density"
       check "every type, $op, density $density, $n ranks, device path" "$log" $? 1
     done
   done
 done
 
-sanitizer=$(command -v compute-sanitizer || true)
-[[ -z $sanitizer && -x /usr/local/cuda/bin/compute-sanitizer ]] &&
-  sanitizer=/usr/local/cuda/bin/compute-sanitizer
-if [[ -n $sanitizer ]]; then
+if find_sanitizer; then
   log=$results/memcheck_n2.log
-  SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=1 timeout 150 "$launcher" -n 2 -- \
-    "$sanitizer" --tool memcheck --error-exitcode 97 \
-    "$perf" --device -b 4K -e 256K -f 8 -n 1 -w 1 -c 1 -d float -o sum -D 0.01 >"$log" 2>&1
+  run_ranks 2 "$log" 150 SPCCL_DEVICE_SPARSE=1 -- "$sanitizer" --tool memcheck --error-exitcode 97 \
+    "$perf" --device -b 4K -e 256K -f 8 -n 1 -w 1 -c 1 -d float -o sum -D 0.01
   check "memcheck, 2 ranks, f32" "$log" $? 1
-else
-  echo "== compute-sanitizer not found: memcheck not run"
-  failed=1
 fi
 
 for density in 0.001 0.01; do
   for path in 1 0; do
     log=$results/figures_n2_d${density}_path$path.log
-    SPCCL_STAGING_REPORT=1 SPCCL_DEVICE_SPARSE=$path timeout 90 "$launcher" -n 2 -- \
-      "$perf" --device -b 4M -e 64M -f 4 -n 5 -w 2 -c 1 -d float -o sum -D "$density" \
-      >"$log" 2>&1
+    run_ranks 2 "$log" 90 SPCCL_DEVICE_SPARSE=$path -- \
+      "$perf" --device -b 4M -e 64M -f 4 -n 5 -w 2 -c 1 -d float -o sum -D "$density"
     check "figures, 2 ranks, density $density, SPCCL_DEVICE_SPARSE=$path" "$log" $? "$path"
     grep -E '^ +[0-9]' "$log" | head -n 4
-    grep -E '^spccl staging report, rank 0' "$log"
+    rank0_report "$log"
   done
 done
 exit $failed

@@ -12,16 +12,19 @@
 #   cudaipc     tests/gpu/run_cuda_ipc.sh BUILD RESULTS       (CUDA IPC and the cuda_ipc transport)
 #   devicepath  tests/gpu/run_device_all_reduce.sh BUILD RESULTS (the device-resident all-reduce:
 #               every type/op on 1, 2, 4 ranks, the other dense collectives on 2 and 4,
-#               memcheck, figures with the path on and off)
+#               memcheck, figures with the path on and off, grouped calls and in-place
+#               and grouped all-to-all(v), migration calls, scatter/gather on 2 and 4)
 #   devicesparse tests/gpu/run_device_sparse.sh BUILD RESULTS (the sparse all-reduce's non-zeros
 #               extracted on the device: 3 types, sum/avg, 3 densities on 1, 2, 4 ranks, memcheck,
 #               figures and bytes copied with the path on and off)
 #   devicetokens tests/gpu/run_device_tokens.sh BUILD RESULTS (token top-k and mask all-reduces
-#               with the kept rows moved on the device: the real-GPU token test on 1, 2, 4
-#               ranks with the path on, 2 with it off, memcheck)
+#               with the kept rows moved on the device: the real-GPU token tests, with and
+#               without a device residual, on 1, 2, 4 ranks with the path on, 2 with it
+#               off, memcheck)
 #   devicecodecs tests/gpu/run_device_codecs.sh BUILD RESULTS (the compressed all-reduce's
-#               codecs on the device: the real-GPU compressed test on 1, 2, 4 ranks
-#               with the path on, 2 with it off, memcheck)
+#               codecs on the device: the real-GPU compressed tests, with and without a
+#               device residual, on 1, 2, 4 ranks with the path on, 2 with it off,
+#               memcheck)
 #   devicebench tests/gpu/run_device_bench.sh BUILD RESULTS  (device-buffer figures)
 #   pieces      tests/gpu/run_staging_pieces.sh BUILD RESULTS (pipelined staging vs not)
 #   netns       tests/gpu/run_netns_bench.sh BUILD RESULTS    (the testbed on 16 cores, if it works)
@@ -47,8 +50,8 @@
 #   SPCCL_SANITIZER_MAX_COUNT largest count under compute-sanitizer (default 4097)
 #   SPCCL_SANITIZER_TOOLS     compute-sanitizer tools (default "memcheck racecheck")
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
-#                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=210
-#                             devicesparse=150 devicetokens=150 devicecodecs=150
+#                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=240
+#                             devicesparse=150 devicetokens=180 devicecodecs=180
 #                             devicebench=120 netns=150
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
@@ -103,7 +106,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=210 [devicesparse]=150 [devicetokens]=150 [devicecodecs]=150 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=240 [devicesparse]=150 [devicetokens]=180 [devicecodecs]=180 [devicebench]=120 [netns]=150 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 

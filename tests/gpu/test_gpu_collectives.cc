@@ -34,7 +34,9 @@
 #include "../common/coll_reference.h"
 #include "../common/sparse_inputs.h"
 #include "../integration/test_compressed_support.h"
+#include "collective_checks.h"
 #include "delayed_copy.h"
+#include "gpu_collectives_world.h"
 #include "memory_kinds.h"
 #include "spccl.h"
 
@@ -51,128 +53,10 @@ namespace {
 
 using spccl::gpu_test::KindBuffer;
 using spccl::gpu_test::MemoryKind;
-using spccl::gpu_test::memoryKindName;
 using namespace spccl::coll_reference;
-
-// ---- this rank ----
-
-struct World {
-  std::string whyNoGpu;  // empty: a device can be used
-  spcclComm_t comm = nullptr;
-  int rank = 0;
-  int nranks = 1;
-  cudaStream_t stream = nullptr;  // non-blocking, created by this program
-};
-
-World& world() {
-  static World w;
-  return w;
-}
-
-// SPCCL_GPU_COLL_HOST_SELF_CHECK=1: "device" buffers are plain host memory
-// and only the NULL stream is used, with or without a GPU, so that this
-// program's references and bookkeeping can be checked against the CPU
-// library (CI machines included); the tests that need device memory or a
-// stream skip.
-bool selfCheck() {
-  const char* env = std::getenv("SPCCL_GPU_COLL_HOST_SELF_CHECK");
-  return env != nullptr && std::strcmp(env, "0") != 0;
-}
-MemoryKind deviceKind() { return selfCheck() ? MemoryKind::Host : MemoryKind::Device; }
-
-bool smallRun() {
-  const char* env = std::getenv("SPCCL_GPU_COLL_SMALL");
-  return env != nullptr && std::strcmp(env, "0") != 0;
-}
-
-class GpuCollectives : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!world().whyNoGpu.empty() && !selfCheck())
-      GTEST_SKIP() << "no usable CUDA device: " << world().whyNoGpu;
-    ASSERT_NE(world().comm, nullptr);
-  }
-  spcclComm_t comm() const { return world().comm; }
-  int rank() const { return world().rank; }
-  int nranks() const { return world().nranks; }
-  // Both stream forms: the created stream and NULL.
-  std::vector<cudaStream_t> streams() const {
-    if (selfCheck()) return {nullptr};
-    return {world().stream, nullptr};
-  }
-  // The created stream (NULL in the self-check).
-  cudaStream_t stream() const { return selfCheck() ? nullptr : world().stream; }
-};
-
-const char* streamName(cudaStream_t stream) { return stream != nullptr ? "stream" : "NULL stream"; }
-
-// ---- helpers ----
-
-// A host buffer of count elements (at least one) holding 0x5a, the pattern
-// KindBuffer starts with.
-std::vector<char> hostBuffer(spcclDataType_t type, size_t count) {
-  return std::vector<char>((count == 0 ? 1 : count) * spcclTypeSize(type), '\x5a');
-}
-
-std::string describe(const char* collective, spcclDataType_t type, spcclRedOp_t op, size_t count,
-                     bool inPlace, cudaStream_t stream, MemoryKind kind = deviceKind()) {
-  char text[200];
-  std::snprintf(text, sizeof(text), "rank %d: %s(%s, %s, count %zu, %s, %s, %s)", world().rank,
-                collective, spcclTypeName(type), spcclOpName(op), count,
-                inPlace ? "in place" : "out of place", streamName(stream), memoryKindName(kind));
-  return text;
-}
-
-void expectSuccess(spcclResult_t result, const std::string& what) {
-  EXPECT_EQ(result, spcclSuccess) << what << ": " << spcclGetErrorString(result) << ": "
-                                  << spcclGetLastError(world().comm);
-}
-
-// count elements of `actual` (from byte offset `offset`) equal expected bit
-// for bit; the first difference is reported.
-void expectElements(const std::vector<char>& expected, const std::vector<unsigned char>& actual,
-                    spcclDataType_t type, size_t count, const std::string& what,
-                    size_t offset = 0) {
-  const size_t es = spcclTypeSize(type);
-  ASSERT_GE(actual.size(), offset + count * es) << what;
-  for (size_t i = 0; i < count; ++i) {
-    if (std::memcmp(actual.data() + offset + i * es, expected.data() + i * es, es) == 0) continue;
-    ADD_FAILURE() << what << ": element " << i << " is " << load(type, actual.data() + offset, i)
-                  << ", expected " << load(type, expected.data(), i);
-    return;
-  }
-}
-
-// Every rank's hash of `bytes` equals rank 0's (an all-gather on the host).
-void expectSameOnEveryRank(const void* bytes, size_t size, const std::string& what) {
-  uint64_t mine = fnv1a(bytes, size);
-  std::vector<uint64_t> all(static_cast<size_t>(world().nranks));
-  expectSuccess(spcclAllGather(&mine, all.data(), 1, spcclUint64, world().comm, nullptr),
-                what + " (hash all-gather)");
-  for (int r = 0; r < world().nranks; ++r)
-    EXPECT_EQ(all[r], all[0]) << what << ": rank " << r << "'s result differs from rank 0's";
-}
-
-const spcclDataType_t kFloatTypes[] = {spcclFloat32, spcclFloat16, spcclBfloat16};
+using namespace spccl::gpu_coll_test;
 
 // ---- dense collectives ----
-
-void checkAllReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_t count,
-                    bool inPlace, MemoryKind kind = deviceKind()) {
-  const World& w = world();
-  const size_t es = spcclTypeSize(type);
-  const std::string what = describe("AllReduce", type, op, count, inPlace, s, kind);
-  std::vector<char> send = hostBuffer(type, count), expected = hostBuffer(type, count);
-  for (size_t i = 0; i < count; ++i) {
-    store(type, send.data(), i, reductionInput(op, w.rank, i, w.nranks));
-    store(type, expected.data(), i, reductionReference(type, op, i, w.nranks));
-  }
-  KindBuffer dsend(kind, count * es), drecv(kind, count * es);
-  dsend.upload(send.data(), count * es, s);
-  KindBuffer& out = inPlace ? dsend : drecv;
-  expectSuccess(spcclAllReduce(dsend.get(), out.get(), count, type, op, w.comm, s), what);
-  expectElements(expected, out.download(s), type, count, what);
-}
 
 void checkReduce(cudaStream_t s, spcclDataType_t type, spcclRedOp_t op, size_t count, bool inPlace,
                  int root) {
@@ -249,54 +133,6 @@ void checkAllGather(cudaStream_t s, spcclDataType_t type, size_t count, bool inP
   expectElements(expected, drecv.download(s), type, total, what);
 }
 
-void checkAllToAll(cudaStream_t s, spcclDataType_t type, size_t count, bool inPlace) {
-  const World& w = world();
-  const size_t es = spcclTypeSize(type), total = count * w.nranks;
-  const std::string what = describe("AllToAll", type, spcclSum, count, inPlace, s);
-  std::vector<char> send = hostBuffer(type, total), expected = hostBuffer(type, total);
-  for (int peer = 0; peer < w.nranks; ++peer)
-    for (size_t i = 0; i < count; ++i) {
-      store(type, send.data(), peer * count + i, tagValue(w.rank, peer, i));
-      store(type, expected.data(), peer * count + i, tagValue(peer, w.rank, i));
-    }
-  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), total * es);
-  dsend.upload(send.data(), total * es, s);
-  KindBuffer& out = inPlace ? dsend : drecv;
-  expectSuccess(spcclAllToAll(dsend.get(), out.get(), count, type, w.comm, s), what);
-  expectElements(expected, out.download(s), type, total, what);
-}
-
-void checkAllToAllv(cudaStream_t s, spcclDataType_t type, size_t count) {
-  const World& w = world();
-  const int n = w.nranks;
-  const size_t es = spcclTypeSize(type);
-  const std::string what = describe("AllToAllv", type, spcclSum, count, false, s);
-  std::vector<size_t> sendcounts(n), sdispls(n), recvcounts(n), rdispls(n);
-  size_t sendTotal = 0, recvTotal = 0;
-  for (int peer = 0; peer < n; ++peer) {  // one element of gap between blocks
-    sendcounts[peer] = variableCount(count, w.rank, peer);
-    sdispls[peer] = sendTotal;
-    sendTotal += sendcounts[peer] + 1;
-    recvcounts[peer] = variableCount(count, peer, w.rank);
-    rdispls[peer] = recvTotal;
-    recvTotal += recvcounts[peer] + 1;
-  }
-  std::vector<char> send = hostBuffer(type, sendTotal), expected = hostBuffer(type, recvTotal);
-  for (int peer = 0; peer < n; ++peer) {
-    for (size_t i = 0; i < sendcounts[peer]; ++i)
-      store(type, send.data(), sdispls[peer] + i, tagValue(w.rank, peer, i));
-    for (size_t i = 0; i < recvcounts[peer]; ++i)
-      store(type, expected.data(), rdispls[peer] + i, tagValue(peer, w.rank, i));
-  }
-  KindBuffer dsend(deviceKind(), sendTotal * es), drecv(deviceKind(), recvTotal * es);
-  dsend.upload(send.data(), sendTotal * es, s);
-  expectSuccess(spcclAllToAllv(dsend.get(), sendcounts.data(), sdispls.data(), drecv.get(),
-                               recvcounts.data(), rdispls.data(), type, w.comm, s),
-                what);
-  // The gaps keep the 0x5a pattern.
-  expectElements(expected, drecv.download(s), type, recvTotal, what);
-}
-
 void checkSendRecvRing(cudaStream_t s, spcclDataType_t type, size_t count) {
   const World& w = world();
   if (w.nranks < 2) return;
@@ -315,39 +151,6 @@ void checkSendRecvRing(cudaStream_t s, spcclDataType_t type, size_t count) {
   expectSuccess(spcclRecv(drecv.get(), count, type, previous, w.comm, s), what + " recv");
   expectSuccess(spcclGroupEnd(), what);
   expectElements(expected, drecv.download(s), type, count, what);
-}
-
-void checkScatter(cudaStream_t s, spcclDataType_t type, size_t count, int root) {
-  const World& w = world();
-  const size_t es = spcclTypeSize(type), total = count * w.nranks;
-  const std::string what =
-      describe("Scatter", type, spcclSum, count, false, s) + " root " + std::to_string(root);
-  std::vector<char> send = hostBuffer(type, total), expected = hostBuffer(type, count);
-  for (int r = 0; r < w.nranks; ++r)
-    for (size_t i = 0; i < count; ++i)
-      store(type, send.data(), r * count + i, tagValue(root, r, i));
-  for (size_t i = 0; i < count; ++i) store(type, expected.data(), i, tagValue(root, w.rank, i));
-  KindBuffer dsend(deviceKind(), total * es), drecv(deviceKind(), count * es);
-  if (w.rank == root) dsend.upload(send.data(), total * es, s);
-  expectSuccess(spcclScatter(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
-  expectElements(expected, drecv.download(s), type, count, what);
-}
-
-void checkGather(cudaStream_t s, spcclDataType_t type, size_t count, int root) {
-  const World& w = world();
-  const size_t es = spcclTypeSize(type), total = count * w.nranks;
-  const std::string what =
-      describe("Gather", type, spcclSum, count, false, s) + " root " + std::to_string(root);
-  std::vector<char> send = hostBuffer(type, count), expected = hostBuffer(type, total);
-  for (size_t i = 0; i < count; ++i) store(type, send.data(), i, tagValue(w.rank, root, i));
-  for (int r = 0; r < w.nranks; ++r)
-    for (size_t i = 0; i < count; ++i)
-      store(type, expected.data(), r * count + i, tagValue(r, root, i));
-  KindBuffer dsend(deviceKind(), count * es), drecv(deviceKind(), total * es);
-  dsend.upload(send.data(), count * es, s);
-  expectSuccess(spcclGather(dsend.get(), drecv.get(), count, type, root, w.comm, s), what);
-  std::vector<unsigned char> got = drecv.download(s);
-  if (w.rank == root) expectElements(expected, got, type, total, what);
 }
 
 std::vector<size_t> matrixCounts() {
@@ -378,8 +181,8 @@ TEST_F(GpuCollectives, DataMovementEveryTypeCountAndStream) {
           checkBroadcast(s, type, count, inPlace, round++ % nranks());
           checkAllGather(s, type, count, inPlace);
           checkAllToAll(s, type, count, inPlace);
+          checkAllToAllv(s, type, count, inPlace);
         }
-        checkAllToAllv(s, type, count);
         checkSendRecvRing(s, type, count);
         checkScatter(s, type, count, round % nranks());
         checkGather(s, type, count, round++ % nranks());
