@@ -75,10 +75,12 @@ spccl_embed_device_image(kernels/device_sparse/extract_nonzeros.cu
 spccl_embed_device_image(kernels/device_rows/move_rows.cu
   kernels/device_rows/move_rows_image.h spccl::kernels::device_rows moveRowsImage
   DEPENDS kernels/device_rows/move_rows.h kernels/host_device.h)
-# The compressed all-reduce's input encode and output decode (docs/gpu.md).
+# The compressed all-reduce's input encode, output decode and the ring's running sum
+# (docs/gpu.md).
 spccl_embed_device_image(kernels/device_codecs/codecs.cu
   kernels/device_codecs/codecs_image.h spccl::kernels::device_codecs codecsImage
   DEPENDS kernels/device_codecs/decode_codes.h kernels/device_codecs/encode_codes.h
+    kernels/device_codecs/accumulate_codes.h
     kernels/device_codecs/element_formats.h
     kernels/cuda/quantize_groups.h
     kernels/cpu/compress/quantize_element.h kernels/cpu/compress/quantizer_levels.h

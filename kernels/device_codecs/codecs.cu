@@ -1,10 +1,11 @@
 // The compressed all-reduce's device codecs (decode_codes.h,
-// encode_codes.h) with C names, so that libspccl finds them in the fatbin
+// encode_codes.h, accumulate_codes.h) with C names, so that libspccl finds them in the fatbin
 // with cuModuleGetFunction. Compiled only into that fatbin
 // (cmake/SpcclDeviceImages.cmake). Grid-stride loops, one element, block
 // or group a step; not tuned. Not yet run on a GPU (docs/gpu.md).
 #include <cstdint>
 
+#include "kernels/device_codecs/accumulate_codes.h"
 #include "kernels/device_codecs/decode_codes.h"
 #include "kernels/device_codecs/encode_codes.h"
 
@@ -33,4 +34,8 @@ extern "C" __global__ void spcclEncodeScales(const __grid_constant__ dc::EncodeA
 extern "C" __global__ void spcclEncodeCodes(const __grid_constant__ dc::EncodeArgs args) {
   eachItem(spccl::kernels::cuda::codeGroups(args.count),
            [&](uint64_t g) { dc::encodeGroup(args, g); });
+}
+
+extern "C" __global__ void spcclAccumulateCodes(const __grid_constant__ dc::AccumulateArgs args) {
+  eachItem(args.count, [&](uint64_t i) { dc::accumulateOne(args, i); });
 }

@@ -24,11 +24,14 @@ spcclResult_t runCompressedAllReduce(CollContext& ctx, const CompressedCall& cal
     ctx.noteChoice("none", "count 0: nothing to move");
     return spcclSuccess;
   }
-  // Only the two-shot schedule uses an encoder and a decoder; the caller
-  // chose it before the agreement (core/device_compressed_call.h).
+  // The two-shot schedule uses an encoder and a decoder, the ring its
+  // steps; the caller chose them for the schedule before the agreement
+  // (core/device_compressed_call.h).
   if ((call.decoder != nullptr || call.encoder != nullptr) && call.schedule != spcclCompressTwoShot)
     return SPCCL_FAIL(spcclInternalError, "%s: device codecs need the two-shot schedule",
                       call.name);
+  if (call.ring != nullptr && call.schedule != spcclCompressRing)
+    return SPCCL_FAIL(spcclInternalError, "%s: ring steps need the ring schedule", call.name);
   const uint64_t sentBefore = ctx.counters().bytesSent;
   if (ctx.explainsChoice()) {
     char reason[128];

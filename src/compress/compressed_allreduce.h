@@ -55,6 +55,41 @@ class InputEncoder {
                                   unsigned char* out) = 0;
 };
 
+// The ring schedule's codec steps (ring_requantize.cc), one interface for
+// where they run: on the CPU for memory it reaches (the schedule's own),
+// or where sendbuff, recvbuff (and the residual) are device memory, on
+// the device (compress/device_codecs.h), so that only codes cross. The
+// running sum is the schedule's one chunk of f32 partial sum, which lies
+// with the implementation. Every step queues: the host memory it fills
+// (out) is filled, and the codes it reads may change, once complete
+// returns; the output is written once finish returns. Bit for bit the
+// CPU's steps (schedule_parts.h), residual included.
+class RingSteps {
+ public:
+  virtual ~RingSteps() = default;
+  // out = the encoding of sendbuff's elements [begin, begin + length)
+  // (encodeInput).
+  virtual spcclResult_t encode(size_t begin, size_t length, unsigned char* out) = 0;
+  // The running sum = sendbuff's elements [begin, begin + length) widened
+  // to f32, plus the decoding of codes where not nullptr
+  // (sumInputAndDecoding, loadInputChunk).
+  virtual spcclResult_t accumulate(size_t begin, size_t length, const unsigned char* codes) = 0;
+  // out = the running sum's encoding (encodePartialSum).
+  virtual spcclResult_t encodeAccumulated(size_t begin, size_t length, unsigned char* out) = 0;
+  // The running sum divided by divisor where not 0 (avg), encoded into
+  // out and decoded into recvbuff's elements [begin, begin + length)
+  // (finishOwnedSum).
+  virtual spcclResult_t finishAccumulated(size_t begin, size_t length, int divisor,
+                                          unsigned char* out) = 0;
+  // recvbuff's elements [begin, begin + length) = the decoding of codes
+  // (decodeIntoOutput), which stay unchanged until finish returns.
+  virtual spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) = 0;
+  // Returns once every queued step has filled its host memory.
+  virtual spcclResult_t complete() = 0;
+  // Returns once every queued decode has written the output.
+  virtual spcclResult_t finish() = 0;
+};
+
 struct CompressedCall {
   const char* name = "spcclCompressedAllReduce";
   const void* sendbuff = nullptr;
@@ -81,6 +116,9 @@ struct CompressedCall {
   // Not nullptr: sendbuff holds only what encoder->fetch brought; the
   // encoder encodes the peers' chunks (as decoder), and holds the residual.
   InputEncoder* encoder = nullptr;
+  // Not nullptr: the ring schedule's steps run there (device buffers, no
+  // rows); neither sendbuff nor recvbuff is the CPU's to reach.
+  RingSteps* ring = nullptr;
 };
 
 // The frames' signature of the call (count, datatype, op).

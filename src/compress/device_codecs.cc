@@ -8,6 +8,7 @@
 #include "device/cuda_ipc.h"
 #include "device/cuda_module.h"
 #include "kernels/cpu/compress/quantizer_levels.h"
+#include "kernels/device_codecs/accumulate_codes.h"
 #include "kernels/device_codecs/codecs_image.h"
 #include "kernels/device_codecs/decode_codes.h"
 #include "kernels/device_codecs/encode_codes.h"
@@ -55,7 +56,8 @@ bool deviceCodecsAvailable() {
 
 spcclResult_t DeviceCodecs::loadKernels() {
   device::CuFunction function = nullptr;
-  for (const char* kernel : {dc::kDecodeKernel, dc::kEncodeScalesKernel, dc::kEncodeCodesKernel})
+  for (const char* kernel :
+       {dc::kDecodeKernel, dc::kEncodeScalesKernel, dc::kEncodeCodesKernel, dc::kAccumulateKernel})
     SPCCL_CHECK(codecsModule().function(kernel, &function));
   return spcclSuccess;
 }
@@ -70,7 +72,21 @@ DeviceCodecs::~DeviceCodecs() {
 }
 
 spcclResult_t DeviceCodecs::encode(size_t begin, size_t length, unsigned char* out) {
-  return note(encodeNow(begin, length, out));
+  return note(stageEncode(elementAt(buffers_.in, buffers_.type, begin),
+                          elementTypeOf(buffers_.type), begin, length, out));
+}
+
+spcclResult_t DeviceCodecs::accumulate(size_t begin, size_t length, const unsigned char* codes) {
+  return note(accumulateNow(length, elementAt(buffers_.in, buffers_.type, begin), codes, 0));
+}
+
+spcclResult_t DeviceCodecs::encodeAccumulated(size_t begin, size_t length, unsigned char* out) {
+  return note(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+}
+
+spcclResult_t DeviceCodecs::finishAccumulated(size_t begin, size_t length, int divisor,
+                                              unsigned char* out) {
+  return note(finishAccumulatedNow(begin, length, divisor, out));
 }
 
 spcclResult_t DeviceCodecs::complete() { return note(completeNow()); }
@@ -145,13 +161,13 @@ spcclResult_t DeviceCodecs::queueEncode(uint64_t in, int32_t type, size_t begin,
   return spcclSuccess;
 }
 
-// Into the pinned staging, after those queued since the last complete
-// (complete first where it is full; an encoding larger than all of it is
-// copied to `out` and waited for here).
-spcclResult_t DeviceCodecs::encodeNow(size_t begin, size_t length, unsigned char* out) {
+// in (`length` elements of `type` on the device: the call's elements
+// [begin, begin + length)) encoded into the pinned staging, after those
+// queued since the last complete (complete first where it is full; an
+// encoding larger than all of it is copied to `out` and waited for here).
+spcclResult_t DeviceCodecs::stageEncode(uint64_t in, int32_t type, size_t begin, size_t length,
+                                        unsigned char* out) {
   if (length == 0) return spcclSuccess;
-  const uint64_t in = elementAt(buffers_.in, buffers_.type, begin);
-  const int32_t type = elementTypeOf(buffers_.type);
   const size_t bytes = kernels::quantizedBytes(spec_, length);
   if (bytes > buffers_.stagingBytes) {
     SPCCL_CHECK(queueEncode(in, type, begin, length, out));
@@ -220,8 +236,15 @@ spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigne
   SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(codes_.address(), codes, bytes, stream_),
                     "cuMemcpyHtoDAsync", "copying the codes to the device"));
   bytesToDevice_ += bytes;
+  return queueDecode(codes_.address(), begin, length);
+}
+
+// The output's elements [begin, begin + length) = the decoding of codes
+// (on the device).
+spcclResult_t DeviceCodecs::queueDecode(uint64_t codes, size_t begin, size_t length) {
+  queued_ = true;
   dc::DecodeArgs args{};
-  args.encoded = codes_.address();
+  args.encoded = codes;
   args.out = elementAt(buffers_.out, buffers_.type, begin);
   args.type = elementTypeOf(buffers_.type);
   args.count = length;
@@ -232,6 +255,50 @@ spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigne
   // The next decode reuses codes_ after this kernel (stream order); the
   // host codes stay as they are until finish.
   return launch(dc::kDecodeKernel, length, &args);
+}
+
+// The ring's running sum (acc_, `length` f32) = ((0 + in) + the decoding
+// of codes) / divisor, each part where given (accumulate_codes.h): the
+// bits of sumInputAndDecoding (loadInputChunk where codes is nullptr)
+// and finishOwnedSum's divide. codes (host memory) are copied to the
+// device first; the schedule keeps them until complete.
+spcclResult_t DeviceCodecs::accumulateNow(size_t length, uint64_t in, const unsigned char* codes,
+                                          int divisor) {
+  if (length == 0) return spcclSuccess;
+  SPCCL_CHECK(acc_.reserve(length * sizeof(float), "the running sum"));
+  queued_ = true;
+  dc::AccumulateArgs args{};
+  if (codes != nullptr) {
+    const size_t bytes = kernels::quantizedBytes(spec_, length);
+    SPCCL_CHECK(codes_.reserve(bytes, "the partial sum's codes"));
+    SPCCL_CHECK(
+        check(device::cudaDriver()->memcpyHtoDAsync(codes_.address(), codes, bytes, stream_),
+              "cuMemcpyHtoDAsync", "copying the partial sum's codes to the device"));
+    bytesToDevice_ += bytes;
+    args.encoded = codes_.address();
+  }
+  args.in = in;
+  args.acc = acc_.address();
+  args.type = elementTypeOf(buffers_.type);
+  args.count = length;
+  args.blockSize = spec_.blockSize;
+  args.blocks = kernels::quantizedBlockCount(spec_, length);
+  args.bits = spec_.bits;
+  args.divisor = divisor;
+  args.levels = levelsOf(spec_);
+  return launch(dc::kAccumulateKernel, length, &args);
+}
+
+// finishOwnedSum on the device: divided (avg), encoded with the residual
+// (its encoding staged for the all-gather), and that encoding, still in
+// codes_, decoded into the output (stream order: before anything reuses
+// codes_).
+spcclResult_t DeviceCodecs::finishAccumulatedNow(size_t begin, size_t length, int divisor,
+                                                 unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  if (divisor != 0) SPCCL_CHECK(accumulateNow(length, 0, nullptr, divisor));
+  SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+  return queueDecode(codes_.address(), begin, length);
 }
 
 }  // namespace spccl::compress

@@ -10,6 +10,11 @@
 // - output: the codes that the schedule decodes (in host memory) copied to
 //   device scratch and decoded there into the output's type
 //   (kernels/device_codecs/decode_codes.h).
+// And for the ring schedule (RingSteps): the running sum of a chunk in
+// device scratch (f32), each arriving partial sum's codes copied there,
+// decoded and added to the input chunk (accumulate_codes.h), re-encoded
+// with the residual, and only the encoding copied back; the owned sum
+// encoded and decoded into the output there too, so only codes cross.
 // spccl's kernels, launched through the dlopen'ed driver, bit for bit the
 // CPU's codecs. Every step is queued on `stream`; complete and finish
 // synchronise it (the schedule sends or reuses the host memory only
@@ -49,7 +54,7 @@ struct DeviceCodecBuffers {
   size_t stagingBytes = 0;
 };
 
-class DeviceCodecs : public InputEncoder, public OutputDecoder {
+class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps {
  public:
   // stream: where every copy, kernel and scratch allocation goes
   // (device/device_memory.h).
@@ -60,7 +65,8 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
         spec_(spec),
         buffers_(buffers),
         codes_(stream),
-        sum_(stream) {}
+        sum_(stream),
+        acc_(stream) {}
   // Waits for what is still queued (a call that failed midway): the
   // pinned memory it writes goes back to its pool after this.
   ~DeviceCodecs() override;
@@ -78,6 +84,10 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
                           unsigned char* out) override;
   spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
   spcclResult_t finish() override;
+  spcclResult_t accumulate(size_t begin, size_t length, const unsigned char* codes) override;
+  spcclResult_t encodeAccumulated(size_t begin, size_t length, unsigned char* out) override;
+  spcclResult_t finishAccumulated(size_t begin, size_t length, int divisor,
+                                  unsigned char* out) override;
 
   // Bytes copied so far each way.
   size_t bytesToHost() const { return bytesToHost_; }
@@ -95,7 +105,11 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
 
   spcclResult_t queueEncode(uint64_t in, int32_t type, size_t begin, size_t length,
                             unsigned char* hostOut);
-  spcclResult_t encodeNow(size_t begin, size_t length, unsigned char* out);
+  spcclResult_t stageEncode(uint64_t in, int32_t type, size_t begin, size_t length,
+                            unsigned char* out);
+  spcclResult_t accumulateNow(size_t length, uint64_t in, const unsigned char* codes, int divisor);
+  spcclResult_t finishAccumulatedNow(size_t begin, size_t length, int divisor, unsigned char* out);
+  spcclResult_t queueDecode(uint64_t codes, size_t begin, size_t length);
   spcclResult_t fetchNow(size_t begin, size_t length);
   spcclResult_t completeNow();
   spcclResult_t encodeSumNow(size_t begin, size_t length, const float* sum, unsigned char* out);
@@ -117,6 +131,7 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder {
   bool queued_ = false;         // work queued since the last synchronisation
   device::StreamMemory codes_;  // one piece's encoding
   device::StreamMemory sum_;    // the owned piece's f32 sum (encodeSum)
+  device::StreamMemory acc_;    // the ring's running sum of one chunk (f32)
 };
 
 }  // namespace spccl::compress

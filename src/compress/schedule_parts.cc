@@ -57,26 +57,22 @@ void encodeInput(const CollContext& ctx, const CompressedCall& call, size_t begi
                                     out, residualAt(call, begin));
 }
 
-void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, const float* acc, unsigned char* out) {
-  const size_t begin = layout.begin(chunk);
-  ctx.kernels().quantize[spcclFloat32](call.spec, acc, layout.length(chunk), out,
-                                       residualAt(call, begin));
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                      size_t length, const float* acc, unsigned char* out) {
+  ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out, residualAt(call, begin));
 }
 
-void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, float* acc, unsigned char* out) {
+void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    int divisor, float* acc, unsigned char* out) {
   // Avg divides before quantizing, so the scale (and the error) is the
   // average's; f32 division, as the dense kernels' divide().
-  if (call.op == spcclAvg)
-    ctx.kernels().divide[spcclFloat32](acc, layout.length(chunk), ctx.nranks());
+  if (divisor != 0) ctx.kernels().divide[spcclFloat32](acc, length, divisor);
   if (call.type != spcclFloat32) {
-    encodePartialSum(ctx, call, layout, chunk, acc, out);
-    decodeIntoOutput(ctx, call, layout.begin(chunk), layout.length(chunk), out);
+    encodePartialSum(ctx, call, begin, length, acc, out);
+    decodeIntoOutput(ctx, call, begin, length, out);
     return;
   }
-  const size_t begin = layout.begin(chunk);
-  ctx.kernels().quantizeDecode(call.spec, acc, layout.length(chunk), out, residualAt(call, begin),
+  ctx.kernels().quantizeDecode(call.spec, acc, length, out, residualAt(call, begin),
                                outputRunAt(call, begin));
 }
 
@@ -92,24 +88,20 @@ void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t b
                                      residualAt(call, begin), output);
 }
 
-void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, float* acc) {
-  const size_t length = layout.length(chunk);
+void loadInputChunk(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    float* acc) {
   std::memset(acc, 0, length * sizeof(float));
-  ctx.kernels().widenAdd[call.type](acc, elementAt(call.sendbuff, call.type, layout.begin(chunk)),
-                                    length);
+  ctx.kernels().widenAdd[call.type](acc, elementAt(call.sendbuff, call.type, begin), length);
 }
 
-void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
-                         const ChunkLayout& layout, int chunk, const unsigned char* codes,
-                         float* acc) {
+void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                         size_t length, const unsigned char* codes, float* acc) {
   if (call.type == spcclFloat32) {
-    ctx.kernels().dequantizeOnto(call.spec, codes, layout.length(chunk),
-                                 runAt(call, call.sendbuff, layout.begin(chunk)), acc);
+    ctx.kernels().dequantizeOnto(call.spec, codes, length, runAt(call, call.sendbuff, begin), acc);
     return;
   }
-  loadInputChunk(ctx, call, layout, chunk, acc);
-  ctx.kernels().dequantizeAdd(call.spec, codes, layout.length(chunk), acc);
+  loadInputChunk(ctx, call, begin, length, acc);
+  ctx.kernels().dequantizeAdd(call.spec, codes, length, acc);
 }
 
 void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,

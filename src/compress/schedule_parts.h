@@ -36,14 +36,16 @@ std::vector<size_t> encodedOffsets(const CompressedCall& call, const ChunkLayout
 // encoded into out: a chunk, or a piece of one (chunk_pieces.h).
 void encodeInput(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
                  unsigned char* out);
-// A partial sum of the chunk (f32; plus the residual) encoded into out.
-void encodePartialSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                      int chunk, const float* acc, unsigned char* out);
-// The complete sum of the chunk this rank owns: divided by n for avg, then
-// encoded once, into out, and the decoding of out written to
-// call.recvbuff's chunk (in the same pass where the output is f32).
-void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, float* acc, unsigned char* out);
+// A partial sum of elements [begin, begin + length) (f32; plus the
+// residual) encoded into out.
+void encodePartialSum(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                      size_t length, const float* acc, unsigned char* out);
+// The complete sum of elements [begin, begin + length), the chunk this
+// rank owns: divided by divisor where not 0 (avg's n), then encoded once,
+// into out, and the decoding of out written to call.recvbuff's elements
+// (in the same pass where the output is f32).
+void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    int divisor, float* acc, unsigned char* out);
 // f32 calls: elements [begin, begin + length) of the chunk this rank owns
 // (all of it, or a piece) summed from call.sendbuff's and the decodings
 // (encodings of just those elements, in their order, as
@@ -54,14 +56,15 @@ void finishOwnedSum(const CollContext& ctx, const CompressedCall& call, const Ch
 void reduceOwnedSum(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
                     const std::vector<const unsigned char*>& decodings, unsigned char* out,
                     float* decoded = nullptr);
-// acc = call.sendbuff's chunk widened to f32 (not for a call on rows).
-void loadInputChunk(const CollContext& ctx, const CompressedCall& call, const ChunkLayout& layout,
-                    int chunk, float* acc);
-// acc = call.sendbuff's chunk widened to f32 plus the decoding of codes:
-// loadInputChunk then dequantizeAdd, in one pass where the input is f32.
-void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call,
-                         const ChunkLayout& layout, int chunk, const unsigned char* codes,
-                         float* acc);
+// acc = call.sendbuff's elements [begin, begin + length) widened to f32
+// (not for a call on rows).
+void loadInputChunk(const CollContext& ctx, const CompressedCall& call, size_t begin, size_t length,
+                    float* acc);
+// acc = call.sendbuff's elements [begin, begin + length) widened to f32
+// plus the decoding of codes: loadInputChunk then dequantizeAdd, in one
+// pass where the input is f32.
+void sumInputAndDecoding(const CollContext& ctx, const CompressedCall& call, size_t begin,
+                         size_t length, const unsigned char* codes, float* acc);
 // call.recvbuff's elements [begin, begin + length) = the decoding of codes.
 void decodeIntoOutput(const CollContext& ctx, const CompressedCall& call, size_t begin,
                       size_t length, const unsigned char* codes);

@@ -16,8 +16,9 @@ using compress::DeviceCodecs;
 
 struct DeviceCodecsPlan {
   device::CuStream stream = nullptr;
-  // sendbuff's host view: only the owned chunk is copied in (at its own
-  // offsets, where the schedule reads it), the rest is encoded on the device.
+  // sendbuff's host view (the two-shot schedule): only the owned chunk is
+  // copied in (at its own offsets, where the schedule reads it), the rest
+  // is encoded on the device. The ring reads none of it on the host.
   device::PinnedBuffer input;
   // Where the encodings land (compress/device_codecs.h): the whole tensor's
   // codes, more than any chunk's.
@@ -36,8 +37,8 @@ size_t inputBytes(const CompressedCall& call) { return call.count * spcclTypeSiz
 
 bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
   // Cheapest first: host calls leave at the first test.
-  return staged.hasDeviceMemory() && call.count > 0 && call.schedule == spcclCompressTwoShot &&
-         call.rows == nullptr && knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
+  return staged.hasDeviceMemory() && call.count > 0 && call.rows == nullptr &&
+         knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
          onDevice(call.recvbuff) && (call.residual == nullptr || onDevice(call.residual)) &&
          compress::deviceCodecsAvailable();
 }
@@ -48,7 +49,8 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   device::ScopedCudaContext current(staged.context());
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceCodecs::loadKernels());
-  SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
+  if (call.schedule == spcclCompressTwoShot)
+    SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
   SPCCL_CHECK(
       device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
   *out = std::move(plan);
@@ -69,9 +71,13 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     buffers.stagingBytes = plan->staging.capacity();
     DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
-    run.sendbuff = buffers.hostIn;
-    run.encoder = &codecs;
-    run.decoder = &codecs;
+    if (call.schedule == spcclCompressRing) {
+      run.ring = &codecs;
+    } else {
+      run.sendbuff = buffers.hostIn;
+      run.encoder = &codecs;
+      run.decoder = &codecs;
+    }
     const spcclResult_t ran = spccl::runCollective(
         *comm->engine, compress::signatureOf(run),
         [&run](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, run); });

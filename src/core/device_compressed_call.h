@@ -5,7 +5,9 @@
 // host, the owned chunk (summed in f32 on the host) is copied whole, and
 // the output is never staged: the codes that the schedule decodes (the
 // owned chunk's sum and the peers' all-gathered chunks) are copied to the
-// device and decoded there (compress/device_codecs.h). f32, f16 and bf16;
+// device and decoded there (compress/device_codecs.h). The ring schedule
+// runs its steps there too (compress/compressed_allreduce.h RingSteps):
+// only codes cross, the running sum stays on the device. f32, f16 and bf16;
 // a residual in device memory is updated there (error feedback), one in
 // host memory stages the call whole. Same result bits as the staged call,
 // on every rank, so each rank chooses alone.
@@ -20,8 +22,8 @@
 namespace spccl {
 
 // Whether this rank runs `call` so: SPCCL_DEVICE_CODECS=1, sendbuff and
-// recvbuff in device memory (after staged.validate), the two-shot
-// schedule, no residual or one in device memory, and the kernels (CUDA at
+// recvbuff in device memory (after staged.validate), either schedule, no
+// residual or one in device memory, and the kernels (CUDA at
 // build time, the driver's module and stream entry points). Otherwise the
 // call is staged whole.
 bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall& call);

@@ -13,7 +13,9 @@
 // owned chunk in its own type (f32, f16, bf16) and the codes of the rest,
 // to the device the codes (and, with a residual, the owned chunk's f32
 // sum): a call that copied the input, the output or the residual whole
-// fails the test.
+// fails the test. The ring schedule (cfg.schedule = spcclCompressRing)
+// copies codes only: to the host every chunk's once (n encodings), to the
+// device 2(n - 1) chunks' (the partial sums and the all-gather).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -112,6 +114,7 @@ struct Case {
   void* stream = nullptr;
   bool inPlace = false;
   bool nonBlocking = false;  // spcclIcompressedAllReduce, then spcclWait
+  spcclCompressSchedule_t schedule = spcclCompressTwoShot;
 
   std::string describe(int rank) const {
     return std::string(type == spcclFloat32   ? "f32 "
@@ -119,8 +122,8 @@ struct Case {
                                               : "bf16 ") +
            std::to_string(bits) + "-bit " + (codec == spcclCodecLinear ? "linear" : "piecewise") +
            (op == spcclAvg ? " avg" : " sum") + (stream ? " on a stream" : " NULL stream") +
-           (inPlace ? " in place" : "") + (nonBlocking ? " non-blocking" : "") + " rank " +
-           std::to_string(rank);
+           (inPlace ? " in place" : "") + (nonBlocking ? " non-blocking" : "") +
+           (schedule == spcclCompressRing ? " ring" : "") + " rank " + std::to_string(rank);
   }
 };
 
@@ -142,6 +145,7 @@ Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case
   cfg.bits = c.bits;
   cfg.codec = c.codec;
   cfg.blockSize = kBlock;
+  cfg.schedule = c.schedule;
   cfg.residual = residual;
   const EmuCudaCounters before = emuCudaCounters();
   spcclResult_t result = spcclSuccess;
@@ -174,8 +178,29 @@ bool sameBits(const std::vector<unsigned char>& a, const std::vector<unsigned ch
 // scales a piece at most); with a residual, the owned chunk's f32 sum to
 // the device too (the codes of that sum, which come back, are among the
 // codes: every element is encoded once by this rank).
+// The ring's bounds: a chunk's encoding is at most widest bytes (whole
+// blocks: count/n + a block, its scales and codes); n of them to the host,
+// 2(n - 1) to the device, with a residual or not (it never crosses).
+void expectOnlyRingCodesCopied(const Outcome& device, int n, const Case& c,
+                               const std::string& what) {
+  const size_t chunk = kCount / static_cast<size_t>(n) + kBlock;
+  const size_t widest =
+      (chunk + kBlock - 1) / kBlock * sizeof(float) + (chunk * static_cast<size_t>(c.bits) + 7) / 8;
+  EXPECT_GT(device.bytesFromDevice, 0u) << what;
+  EXPECT_LE(device.bytesFromDevice, static_cast<size_t>(n) * widest)
+      << what << ": more than n chunks' codes copied in";
+  if (n > 1) {
+    EXPECT_GT(device.bytesToDevice, 0u) << what;
+  }
+  EXPECT_LE(device.bytesToDevice, 2 * static_cast<size_t>(n - 1) * widest)
+      << what << ": more than 2(n - 1) chunks' codes copied out";
+  // Each partial sum accumulated, the owned sum encoded and decoded.
+  EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what;
+}
+
 void expectOnlyCodesCopied(const Outcome& device, int n, const Case& c, bool residual,
                            const std::string& what) {
+  if (c.schedule == spcclCompressRing) return expectOnlyRingCodesCopied(device, n, c, what);
   const size_t pieces = static_cast<size_t>(n) * kMaxPieces;
   const size_t codes = (kCount * static_cast<size_t>(c.bits) + 7) / 8 + pieces;
   const size_t scales = (kCount / kBlock + pieces) * sizeof(float);
@@ -213,8 +238,9 @@ class DeviceCompressed : public ::testing::Test {
 // Every combination of the given element types and widths with both
 // codecs, sum and avg, a stream and the NULL stream, in place and not.
 void everyCase(int n, std::initializer_list<spcclDataType_t> types,
-               std::initializer_list<int> widths) {
-  runOnRanks(n, [n, types, widths](int rank, spcclComm_t comm) {
+               std::initializer_list<int> widths,
+               spcclCompressSchedule_t schedule = spcclCompressTwoShot) {
+  runOnRanks(n, [n, types, widths, schedule](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
     for (spcclDataType_t type : types)
       for (int bits : widths)
@@ -227,7 +253,8 @@ void everyCase(int n, std::initializer_list<spcclDataType_t> types,
                              .codec = codec,
                              .op = op,
                              .stream = s,
-                             .inPlace = inPlace};
+                             .inPlace = inPlace,
+                             .schedule = schedule};
                 compareWithStaged(comm, rank, n, c);
               }
     emuCudaStreamDestroy(stream);
@@ -243,14 +270,30 @@ TEST_F(DeviceCompressed, EveryCaseN3) { everyCase(3, {spcclFloat32}, {2, 4, 8});
 TEST_F(DeviceCompressed, HalfTypesN2) { everyCase(2, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
 TEST_F(DeviceCompressed, HalfTypesN3) { everyCase(3, {spcclFloat16, spcclBfloat16}, {2, 5, 8}); }
 
+// The ring schedule: each step's partial sum decoded, added to the input
+// chunk and re-encoded on the device; f32 and bf16 (f16 as bf16's path).
+TEST_F(DeviceCompressed, RingN2) {
+  everyCase(2, {spcclFloat32, spcclBfloat16}, {2, 4, 8}, spcclCompressRing);
+}
+TEST_F(DeviceCompressed, RingN3) {
+  everyCase(3, {spcclFloat32, spcclBfloat16}, {2, 4, 8}, spcclCompressRing);
+}
+TEST_F(DeviceCompressed, RingF16N3) { everyCase(3, {spcclFloat16}, {5}, spcclCompressRing); }
+// Alone: the whole input is the owned sum (accumulated without codes).
+TEST_F(DeviceCompressed, RingN1) {
+  everyCase(1, {spcclFloat32, spcclBfloat16}, {4}, spcclCompressRing);
+}
+
 TEST_F(DeviceCompressed, NonBlockingFormN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
-    for (bool inPlace : {false, true}) {
-      Case c;
-      c.nonBlocking = true;
-      c.inPlace = inPlace;
-      compareWithStaged(comm, rank, 3, c);
-    }
+    for (spcclCompressSchedule_t schedule : {spcclCompressTwoShot, spcclCompressRing})
+      for (bool inPlace : {false, true}) {
+        Case c;
+        c.nonBlocking = true;
+        c.inPlace = inPlace;
+        c.schedule = schedule;
+        compareWithStaged(comm, rank, 3, c);
+      }
     return kChildOk;
   });
 }
@@ -272,8 +315,8 @@ TEST_F(DeviceCompressed, OneRankStagedOneOnTheDeviceAgree) {
 // (alike at the start, not zero); every call's output and the residuals
 // after the last are bit-equal, and the device path never copies the
 // residual (count f32) either way: it is updated where it lies.
-void residualOnDevice(int n) {
-  runOnRanks(n, [n](int rank, spcclComm_t comm) {
+void residualOnDevice(int n, spcclCompressSchedule_t schedule = spcclCompressTwoShot) {
+  runOnRanks(n, [n, schedule](int rank, spcclComm_t comm) {
     std::vector<float> start(kCount);
     for (size_t i = 0; i < kCount; ++i)
       start[i] = static_cast<float>(static_cast<int>(mix(i + 99 * rank) % 201) - 100) / 1024.0f;
@@ -283,9 +326,11 @@ void residualOnDevice(int n) {
         Case c;
         c.type = type;
         c.op = op;
+        c.schedule = schedule;
         cases.push_back(c);
       }
     Case linearInPlace;
+    linearInPlace.schedule = schedule;
     linearInPlace.codec = spcclCodecLinear;
     linearInPlace.bits = 3;
     linearInPlace.inPlace = true;
@@ -319,6 +364,10 @@ void residualOnDevice(int n) {
 
 TEST_F(DeviceCompressed, DeviceResidualN2) { residualOnDevice(2); }
 TEST_F(DeviceCompressed, DeviceResidualN3) { residualOnDevice(3); }
+// The ring's every encode (input chunk, partial sums, owned sum) updates
+// the device residual where it lies.
+TEST_F(DeviceCompressed, RingDeviceResidualN2) { residualOnDevice(2, spcclCompressRing); }
+TEST_F(DeviceCompressed, RingDeviceResidualN3) { residualOnDevice(3, spcclCompressRing); }
 
 // A residual in host memory with device buffers stages the call whole (a
 // residual copied in and out would cross as much as the staged input and
@@ -410,12 +459,14 @@ TEST_F(DeviceCompressed, OwnedSumWaitsForTheOwnedChunk) {
 // peer waits for its chunk or pieces either way): rank 1 returns the
 // driver's error naming the kernel; rank 0 fails at once naming rank 1,
 // not at the deadline.
-void failedLaunchFailsEveryRank(int skip, const char* kernel) {
-  runOnRanks(2, [skip, kernel](int rank, spcclComm_t comm) {
+void failedLaunchFailsEveryRank(int skip, const char* kernel,
+                                spcclCompressSchedule_t schedule = spcclCompressTwoShot) {
+  runOnRanks(2, [skip, kernel, schedule](int rank, spcclComm_t comm) {
     DeviceFloats send(kCount, nullptr, inputOf(rank)), recv(kCount, nullptr);
     cuStreamSynchronize(nullptr);
     spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
     cfg.blockSize = kBlock;
+    cfg.schedule = schedule;
     if (rank == 1) emuCudaFailLaunchesAfter(static_cast<uint64_t>(skip), 1);
     const auto start = std::chrono::steady_clock::now();
     const spcclResult_t result = spcclCompressedAllReduce(
@@ -447,6 +498,13 @@ TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
   const size_t chunk = (kCount / 2 + kBlock - 1) / kBlock * kBlock;  // rank 0's, whole blocks
   failedLaunchFailsEveryRank(static_cast<int>(2 * ((chunk + kPieceLength - 1) / kPieceLength)),
                              "spcclDecodeCodes");
+}
+
+// The ring on 2 ranks: rank 1 encodes its input chunk (2 launches), then
+// the partial sum that arrives is accumulated (launch 3: the ring's step);
+// rank 0 waits for rank 1's owned codes in the all-gather.
+TEST_F(DeviceCompressed, FailedRingAccumulateFailsEveryRankNamingIt) {
+  failedLaunchFailsEveryRank(2, "spcclAccumulateCodes", spcclCompressRing);
 }
 
 }  // namespace
