@@ -7,8 +7,7 @@
 #   - GpuCollectives.CompressedAllReduceWithinBound: cudaMalloc buffers,
 #     f32/f16/bf16, sum/avg, two-shot and ring, in place, the NULL stream
 #     and a stream, results within the stated bound and the same bits on
-#     every rank; its two-shot calls take the path (the ring's are staged
-#     whole); no residual;
+#     every rank; its two-shot and ring calls take the path; no residual;
 #   - GpuDevicePaths.CompressedAllReduceWithDeviceResidual: error feedback
 #     with the residual in device memory, f32/f16/bf16, sum/avg, three
 #     consecutive two-shot calls sharing it, outputs and final residual bit
