@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "transports/common/stream_comm.h"
+#include "stream_receives.h"
 #include "transports/tcp/tcp_comm.h"
 
 using namespace spccl;
@@ -25,31 +25,23 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const size_t receives = 1 + in.take<uint8_t>() % SPCCL_NET_MAX_REQUESTS;
-  std::vector<size_t> capacities(receives);
-  for (size_t& c : capacities) c = in.take<uint16_t>() % 4096;
-  const std::vector<unsigned char> stream = in.bytes(1 << 16);
+  const fuzz::StreamCase input = fuzz::takeStreamCase(in);
+  const std::vector<size_t>& capacities = input.capacities;
+  const std::vector<unsigned char>& stream = input.stream;
+  const size_t receives = capacities.size();
 
   int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+  fuzz::openSocketPair(fds);
   TcpComm comm(CommKind::Recv);
   comm.fd = fds[0];
   comm.peerName = "fuzz peer";
-  // Each receive's buffer is exactly its capacity: ASan sees any write past it.
-  std::vector<std::unique_ptr<unsigned char[]>> buffers(receives);
-  std::vector<TcpRequest*> posted(receives);
-  for (size_t i = 0; i < receives; ++i) {
-    buffers[i] = std::make_unique<unsigned char[]>(capacities[i] + (capacities[i] == 0));
-    SPCCL_FUZZ_CHECK(postRequest(&comm, "fuzz irecv", &posted[i]) == spcclSuccess);
-    posted[i]->data = reinterpret_cast<char*>(buffers[i].get());
-    posted[i]->capacity = capacities[i];
-  }
-  SPCCL_FUZZ_CHECK(::send(fds[1], stream.data(), stream.size(), MSG_NOSIGNAL) ==
-                   static_cast<ssize_t>(stream.size()));
+  const fuzz::PostedReceives<TcpRequest> receivesPosted =
+      fuzz::postReceives<TcpRequest>(&comm, capacities);
+  const std::vector<std::unique_ptr<unsigned char[]>>& buffers = receivesPosted.buffers;
+  const std::vector<TcpRequest*>& posted = receivesPosted.requests;
+  fuzz::sendWhole(fds[1], stream);
   ::close(fds[1]);
-  spcclResult_t res = spcclSuccess;
-  for (int round = 0; round < 64 && res == spcclSuccess && comm.requests.inFlight() > 0; ++round)
-    res = comm.progress();
+  const spcclResult_t res = fuzz::progressReceives(&comm);
 
   // The model: messages in order, each into the next receive, the first
   // oversize or truncated one failing the comm.
