@@ -30,21 +30,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const fuzz::StreamCase input = fuzz::takeStreamCase(in);
-  const std::vector<size_t>& capacities = input.capacities;
-  const std::vector<unsigned char>& stream = input.stream;
-  const size_t receives = capacities.size();
-
-  int fds[2];
-  fuzz::openSocketPair(fds);
+  const auto [capacities, stream] = fuzz::takeStreamCase(in);
   ShmComm comm(CommKind::Recv);
-  comm.fd = fds[0];
-  comm.peerName = "fuzz peer";
+  int fds[2];
+  fuzz::attachToSocketPair(&comm, fds);
   comm.peerPid = getpid();
-  const fuzz::PostedReceives<ShmRequest> receivesPosted =
-      fuzz::postReceives<ShmRequest>(&comm, capacities);
-  const std::vector<std::unique_ptr<unsigned char[]>>& buffers = receivesPosted.buffers;
-  const std::vector<ShmRequest*>& posted = receivesPosted.requests;
+  const auto [buffers, posted] = fuzz::postReceives<ShmRequest>(&comm, capacities);
   for (ShmRequest* request : posted) request->stage = ShmStage::ReadPrefix;  // as shmIrecv posts
   fuzz::sendWhole(fds[1], stream);
   ::shutdown(fds[1], SHUT_WR);
@@ -60,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     modelFails = hello.magic != shm::kHelloMagic;
     at = sizeof(hello);
   }
-  for (size_t i = 0; i < receives && !modelFails; ++i) {
+  for (size_t i = 0; i < capacities.size() && !modelFails; ++i) {
     if (stream.size() - at < shm::kPrefixBytes) {
       modelFails = true;
       break;
@@ -93,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++completed;
   }
   SPCCL_FUZZ_CHECK(modelFails == (res != spcclSuccess));
-  for (size_t i = completed; i < receives; ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
+  for (size_t i = completed; i < capacities.size(); ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
   // Each remote descriptor read was answered, in order.
   std::string got(answers.size() + 1, '\0');
   const ssize_t n = ::recv(fds[1], got.data(), got.size(), MSG_DONTWAIT);

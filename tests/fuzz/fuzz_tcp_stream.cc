@@ -25,20 +25,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const fuzz::StreamCase input = fuzz::takeStreamCase(in);
-  const std::vector<size_t>& capacities = input.capacities;
-  const std::vector<unsigned char>& stream = input.stream;
-  const size_t receives = capacities.size();
-
-  int fds[2];
-  fuzz::openSocketPair(fds);
+  const auto [capacities, stream] = fuzz::takeStreamCase(in);
   TcpComm comm(CommKind::Recv);
-  comm.fd = fds[0];
-  comm.peerName = "fuzz peer";
-  const fuzz::PostedReceives<TcpRequest> receivesPosted =
-      fuzz::postReceives<TcpRequest>(&comm, capacities);
-  const std::vector<std::unique_ptr<unsigned char[]>>& buffers = receivesPosted.buffers;
-  const std::vector<TcpRequest*>& posted = receivesPosted.requests;
+  int fds[2];
+  fuzz::attachToSocketPair(&comm, fds);
+  const auto [buffers, posted] = fuzz::postReceives<TcpRequest>(&comm, capacities);
   fuzz::sendWhole(fds[1], stream);
   ::close(fds[1]);
   const spcclResult_t res = fuzz::progressReceives(&comm);
@@ -47,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // oversize or truncated one failing the comm.
   size_t at = 0, completed = 0;
   bool modelFails = false;
-  for (size_t i = 0; i < receives; ++i) {
+  for (size_t i = 0; i < capacities.size(); ++i) {
     if (stream.size() - at < 8) {
       modelFails = true;  // EOF before the length (or inside it)
       break;
@@ -66,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++completed;
   }
   SPCCL_FUZZ_CHECK(modelFails == (res != spcclSuccess));
-  for (size_t i = completed; i < receives; ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
+  for (size_t i = completed; i < capacities.size(); ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
   ::close(fds[0]);
   return 0;
 }

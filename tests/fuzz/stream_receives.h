@@ -29,9 +29,12 @@ inline StreamCase takeStreamCase(Input& in) {
   return c;
 }
 
-// fds[0]: the comm's end, fds[1]: the peer's.
-inline void openSocketPair(int fds[2]) {
+// comm on fds[0] of a new socketpair; fds[1] is the peer's end.
+template <typename Comm>
+void attachToSocketPair(Comm* comm, int fds[2]) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+  comm->fd = fds[0];
+  comm->peerName = "fuzz peer";
 }
 
 inline void sendWhole(int fd, const std::vector<unsigned char>& stream) {
