@@ -33,6 +33,7 @@
 #include "common/compressed_flags.h"
 #include "common/element_codec.h"
 #include "common/perf_options.h"
+#include "common/perf_run.h"
 #include "common/perf_session.h"
 #include "common/perf_table.h"
 #include "common/sweep_progress.h"
@@ -68,19 +69,12 @@ std::vector<size_t> keptRowsOf(const std::vector<unsigned char>& mask) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setlinebuf(stdout);
   const char* program = basename(argv[0]);
   PerfOptions options;
   CompressedFlags flags;
   const OptionExtension extension = compressedExtension(&flags);
-  switch (parsePerfOptions(argc, argv, &options, &extension)) {
-    case ParseOutcome::kExitSuccess:
-      return 0;
-    case ParseOutcome::kExitFailure:
-      return kExitError;
-    case ParseOutcome::kRun:
-      break;
-  }
+  if (int exitCode = 0; !startPerfMain(argc, argv, &options, &extension, &exitCode))
+    return exitCode;
   PerfSession session;
   const bool printing = session.rank() == 0;
   const int n = session.nranks();
@@ -108,11 +102,7 @@ int main(int argc, char** argv) {
   const spcclCompression cfg = flags.cfg();
   int failed = 0;
   std::vector<unsigned char> input, output;
-  std::vector<size_t> steps;
-  for (size_t t = 0; t < options.types.size(); ++t)
-    for (const size_t size : messageSizes(options))
-      steps.insert(steps.end(), options.ops.size(), size);
-  SweepProgress progress(std::move(steps), printing && progressWanted(options));
+  SweepProgress progress(sweepSteps(options), printing && progressWanted(options));
   for (spcclDataType_t type : options.types) {
     for (size_t requested : messageSizes(options)) {
       size_t count = requested / spcclTypeSize(type);
@@ -214,6 +204,5 @@ int main(int argc, char** argv) {
         "CPU time per call in us (all threads, slowest rank)\n",
         failed, failed ? "FAILED" : "OK");
   spcclCommDestroy(solo);
-  session.barrier();
-  return failed ? 1 : 0;
+  return finishPerfMain(session, failed);
 }

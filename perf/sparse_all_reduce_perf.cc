@@ -10,6 +10,7 @@
 
 #include "common/json_report.h"
 #include "common/perf_options.h"
+#include "common/perf_run.h"
 #include "common/perf_session.h"
 #include "common/perf_table.h"
 #include "common/sparse_benchmark.h"
@@ -24,8 +25,6 @@
 namespace {
 
 using namespace spccl::perf;
-
-constexpr int kExitWrongResults = 1;
 
 void printWorkload(const SparseOptions& options) {
   const SparseWorkloadSpec& w = options.workload;
@@ -65,34 +64,15 @@ std::vector<unsigned char> loadReplayedInput(const SparseOptions& options,
   return input->denseInput(static_cast<size_t>(maxima[2]));
 }
 
-struct RunTotals {
-  int failedChecks = 0;
-  double busBandwidthSum = 0.0;
-  int rows = 0;
-  void add(const SparseSizeResult& row) {
-    failedChecks += row.failed();
-    busBandwidthSum += row.sparse.busBandwidth;
-    ++rows;
-  }
-  double averageBusBandwidth() const { return rows ? busBandwidthSum / rows : 0.0; }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  setlinebuf(stdout);
   const char* program = basename(argv[0]);
   PerfOptions options;
   SparseOptions sparseOptions;
   const OptionExtension extension = sparseOptionExtension(&sparseOptions);
-  switch (parsePerfOptions(argc, argv, &options, &extension)) {
-    case ParseOutcome::kExitSuccess:
-      return 0;
-    case ParseOutcome::kExitFailure:
-      return kExitError;
-    case ParseOutcome::kRun:
-      break;
-  }
+  if (int exitCode = 0; !startPerfMain(argc, argv, &options, &extension, &exitCode))
+    return exitCode;
 
   PerfSession session(options.deviceBuffers);
   const bool printing = session.rank() == 0;
@@ -106,20 +86,16 @@ int main(int argc, char** argv) {
   SparseBenchmark benchmark(options, sparseOptions, session);
   std::vector<SparseSizeResult> rows;
   RunTotals totals;
-  std::vector<size_t> steps;  // replayed inputs: one step per op, sized unknown (0)
-  if (sparseOptions.inputDir.empty()) {
-    for (size_t t = 0; t < options.types.size(); ++t)
-      for (const size_t size : messageSizes(options))
-        steps.insert(steps.end(), options.ops.size(), size);
-  } else {
-    steps.assign(options.ops.size(), 0);
-  }
+  // Replayed inputs: one step per op, sized unknown (0).
+  std::vector<size_t> steps = sparseOptions.inputDir.empty()
+                                  ? sweepSteps(options)
+                                  : std::vector<size_t>(options.ops.size(), 0);
   SweepProgress progress(std::move(steps), printing && progressWanted(options));
   const auto record = [&](SparseSizeResult row) {
     if (printing) printSparseRow(row);
     progress.stepDone(std::to_string(row.bytes) + " bytes " + spcclTypeName(row.type) + " " +
                       row.opName);
-    totals.add(row);
+    totals.add(row.failed(), row.sparse.busBandwidth);
     rows.push_back(std::move(row));
   };
   if (!sparseOptions.inputDir.empty()) {
@@ -154,9 +130,5 @@ int main(int argc, char** argv) {
       jsonWritten = writeSparseJsonReport(options.jsonPath, options, sparseOptions, summary, rows);
     }
   }
-  // A launcher ends the job when the first rank exits with an error: wait
-  // until rank 0 has printed and written everything.
-  session.barrier();
-  if (totals.failedChecks > 0) return kExitWrongResults;
-  return jsonWritten ? 0 : kExitError;
+  return finishPerfMain(session, totals.failedChecks, jsonWritten);
 }

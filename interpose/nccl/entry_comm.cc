@@ -31,6 +31,22 @@ bool dropRegistration(InterposedComm* comm, const void* handle) {
   return comm->registrations.erase(handle) == 1;
 }
 
+// ncclCommDestroy and ncclCommAbort (abort) after their pass-back: a
+// handle that is not ours goes to the real NCCL in forward mode
+// (forwardToReal), else is an invalid argument named after call.
+template <typename ForwardToReal>
+ncclResult_t unregisterAndDestroy(ncclComm_t comm, const char* call, bool abort,
+                                  ForwardToReal forwardToReal) {
+  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
+  std::shared_ptr<InterposedComm> mine = unregisterComm(comm);
+  if (mine == nullptr) {
+    if (forwarding()) return forwardToReal();
+    return fail(nullptr, ncclInvalidArgument, "%s: comm %p is %s", call, static_cast<void*>(comm),
+                "not a communicator of libspccl_nccl.so (or destroyed)");
+  }
+  return destroy(mine, abort);
+}
+
 }  // namespace
 
 extern "C" {
@@ -110,27 +126,15 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclCommFinalize)
 // first): comm_lifecycle.h.
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   SPCCL_PASS_BACK(CommDestroy, comm);
-  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
-  std::shared_ptr<InterposedComm> mine = unregisterComm(comm);
-  if (mine == nullptr) {
-    if (forwarding()) return SPCCL_FORWARD(realNccl(), CommDestroy, comm);
-    return fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm %p is %s",
-                static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
-  }
-  return destroy(mine, false);
+  return unregisterAndDestroy(comm, "ncclCommDestroy", false,
+                              [comm] { return SPCCL_FORWARD(realNccl(), CommDestroy, comm); });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommDestroy)
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   SPCCL_PASS_BACK(CommAbort, comm);
-  if (comm == nullptr && !forwarding()) return ncclSuccess;  // as NCCL
-  std::shared_ptr<InterposedComm> mine = unregisterComm(comm);
-  if (mine == nullptr) {
-    if (forwarding()) return SPCCL_FORWARD(realNccl(), CommAbort, comm);
-    return fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm %p is %s",
-                static_cast<void*>(comm), "not a communicator of libspccl_nccl.so (or destroyed)");
-  }
-  return destroy(mine, true);
+  return unregisterAndDestroy(comm, "ncclCommAbort", true,
+                              [comm] { return SPCCL_FORWARD(realNccl(), CommAbort, comm); });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclCommAbort)
 

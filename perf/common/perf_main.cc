@@ -11,6 +11,7 @@
 #include "common/collective_spec.h"
 #include "common/json_report.h"
 #include "common/perf_options.h"
+#include "common/perf_run.h"
 #include "common/perf_session.h"
 #include "common/perf_table.h"
 #include "common/sweep_progress.h"
@@ -19,42 +20,17 @@ namespace spccl::perf {
 
 namespace {
 
-constexpr int kExitWrongResults = 1;
-
 // Non-reducing collectives run once per type, with an op they ignore.
 std::vector<spcclRedOp_t> opsToRun(const CollectiveSpec& spec, const PerfOptions& options) {
   return spec.reduces ? options.ops : std::vector<spcclRedOp_t>{spcclSum};
 }
 
-struct RunTotals {
-  int failedChecks = 0;
-  double busBandwidthSum = 0.0;
-  int busBandwidthCount = 0;
-
-  void add(const ModeResult& mode) {
-    if (mode.wrongElements > 0) ++failedChecks;
-    busBandwidthSum += mode.busBandwidth;
-    ++busBandwidthCount;
-  }
-  double averageBusBandwidth() const {
-    return busBandwidthCount ? busBandwidthSum / busBandwidthCount : 0.0;
-  }
-};
-
 }  // namespace
 
 int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
-  setlinebuf(stdout);  // progress shows line by line under a launcher
   const char* program = basename(argv[0]);
   PerfOptions options;
-  switch (parsePerfOptions(argc, argv, &options)) {
-    case ParseOutcome::kExitSuccess:
-      return 0;
-    case ParseOutcome::kExitFailure:
-      return kExitError;
-    case ParseOutcome::kRun:
-      break;
-  }
+  if (int exitCode = 0; !startPerfMain(argc, argv, &options, nullptr, &exitCode)) return exitCode;
 
   PerfSession session(options.deviceBuffers);
   const bool printing = session.rank() == 0;
@@ -87,8 +63,8 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
         if (printing) printRow(row);
         progress.stepDone(std::to_string(size) + " bytes " + spcclTypeName(type) +
                           (spec.reduces ? std::string(" ") + spcclOpName(op) : ""));
-        totals.add(row.outOfPlace);
-        totals.add(row.inPlace);
+        for (const ModeResult* mode : {&row.outOfPlace, &row.inPlace})
+          totals.add(mode->wrongElements > 0, mode->busBandwidth);
         rows.push_back(std::move(row));
       }
     }
@@ -103,11 +79,7 @@ int perfMain(int argc, char** argv, const CollectiveSpec& spec) {
       jsonWritten = writeJsonReport(options.jsonPath, options, summary, rows);
     }
   }
-  // A launcher ends the job when the first rank exits with an error: wait
-  // until rank 0 has printed and written everything.
-  session.barrier();
-  if (totals.failedChecks > 0) return kExitWrongResults;
-  return jsonWritten ? 0 : kExitError;
+  return finishPerfMain(session, totals.failedChecks, jsonWritten);
 }
 
 }  // namespace spccl::perf

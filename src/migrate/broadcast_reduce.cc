@@ -9,26 +9,24 @@ namespace spccl::migrate {
 
 spcclResult_t migrationBroadcast(CollContext& ctx, void* buffer, size_t count,
                                  spcclDataType_t datatype, int straggler) {
-  CollArgs args;
-  args.type = CollType::Broadcast;
-  args.sendbuff = buffer;
-  args.recvbuff = buffer;
-  args.count = count;
-  args.datatype = datatype;
-  args.root = straggler;
+  const CollArgs args{.type = CollType::Broadcast,
+                      .sendbuff = buffer,
+                      .recvbuff = buffer,
+                      .count = count,
+                      .datatype = datatype,
+                      .root = straggler};
   return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
 }
 
 spcclResult_t migrationReduce(CollContext& ctx, const void* sendbuff, void* recvbuff, size_t count,
                               spcclDataType_t datatype, spcclRedOp_t op, int dest) {
-  CollArgs args;
-  args.type = CollType::Reduce;
-  args.sendbuff = sendbuff;
-  args.recvbuff = recvbuff;
-  args.count = count;
-  args.datatype = datatype;
-  args.op = op;
-  args.root = dest;
+  const CollArgs args{.type = CollType::Reduce,
+                      .sendbuff = sendbuff,
+                      .recvbuff = recvbuff,
+                      .count = count,
+                      .datatype = datatype,
+                      .op = op,
+                      .root = dest};
   return runDenseCollective(ctx, args, kMigrationTreeAlgorithm);
 }
 
@@ -57,13 +55,12 @@ spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, v
                                        spcclDataType_t datatype, spcclRedOp_t op,
                                        const std::string& allReduceOverride) {
   foldMigratedPart(ctx.kernels(), sendbuff, recvbuff, count, migrated, datatype, op);
-  CollArgs args;
-  args.type = CollType::AllReduce;
-  args.sendbuff = recvbuff;
-  args.recvbuff = recvbuff;
-  args.count = count;
-  args.datatype = datatype;
-  args.op = op;
+  const CollArgs args{.type = CollType::AllReduce,
+                      .sendbuff = recvbuff,
+                      .recvbuff = recvbuff,
+                      .count = count,
+                      .datatype = datatype,
+                      .op = op};
   return runDenseCollective(ctx, args, allReduceOverride);
 }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "transports/common/stream_comm.h"
+#include "stream_receives.h"
 #include "transports/shm/shm_comm.h"
 #include "transports/shm/shm_protocol.h"
 #include "transports/shm/shm_testing.h"
@@ -30,32 +30,16 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const size_t receives = 1 + in.take<uint8_t>() % SPCCL_NET_MAX_REQUESTS;
-  std::vector<size_t> capacities(receives);
-  for (size_t& c : capacities) c = in.take<uint16_t>() % 4096;
-  const std::vector<unsigned char> stream = in.bytes(1 << 16);
-
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+  const auto [capacities, stream] = fuzz::takeStreamCase(in);
   ShmComm comm(CommKind::Recv);
-  comm.fd = fds[0];
-  comm.peerName = "fuzz peer";
+  int fds[2];
+  fuzz::attachToSocketPair(&comm, fds);
   comm.peerPid = getpid();
-  std::vector<std::unique_ptr<unsigned char[]>> buffers(receives);
-  std::vector<ShmRequest*> posted(receives);
-  for (size_t i = 0; i < receives; ++i) {
-    buffers[i] = std::make_unique<unsigned char[]>(capacities[i] + (capacities[i] == 0));
-    SPCCL_FUZZ_CHECK(postRequest(&comm, "fuzz irecv", &posted[i]) == spcclSuccess);
-    posted[i]->data = reinterpret_cast<char*>(buffers[i].get());
-    posted[i]->capacity = capacities[i];
-    posted[i]->stage = ShmStage::ReadPrefix;  // as shmIrecv posts them
-  }
-  SPCCL_FUZZ_CHECK(::send(fds[1], stream.data(), stream.size(), MSG_NOSIGNAL) ==
-                   static_cast<ssize_t>(stream.size()));
+  const auto [buffers, posted] = fuzz::postReceives<ShmRequest>(&comm, capacities);
+  for (ShmRequest* request : posted) request->stage = ShmStage::ReadPrefix;  // as shmIrecv posts
+  fuzz::sendWhole(fds[1], stream);
   ::shutdown(fds[1], SHUT_WR);
-  spcclResult_t res = spcclSuccess;
-  for (int round = 0; round < 64 && res == spcclSuccess && comm.requests.inFlight() > 0; ++round)
-    res = comm.progress();
+  const spcclResult_t res = fuzz::progressReceives(&comm);
 
   // The model.
   size_t at = 0, completed = 0;
@@ -67,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     modelFails = hello.magic != shm::kHelloMagic;
     at = sizeof(hello);
   }
-  for (size_t i = 0; i < receives && !modelFails; ++i) {
+  for (size_t i = 0; i < capacities.size() && !modelFails; ++i) {
     if (stream.size() - at < shm::kPrefixBytes) {
       modelFails = true;
       break;
@@ -100,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++completed;
   }
   SPCCL_FUZZ_CHECK(modelFails == (res != spcclSuccess));
-  for (size_t i = completed; i < receives; ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
+  for (size_t i = completed; i < capacities.size(); ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
   // Each remote descriptor read was answered, in order.
   std::string got(answers.size() + 1, '\0');
   const ssize_t n = ::recv(fds[1], got.data(), got.size(), MSG_DONTWAIT);

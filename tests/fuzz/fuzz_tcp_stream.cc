@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "transports/common/stream_comm.h"
+#include "stream_receives.h"
 #include "transports/tcp/tcp_comm.h"
 
 using namespace spccl;
@@ -25,37 +25,20 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
-  const size_t receives = 1 + in.take<uint8_t>() % SPCCL_NET_MAX_REQUESTS;
-  std::vector<size_t> capacities(receives);
-  for (size_t& c : capacities) c = in.take<uint16_t>() % 4096;
-  const std::vector<unsigned char> stream = in.bytes(1 << 16);
-
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+  const auto [capacities, stream] = fuzz::takeStreamCase(in);
   TcpComm comm(CommKind::Recv);
-  comm.fd = fds[0];
-  comm.peerName = "fuzz peer";
-  // Each receive's buffer is exactly its capacity: ASan sees any write past it.
-  std::vector<std::unique_ptr<unsigned char[]>> buffers(receives);
-  std::vector<TcpRequest*> posted(receives);
-  for (size_t i = 0; i < receives; ++i) {
-    buffers[i] = std::make_unique<unsigned char[]>(capacities[i] + (capacities[i] == 0));
-    SPCCL_FUZZ_CHECK(postRequest(&comm, "fuzz irecv", &posted[i]) == spcclSuccess);
-    posted[i]->data = reinterpret_cast<char*>(buffers[i].get());
-    posted[i]->capacity = capacities[i];
-  }
-  SPCCL_FUZZ_CHECK(::send(fds[1], stream.data(), stream.size(), MSG_NOSIGNAL) ==
-                   static_cast<ssize_t>(stream.size()));
+  int fds[2];
+  fuzz::attachToSocketPair(&comm, fds);
+  const auto [buffers, posted] = fuzz::postReceives<TcpRequest>(&comm, capacities);
+  fuzz::sendWhole(fds[1], stream);
   ::close(fds[1]);
-  spcclResult_t res = spcclSuccess;
-  for (int round = 0; round < 64 && res == spcclSuccess && comm.requests.inFlight() > 0; ++round)
-    res = comm.progress();
+  const spcclResult_t res = fuzz::progressReceives(&comm);
 
   // The model: messages in order, each into the next receive, the first
   // oversize or truncated one failing the comm.
   size_t at = 0, completed = 0;
   bool modelFails = false;
-  for (size_t i = 0; i < receives; ++i) {
+  for (size_t i = 0; i < capacities.size(); ++i) {
     if (stream.size() - at < 8) {
       modelFails = true;  // EOF before the length (or inside it)
       break;
@@ -74,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ++completed;
   }
   SPCCL_FUZZ_CHECK(modelFails == (res != spcclSuccess));
-  for (size_t i = completed; i < receives; ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
+  for (size_t i = completed; i < capacities.size(); ++i) SPCCL_FUZZ_CHECK(!posted[i]->done);
   ::close(fds[0]);
   return 0;
 }

@@ -25,7 +25,7 @@ void storeAs(spcclDataType_t type, float v, unsigned char* out) {
 
 std::vector<unsigned char> codecInput(spcclDataType_t type, size_t count, size_t blockSize,
                                       int bits, std::mt19937_64& rng) {
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::vector<unsigned char> out(count * bytes);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> exponent(-20, 20);

@@ -104,23 +104,6 @@ const char* typeName(spcclDataType_t type) {
   }
 }
 
-size_t typeBytes(spcclDataType_t type) {
-  switch (type) {
-    case spcclInt8:
-    case spcclUint8:
-      return 1;
-    case spcclFloat16:
-    case spcclBfloat16:
-      return 2;
-    case spcclInt32:
-    case spcclUint32:
-    case spcclFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 namespace {
 
 bool isFloat(spcclDataType_t type) {
@@ -195,7 +178,7 @@ void writeSpecial(spcclDataType_t type, std::mt19937_64& rng, unsigned char* out
       return;
     }
     default: {  // integers: 0, -1, min, max of the type (two's complement)
-      const size_t bytes = typeBytes(type);
+      const size_t bytes = spcclTypeSize(type);
       const bool isSigned = type == spcclInt8 || type == spcclInt32 || type == spcclInt64;
       uint64_t bits = 0;
       switch (pick % 4) {
@@ -245,7 +228,7 @@ void writeModerate(spcclDataType_t type, std::mt19937_64& rng, unsigned char* ou
     }
     default: {
       const int64_t i = static_cast<int64_t>(v);
-      std::memcpy(out, &i, typeBytes(type));
+      std::memcpy(out, &i, spcclTypeSize(type));
       return;
     }
   }
@@ -255,7 +238,7 @@ void writeModerate(spcclDataType_t type, std::mt19937_64& rng, unsigned char* ou
 
 std::vector<unsigned char> randomElements(spcclDataType_t type, size_t count, std::mt19937_64& rng,
                                           double zeroFraction) {
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::vector<unsigned char> out(count * bytes);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (size_t i = 0; i < count; ++i) {

@@ -69,7 +69,6 @@ class DeviceBuffer {
 std::vector<size_t> testCounts();
 
 const char* typeName(spcclDataType_t type);
-size_t typeBytes(spcclDataType_t type);
 constexpr spcclDataType_t kAllTypes[] = {spcclInt8,    spcclUint8,   spcclInt32,   spcclUint32,
                                          spcclInt64,   spcclUint64,  spcclFloat16, spcclFloat32,
                                          spcclFloat64, spcclBfloat16};

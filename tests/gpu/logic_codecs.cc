@@ -88,7 +88,7 @@ void decodeLikeTheKernels(const Magnitude& magnitude, const QuantizerSpec& spec,
 template <typename Format>
 void checkCodec(Codec codec, spcclDataType_t type) {
   const kernels::KernelTable& cpu = kernels::cpuKernels();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(static_cast<uint64_t>(codec) * 10 + type);
   for (int bits = kernels::kMinQuantizerBits; bits <= kernels::kMaxQuantizerBits; ++bits) {
     const int n = bits - 1;

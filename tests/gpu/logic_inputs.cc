@@ -21,7 +21,7 @@ struct ValueClasses {
 
 ValueClasses classify(spcclDataType_t type, const std::vector<unsigned char>& bytes) {
   ValueClasses found;
-  const size_t size = typeBytes(type);
+  const size_t size = spcclTypeSize(type);
   for (size_t i = 0; i + size <= bytes.size(); i += size) {
     uint64_t bits = 0;
     std::memcpy(&bits, bytes.data() + i, size);

@@ -80,7 +80,7 @@ TEST(CudaLogicOnHost, ScatterRunsFoldLikeTheCpu) {
           scatterWithOp<decltype(format)>(op, actual.data(), indices, values.data());
           return 0;
         });
-        ASSERT_EQ(firstDifference(expected, actual, typeBytes(type)), "");
+        ASSERT_EQ(firstDifference(expected, actual, spcclTypeSize(type)), "");
       }
     }
   }

@@ -78,7 +78,7 @@ TEST_P(GpuCodec, QuantizeMatchesCpuByteForByte) {
 TEST_P(GpuCodec, DequantizeMatchesCpu) {
   const auto [codec, type] = GetParam();
   const kernels::KernelTable& cpu = kernels::cpuKernels();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(static_cast<uint64_t>(codec) * 100 + type + 7);
   for (int bits = kernels::kMinQuantizerBits; bits <= kernels::kMaxQuantizerBits; ++bits) {
     for (const size_t blockSize : {size_t{1}, size_t{7}, size_t{8}, size_t{256}, size_t{1000}}) {

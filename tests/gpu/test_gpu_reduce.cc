@@ -23,7 +23,7 @@ class GpuReduce : public GpuTestWithParam<ReduceCase> {};
 void runReduce(spcclDataType_t type, spcclRedOp_t op, const std::vector<unsigned char>& a,
                const std::vector<unsigned char>& b, size_t offset, bool inPlace,
                std::vector<unsigned char>& result) {
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   const size_t count = a.size() / bytes;
   const size_t skip = offset * bytes;
   DeviceBuffer left(a.size() + skip), right(b.size() + skip), out(a.size() + skip);
@@ -39,7 +39,7 @@ void runReduce(spcclDataType_t type, spcclRedOp_t op, const std::vector<unsigned
 
 TEST_P(GpuReduce, MatchesCpuBitForBit) {
   const auto [type, op] = GetParam();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(1000 * type + op);
   for (const size_t count : testCounts()) {
     const auto a = randomElements(type, count, rng, 0.05);
@@ -70,7 +70,7 @@ class GpuDivide : public GpuTestWithParam<spcclDataType_t> {};
 
 TEST_P(GpuDivide, MatchesCpuBitForBit) {
   const spcclDataType_t type = GetParam();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(77 + type);
   for (const size_t count : testCounts()) {
     const auto input = randomElements(type, count, rng, 0.05);

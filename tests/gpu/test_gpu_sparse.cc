@@ -32,7 +32,7 @@ std::vector<unsigned char> asBytes(const std::vector<uint64_t>& words) {
 
 TEST_P(GpuSparse, ExtractNonZerosMatchesCpu) {
   const spcclDataType_t type = GetParam();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(11 + type);
   for (const size_t count : testCounts()) {
     for (const double zeroFraction : {1.0, 0.99, 0.5, 0.0}) {
@@ -103,7 +103,7 @@ void expectScatterMatches(spcclDataType_t type, spcclRedOp_t op,
                           const std::vector<uint64_t>& indices,
                           const std::vector<unsigned char>& values,
                           kernels::cuda::ScatterIndices kind) {
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::vector<unsigned char> expected = dense;
   kernels::scatterReduce(type, op, expected.data(), indices.data(), values.data(), indices.size());
   DeviceBuffer gpuDense(dense.size()), gpuIndices(indices.size() * 8), gpuValues(values.size());
@@ -138,7 +138,7 @@ TEST_P(GpuSparse, ScatterReduceMatchesCpu) {
         SCOPED_TRACE("one index throughout");
         const size_t run = std::min<size_t>(nnz, 20000);  // folded by one thread
         const std::vector<unsigned char> head(values.begin(),
-                                              values.begin() + run * typeBytes(type));
+                                              values.begin() + run * spcclTypeSize(type));
         expectScatterMatches(type, op, dense, repeatedIndices(count, run, true, rng), head,
                              ScatterIndices::MayRepeat);
       }
@@ -154,7 +154,7 @@ TEST_P(GpuSparse, ScatterReduceMatchesCpu) {
 
 TEST_P(GpuSparse, DensifyAndGatherMatchCpu) {
   const spcclDataType_t type = GetParam();
-  const size_t bytes = typeBytes(type);
+  const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(31 + type);
   for (const size_t count : testCounts()) {
     SCOPED_TRACE(testing::Message() << typeName(type) << " count " << count);

@@ -34,25 +34,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nccl_check.h"
+
 #ifdef SPCCL_EMULATED_DEVICE
 #include "../cuda_emulation/emulated_driver.h"
 int cuStreamSynchronize(void* stream); /* the emulated driver's */
 #endif
 
-static int gRank = 0, gNranks = 1, gChecks = 0, gReplace = 0, gNonBlocking = 0;
+static int gReplace = 0, gNonBlocking = 0;
 static double gLossyTolerance = 0;
 static cudaStream_t gStream = NULL;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    ++gChecks;                                                        \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "rank %d: FAIL at line %d: ", gRank, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, " (%s)\n", #cond);                              \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
 
 /* Waits for the stream when it is the emulated driver's (the results are
  * read right after each call); nothing otherwise. */
@@ -120,36 +111,6 @@ static void release(void* p) {
   if (emuCudaFree(p) == 0) return; /* else: host memory */
 #endif
   free(p);
-}
-
-/* ---- the unique id, through a file ---- */
-
-static ncclUniqueId shareId(const char* dir, const char* tag) {
-  const char* secret = getenv("SPCCL_COMM_ID");
-  char path[4096], tmp[4200];
-  snprintf(path, sizeof(path), "%s/ncclid.%s.%s", dir, secret ? secret : "local", tag);
-  ncclUniqueId id;
-  if (gRank == 0) {
-    NCCLCHECK(ncclGetUniqueId(&id));
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE* f = fopen(tmp, "wb");
-    CHECK(f != NULL, "cannot write %s: %s", tmp, strerror(errno));
-    CHECK(fwrite(&id, sizeof(id), 1, f) == 1, "write %s", tmp);
-    CHECK(fclose(f) == 0, "close %s", tmp);
-    CHECK(rename(tmp, path) == 0, "rename to %s: %s", path, strerror(errno));
-    return id;
-  }
-  for (int waited = 0; waited < 60000; waited += 10) {
-    FILE* f = fopen(path, "rb");
-    if (f != NULL) {
-      const size_t got = fread(&id, sizeof(id), 1, f);
-      fclose(f);
-      if (got == 1) return id;
-    }
-    usleep(10000);
-  }
-  CHECK(0, "no unique id in %s after 60 s", path);
-  return id;
 }
 
 /* ---- collectives ---- */

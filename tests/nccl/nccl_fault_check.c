@@ -35,19 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int gRank = 0, gNranks = 1, gChecks = 0;
-static const char* gDir = ".";
+#include "nccl_check.h"
 
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    ++gChecks;                                                        \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "rank %d: FAIL at line %d: ", gRank, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, " (%s)\n", #cond);                              \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
+static const char* gDir = ".";
 
 #define NCCLCHECK(call)                                                                         \
   do {                                                                                          \

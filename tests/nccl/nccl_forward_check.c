@@ -24,17 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int gRank = 0, gNranks = 1;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "rank %d: FAIL at line %d: ", gRank, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, " (%s)\n", #cond);                              \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
+#include "nccl_check.h"
 
 typedef ncclResult_t (*GetVersionFn)(int*);
 typedef const char* (*GetErrorStringFn)(ncclResult_t);
@@ -47,33 +37,6 @@ static void* need(void* handle, const char* name) {
   void* fn = dlsym(handle, name);
   CHECK(fn != NULL, "the real NCCL has no %s", name);
   return fn;
-}
-
-static ncclUniqueId shareId(const char* dir) {
-  const char* secret = getenv("SPCCL_COMM_ID");
-  char path[4096], tmp[4200];
-  snprintf(path, sizeof(path), "%s/ncclid.%s.forward", dir, secret ? secret : "local");
-  ncclUniqueId id;
-  if (gRank == 0) {
-    ncclResult_t r = ncclGetUniqueId(&id);
-    CHECK(r == ncclSuccess, "ncclGetUniqueId returned %d: %s", (int)r, ncclGetLastError(NULL));
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE* f = fopen(tmp, "wb");
-    CHECK(f != NULL && fwrite(&id, sizeof(id), 1, f) == 1 && fclose(f) == 0, "write %s", tmp);
-    CHECK(rename(tmp, path) == 0, "rename to %s: %s", path, strerror(errno));
-    return id;
-  }
-  for (int waited = 0; waited < 60000; waited += 10) {
-    FILE* f = fopen(path, "rb");
-    if (f != NULL) {
-      const size_t got = fread(&id, sizeof(id), 1, f);
-      fclose(f);
-      if (got == 1) return id;
-    }
-    usleep(10000);
-  }
-  CHECK(0, "no unique id in %s after 60 s", path);
-  return id;
 }
 
 int main(int argc, char** argv) {
@@ -117,7 +80,7 @@ int main(int argc, char** argv) {
     return 77;
   }
 
-  ncclUniqueId id = shareId(argv[1]);
+  ncclUniqueId id = shareId(argv[1], "forward");
   ncclComm_t comm = NULL;
   const ncclResult_t got = ncclCommInitRank(&comm, gNranks, id, gRank);
   CHECK(got == expected, "ncclCommInitRank returned %d (%s), the real NCCL %d (%s)", (int)got,

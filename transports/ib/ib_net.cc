@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/knobs.h"
 #include "base/log.h"
+#include "transports/common/pending_accept.h"
 #include "transports/ib/ib_comm.h"
 #include "transports/ib/ib_device_list.h"
 #include "transports/ib/ib_dmabuf.h"
@@ -157,15 +158,10 @@ spcclResult_t ibAccept(void* listenComm, void** recvComm) {
   std::lock_guard<std::mutex> lock(gIb.mutex);
   IbComm* listener = asComm(listenComm);
   *recvComm = nullptr;
-  net::SockAddr peer{};
-  socklen_t len = sizeof(peer);
-  int fd = accept4(listener->listenFd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (fd < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
-      return spcclSuccess;
-    return SPCCL_FAIL(spcclSystemError, "ib accept on %s: %s", listener->peerName.c_str(),
-                      strerror(errno));
-  }
+  net::SockAddr peer;
+  int fd = -1;
+  SPCCL_CHECK(transport::acceptPending(listener->listenFd, "ib", listener->peerName, &peer, &fd));
+  if (fd < 0) return spcclSuccess;  // none pending yet
   auto comm = std::make_unique<IbComm>(CommKind::Recv, listener->device);
   comm->side.adopt(fd, peer, monotonicMs() + gIb.timeoutMs);
   comm->peerName = comm->side.peerName();

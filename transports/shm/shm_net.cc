@@ -245,25 +245,25 @@ spcclResult_t shmDescribe(void* comm, char* buf, size_t len) {
   return spcclSuccess;
 }
 
-const spcclNet_v2_t kShmNet = {"shm",
-                               SPCCL_NET_ABI_VERSION,
-                               shmInit,
-                               shmDevices,
-                               shmGetProperties,
-                               shmListen,
-                               shmConnect,
-                               shmAccept,
-                               regMrNotNeeded,
-                               nullptr,
-                               deregMrNotNeeded,
-                               shmIsend,
-                               shmIrecv,
-                               shmTest,
-                               shmPollFd,
-                               shmDescribe,
-                               closeComm<ShmComm>,
-                               closeComm<ShmComm>,
-                               closeComm<CommBase>};
+constexpr spcclNet_v2_t kShmNet = {"shm",
+                                   SPCCL_NET_ABI_VERSION,
+                                   shmInit,
+                                   shmDevices,
+                                   shmGetProperties,
+                                   shmListen,
+                                   shmConnect,
+                                   shmAccept,
+                                   regMrNotNeeded,
+                                   nullptr,
+                                   deregMrNotNeeded,
+                                   shmIsend,
+                                   shmIrecv,
+                                   shmTest,
+                                   shmPollFd,
+                                   shmDescribe,
+                                   closeComm<ShmComm>,
+                                   closeComm<ShmComm>,
+                                   closeComm<CommBase>};
 
 // ---- cuda_ipc: shm's comms that also carry device memory (shm_device.h) ----
 
@@ -296,25 +296,19 @@ spcclResult_t cudaIpcRegMr(void*, void*, size_t, int type, void** mhandle) {
   return spcclSuccess;
 }
 
-const spcclNet_v2_t kCudaIpcNet = {"cuda_ipc",
-                                   SPCCL_NET_ABI_VERSION,
-                                   shmInit,
-                                   shmDevices,
-                                   cudaIpcGetProperties,
-                                   shmListen,
-                                   cudaIpcConnect,
-                                   cudaIpcAccept,
-                                   cudaIpcRegMr,
-                                   nullptr,
-                                   deregMrNotNeeded,
-                                   shmIsend,
-                                   shmIrecv,
-                                   shmTest,
-                                   shmPollFd,
-                                   shmDescribe,
-                                   closeComm<ShmComm>,
-                                   closeComm<ShmComm>,
-                                   closeComm<CommBase>};
+// shm's table but for what device memory changes: the name, the
+// properties, marking the comms, and registration.
+constexpr spcclNet_v2_t cudaIpcTable() {
+  spcclNet_v2_t net = kShmNet;
+  net.name = "cuda_ipc";
+  net.getProperties = cudaIpcGetProperties;
+  net.connect = cudaIpcConnect;
+  net.accept = cudaIpcAccept;
+  net.regMr = cudaIpcRegMr;
+  return net;
+}
+
+constexpr spcclNet_v2_t kCudaIpcNet = cudaIpcTable();
 
 }  // namespace
 }  // namespace spccl::transport

@@ -21,6 +21,7 @@
 
 #include "base/knobs.h"
 #include "base/log.h"
+#include "transports/common/pending_accept.h"
 #include "transports/tcp/tcp_comm.h"
 #include "transports/tcp/tcp_tls.h"
 
@@ -192,15 +193,10 @@ spcclResult_t tcpAccept(void* listenComm, void** recvComm) {
     return SPCCL_FAIL(spcclInvalidArgument, "tcp accept: listenComm and recvComm must not be NULL");
   CommBase* listener = asComm(listenComm);
   *recvComm = nullptr;
-  net::SockAddr peer{};
-  socklen_t len = sizeof(peer);
-  int fd = accept4(listener->fd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (fd < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
-      return spcclSuccess;
-    return SPCCL_FAIL(spcclSystemError, "tcp accept on %s: %s", listener->peerName.c_str(),
-                      strerror(errno));
-  }
+  net::SockAddr peer;
+  int fd = -1;
+  SPCCL_CHECK(acceptPending(listener->fd, "tcp", listener->peerName, &peer, &fd));
+  if (fd < 0) return spcclSuccess;  // none pending yet
   net::setNoDelay(fd);
   auto comm = std::make_unique<TcpComm>(CommKind::Recv);
   comm->fd = fd;

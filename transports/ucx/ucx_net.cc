@@ -14,6 +14,7 @@
 #include "base/check.h"
 #include "base/knobs.h"
 #include "base/log.h"
+#include "transports/common/pending_accept.h"
 #include "transports/ucx/ucx_comm.h"
 #include "transports/ucx/ucx_worker.h"
 
@@ -109,15 +110,10 @@ spcclResult_t ucxAccept(void* listenComm, void** recvComm) {
   std::lock_guard<std::mutex> lock(process()->mutex);
   UcxComm* listener = asComm(listenComm);
   *recvComm = nullptr;
-  net::SockAddr peer{};
-  socklen_t len = sizeof(peer);
-  int fd = accept4(listener->listenFd, &peer.sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (fd < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
-      return spcclSuccess;
-    return SPCCL_FAIL(spcclSystemError, "ucx accept on %s: %s", listener->peerName.c_str(),
-                      strerror(errno));
-  }
+  net::SockAddr peer;
+  int fd = -1;
+  SPCCL_CHECK(transport::acceptPending(listener->listenFd, "ucx", listener->peerName, &peer, &fd));
+  if (fd < 0) return spcclSuccess;  // none pending yet
   *recvComm = acceptedComm(fd, peer);
   return spcclSuccess;
 }
