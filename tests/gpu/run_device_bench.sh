@@ -7,7 +7,10 @@
 #   - sparse all-reduce, 64 MiB f32 at 0.1 %, 1 % and 5 %, 2 and 4 ranks,
 #     beside the dense all-reduce of the same buffer (the binary times both);
 #   - host-staged tcp on loopback, 64 MiB, 2 ranks, with SPCCL_STAGING_REPORT:
-#     each rank's time in the copies in, on the host and in the copies out.
+#     each rank's time in the copies in, on the host and in the copies out;
+#   - the kernels libspccl embeds, alone (perf/device_kernels_bench): checked
+#     against host references, then GB/s at 16M and 256M f32 elements against
+#     a device-to-device copy of the same bytes (KERNEL_SIZES; at most 90 s).
 # Usage: run_device_bench.sh BUILD_DIR RESULTS_DIR (DENSE_MAX, SPARSE_BYTES: sizes;
 # LD_LIBRARY_PATH=<build>/tests/cuda_emulation/emulated_driver tries it without a GPU, on
 # the emulated driver: the plumbing, not figures). Each run under `timeout`;
@@ -37,4 +40,18 @@ done
 # out (SPCCL_STAGING_REPORT, docs/gpu.md); no kernel runs in this path yet.
 SPCCL_TRANSPORT=tcp SPCCL_STAGING_REPORT=1 bench "all_reduce_device_tcp_split_n2" "$launcher" -n 2 -- \
   "$build/perf/all_reduce_perf" --device -b 64M -e 64M -n 5 -w 2 -c 1
+# The embedded kernels alone: the whole table (checks, then one row per
+# kernel and size). Without a usable device (the emulated driver) the
+# binary says so and exits 0.
+kernel_log=$results/device_kernels.log
+timeout 90 "$build/perf/device_kernels_bench" -n "${KERNEL_SIZES:-16M,256M}" -w 2 -i 10 \
+  >"$kernel_log" 2>&1
+status=$?
+if [[ $status -ne 0 ]]; then
+  echo "== device_kernels: FAIL (exit $status)"
+  failed=1
+else
+  echo "== device_kernels"
+fi
+cat "$kernel_log"
 exit $failed
