@@ -1,5 +1,5 @@
 // migrate_perf: a column-parallel tensor-parallel linear layer on the CPU
-// (GEMMs through OpenBLAS) across the ranks of the communicator, one rank
+// (GEMMs through OpenBLAS, host_gemm.h) across the ranks of the communicator, one rank
 // slowed by a factor chi, timed per training iteration with
 //   (a) no balancing,
 //   (b) broadcast-reduce migration, the grad-input reduce merged into the
@@ -17,6 +17,8 @@
 // anything. There a GEMM of m x n x k costs a sleep of 2 m n k / F seconds
 // (F: --flops, per rank) and chi times that on the straggler, and does no
 // arithmetic; the check's untimed iterations still compute for real.
+// Built without OpenBLAS, only --compute sleep runs (its check computes with
+// plain loops); --compute gemm, the default, is refused.
 //
 // --overlap 1 runs (b)'s broadcasts of shed data as non-blocking calls
 // (spcclImigrateBroadcast) during each rank's own GEMMs (broadcastDuring).
@@ -38,7 +40,6 @@
 // by default: (b), (c) and (d without resizing) against (a) on a first, untimed iteration per
 // chi; exit status 1 if one differs. -c 0 turns it off (a bare -c means -c 1). -J FILE writes
 // the rows, every round's time and the check's verdict as JSON (rank 0), for docs/perf/raw.
-#include <cblas.h>
 #include <spccl.h>
 
 #include <algorithm>
@@ -53,6 +54,7 @@
 #include <vector>
 
 #include "common/perf_session.h"
+#include "host_gemm.h"
 #include "migration_calls.h"
 
 namespace {
@@ -140,8 +142,7 @@ struct Rank {
       return;
     }
     auto start = Clock::now();
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    spccl::perf::hostSgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc);
     double took = seconds(start, Clock::now());
     if (isStraggler() && chi > 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>((chi - 1) * took));
@@ -558,13 +559,19 @@ Options parse(int argc, char** argv) {
       std::exit(2);
     }
   }
+  if (!o.sleepCompute && !spccl::perf::hostGemmIsOpenBlas()) {
+    std::fprintf(stderr,
+                 "migrate_perf: --compute gemm needs OpenBLAS; this build has none, use "
+                 "--compute sleep\n");
+    std::exit(2);
+  }
   return o;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  openblas_set_num_threads(1);  // one core per rank; ranks share the machine
+  spccl::perf::hostGemmUseOneThread();
   Rank r;
   r.opt = parse(argc, argv);
   r.arithmetic = !r.opt.sleepCompute;

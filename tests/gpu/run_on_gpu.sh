@@ -53,7 +53,7 @@
 #   SPCCL_GPU_LIMITS          per-stage limits in seconds, "stage=s ..." overriding the defaults
 #                             build=300 collectives=120 torch=90 pieces=90 cudaipc=90 devicepath=240
 #                             devicesparse=150 devicetokens=180 devicecodecs=180
-#                             devicebench=150 netns=150
+#                             devicebench=210 netns=150
 #                             kernel=120 (each binary)
 #                             kernels=150 sanitize_one=20 sanitizer=90 bench=90
 #   SPCCL_GPU_STAGES          the stages to run, e.g. "kernels collectives torch" (default:
@@ -107,7 +107,7 @@ summary=$results/summary.txt
 failed=0
 skipped_stages=()
 
-declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=240 [devicesparse]=150 [devicetokens]=180 [devicecodecs]=180 [devicebench]=150 [netns]=150 [kernel]=120 [kernels]=150
+declare -A limit=([build]=300 [collectives]=120 [torch]=90 [pieces]=90 [cudaipc]=90 [devicepath]=240 [devicesparse]=150 [devicetokens]=180 [devicecodecs]=180 [devicebench]=210 [netns]=150 [kernel]=120 [kernels]=150
   [sanitize_one]=20 [sanitizer]=90 [bench]=90)
 for kv in ${SPCCL_GPU_LIMITS:-}; do limit[${kv%%=*}]=${kv#*=}; done
 
@@ -279,7 +279,7 @@ cmake_args+=("${extra_cmake[@]}")
 
 targets=(spccl spccl_nccl spcclrun spccl_gpu_tests spccl_gpu_collective_tests all_reduce_perf
   sparse_all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf reduce_perf alltoall_perf
-  spccl_cuda_ipc_tests device_kernels_bench)
+  spccl_cuda_ipc_tests device_kernels_bench migrate_perf)
 [[ ${SPCCL_GPU_BENCH:-0} == 1 ]] && targets+=(kernels_bench)
 read -ra extra <<<"${SPCCL_GPU_EXTRA_TARGETS:-}"
 targets+=("${extra[@]}")
