@@ -116,6 +116,21 @@ bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
          buffersOverlap(call, bytes);
 }
 
+// A scatter or gather whose root passes recvbuff overlapping sendbuff
+// other than exactly at the root's own block of the larger buffer (the
+// in-place form, which the schedules handle): the root would write a block
+// a peer still reads over IPC (scatter), or copy a peer's block over its
+// own input before copying that (gather). Every rank then falls back; the
+// staged schedules copy in an order that is right.
+bool rootOverlapsOtherBlocks(const DeviceCall& call, const BufferBytes& bytes, int rank) {
+  if (call.type != CollType::Migration || rank != call.root || !buffersOverlap(call, bytes))
+    return false;
+  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
+  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
+  const size_t ownBlock = static_cast<size_t>(rank) * std::min(bytes.send, bytes.recv);
+  return bytes.send >= bytes.recv ? recv != send + ownBlock : send != recv + ownBlock;
+}
+
 // An in-place all-to-all(v)'s send data, copied to the communicator's
 // scratch (device/peer_readable_scratch.h) at the offsets it has in
 // sendbuff, so that the schedule reads every block there, this rank's own
@@ -151,6 +166,7 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
       call.type == CollType::AllToAllv ? bytes.send + bytes.recv == 0 : call.count == 0;
   if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
   if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  if (rootOverlapsOtherBlocks(call, bytes, ctx.rank())) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
