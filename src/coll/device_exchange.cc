@@ -315,6 +315,13 @@ spcclResult_t synchronizeDeviceStream(CuStream stream, const char* name, const c
   return spcclSuccess;
 }
 
+spcclResult_t finishQueuedCopies(spcclResult_t queued, CuStream stream, const char* name,
+                                 const char* what) {
+  if (stream == nullptr) return queued;
+  const spcclResult_t synchronized = synchronizeDeviceStream(stream, name, what);
+  return queued != spcclSuccess ? queued : synchronized;
+}
+
 spcclResult_t copyOnStream(CuDevicePtr to, CuDevicePtr from, size_t bytes, CuStream stream,
                            const char* name, const char* what) {
   if (bytes == 0 || to == from) return spcclSuccess;

@@ -78,6 +78,14 @@ spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char
 // The stream's work done, or the driver's error naming `what`.
 spcclResult_t synchronizeDeviceStream(device::CuStream stream, const char* name, const char* what);
 
+// The end of a step that queued copies on `stream`: waits for them even
+// where queueing one failed (`queued`), since those queued before it read
+// the peers' buffers and write the user's, which after the barrier are the
+// peers' and the user's again. The first error: `queued`, else the wait's.
+// A null stream (none was had) is not waited for.
+spcclResult_t finishQueuedCopies(spcclResult_t queued, device::CuStream stream, const char* name,
+                                 const char* what);
+
 // cuMemcpyAsync on stream, or the driver's error naming `what`.
 spcclResult_t copyOnStream(device::CuDevicePtr to, device::CuDevicePtr from, size_t bytes,
                            device::CuStream stream, const char* name, const char* what);

@@ -13,13 +13,17 @@
 // copies; falling back, it does neither.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
+#include "rank_failure.h"
 #include "spccl.h"
 #include "staging_report.h"
 
@@ -225,6 +229,47 @@ void failedLaunch(Coll coll) {
     }
     return kChildOk;
   });
+}
+
+// A copy that fails partway on rank 1: its first copy is held at the
+// device copy gate (opened 300 ms later by another thread), its second is
+// refused. Rank 1 must still wait for the held copy before returning (it
+// reads a peer's buffer and writes recvbuff, the peer's and the user's
+// again once the call ends); every rank fails, the others naming rank 1.
+void failedCopyWaitsForTheQueuedOnes(bool allToAll) {
+  runOnRanks(3, [allToAll](int rank, spcclComm_t comm) {
+    constexpr size_t kCount = 64;
+    DeviceBytes send(3 * kCount * sizeof(float)), recv(3 * kCount * sizeof(float));
+    std::atomic<bool> opened{false};
+    std::thread opener;
+    if (rank == 1) {
+      emuCudaCloseDeviceCopyGate(0);
+      emuCudaFailCopiesOnDeviceAfter(1, 1);
+      opener = std::thread([&opened] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        opened = true;
+        emuCudaOpenDeviceCopyGate();
+      });
+    }
+    const TimedResult got = timedCall(comm, [&] {
+      return allToAll
+                 ? spcclAllToAll(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr)
+                 : spcclAllGather(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr);
+    });
+    if (rank == 1) {
+      EXPECT_TRUE(opened.load()) << "rank 1 returned before its queued copy ran";
+      opener.join();
+    }
+    expectFailedOnEveryRank(rank, 1, got, "cuMemcpyAsync");
+    return kChildOk;
+  });
+}
+
+TEST(DeviceCollectives, FailedCopyInAllGatherWaitsForTheQueuedCopies) {
+  failedCopyWaitsForTheQueuedOnes(false);
+}
+TEST(DeviceCollectives, FailedCopyInAllToAllWaitsForTheQueuedCopies) {
+  failedCopyWaitsForTheQueuedOnes(true);
 }
 
 TEST(DeviceCollectives, FailedLaunchInReduceScatterFailsEveryRankNamingIt) {
