@@ -253,26 +253,38 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
   CuStream stream = nullptr;
-  SPCCL_CHECK(peers.stream(&stream));
   auto copy = [&](CuDevicePtr to, CuDevicePtr from, size_t size, const char* what) {
     SPCCL_CHECK(copyOnStream(to, from, size, stream, call.name, what));
     return synchronizeDeviceStream(stream, call.name, what);
   };
-  if (bytes.send > 0) {
-    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(send.data()),
-                     reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes.send,
-                     "copying sendbuff in"));
-    args.sendbuff = send.data();
+  auto copyIn = [&]() -> spcclResult_t {
+    SPCCL_CHECK(peers.stream(&stream));
+    if (bytes.send > 0) {
+      SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(send.data()),
+                       reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes.send,
+                       "copying sendbuff in"));
+      args.sendbuff = send.data();
+    }
+    // Apart on the host even where they overlap on the device (in place):
+    // the CPU collective's result is the same out of place.
+    if (bytes.recv > 0) args.recvbuff = recv.data();
+    // An all-to-allv leaves the gaps between its blocks as they were: they
+    // go back out with the blocks, so they come in first.
+    if (bytes.recv > 0 && call.type == CollType::AllToAllv)
+      SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
+                       reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
+                       "copying recvbuff in"));
+    return spcclSuccess;
+  };
+  // The peers are already in the CPU collective, waiting for this rank:
+  // a failure before it breaks the engine, which tells them at once (as
+  // runDeviceCodecs does), instead of leaving them to their deadline.
+  const spcclResult_t in = copyIn();
+  if (in != spcclSuccess) {
+    const std::string why = threadLastError();
+    ctx.abortCall(in, why);  // the peers' error names this rank (Engine::abort)
+    return failWith(in, __FILE__, __LINE__, "%s", why.c_str());
   }
-  // Apart on the host even where they overlap on the device (in place):
-  // the CPU collective's result is the same out of place.
-  if (bytes.recv > 0) args.recvbuff = recv.data();
-  // An all-to-allv leaves the gaps between its blocks as they were: they
-  // go back out with the blocks, so they come in first.
-  if (bytes.recv > 0 && call.type == CollType::AllToAllv)
-    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
-                     reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
-                     "copying recvbuff in"));
   SPCCL_CHECK(runOnCpu(args));
   if (bytes.recv == 0) return spcclSuccess;
   return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),

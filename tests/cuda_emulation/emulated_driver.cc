@@ -204,9 +204,9 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  Failures launchFailures;      // emuCudaFailLaunchesAfter
-  Failures deviceCopyFailures;  // emuCudaFailCopiesOnDeviceAfter
-  CopyGate deviceCopyGate;      // emuCudaCloseDeviceCopyGate
+  Failures launchFailures;  // emuCudaFailLaunchesAfter
+  Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
+  CopyGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
 };
 
 State& state() {
@@ -512,6 +512,10 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   const bool toDevice = checkDevice(dst, bytes) == kSuccess;
   const bool fromDevice = checkDevice(src, bytes) == kSuccess;
   if (!toDevice && !fromDevice) return kInvalidValue;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().copyFailures.take()) return kInvalidValue;
+  }
   auto* to = reinterpret_cast<void*>(dst);
   const auto* from = reinterpret_cast<const void*>(src);
   if (!(toDevice && fromDevice)) return enqueueCopy(stream, to, from, bytes, toDevice);
@@ -519,7 +523,6 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   if (s == nullptr) return kInvalidHandle;
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    if (state().deviceCopyFailures.take()) return kInvalidValue;
     ++state().counters.copiesOnDevice;
   }
   const bool gated = state().deviceCopyGate.takeTicket();
@@ -843,9 +846,9 @@ void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
   state().launchFailures = Failures{count, passing};
 }
 
-void emuCudaFailCopiesOnDeviceAfter(uint64_t passing, int count) {
+void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
-  state().deviceCopyFailures = Failures{count, passing};
+  state().copyFailures = Failures{count, passing};
 }
 
 EmuCudaCounters emuCudaCounters(void) {

@@ -244,7 +244,7 @@ void failedCopyWaitsForTheQueuedOnes(bool allToAll) {
     std::thread opener;
     if (rank == 1) {
       emuCudaCloseDeviceCopyGate(0);
-      emuCudaFailCopiesOnDeviceAfter(1, 1);
+      emuCudaFailMemcpyAsyncAfter(1, 1);
       opener = std::thread([&opened] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         opened = true;
@@ -270,6 +270,33 @@ TEST(DeviceCollectives, FailedCopyInAllGatherWaitsForTheQueuedCopies) {
 }
 TEST(DeviceCollectives, FailedCopyInAllToAllWaitsForTheQueuedCopies) {
   failedCopyWaitsForTheQueuedOnes(true);
+}
+
+// Rank 0 passes host buffers, so every rank falls back; rank 1's copy of
+// its device sendbuff in fails before the CPU all-gather. Its peers, in
+// that all-gather already, fail at once naming rank 1, not at the deadline
+// (nor when rank 1 exits).
+TEST(DeviceCollectives, FailedFallbackCopyFailsThePeersAtOnceNamingTheRank) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    constexpr size_t kCount = 64;
+    DeviceBytes send(kCount * sizeof(float)), recv(3 * kCount * sizeof(float));
+    std::vector<float> hostSend(kCount), hostRecv(3 * kCount);
+    if (rank == 1) emuCudaFailMemcpyAsyncAfter(0, 1);
+    const TimedResult got = timedCall(comm, [&] {
+      return rank == 0
+                 ? spcclAllGather(hostSend.data(), hostRecv.data(), kCount, spcclFloat32, comm,
+                                  nullptr)
+                 : spcclAllGather(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr);
+    });
+    expectFailedOnEveryRank(rank, 1, got, "copying sendbuff in");
+    // Rank 1 stays up a while: its exit would close its connections and
+    // tell the peers too, which must have learnt it before.
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    if (rank != 1) {
+      EXPECT_LT(got.seconds, 1.0) << "rank " << rank << " was not told at once";
+    }
+    return kChildOk;
+  });
 }
 
 TEST(DeviceCollectives, FailedLaunchInReduceScatterFailsEveryRankNamingIt) {
