@@ -143,9 +143,16 @@ bool rootOverlapsOtherBlocks(const DeviceCall& call, const BufferBytes& bytes, i
 // this rank's offer goes out, and no peer reads before it has gathered
 // every offer. The scratch is free for it: the previous call that used it
 // ended with the schedule's barrier, after the peers' reads.
+//
+// The scratch was reserved on the caller's thread (reserveDeviceScratch):
+// cuMemAlloc may wait for the device, and so for the stream this call
+// holds. The body only takes it; where it is smaller (the reservation
+// failed), the call falls back.
 spcclResult_t copyToScratch(const DeviceCall& call, size_t bytes, device::PeerAllocations& peers,
                             CuDevicePtr* out) {
-  SPCCL_CHECK(peers.scratch().reserve(bytes, call.name, out));
+  if (!peers.scratch().take(bytes, out))
+    return SPCCL_FAIL(spcclSystemError, "%s: no device scratch of %zu bytes reserved", call.name,
+                      bytes);
   CuStream stream = nullptr;
   SPCCL_CHECK(peers.stream(&stream));
   const char* what = "copying sendbuff to the scratch the peers read (in place)";
@@ -317,6 +324,14 @@ spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char
       return SPCCL_FAIL(spcclRemoteError, "%s: rank %zu failed %s of the device-resident call",
                         call.name, r, step);
   return spcclSuccess;
+}
+
+spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
+                                   device::PeerAllocations& peers) {
+  const BufferBytes bytes = bufferBytes(call, nranks, rank);
+  if (!call.device || !allToAllInPlace(call, bytes) || bytes.send == 0) return spcclSuccess;
+  CuDevicePtr scratch = 0;
+  return peers.scratch().reserve(bytes.send, call.name, &scratch);
 }
 
 spcclResult_t synchronizeDeviceStream(CuStream stream, const char* name, const char* what) {

@@ -75,6 +75,14 @@ spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
 spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char* step,
                             spcclResult_t mine);
 
+// An in-place all-to-all(v) of device buffers: the scratch its send data
+// is copied to (copyToScratch in device_exchange.cc), reserved on the API
+// caller's thread with the buffers' context current, since cuMemAlloc may
+// wait for the device and the body runs while the call holds a stream.
+// Nothing for other calls. A failure leaves the call to fall back.
+spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
+                                   device::PeerAllocations& peers);
+
 // The stream's work done, or the driver's error naming `what`.
 spcclResult_t synchronizeDeviceStream(device::CuStream stream, const char* name, const char* what);
 
