@@ -20,10 +20,10 @@ struct Block {
   size_t source = 0, target = 0, count = 0;
 };
 
-// Copies the blocks (indexed by sending rank), from rank me+1 on so that
-// the ranks do not all read rank 0 first, then waits for them.
-spcclResult_t copyBlocks(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers,
-                         const std::vector<Block>& blocks, CuStream stream) {
+// Queues the blocks' copies (indexed by sending rank), from rank me+1 on
+// so that the ranks do not all read rank 0 first; the first failure.
+spcclResult_t queueBlocks(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers,
+                          const std::vector<Block>& blocks, CuStream stream) {
   const int n = ctx.nranks(), me = ctx.rank();
   const size_t size = spcclTypeSize(call.datatype);
   CuDevicePtr target = 0;
@@ -40,14 +40,17 @@ spcclResult_t copyBlocks(CollContext& ctx, const DeviceCall& call, const DeviceB
     SPCCL_CHECK(copyOnStream(target + block.target * size, source + block.source * size,
                              block.count * size, stream, call.name, what.c_str()));
   }
-  return synchronizeDeviceStream(stream, call.name, "copying the peers' blocks");
+  return spcclSuccess;
 }
 
+// The blocks copied, then waited for even after a failed copy
+// (finishQueuedCopies).
 spcclResult_t runBlocks(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers,
                         const std::vector<Block>& blocks) {
   CuStream stream = nullptr;
   SPCCL_CHECK(buffers.stream(&stream));
-  return copyBlocks(ctx, call, buffers, blocks, stream);
+  return finishQueuedCopies(queueBlocks(ctx, call, buffers, blocks, stream), stream, call.name,
+                            "copying the peers' blocks");
 }
 
 spcclResult_t allToAll(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers) {

@@ -75,8 +75,8 @@ spcclResult_t allGather(CollContext& ctx, const DeviceCall& call, const DeviceBu
     result =
         copyFrom(call, buffers, from, me, static_cast<size_t>(from) * countBytes(call), stream);
   }
-  if (result == spcclSuccess)
-    result = synchronizeDeviceStream(stream, call.name, "copying the peers' sendbuffs");
+  // Waited for even after a failed copy: the earlier ones are queued.
+  result = finishQueuedCopies(result, stream, call.name, "copying the peers' sendbuffs");
   return deviceBarrier(ctx, call, "the gather", result);
 }
 

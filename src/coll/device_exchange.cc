@@ -116,6 +116,21 @@ bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
          buffersOverlap(call, bytes);
 }
 
+// A scatter or gather whose root passes recvbuff overlapping sendbuff
+// other than exactly at the root's own block of the larger buffer (the
+// in-place form, which the schedules handle): the root would write a block
+// a peer still reads over IPC (scatter), or copy a peer's block over its
+// own input before copying that (gather). Every rank then falls back; the
+// staged schedules copy in an order that is right.
+bool rootOverlapsOtherBlocks(const DeviceCall& call, const BufferBytes& bytes, int rank) {
+  if (call.type != CollType::Migration || rank != call.root || !buffersOverlap(call, bytes))
+    return false;
+  const auto* send = static_cast<const unsigned char*>(call.sendbuff);
+  const auto* recv = static_cast<const unsigned char*>(call.recvbuff);
+  const size_t ownBlock = static_cast<size_t>(rank) * std::min(bytes.send, bytes.recv);
+  return bytes.send >= bytes.recv ? recv != send + ownBlock : send != recv + ownBlock;
+}
+
 // An in-place all-to-all(v)'s send data, copied to the communicator's
 // scratch (device/peer_readable_scratch.h) at the offsets it has in
 // sendbuff, so that the schedule reads every block there, this rank's own
@@ -128,9 +143,16 @@ bool allToAllInPlace(const DeviceCall& call, const BufferBytes& bytes) {
 // this rank's offer goes out, and no peer reads before it has gathered
 // every offer. The scratch is free for it: the previous call that used it
 // ended with the schedule's barrier, after the peers' reads.
+//
+// The scratch was reserved on the caller's thread (reserveDeviceScratch):
+// cuMemAlloc may wait for the device, and so for the stream this call
+// holds. The body only takes it; where it is smaller (the reservation
+// failed), the call falls back.
 spcclResult_t copyToScratch(const DeviceCall& call, size_t bytes, device::PeerAllocations& peers,
                             CuDevicePtr* out) {
-  SPCCL_CHECK(peers.scratch().reserve(bytes, call.name, out));
+  if (!peers.scratch().take(bytes, out))
+    return SPCCL_FAIL(spcclSystemError, "%s: no device scratch of %zu bytes reserved", call.name,
+                      bytes);
   CuStream stream = nullptr;
   SPCCL_CHECK(peers.stream(&stream));
   const char* what = "copying sendbuff to the scratch the peers read (in place)";
@@ -151,6 +173,7 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
       call.type == CollType::AllToAllv ? bytes.send + bytes.recv == 0 : call.count == 0;
   if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
   if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  if (rootOverlapsOtherBlocks(call, bytes, ctx.rank())) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
   // Loaded already by prepareDeviceAllReduce (a cached lookup here); a
@@ -237,26 +260,38 @@ spcclResult_t runOnHost(CollContext& ctx, const DeviceCall& call, device::PeerAl
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
   std::vector<unsigned char> send(bytes.send), recv(bytes.recv);
   CuStream stream = nullptr;
-  SPCCL_CHECK(peers.stream(&stream));
   auto copy = [&](CuDevicePtr to, CuDevicePtr from, size_t size, const char* what) {
     SPCCL_CHECK(copyOnStream(to, from, size, stream, call.name, what));
     return synchronizeDeviceStream(stream, call.name, what);
   };
-  if (bytes.send > 0) {
-    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(send.data()),
-                     reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes.send,
-                     "copying sendbuff in"));
-    args.sendbuff = send.data();
+  auto copyIn = [&]() -> spcclResult_t {
+    SPCCL_CHECK(peers.stream(&stream));
+    if (bytes.send > 0) {
+      SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(send.data()),
+                       reinterpret_cast<CuDevicePtr>(call.sendbuff), bytes.send,
+                       "copying sendbuff in"));
+      args.sendbuff = send.data();
+    }
+    // Apart on the host even where they overlap on the device (in place):
+    // the CPU collective's result is the same out of place.
+    if (bytes.recv > 0) args.recvbuff = recv.data();
+    // An all-to-allv leaves the gaps between its blocks as they were: they
+    // go back out with the blocks, so they come in first.
+    if (bytes.recv > 0 && call.type == CollType::AllToAllv)
+      SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
+                       reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
+                       "copying recvbuff in"));
+    return spcclSuccess;
+  };
+  // The peers are already in the CPU collective, waiting for this rank:
+  // a failure before it breaks the engine, which tells them at once (as
+  // runDeviceCodecs does), instead of leaving them to their deadline.
+  const spcclResult_t in = copyIn();
+  if (in != spcclSuccess) {
+    const std::string why = threadLastError();
+    ctx.abortCall(in, why);  // the peers' error names this rank (Engine::abort)
+    return failWith(in, __FILE__, __LINE__, "%s", why.c_str());
   }
-  // Apart on the host even where they overlap on the device (in place):
-  // the CPU collective's result is the same out of place.
-  if (bytes.recv > 0) args.recvbuff = recv.data();
-  // An all-to-allv leaves the gaps between its blocks as they were: they
-  // go back out with the blocks, so they come in first.
-  if (bytes.recv > 0 && call.type == CollType::AllToAllv)
-    SPCCL_CHECK(copy(reinterpret_cast<CuDevicePtr>(recv.data()),
-                     reinterpret_cast<CuDevicePtr>(call.recvbuff), bytes.recv,
-                     "copying recvbuff in"));
   SPCCL_CHECK(runOnCpu(args));
   if (bytes.recv == 0) return spcclSuccess;
   return copy(reinterpret_cast<CuDevicePtr>(call.recvbuff),
@@ -291,12 +326,27 @@ spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char
   return spcclSuccess;
 }
 
+spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
+                                   device::PeerAllocations& peers) {
+  const BufferBytes bytes = bufferBytes(call, nranks, rank);
+  if (!call.device || !allToAllInPlace(call, bytes) || bytes.send == 0) return spcclSuccess;
+  CuDevicePtr scratch = 0;
+  return peers.scratch().reserve(bytes.send, call.name, &scratch);
+}
+
 spcclResult_t synchronizeDeviceStream(CuStream stream, const char* name, const char* what) {
   const device::CuResult result = device::cudaDriver()->streamSynchronize(stream);
   if (result != 0)
     return SPCCL_FAIL(spcclSystemError, "%s: %s: %s", name, what,
                       device::describeCuError("cuStreamSynchronize", result).c_str());
   return spcclSuccess;
+}
+
+spcclResult_t finishQueuedCopies(spcclResult_t queued, CuStream stream, const char* name,
+                                 const char* what) {
+  if (stream == nullptr) return queued;
+  const spcclResult_t synchronized = synchronizeDeviceStream(stream, name, what);
+  return queued != spcclSuccess ? queued : synchronized;
 }
 
 spcclResult_t copyOnStream(CuDevicePtr to, CuDevicePtr from, size_t bytes, CuStream stream,

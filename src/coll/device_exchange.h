@@ -75,8 +75,24 @@ spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
 spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char* step,
                             spcclResult_t mine);
 
+// An in-place all-to-all(v) of device buffers: the scratch its send data
+// is copied to (copyToScratch in device_exchange.cc), reserved on the API
+// caller's thread with the buffers' context current, since cuMemAlloc may
+// wait for the device and the body runs while the call holds a stream.
+// Nothing for other calls. A failure leaves the call to fall back.
+spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
+                                   device::PeerAllocations& peers);
+
 // The stream's work done, or the driver's error naming `what`.
 spcclResult_t synchronizeDeviceStream(device::CuStream stream, const char* name, const char* what);
+
+// The end of a step that queued copies on `stream`: waits for them even
+// where queueing one failed (`queued`), since those queued before it read
+// the peers' buffers and write the user's, which after the barrier are the
+// peers' and the user's again. The first error: `queued`, else the wait's.
+// A null stream (none was had) is not waited for.
+spcclResult_t finishQueuedCopies(spcclResult_t queued, device::CuStream stream, const char* name,
+                                 const char* what);
 
 // cuMemcpyAsync on stream, or the driver's error naming `what`.
 spcclResult_t copyOnStream(device::CuDevicePtr to, device::CuDevicePtr from, size_t bytes,

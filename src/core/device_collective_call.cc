@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "coll/device_all_reduce.h"
 #include "coll/device_collectives.h"
+#include "coll/device_exchange.h"
 #include "core/comm.h"
 #include "device/peer_allocations.h"
 #include "runtime/coll_context.h"
@@ -116,6 +117,12 @@ spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, cons
                                       const CollSignature& signature, const char* name,
                                       spcclRequest_t* request) {
   const DeviceCall call = deviceCallOf(comm, staged, args, name);
+  if (call.device) {
+    // Here, not in the held body (see reserveDeviceScratch). A failure is
+    // no error: the body finds no scratch and the call falls back.
+    device::ScopedCudaContext current(staged.context());
+    (void)reserveDeviceScratch(call, comm->nranks, comm->rank, *devicePeersOf(comm));
+  }
   return runDeviceCall(
       comm, staged, signature,
       [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {

@@ -39,7 +39,8 @@ bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
   // Cheapest first: host calls leave at the first test.
   return staged.hasDeviceMemory() && call.count > 0 && call.rows == nullptr &&
          knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
-         onDevice(call.recvbuff) && (call.residual == nullptr || onDevice(call.residual)) &&
+         onDevice(call.recvbuff) &&
+         (call.residual == nullptr || device::isDeviceMemoryOf(call.residual, staged.device())) &&
          compress::deviceCodecsAvailable();
 }
 

@@ -34,7 +34,9 @@ spcclResult_t validate(StagedCall& staged) {
 bool foldsOnDevice(const StagedCall& staged, const DeviceMergedAllReduce& call) {
   const DeviceCall& c = call.allReduce;
   if (!c.device || !onDevice(call.sendbuff) || !onDevice(c.recvbuff)) return false;
-  if (call.migrated.count > 0 && !onDevice(call.migrated.data)) return false;
+  // On the buffers' device: the fold's kernel has no peer access to another.
+  if (call.migrated.count > 0 && !device::isDeviceMemoryOf(call.migrated.data, staged.device()))
+    return false;
   device::ScopedCudaContext current(staged.context());
   (void)prepareDeviceAllReduce(c.datatype, migrate::foldOp(c.op));
   return deviceReduceLoaded(c.datatype, migrate::foldOp(c.op)) &&

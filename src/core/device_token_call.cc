@@ -167,12 +167,25 @@ spcclResult_t rowsAtMost(const StagedCall& staged, const TokenCall& call, Device
   return spcclSuccess;
 }
 
+// A residual, scores, mask or maskOut in device memory of another device
+// than the buffers': the plan's kernels have no peer access to it, so the
+// call takes the staged path.
+bool onAnotherDevice(const StagedCall& staged, const TokenCall& call) {
+  const int device = staged.device();
+  const float* residual = call.compressed ? call.compression.residual : nullptr;
+  for (const void* p :
+       {static_cast<const void*>(residual), static_cast<const void*>(call.scores),
+        static_cast<const void*>(call.maskOut), static_cast<const void*>(call.mask)})
+    if (device::onAnotherDevice(p, device)) return true;
+  return false;
+}
+
 }  // namespace
 
 bool deviceTokensApply(const StagedCall& staged, const TokenCall& call) {
   // Cheapest first: host calls leave at the first test.
   return staged.hasDeviceMemory() && call.count() > 0 && knobInt("SPCCL_DEVICE_TOKENS") != 0 &&
-         onDevice(call.buff) && compress::deviceRowsAvailable();
+         onDevice(call.buff) && !onAnotherDevice(staged, call) && compress::deviceRowsAvailable();
 }
 
 spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& call,

@@ -57,6 +57,8 @@ class StagedCall {
   // then, as a non-blocking call on host buffers does.
   spcclResult_t runDirectQueued(std::function<spcclResult_t()> body, spcclRequest_t* request);
   bool hasDeviceMemory() const { return staging_->hasDeviceMemory(); }
+  // The device of the first device buffer; -1 without one.
+  int device() const { return staging_->device(); }
   // Enqueued on a stream (runDirect then runs in its order), not at once.
   bool hasStream() const { return stream_ != nullptr; }
   // The buffers' CUDA context (after validate); nullptr for host buffers.

@@ -54,4 +54,9 @@ BufferLocation locateBuffer(const void* pointer) {
   return location;
 }
 
+bool isDeviceMemoryOf(const void* pointer, int device) {
+  const BufferLocation location = locateBuffer(pointer);
+  return location.kind == MemoryKind::Device && location.device == device;
+}
+
 }  // namespace spccl::device

@@ -26,6 +26,18 @@ struct BufferLocation {
 // for memory the driver does not know.
 BufferLocation locateBuffer(const void* pointer);
 
+// Device memory of device ordinal `device`: a kernel of that device's
+// context may touch it without peer access (spccl enables none), which
+// memory of another device needs.
+bool isDeviceMemoryOf(const void* pointer, int device);
+
+// Device memory, but not of `device`: a device path must not pass it to a
+// kernel of `device`'s context.
+inline bool onAnotherDevice(const void* pointer, int device) {
+  const BufferLocation location = locateBuffer(pointer);
+  return location.kind == MemoryKind::Device && location.device != device;
+}
+
 inline bool cpuCanAccess(MemoryKind kind) { return kind != MemoryKind::Device; }
 
 }  // namespace spccl::device

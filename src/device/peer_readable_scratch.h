@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 #include "device/cuda_driver.h"
@@ -28,14 +29,23 @@ class PeerReadableScratch {
   PeerReadableScratch(const PeerReadableScratch&) = delete;
   PeerReadableScratch& operator=(const PeerReadableScratch&) = delete;
 
-  // At least `bytes` in the calling thread's current context;
-  // spcclSystemError with the driver's error, naming `call`.
+  // At least `bytes` in the calling thread's current context: at least
+  // doubled, or exactly `bytes` where the doubled size cannot be had;
+  // spcclSystemError with the driver's error, naming `call`. cuMemAlloc
+  // may wait for the device: called on the API caller's thread, before
+  // the call holds its stream (core/device_collective_call.cc).
   spcclResult_t reserve(size_t bytes, const char* call, CuDevicePtr* out);
+  // The scratch where reserve made it at least `bytes`, allocating
+  // nothing (for the held body); false where it is smaller.
+  bool take(size_t bytes, CuDevicePtr* out);
   // Frees every allocation; the caller makes their context current.
   void release();
-  size_t bytes() const { return bytes_; }
+  size_t bytes() const;
 
  private:
+  // The caller's thread reserves while an earlier call's body, queued on
+  // another thread, may take.
+  mutable std::mutex mutex_;
   CuDevicePtr live_ = 0;
   size_t bytes_ = 0;
   std::vector<CuDevicePtr> outgrown_;

@@ -49,12 +49,9 @@ spcclResult_t gather(CollContext& ctx, const DeviceCall& call, const DeviceBuffe
     for (int r = 0; r < n && result == spcclSuccess; ++r)
       result =
           copyBlock(call, buffers, r, 0, me, static_cast<size_t>(r) * blockBytes(call), stream);
-    // Synchronised even after a failed copy: the earlier ones write the
+    // Waited for even after a failed copy: the earlier ones write the
     // user's buffer.
-    const spcclResult_t synchronized =
-        stream != nullptr ? synchronizeDeviceStream(stream, call.name, "copying the ranks' blocks")
-                          : spcclSuccess;
-    if (result == spcclSuccess) result = synchronized;
+    result = finishQueuedCopies(result, stream, call.name, "copying the ranks' blocks");
   }
   return deviceBarrier(ctx, call, "the gather", result);
 }

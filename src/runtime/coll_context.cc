@@ -78,6 +78,10 @@ spcclResult_t runCollective(Engine& engine, const CollSignature& signature,
   return result;
 }
 
+void CollContext::abortCall(spcclResult_t code, const std::string& why) {
+  if (!engine_.broken()) engine_.abort(code, why);
+}
+
 spcclResult_t CollContext::isend(int peer, const void* data, size_t bytes, PeerRequest* request,
                                  uint8_t flags) {
   return engine_.postSend(peer, data, bytes, signature_, seq_, flags, &request->slot);

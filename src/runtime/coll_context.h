@@ -101,6 +101,11 @@ class CollContext {
   const std::string& denseAlgorithm() const;
   // The communicator's traffic so far (spcclCommGetCounters).
   const spcclCounters_t& counters() const;
+  // A failure of this rank's own (e.g. a device copy) that cuts the call
+  // short while the peers wait in it for this rank: breaks the engine
+  // (Engine::abort) with `why`, which tells them now, not at their
+  // deadline. Not again where the engine is broken already.
+  void abortCall(spcclResult_t code, const std::string& why);
 
   // Whether the call's COLL line is on (SPCCL_DEBUG=INFO and
   // SPCCL_DEBUG_SUBSYS with COLL): build a reason for noteChoice only then.

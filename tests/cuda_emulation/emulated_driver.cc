@@ -179,6 +179,24 @@ struct CopyGate {
   }
 };
 
+// emuCudaFailLaunchesAfter's (and the copies') failures: `passing` more
+// calls succeed, then `failing` fail. Under State's mutex.
+struct Failures {
+  int failing = 0;
+  uint64_t passing = 0;
+
+  // Whether this call fails.
+  bool take() {
+    if (failing > 0 && passing > 0) {
+      --passing;
+      return false;
+    }
+    if (failing == 0) return false;
+    --failing;
+    return true;
+  }
+};
+
 struct State {
   std::mutex mutex;
   CopyGate copyGate;
@@ -186,8 +204,9 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  int failingLaunches = 0;       // emuCudaFailLaunches
-  uint64_t passingLaunches = 0;  // emuCudaFailLaunchesAfter: succeed first
+  Failures launchFailures;  // emuCudaFailLaunchesAfter
+  Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
+  CopyGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
 };
 
 State& state() {
@@ -349,12 +368,7 @@ void runEmulatedKernel(spcclDataType_t type, const std::string& op,
 // else counted.
 CuResult countLaunch() {
   std::lock_guard<std::mutex> lock(state().mutex);
-  if (state().failingLaunches > 0 && state().passingLaunches > 0) {
-    --state().passingLaunches;
-  } else if (state().failingLaunches > 0) {
-    --state().failingLaunches;
-    return 719;  // CUDA_ERROR_LAUNCH_FAILED
-  }
+  if (state().launchFailures.take()) return 719;  // CUDA_ERROR_LAUNCH_FAILED
   ++state().counters.kernelLaunches;
   return kSuccess;
 }
@@ -498,6 +512,10 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   const bool toDevice = checkDevice(dst, bytes) == kSuccess;
   const bool fromDevice = checkDevice(src, bytes) == kSuccess;
   if (!toDevice && !fromDevice) return kInvalidValue;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().copyFailures.take()) return kInvalidValue;
+  }
   auto* to = reinterpret_cast<void*>(dst);
   const auto* from = reinterpret_cast<const void*>(src);
   if (!(toDevice && fromDevice)) return enqueueCopy(stream, to, from, bytes, toDevice);
@@ -507,7 +525,11 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
     std::lock_guard<std::mutex> lock(state().mutex);
     ++state().counters.copiesOnDevice;
   }
-  s->enqueue([to, from, bytes] { std::memcpy(to, from, bytes); });
+  const bool gated = state().deviceCopyGate.takeTicket();
+  s->enqueue([to, from, bytes, gated] {
+    if (gated) state().deviceCopyGate.waitOpen();
+    std::memcpy(to, from, bytes);
+  });
   return kSuccess;
 }
 
@@ -795,27 +817,38 @@ int emuCudaLaunch(void* handle, void (*fn)(void*), void* userData) {
   return 0;
 }
 
-void emuCudaCloseCopyGate(uint64_t passing) {
-  CopyGate& gate = state().copyGate;
+namespace {
+
+void closeGate(CopyGate& gate, uint64_t passing) {
   std::lock_guard<std::mutex> lock(gate.mutex);
   gate.closed = true;
   gate.passing = passing;
   gate.issued = 0;
 }
 
-void emuCudaOpenCopyGate(void) {
-  CopyGate& gate = state().copyGate;
+void openGate(CopyGate& gate) {
   std::lock_guard<std::mutex> lock(gate.mutex);
   gate.closed = false;
   gate.cv.notify_all();
 }
 
+}  // namespace
+
+void emuCudaCloseCopyGate(uint64_t passing) { closeGate(state().copyGate, passing); }
+void emuCudaOpenCopyGate(void) { openGate(state().copyGate); }
+void emuCudaCloseDeviceCopyGate(uint64_t passing) { closeGate(state().deviceCopyGate, passing); }
+void emuCudaOpenDeviceCopyGate(void) { openGate(state().deviceCopyGate); }
+
 void emuCudaFailLaunches(int count) { emuCudaFailLaunchesAfter(0, count); }
 
 void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
-  state().passingLaunches = passing;
-  state().failingLaunches = count;
+  state().launchFailures = Failures{count, passing};
+}
+
+void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().copyFailures = Failures{count, passing};
 }
 
 EmuCudaCounters emuCudaCounters(void) {

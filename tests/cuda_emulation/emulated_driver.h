@@ -52,6 +52,14 @@ void emuCudaFailLaunches(int count);
 /* The same after `passing` more launches succeed: a failure of a later
  * kernel of a call. */
 void emuCudaFailLaunchesAfter(uint64_t passing, int count);
+/* The same for cuMemcpyAsync (any direction): after `passing` more
+ * succeed, the next `count` fail at enqueue (CUDA_ERROR_INVALID_VALUE). */
+void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
+/* emuCudaCloseCopyGate's gate for the copies between two device buffers
+ * (cuMemcpyAsync): the first `passing` run, later ones wait on their
+ * stream until emuCudaOpenDeviceCopyGate (or 10 s). */
+void emuCudaCloseDeviceCopyGate(uint64_t passing);
+void emuCudaOpenDeviceCopyGate(void);
 
 #ifdef __cplusplus
 }

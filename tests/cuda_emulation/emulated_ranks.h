@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../common/fork_ranks.h"
@@ -128,6 +131,15 @@ inline void runOnThreeDevices(const char* noPeerAccess,
                               const std::function<void(int, spcclComm_t, void*)>& body) {
   EmulatedHost host(3, noPeerAccess);
   runOnRanksWithStream(3, body, {0, 1, 2});
+}
+
+// For emuCudaLaunch: holds a stream until `released` (a
+// std::atomic<bool>), or 10 s, so that a failing test ends.
+inline void holdStreamUntilReleased(void* released) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!static_cast<std::atomic<bool>*>(released)->load() &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 }  // namespace spccl::testing

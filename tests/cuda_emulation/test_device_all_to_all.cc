@@ -13,6 +13,7 @@
 // copy.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -125,6 +126,34 @@ TEST(DeviceAllToAll, InPlaceCallsReuseTheScratchAndGrowItN3) {
       EXPECT_EQ(now().liveAllocations - live, step.newAllocations) << e.describe(true, nullptr);
       EXPECT_EQ(buffer.get(nullptr), expected) << e.describe(true, nullptr);
     }
+    return kChildOk;
+  });
+}
+
+// The scratch of an in-place call on a stream is allocated on the
+// caller's thread, when the call is made: with the stream held by an
+// earlier host function, the allocation is already counted before the
+// call runs (cuMemAlloc may wait for the device, so not in the held
+// body). The result is right once the stream is released.
+TEST(DeviceAllToAll, InPlaceScratchIsAllocatedWhenTheCallIsMadeN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const Exchange e{spcclFloat32, 257, rank, 2};
+    const std::vector<unsigned char> expected = reference(e, comm);
+    DeviceBytes buffer(e.bytes());
+    buffer.set(e.input());
+    void* stream = emuCudaStreamCreate();
+    std::atomic<bool> released{false};
+    EXPECT_EQ(emuCudaLaunch(stream, holdStreamUntilReleased, &released), 0);
+    const int64_t live = now().liveAllocations;
+    EXPECT_EQ(spcclAllToAll(buffer.data(), buffer.data(), e.count, e.type, comm, stream),
+              spcclSuccess)
+        << spcclGetLastError(comm);
+    EXPECT_EQ(now().liveAllocations - live, 1)
+        << e.describe(true, stream) << ": the scratch not allocated by the caller";
+    released = true;
+    cuStreamSynchronize(stream);
+    EXPECT_EQ(buffer.get(stream), expected) << e.describe(true, stream);
+    emuCudaStreamDestroy(stream);
     return kChildOk;
   });
 }

@@ -13,13 +13,17 @@
 // copies; falling back, it does neither.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_collective_shapes.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
+#include "rank_failure.h"
 #include "spccl.h"
 #include "staging_report.h"
 
@@ -222,6 +226,74 @@ void failedLaunch(Coll coll) {
     } else {
       EXPECT_EQ(result, spcclRemoteError) << error;
       EXPECT_NE(error.find("rank 1 failed the reduction"), std::string::npos) << error;
+    }
+    return kChildOk;
+  });
+}
+
+// A copy that fails partway on rank 1: its first copy is held at the
+// device copy gate (opened 300 ms later by another thread), its second is
+// refused. Rank 1 must still wait for the held copy before returning (it
+// reads a peer's buffer and writes recvbuff, the peer's and the user's
+// again once the call ends); every rank fails, the others naming rank 1.
+void failedCopyWaitsForTheQueuedOnes(bool allToAll) {
+  runOnRanks(3, [allToAll](int rank, spcclComm_t comm) {
+    constexpr size_t kCount = 64;
+    DeviceBytes send(3 * kCount * sizeof(float)), recv(3 * kCount * sizeof(float));
+    std::atomic<bool> opened{false};
+    std::thread opener;
+    if (rank == 1) {
+      emuCudaCloseDeviceCopyGate(0);
+      emuCudaFailMemcpyAsyncAfter(1, 1);
+      opener = std::thread([&opened] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        opened = true;
+        emuCudaOpenDeviceCopyGate();
+      });
+    }
+    const TimedResult got = timedCall(comm, [&] {
+      return allToAll
+                 ? spcclAllToAll(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr)
+                 : spcclAllGather(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr);
+    });
+    if (rank == 1) {
+      EXPECT_TRUE(opened.load()) << "rank 1 returned before its queued copy ran";
+      opener.join();
+    }
+    expectFailedOnEveryRank(rank, 1, got, "cuMemcpyAsync");
+    return kChildOk;
+  });
+}
+
+TEST(DeviceCollectives, FailedCopyInAllGatherWaitsForTheQueuedCopies) {
+  failedCopyWaitsForTheQueuedOnes(false);
+}
+TEST(DeviceCollectives, FailedCopyInAllToAllWaitsForTheQueuedCopies) {
+  failedCopyWaitsForTheQueuedOnes(true);
+}
+
+// Rank 0 passes host buffers, so every rank falls back; rank 1's copy of
+// its device sendbuff in fails before the CPU all-gather. Its peers, in
+// that all-gather already, fail at once naming rank 1, not at the deadline
+// (nor when rank 1 exits).
+TEST(DeviceCollectives, FailedFallbackCopyFailsThePeersAtOnceNamingTheRank) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    constexpr size_t kCount = 64;
+    DeviceBytes send(kCount * sizeof(float)), recv(3 * kCount * sizeof(float));
+    std::vector<float> hostSend(kCount), hostRecv(3 * kCount);
+    if (rank == 1) emuCudaFailMemcpyAsyncAfter(0, 1);
+    const TimedResult got = timedCall(comm, [&] {
+      return rank == 0
+                 ? spcclAllGather(hostSend.data(), hostRecv.data(), kCount, spcclFloat32, comm,
+                                  nullptr)
+                 : spcclAllGather(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr);
+    });
+    expectFailedOnEveryRank(rank, 1, got, "copying sendbuff in");
+    // Rank 1 stays up a while: its exit would close its connections and
+    // tell the peers too, which must have learnt it before.
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    if (rank != 1) {
+      EXPECT_LT(got.seconds, 1.0) << "rank " << rank << " was not told at once";
     }
     return kChildOk;
   });

@@ -369,6 +369,30 @@ TEST_F(DeviceCompressed, DeviceResidualN3) { residualOnDevice(3); }
 TEST_F(DeviceCompressed, RingDeviceResidualN2) { residualOnDevice(2, spcclCompressRing); }
 TEST_F(DeviceCompressed, RingDeviceResidualN3) { residualOnDevice(3, spcclCompressRing); }
 
+// A residual in device memory of another device than the buffers' (rank
+// r's buffers on emulated device r, its residual on r + 1): the codec
+// kernels have no peer access to it, so the call is staged (no kernel),
+// with the staged path's output and residual bit for bit.
+TEST_F(DeviceCompressed, ResidualOnAnotherDeviceStagesTheCallN3) {
+  runOnThreeDevices(nullptr, [](int rank, spcclComm_t comm, void*) {
+    std::vector<float> start(kCount, 1.0f / 64);
+    DeviceBytes stagedResidual(kCount * sizeof(float));
+    ASSERT_EQ(emuCudaSetCurrentDevice((rank + 1) % 3), 0);
+    DeviceBytes elsewhere(kCount * sizeof(float));
+    ASSERT_EQ(emuCudaSetCurrentDevice(rank), 0);
+    stagedResidual.upload(start.data());
+    elsewhere.upload(start.data());
+    const Case c;
+    const Outcome staged =
+        compressedCall(comm, rank, false, c, static_cast<float*>(stagedResidual.data));
+    const Outcome other = compressedCall(comm, rank, true, c, static_cast<float*>(elsewhere.data));
+    EXPECT_EQ(other.launches, 0u) << c.describe(rank) << ": a kernel ran";
+    EXPECT_TRUE(sameBits(other.out, staged.out)) << c.describe(rank) << ": the outputs differ";
+    EXPECT_TRUE(sameBits(elsewhere.download(), stagedResidual.download()))
+        << c.describe(rank) << ": the residuals differ";
+  });
+}
+
 // A residual in host memory with device buffers stages the call whole (a
 // residual copied in and out would cross as much as the staged input and
 // output): no kernel, the output copied back whole.

@@ -336,6 +336,33 @@ void hostOnRankZero(bool onlyMigrated) {
 TEST(DeviceMigrate, HostBuffersOnOneRankFallBackOnEveryRankN3) { hostOnRankZero(false); }
 TEST(DeviceMigrate, HostMigratedOnOneRankFallsBackOnEveryRankN3) { hostOnRankZero(true); }
 
+// The all-reduce's `migrated` in device memory of another device than
+// sendbuff and recvbuff (rank r's buffers on emulated device r, migrated
+// on r + 1): the fold's kernel has no peer access to it, so the rank folds
+// staged (no launch) and every rank has the staged path's result.
+TEST(DeviceMigrate, MigratedOnAnotherDeviceIsStagedN3) {
+  runOnThreeDevices(nullptr, [](int rank, spcclComm_t comm, void* stream) {
+    spcclComm_t staged = stagedComm(comm, rank, 3);
+    const Case c{Kind::AllReduce, spcclFloat32, spcclSum, 120, rank, 3};
+    const std::string what = c.describe("migrated on another device");
+    const Inputs in = smallIntegers(c);
+    const std::vector<unsigned char> expected = stagedResult(c, in, staged);
+    const DeviceCase buffers(c, in);
+    ASSERT_EQ(emuCudaSetCurrentDevice((rank + 1) % 3), 0);
+    DeviceBytes elsewhere(in.migrated.size());
+    ASSERT_EQ(emuCudaSetCurrentDevice(rank), 0);
+    elsewhere.set(in.migrated);
+    const EmuCudaCounters before = now();
+    ASSERT_EQ(callOn(c, buffers.send.data(), buffers.recv.data(), elsewhere.data(), comm, stream),
+              spcclSuccess)
+        << what << ": " << spcclGetLastError(comm);
+    cuStreamSynchronize(stream);
+    EXPECT_EQ(since(before).launches, 0u) << what << ": a kernel ran";
+    EXPECT_EQ(buffers.recv.get(stream), expected) << what;
+    spcclCommDestroy(staged);
+  });
+}
+
 // A kernel launch that fails on rank 1 (dest; in the all-reduce, its
 // fold): rank 1 fails with the driver's error by name, rank 0 names rank 1.
 void failedLaunch(Kind kind, const char* step) {

@@ -123,6 +123,45 @@ void checkInPlaceAtRoot(const Exchange& e, spcclComm_t comm, spcclComm_t staged,
   EXPECT_EQ(all.get(stream), expected) << what;
 }
 
+// The root's recvbuff overlapping its sendbuff at block 0, not its own
+// block (scatter: recvbuff = sendbuff; gather: sendbuff = recvbuff): the
+// device path would write a block a peer reads, or overwrite the root's
+// input before copying it, so every rank falls back (no copy on the
+// device) with the staged path's in-place bits.
+void checkOverlapOffTheOwnBlock(const Exchange& e, spcclComm_t comm, spcclComm_t staged,
+                                void* stream) {
+  const std::string what = e.describe(stream) + ", overlapping at block 0";
+  std::vector<unsigned char> expected = rootBufferBefore(e);
+  unsigned char* host = expected.data();
+  ASSERT_EQ(callOn(e, host, host, staged, nullptr), spcclSuccess)
+      << what << ": " << spcclGetLastError(staged);
+  DeviceBytes all(e.atRoot());
+  all.set(rootBufferBefore(e));
+  const EmuCudaCounters before = now();
+  ASSERT_EQ(callOn(e, all.at(0), all.at(0), comm, stream), spcclSuccess)
+      << what << ": " << spcclGetLastError(comm);
+  cuStreamSynchronize(stream);
+  EXPECT_EQ(since(before).copiesOnDevice, 0u) << what << ": took the device path";
+  EXPECT_EQ(all.get(stream), expected) << what;
+}
+
+TEST(DeviceScatterGather, RootOverlapOffItsOwnBlockFallsBackN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    spcclComm_t staged = stagedComm(comm, rank, 2);
+    void* stream = emuCudaStreamCreate();
+    for (bool scatter : {true, false}) {
+      const Exchange e{scatter, spcclFloat32, 101, rank, 2};
+      if (rank == e.root())
+        checkOverlapOffTheOwnBlock(e, comm, staged, stream);
+      else
+        checkOne(e, comm, staged, stream, false);
+    }
+    emuCudaStreamDestroy(stream);
+    spcclCommDestroy(staged);
+    return kChildOk;
+  });
+}
+
 // Every call on n ranks; inPlaceAtRoot: the root's in place, the other
 // ranks' out of place.
 void everyCall(int n, bool inPlaceAtRoot) {

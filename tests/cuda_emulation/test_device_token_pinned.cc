@@ -75,14 +75,6 @@ TEST(DeviceTokenPinned, MaskCallPinnedRowsFollowTheKeptCount) {
     });
 }
 
-// Holds a stream until `released` (or 10 s, so that a failing test ends).
-void holdStream(void* released) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!static_cast<std::atomic<bool>*>(released)->load() &&
-         std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
 // A host mask read in the stream's order: counted (a tenth) when the call
 // is made, nine tenths kept when it runs. The rows past the pinned buffer
 // go through pageable memory; the result is the staged path's for the
@@ -94,7 +86,7 @@ TEST(DeviceTokenPinned, HostMaskKeepingMoreRowsWhenTheCallRuns) {
     const DeviceTensor buff(rank, spcclFloat32, kWideHidden);
     std::vector<unsigned char> mask = maskOf(0.1);
     std::atomic<bool> released{false};
-    EXPECT_EQ(emuCudaLaunch(stream, holdStream, &released), 0);
+    EXPECT_EQ(emuCudaLaunch(stream, holdStreamUntilReleased, &released), 0);
     const uint64_t before = emuCudaCounters().pinnedAllocations;
     EXPECT_EQ(spcclTokenMaskAllReduce(buff.data(), mask.data(), kTokens, kWideHidden, spcclFloat32,
                                       spcclSum, nullptr, spcclPruneZero, comm, stream),

@@ -58,6 +58,9 @@ struct ResidualCase {
   int smallKind = -1;  // where scores, mask and maskOut lie
   spcclPrunePolicy_t policy = spcclPruneZero;
   bool nonBlocking = false;  // spcclItoken...AllReduce, then spcclWait (no stream)
+  // The residual on emulated device rank + 1 (runOnThreeDevices: rank r's
+  // tensor on device r), not the current one.
+  bool residualOnNextDevice = false;
 
   std::string describe(int rank, int call) const {
     return std::string(topk ? "top-k" : "mask") + " type " + std::to_string(type) +
@@ -85,7 +88,13 @@ struct Step {
 std::vector<Step> consecutiveCalls(spcclComm_t comm, int rank, bool deviceTokens,
                                    const ResidualCase& c) {
   setenv("SPCCL_DEVICE_TOKENS", deviceTokens ? "1" : "0", 1);
+  if (c.residualOnNextDevice) {
+    EXPECT_EQ(emuCudaSetCurrentDevice((rank + 1) % 3), 0);
+  }
   const ZeroResidual residual(c.residualKind);
+  if (c.residualOnNextDevice) {
+    EXPECT_EQ(emuCudaSetCurrentDevice(rank), 0);
+  }
   std::vector<Step> steps;
   for (int call = 0; call < kCalls; ++call) {
     const int seed = rank + 8 * call;
@@ -209,6 +218,26 @@ TEST(DeviceTokenResidual, Float32ConsecutiveCallsN2) { everyResidualCase(2, spcc
 TEST(DeviceTokenResidual, Float32ConsecutiveCallsN3) { everyResidualCase(3, spcclFloat32); }
 TEST(DeviceTokenResidual, Bfloat16ConsecutiveCallsN2) { everyResidualCase(2, spcclBfloat16); }
 TEST(DeviceTokenResidual, Bfloat16ConsecutiveCallsN3) { everyResidualCase(3, spcclBfloat16); }
+
+// A device residual on another device than the tensor's: the row kernels
+// have no peer access to it, so the call is staged whole (no launch), with
+// the staged path's tensor, maskOut and residual bit for bit.
+TEST(DeviceTokenResidual, ResidualOnAnotherDeviceIsStagedN3) {
+  runOnThreeDevices(nullptr, [](int rank, spcclComm_t comm, void*) {
+    ResidualCase c;
+    c.residualOnNextDevice = true;
+    const std::vector<Step> staged = consecutiveCalls(comm, rank, false, c);
+    const std::vector<Step> device = consecutiveCalls(comm, rank, true, c);
+    ASSERT_EQ(device.size(), staged.size());
+    for (size_t call = 0; call < device.size(); ++call) {
+      const std::string what = c.describe(rank, static_cast<int>(call)) + ", residual elsewhere";
+      EXPECT_EQ(device[call].launches, 0u) << what << ": a kernel ran";
+      EXPECT_TRUE(device[call].buff == staged[call].buff) << what << ": the tensors differ";
+      EXPECT_TRUE(device[call].maskOut == staged[call].maskOut) << what << ": maskOut differs";
+      EXPECT_TRUE(device[call].residual == staged[call].residual) << what << ": residuals differ";
+    }
+  });
+}
 
 // The residual's gather (the second launch: the tensor's passed) fails on
 // rank 1 while its peers are in the rows' all-reduce: rank 1 returns the
