@@ -274,7 +274,7 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
   if (gated) {
     stream->enqueue([to, from, bytes] {
       state().copyGate.waitOpen();
-      std::memcpy(to, from, bytes);
+      if (bytes > 0) std::memcpy(to, from, bytes);
     });
     if (pageable) stream->synchronize();
     return kSuccess;
@@ -290,7 +290,9 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
     return kSuccess;
   }
   stream->enqueue([to, from, bytes, toDevice] {
-    std::memcpy(to, from, bytes);
+    // A copy of 0 bytes is fine for the driver, with a null pointer too;
+    // memcpy's arguments must not be null even then.
+    if (bytes > 0) std::memcpy(to, from, bytes);
     if (!toDevice) return;
     std::lock_guard<std::mutex> lock(state().mutex);
     ++state().counters.copiesToDeviceDone;
@@ -528,7 +530,7 @@ CuResult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void* stream) {
   const bool gated = state().deviceCopyGate.takeTicket();
   s->enqueue([to, from, bytes, gated] {
     if (gated) state().deviceCopyGate.waitOpen();
-    std::memcpy(to, from, bytes);
+    if (bytes > 0) std::memcpy(to, from, bytes);
   });
   return kSuccess;
 }
