@@ -88,13 +88,7 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
                                         const CollSignature& signature, spcclRequest_t* request) {
   spcclResult_t res = validate(staged);
   if (res != spcclSuccess) return rejectCall(comm, res);
-  // In place: the contribution, once folded.
-  const CollArgs args{.type = CollType::AllReduce,
-                      .sendbuff = recvbuff,
-                      .recvbuff = recvbuff,
-                      .count = count,
-                      .datatype = datatype,
-                      .op = op};
+  const CollArgs args = migrate::foldedAllReduceArgs(recvbuff, count, datatype, op);
   DeviceMergedAllReduce call{deviceCallOf(comm, staged, args, name), sendbuff, migrated};
   if (foldsOnDevice(staged, call))
     return finishCall(

@@ -55,13 +55,8 @@ spcclResult_t mergedMigrationAllReduce(CollContext& ctx, const void* sendbuff, v
                                        spcclDataType_t datatype, spcclRedOp_t op,
                                        const std::string& allReduceOverride) {
   foldMigratedPart(ctx.kernels(), sendbuff, recvbuff, count, migrated, datatype, op);
-  const CollArgs args{.type = CollType::AllReduce,
-                      .sendbuff = recvbuff,
-                      .recvbuff = recvbuff,
-                      .count = count,
-                      .datatype = datatype,
-                      .op = op};
-  return runDenseCollective(ctx, args, allReduceOverride);
+  return runDenseCollective(ctx, foldedAllReduceArgs(recvbuff, count, datatype, op),
+                            allReduceOverride);
 }
 
 }  // namespace spccl::migrate

@@ -31,6 +31,18 @@ struct MigratedPart {
 // divides the whole result once.
 constexpr spcclRedOp_t foldOp(spcclRedOp_t op) { return op == spcclAvg ? spcclSum : op; }
 
+// The merged all-reduce's second step: an in-place all-reduce of the
+// folded contribution in recvbuff (host and device paths alike).
+inline CollArgs foldedAllReduceArgs(void* recvbuff, size_t count, spcclDataType_t datatype,
+                                    spcclRedOp_t op) {
+  return CollArgs{.type = CollType::AllReduce,
+                  .sendbuff = recvbuff,
+                  .recvbuff = recvbuff,
+                  .count = count,
+                  .datatype = datatype,
+                  .op = op};
+}
+
 // recvbuff = sendbuff with `migrated` folded in by foldOp(op) at
 // [migrated.offset, + migrated.count), in one pass (the CPU's; the device
 // path's is migrate/device_merged_all_reduce.h).
