@@ -15,8 +15,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan_libcrypto.supp:print_suppressions=0"
 fi
+start=$SECONDS
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
+echo "run-tests: configured and built $dir in $((SECONDS - start)) s"
 # The JUnit file says which tests ctest skipped and what they printed:
 # test-summary.py ends the log with the counts and every skip's reason.
 junit=$PWD/$dir/Testing/ctest-junit.xml
