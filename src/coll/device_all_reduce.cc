@@ -43,8 +43,8 @@ spcclResult_t runOnDevices(CollContext& ctx, const DeviceCall& call, const Devic
     result = copyOnStream(recvs[me] + offset, recvs[r] + offset, block.count * size, stream,
                           call.name, what.c_str());
   }
-  if (result == spcclSuccess)
-    result = synchronizeDeviceStream(stream, call.name, "copying the peers' blocks");
+  // Waited for even after a failed copy: the earlier ones are queued.
+  result = finishQueuedCopies(result, stream, call.name, "copying the peers' blocks");
   return deviceBarrier(ctx, call, "the gather", result);
 }
 

@@ -330,6 +330,10 @@ spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
                                    device::PeerAllocations& peers) {
   const BufferBytes bytes = bufferBytes(call, nranks, rank);
   if (!call.device || !allToAllInPlace(call, bytes) || bytes.send == 0) return spcclSuccess;
+  // Only in the context the communicator's device memory belongs to: a
+  // call from another one fails in the body, and must not leave a scratch
+  // there for later calls to use.
+  SPCCL_CHECK(peers.bindContext(call.name));
   CuDevicePtr scratch = 0;
   return peers.scratch().reserve(bytes.send, call.name, &scratch);
 }

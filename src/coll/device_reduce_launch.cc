@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/check.h"
+#include "device/cuda_driver.h"
 #include "device/cuda_ipc.h"
 #include "device/cuda_module.h"
 #include "kernels/device_reduce/reduce_inputs.h"
@@ -60,7 +61,7 @@ spcclResult_t launchDeviceReduce(const char* name, spcclDataType_t datatype, spc
   constexpr unsigned kThreads = 256;
   const size_t blocks = std::clamp<size_t>((count + kThreads - 1) / kThreads, 1, size_t{1} << 16);
   size_t next = 0;
-  while (next < inputs.size()) {
+  for (int launches = 0; next < inputs.size(); ++launches) {
     dr::ReduceInputsArgs args{};
     int k = 0;
     if (next > 0) args.inputs[k++] = out;
@@ -73,9 +74,14 @@ spcclResult_t launchDeviceReduce(const char* name, spcclDataType_t datatype, spc
     void* params[] = {&args};
     const device::CuResult result = device::cudaModuleDriver()->launchKernel(
         function, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);
-    if (result != 0)
+    if (result != 0) {
+      // The launches queued before this one read the peers' buffers and
+      // write `out`: they must be done before the call returns (and the
+      // peers leave the barrier), so the failure waits for them.
+      if (launches > 0) (void)device::cudaDriver()->streamSynchronize(stream);
       return SPCCL_FAIL(spcclSystemError, "%s: kernel %s: %s", name, kernel.c_str(),
                         device::describeCuError("cuLaunchKernel", result).c_str());
+    }
   }
   return spcclSuccess;
 }

@@ -31,6 +31,7 @@ bool deviceReduceLoaded(spcclDataType_t datatype, spcclRedOp_t op);
 
 // The reduction on `stream`, in launches of at most kMaxInputs inputs,
 // each after the first starting from out. `name`: the API call, for errors.
+// A failed launch returns once the launches queued before it are done.
 spcclResult_t launchDeviceReduce(const char* name, spcclDataType_t datatype, spcclRedOp_t op,
                                  const std::vector<device::CuDevicePtr>& inputs,
                                  device::CuDevicePtr out, size_t count, device::CuStream stream);

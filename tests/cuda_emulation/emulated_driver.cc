@@ -207,6 +207,7 @@ struct State {
   Failures launchFailures;  // emuCudaFailLaunchesAfter
   Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
   CopyGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
+  CopyGate launchGate;      // emuCudaCloseLaunchGate
 };
 
 State& state() {
@@ -375,6 +376,16 @@ CuResult countLaunch() {
   return kSuccess;
 }
 
+// A counted launch's kernel on its stream, held at emuCudaCloseLaunchGate's
+// gate when that says so.
+void enqueueKernel(Stream* stream, std::function<void()> kernel) {
+  const bool gated = state().launchGate.takeTicket();
+  stream->enqueue([kernel = std::move(kernel), gated] {
+    if (gated) state().launchGate.waitOpen();
+    kernel();
+  });
+}
+
 // The sparse all-reduce's kernels (emulated_sparse_kernels.h) and the
 // token all-reduces' (emulated_row_kernels.h): `prepare` checks the launch
 // and gives the host stand-in.
@@ -392,7 +403,7 @@ CuResult launchStandIn(PrepareKernel prepare, const std::string& name, unsigned 
       &work);
   if (prepared != kSuccess) return prepared;
   if (const CuResult r = countLaunch(); r != kSuccess) return r;
-  stream->enqueue(std::move(work));
+  enqueueKernel(stream, std::move(work));
   return kSuccess;
 }
 
@@ -450,7 +461,7 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
       return r;
   if (const CuResult r = checkKernelAccess(args.output, bytes, device); r != kSuccess) return r;
   if (const CuResult r = countLaunch(); r != kSuccess) return r;
-  stream->enqueue([type, op, args] { runEmulatedKernel(type, op, args); });
+  enqueueKernel(stream, [type, op, args] { runEmulatedKernel(type, op, args); });
   return kSuccess;
 }
 
@@ -840,6 +851,8 @@ void emuCudaCloseCopyGate(uint64_t passing) { closeGate(state().copyGate, passin
 void emuCudaOpenCopyGate(void) { openGate(state().copyGate); }
 void emuCudaCloseDeviceCopyGate(uint64_t passing) { closeGate(state().deviceCopyGate, passing); }
 void emuCudaOpenDeviceCopyGate(void) { openGate(state().deviceCopyGate); }
+void emuCudaCloseLaunchGate(uint64_t passing) { closeGate(state().launchGate, passing); }
+void emuCudaOpenLaunchGate(void) { openGate(state().launchGate); }
 
 void emuCudaFailLaunches(int count) { emuCudaFailLaunchesAfter(0, count); }
 

@@ -60,6 +60,11 @@ void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
  * stream until emuCudaOpenDeviceCopyGate (or 10 s). */
 void emuCudaCloseDeviceCopyGate(uint64_t passing);
 void emuCudaOpenDeviceCopyGate(void);
+/* The same gate for kernels: of the cuLaunchKernel calls that succeed from
+ * now on, the first `passing` run, later ones wait on their stream until
+ * emuCudaOpenLaunchGate (or 10 s). */
+void emuCudaCloseLaunchGate(uint64_t passing);
+void emuCudaOpenLaunchGate(void);
 
 #ifdef __cplusplus
 }

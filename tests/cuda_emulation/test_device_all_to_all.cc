@@ -213,6 +213,43 @@ TEST(DeviceAllToAll, HostBuffersOnOneRankFallBackOnEveryRankN3) {
   });
 }
 
+// A call from another device's context than the communicator's fails
+// (bindContext) before anything is allocated for it: rank 1's in-place
+// call on device 1, on a communicator bound to device 0 by a first call,
+// reserves no scratch there (later calls would have found it and copied
+// their send data to device 1).
+TEST(DeviceAllToAll, InPlaceCallFromAnotherDeviceReservesNoScratchN2) {
+  EmulatedHost host(2, nullptr);
+  runOnRanks(2,
+             [](int rank, spcclComm_t comm) {
+               const Exchange small{spcclFloat32, 16, rank, 2}, large{spcclFloat32, 4099, rank, 2};
+               const std::vector<unsigned char> expected = reference(small, comm);
+               DeviceBytes buffer(small.bytes());
+               buffer.set(small.input());
+               EXPECT_EQ(spcclAllToAll(buffer.data(), buffer.data(), small.count, small.type, comm,
+                                       nullptr),
+                         spcclSuccess)
+                   << spcclGetLastError(comm);
+               EXPECT_EQ(buffer.get(nullptr), expected) << small.describe(true, nullptr);
+               if (rank == 1) {
+                 EXPECT_EQ(emuCudaSetCurrentDevice(1), 0);
+               }
+               DeviceBytes other(large.bytes());  // on the current device
+               other.set(large.input());
+               const int64_t live = now().liveAllocations;
+               const spcclResult_t result = spcclAllToAll(other.data(), other.data(), large.count,
+                                                          large.type, comm, nullptr);
+               if (rank == 1) {
+                 EXPECT_EQ(result, spcclInvalidUsage) << spcclGetLastError(comm);
+                 EXPECT_EQ(now().liveAllocations - live, 0) << "a scratch was reserved on device 1";
+               } else {
+                 EXPECT_EQ(result, spcclRemoteError) << spcclGetLastError(comm);
+               }
+               return kChildOk;
+             },
+             {0, 0});
+}
+
 // Ranks on three emulated devices: with peer access between all of them
 // the copies read the other devices' memory through the opened IPC
 // handles; where device 2 cannot access device 0's, every rank falls back.

@@ -236,40 +236,96 @@ void failedLaunch(Coll coll) {
 // refused. Rank 1 must still wait for the held copy before returning (it
 // reads a peer's buffer and writes recvbuff, the peer's and the user's
 // again once the call ends); every rank fails, the others naming rank 1.
-void failedCopyWaitsForTheQueuedOnes(bool allToAll) {
-  runOnRanks(3, [allToAll](int rank, spcclComm_t comm) {
+// The all-reduce's copies are those of its gather step (peers' blocks).
+enum class Copying { AllGather, AllToAll, AllReduce };
+
+spcclResult_t callCopying(Copying coll, const void* send, void* recv, size_t count,
+                          spcclComm_t comm) {
+  switch (coll) {
+    case Copying::AllGather:
+      return spcclAllGather(send, recv, count, spcclFloat32, comm, nullptr);
+    case Copying::AllToAll:
+      return spcclAllToAll(send, recv, count, spcclFloat32, comm, nullptr);
+    case Copying::AllReduce:
+      return spcclAllReduce(send, recv, count, spcclFloat32, spcclSum, comm, nullptr);
+  }
+  return spcclInternalError;
+}
+
+// Runs `call` on rank `held` with `hold` set up, a thread opening the gate
+// with `open` 300 ms later: the rank must not return before that.
+template <typename Hold, typename Open, typename Call>
+TimedResult heldWhileFailing(int rank, int held, spcclComm_t comm, Hold hold, Open open,
+                             Call call) {
+  std::atomic<bool> opened{false};
+  std::thread opener;
+  if (rank == held) {
+    hold();
+    opener = std::thread([&opened, open] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      opened = true;
+      open();
+    });
+  }
+  const TimedResult got = timedCall(comm, call);
+  if (rank == held) {
+    EXPECT_TRUE(opened.load()) << "rank " << held << " returned before its queued work ran";
+    opener.join();
+  }
+  return got;
+}
+
+void failedCopyWaitsForTheQueuedOnes(Copying coll) {
+  runOnRanks(3, [coll](int rank, spcclComm_t comm) {
     constexpr size_t kCount = 64;
     DeviceBytes send(3 * kCount * sizeof(float)), recv(3 * kCount * sizeof(float));
-    std::atomic<bool> opened{false};
-    std::thread opener;
-    if (rank == 1) {
-      emuCudaCloseDeviceCopyGate(0);
-      emuCudaFailMemcpyAsyncAfter(1, 1);
-      opener = std::thread([&opened] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        opened = true;
-        emuCudaOpenDeviceCopyGate();
-      });
-    }
-    const TimedResult got = timedCall(comm, [&] {
-      return allToAll
-                 ? spcclAllToAll(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr)
-                 : spcclAllGather(send.data(), recv.data(), kCount, spcclFloat32, comm, nullptr);
-    });
-    if (rank == 1) {
-      EXPECT_TRUE(opened.load()) << "rank 1 returned before its queued copy ran";
-      opener.join();
-    }
+    const size_t count = coll == Copying::AllReduce ? 3 * kCount : kCount;
+    const TimedResult got = heldWhileFailing(
+        rank, 1, comm,
+        [] {
+          emuCudaCloseDeviceCopyGate(0);
+          emuCudaFailMemcpyAsyncAfter(1, 1);
+        },
+        [] { emuCudaOpenDeviceCopyGate(); },
+        [&] { return callCopying(coll, send.data(), recv.data(), count, comm); });
     expectFailedOnEveryRank(rank, 1, got, "cuMemcpyAsync");
     return kChildOk;
   });
 }
 
 TEST(DeviceCollectives, FailedCopyInAllGatherWaitsForTheQueuedCopies) {
-  failedCopyWaitsForTheQueuedOnes(false);
+  failedCopyWaitsForTheQueuedOnes(Copying::AllGather);
 }
 TEST(DeviceCollectives, FailedCopyInAllToAllWaitsForTheQueuedCopies) {
-  failedCopyWaitsForTheQueuedOnes(true);
+  failedCopyWaitsForTheQueuedOnes(Copying::AllToAll);
+}
+TEST(DeviceCollectives, FailedCopyInAllReduceWaitsForTheQueuedCopies) {
+  failedCopyWaitsForTheQueuedOnes(Copying::AllReduce);
+}
+
+// 17 ranks: each reduces its block in two launches (at most 16 inputs
+// each). Rank 0's first launch is held at the launch gate, its second
+// fails: rank 0 must wait for the first (it reads the peers' sendbuffs)
+// before returning; every rank fails, the others naming rank 0.
+TEST(DeviceCollectives, FailedSecondLaunchWaitsForTheFirstN17) {
+  constexpr int kRanks = 17;
+  runOnRanks(kRanks, [](int rank, spcclComm_t comm) {
+    constexpr size_t kCount = 4 * kRanks;
+    DeviceBytes send(kCount * sizeof(float)), recv(kCount * sizeof(float));
+    const TimedResult got = heldWhileFailing(
+        rank, 0, comm,
+        [] {
+          emuCudaCloseLaunchGate(0);
+          emuCudaFailLaunchesAfter(1, 1);
+        },
+        [] { emuCudaOpenLaunchGate(); },
+        [&] {
+          return spcclAllReduce(send.data(), recv.data(), kCount, spcclFloat32, spcclSum, comm,
+                                nullptr);
+        });
+    expectFailedOnEveryRank(rank, 0, got, "cuLaunchKernel");
+    return kChildOk;
+  });
 }
 
 // Rank 0 passes host buffers, so every rank falls back; rank 1's copy of

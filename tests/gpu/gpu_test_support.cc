@@ -77,33 +77,6 @@ std::vector<size_t> testCounts() {
   return counts;
 }
 
-const char* typeName(spcclDataType_t type) {
-  switch (type) {
-    case spcclInt8:
-      return "int8";
-    case spcclUint8:
-      return "uint8";
-    case spcclInt32:
-      return "int32";
-    case spcclUint32:
-      return "uint32";
-    case spcclInt64:
-      return "int64";
-    case spcclUint64:
-      return "uint64";
-    case spcclFloat16:
-      return "f16";
-    case spcclFloat32:
-      return "f32";
-    case spcclFloat64:
-      return "f64";
-    case spcclBfloat16:
-      return "bf16";
-    default:
-      return "?";
-  }
-}
-
 namespace {
 
 bool isFloat(spcclDataType_t type) {

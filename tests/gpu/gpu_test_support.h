@@ -68,7 +68,6 @@ class DeviceBuffer {
 // run raises it: 300000000 tests hundreds of millions).
 std::vector<size_t> testCounts();
 
-const char* typeName(spcclDataType_t type);
 constexpr spcclDataType_t kAllTypes[] = {spcclInt8,    spcclUint8,   spcclInt32,   spcclUint32,
                                          spcclInt64,   spcclUint64,  spcclFloat16, spcclFloat32,
                                          spcclFloat64, spcclBfloat16};

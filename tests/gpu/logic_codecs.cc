@@ -99,8 +99,9 @@ void checkCodec(Codec codec, spcclDataType_t type) {
       const QuantizerSpec spec{codec, bits, blockSize};
       for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{255},
                                  size_t{257}, size_t{4097}, size_t{20001}}) {
-        SCOPED_TRACE(testing::Message() << typeName(type) << " codec " << int(codec) << " bits "
-                                        << bits << " block " << blockSize << " count " << count);
+        SCOPED_TRACE(testing::Message()
+                     << spcclTypeName(type) << " codec " << int(codec) << " bits " << bits
+                     << " block " << blockSize << " count " << count);
         const auto input = codecInput(type, count, blockSize, bits, rng);
         const size_t encodedBytes = kernels::quantizedBytes(spec, count);
         for (const bool feedback : {false, true}) {

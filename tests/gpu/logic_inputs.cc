@@ -58,7 +58,7 @@ ValueClasses classify(spcclDataType_t type, const std::vector<unsigned char>& by
 TEST(CudaLogicOnHost, GpuTestInputsHoldTheAdversarialValues) {
   std::mt19937_64 rng(1);
   for (const spcclDataType_t type : kAllTypes) {
-    SCOPED_TRACE(typeName(type));
+    SCOPED_TRACE(spcclTypeName(type));
     const ValueClasses found = classify(type, randomElements(type, 20000, rng, 0.05));
     EXPECT_TRUE(found.positiveZero);
     if (type == spcclFloat16 || type == spcclBfloat16 || type == spcclFloat32 ||

@@ -68,7 +68,7 @@ TEST(CudaLogicOnHost, ScatterRunsFoldLikeTheCpu) {
     for (const spcclRedOp_t op : kAllOps) {
       for (const size_t count : {size_t{1}, size_t{5}, size_t{1000}}) {
         SCOPED_TRACE(testing::Message()
-                     << typeName(type) << " " << spcclOpName(op) << " count " << count);
+                     << spcclTypeName(type) << " " << spcclOpName(op) << " count " << count);
         const size_t nnz = 3 * count;  // many repeats
         std::vector<uint64_t> indices(nnz);
         for (auto& index : indices) index = rng() % count;

@@ -50,9 +50,9 @@ TEST_P(GpuCodec, QuantizeMatchesCpuByteForByte) {
         DeviceBuffer gpuInput(input.size()), gpuEncoded(encodedBytes), gpuResidual(count * 4);
         SPCCL_CUDA_OK(gpuInput.upload(input.data(), input.size()));
         for (const bool feedback : {false, true}) {
-          SCOPED_TRACE(testing::Message()
-                       << typeName(type) << " codec " << int(codec) << " bits " << bits << " block "
-                       << blockSize << " count " << count << (feedback ? " with residual" : ""));
+          SCOPED_TRACE(testing::Message() << spcclTypeName(type) << " codec " << int(codec)
+                                          << " bits " << bits << " block " << blockSize << " count "
+                                          << count << (feedback ? " with residual" : ""));
           std::vector<float> residual = smallFloats(feedback ? count : 0, rng);
           SPCCL_CUDA_OK(gpuResidual.upload(residual.data(), residual.size() * 4));
           std::vector<unsigned char> expected(encodedBytes);
@@ -85,8 +85,9 @@ TEST_P(GpuCodec, DequantizeMatchesCpu) {
       const QuantizerSpec spec{codec, bits, blockSize};
       for (const size_t count : testCounts()) {
         if (!worthTesting(count, bits, blockSize)) continue;
-        SCOPED_TRACE(testing::Message() << typeName(type) << " codec " << int(codec) << " bits "
-                                        << bits << " block " << blockSize << " count " << count);
+        SCOPED_TRACE(testing::Message()
+                     << spcclTypeName(type) << " codec " << int(codec) << " bits " << bits
+                     << " block " << blockSize << " count " << count);
         // An encoding made by the CPU, so that decoding is tested on its own.
         const auto input = codecInput(type, count, blockSize, bits, rng);
         std::vector<unsigned char> encoded(kernels::quantizedBytes(spec, count));
@@ -123,7 +124,7 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(spcclFloat32, spcclFloat16, spcclBfloat16)),
     [](const testing::TestParamInfo<CodecCase>& info) {
       return std::string(std::get<0>(info.param) == Codec::Linear ? "linear_" : "piecewise_") +
-             typeName(std::get<1>(info.param));
+             spcclTypeName(std::get<1>(info.param));
     });
 
 // widenAdd's NaN sums may differ in payload (cuda_kernels.h): compared bit
@@ -134,7 +135,7 @@ TEST_P(GpuWidenAdd, MatchesCpu) {
   const spcclDataType_t type = GetParam();
   std::mt19937_64 rng(300 + type);
   for (const size_t count : testCounts()) {
-    SCOPED_TRACE(testing::Message() << typeName(type) << " count " << count);
+    SCOPED_TRACE(testing::Message() << spcclTypeName(type) << " count " << count);
     const auto input = randomElements(type, count, rng, 0.1);
     std::vector<float> acc = smallFloats(count, rng);
     DeviceBuffer gpuInput(input.size()), gpuAcc(count * 4);
@@ -158,7 +159,7 @@ TEST_P(GpuWidenAdd, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(FloatTypes, GpuWidenAdd,
                          testing::Values(spcclFloat32, spcclFloat16, spcclBfloat16),
                          [](const testing::TestParamInfo<spcclDataType_t>& info) {
-                           return std::string(typeName(info.param));
+                           return std::string(spcclTypeName(info.param));
                          });
 
 TEST_F(GpuTest, CodecsRejectBadSpecsAndTypes) {

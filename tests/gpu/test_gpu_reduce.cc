@@ -49,7 +49,7 @@ TEST_P(GpuReduce, MatchesCpuBitForBit) {
     for (const bool inPlace : {false, true}) {
       for (const size_t offset : {size_t{0}, size_t{1}}) {
         SCOPED_TRACE(testing::Message()
-                     << typeName(type) << " " << spcclOpName(op) << " count " << count
+                     << spcclTypeName(type) << " " << spcclOpName(op) << " count " << count
                      << (inPlace ? " in place" : "") << " offset " << offset);
         std::vector<unsigned char> actual;
         runReduce(type, op, a, b, offset, inPlace, actual);
@@ -62,7 +62,7 @@ TEST_P(GpuReduce, MatchesCpuBitForBit) {
 INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, GpuReduce,
                          testing::Combine(testing::ValuesIn(kAllTypes), testing::ValuesIn(kAllOps)),
                          [](const testing::TestParamInfo<ReduceCase>& info) {
-                           return std::string(typeName(std::get<0>(info.param))) + "_" +
+                           return std::string(spcclTypeName(std::get<0>(info.param))) + "_" +
                                   spcclOpName(std::get<1>(info.param));
                          });
 
@@ -76,7 +76,7 @@ TEST_P(GpuDivide, MatchesCpuBitForBit) {
     const auto input = randomElements(type, count, rng, 0.05);
     for (const int divisor : {1, 2, 3, -1, 7, -8, 1000}) {
       SCOPED_TRACE(testing::Message()
-                   << typeName(type) << " count " << count << " divisor " << divisor);
+                   << spcclTypeName(type) << " count " << count << " divisor " << divisor);
       std::vector<unsigned char> expected = input;
       kernels::cpuKernels().divide[type](expected.data(), count, divisor);
       DeviceBuffer buffer(input.size());
@@ -91,7 +91,7 @@ TEST_P(GpuDivide, MatchesCpuBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, GpuDivide, testing::ValuesIn(kAllTypes),
                          [](const testing::TestParamInfo<spcclDataType_t>& info) {
-                           return std::string(typeName(info.param));
+                           return std::string(spcclTypeName(info.param));
                          });
 
 TEST_F(GpuTest, ReduceRejectsAnUnknownTypeOrOp) {

@@ -21,7 +21,7 @@ namespace {
 class GpuSparse : public GpuTestWithParam<spcclDataType_t> {};
 
 std::string typeParamName(const testing::TestParamInfo<spcclDataType_t>& info) {
-  return typeName(info.param);
+  return spcclTypeName(info.param);
 }
 
 std::vector<unsigned char> asBytes(const std::vector<uint64_t>& words) {
@@ -44,10 +44,10 @@ TEST_P(GpuSparse, ExtractNonZerosMatchesCpu) {
           kernels::cuda::countNonZeros(type, input.get(), count, found.get<size_t>(), nullptr));
       size_t counted = 0;
       SPCCL_CUDA_OK(found.download(&counted, sizeof counted));
-      ASSERT_EQ(counted, total) << typeName(type) << " count " << count;
+      ASSERT_EQ(counted, total) << spcclTypeName(type) << " count " << count;
 
       for (const size_t capacity : {total, total / 2, size_t{0}}) {
-        SCOPED_TRACE(testing::Message() << typeName(type) << " count " << count << " zeros "
+        SCOPED_TRACE(testing::Message() << spcclTypeName(type) << " count " << count << " zeros "
                                         << zeroFraction << " capacity " << capacity);
         std::vector<uint64_t> indices(capacity);
         std::vector<unsigned char> values(capacity * bytes);
@@ -126,7 +126,7 @@ TEST_P(GpuSparse, ScatterReduceMatchesCpu) {
     for (const spcclRedOp_t op : kAllOps) {
       const size_t nnz = count / 3 + 1;
       const auto values = randomElements(type, nnz, rng, 0.1);
-      SCOPED_TRACE(testing::Message() << typeName(type) << " " << spcclOpName(op) << " count "
+      SCOPED_TRACE(testing::Message() << spcclTypeName(type) << " " << spcclOpName(op) << " count "
                                       << count << " nnz " << nnz);
       using kernels::cuda::ScatterIndices;
       {
@@ -157,7 +157,7 @@ TEST_P(GpuSparse, DensifyAndGatherMatchCpu) {
   const size_t bytes = spcclTypeSize(type);
   std::mt19937_64 rng(31 + type);
   for (const size_t count : testCounts()) {
-    SCOPED_TRACE(testing::Message() << typeName(type) << " count " << count);
+    SCOPED_TRACE(testing::Message() << spcclTypeName(type) << " count " << count);
     auto indices = distinctIndices(count, count / 4 + (count > 0), rng);
     std::sort(indices.begin(), indices.end());  // densify wants them ascending
     const auto values = randomElements(type, indices.size(), rng);
