@@ -127,6 +127,10 @@ static const std::vector<KnobSpec> kKnobs = {
      "through CUDA IPC with device copies and spccl's embedded kernels, nothing staged through "
      "host memory (docs/gpu.md; not yet run on a GPU); 0: staged as the other collectives, for "
      "comparison. Every rank must set it the same"},
+    {"SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS", "256",
+     "The device-resident collectives keep at most this many peers' buffers opened through CUDA "
+     "IPC per communicator (at least 1); past it the least recently used is closed once the work "
+     "queued before on spccl's stream has run, never one the running call uses (docs/gpu.md)"},
     {"SPCCL_DEVICE_SPARSE", "1",
      "1: a sparse all-reduce of dense CUDA device buffers finds its non-zeros on the GPU with "
      "spccl's embedded kernels and copies only those (index, value) pairs to the host, and only "

@@ -391,6 +391,7 @@ spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
   if (!everyRank || oneProcessOnTwoDevices(offers)) return runOnHost(ctx, call, peers);
   ctx.noteChoice("device_ipc", "every rank on one host with device buffers and CUDA IPC");
   *onDevices = true;
+  const device::PeerAllocations::OneCall opens(peers);  // none evicted before the end
   return schedule.run(ctx, call, DeviceBuffers(offers, peers));
 }
 

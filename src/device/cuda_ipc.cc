@@ -18,7 +18,11 @@ bool resolveIpc(void* library, CudaIpcDriver* d) {
          resolveDriverSymbol(library, &d->ipcCloseMemHandle, "cuIpcCloseMemHandle") &&
          resolveDriverSymbol(library, &d->memGetAddressRange, "cuMemGetAddressRange_v2") &&
          resolveDriverSymbol(library, &d->streamCreate, "cuStreamCreate") &&
-         resolveDriverSymbol(library, &d->streamDestroy, "cuStreamDestroy_v2");
+         resolveDriverSymbol(library, &d->streamDestroy, "cuStreamDestroy_v2") &&
+         resolveDriverSymbol(library, &d->eventCreate, "cuEventCreate") &&
+         resolveDriverSymbol(library, &d->eventRecord, "cuEventRecord") &&
+         resolveDriverSymbol(library, &d->eventQuery, "cuEventQuery") &&
+         resolveDriverSymbol(library, &d->eventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
 }
 
 constexpr unsigned int kLazyEnablePeerAccess = 1;  // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS

@@ -22,6 +22,8 @@ struct CudaIpcHandle {
   unsigned char bytes[64];
 };
 
+using CuEvent = void*;  // CUevent
+
 struct CudaIpcDriver {
   CuResult (*ipcGetMemHandle)(CudaIpcHandle* handle, CuDevicePtr pointer);
   CuResult (*ipcOpenMemHandle)(CuDevicePtr* pointer, CudaIpcHandle handle, unsigned int flags);
@@ -30,6 +32,13 @@ struct CudaIpcDriver {
   // A stream of spccl's own for peer copies (flags 1: CU_STREAM_NON_BLOCKING).
   CuResult (*streamCreate)(CuStream* stream, unsigned int flags);
   CuResult (*streamDestroy)(CuStream stream);
+  // Events on that stream: when the work that may read a peer's
+  // allocation has finished, so that it can be closed
+  // (retiring_peer_memory.h). eventQuery: 0 done, 600 (NOT_READY) not yet.
+  CuResult (*eventCreate)(CuEvent* event, unsigned int flags);
+  CuResult (*eventRecord)(CuEvent event, CuStream stream);
+  CuResult (*eventQuery)(CuEvent event);
+  CuResult (*eventDestroy)(CuEvent event);
 };
 
 // The entry points once the driver is loaded with all of them; nullptr

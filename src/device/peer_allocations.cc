@@ -1,20 +1,33 @@
 #include "device/peer_allocations.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "base/check.h"
+#include "base/knobs.h"
 
 namespace spccl::device {
 
 namespace {
 constexpr unsigned int kNonBlockingStream = 1;  // CU_STREAM_NON_BLOCKING
+
+size_t maxOpenedOf(size_t asked) {
+  if (asked > 0) return asked;
+  const int64_t knob = knobInt("SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS");
+  return static_cast<size_t>(std::max<int64_t>(knob, 1));
+}
 }  // namespace
+
+PeerAllocations::PeerAllocations(size_t maxOpened) : maxOpened_(maxOpenedOf(maxOpened)) {}
 
 PeerAllocations::~PeerAllocations() {
   if (context_ == nullptr) return;
   ScopedCudaContext current(context_);
-  opened_.clear();  // closed in their context
+  // Closed in their context, after spccl's work that may still use them.
+  if (stream_ != nullptr) (void)cudaDriver()->streamSynchronize(stream_);
+  retiring_.closeAll(nullptr);
+  opened_.clear();
   scratch_.release();
   if (stream_ != nullptr) cudaIpcDriver()->streamDestroy(stream_);
 }
@@ -40,13 +53,35 @@ spcclResult_t PeerAllocations::open(int rank, const CudaIpcHandle& handle, CuDev
   std::memcpy(key.second.data(), handle.bytes, sizeof(handle.bytes));
   auto it = opened_.find(key);
   if (it == opened_.end()) {
-    if (opened_.size() >= kMaxOpened) opened_.clear();
-    PeerDeviceMemory memory;
-    SPCCL_CHECK(memory.open(handle, ("rank " + std::to_string(rank)).c_str()));
-    it = opened_.emplace(key, std::move(memory)).first;
+    if (opened_.size() >= maxOpened_) (void)evictOne();
+    Opened entry;
+    SPCCL_CHECK(entry.memory.open(handle, ("rank " + std::to_string(rank)).c_str()));
+    it = opened_.emplace(key, std::move(entry)).first;
   }
-  *base = it->second.base();
+  it->second.lastUse = ++uses_;
+  it->second.call = calls_;
+  *base = it->second.memory.base();
   return spcclSuccess;
+}
+
+bool PeerAllocations::evictOne() {
+  auto victim = opened_.end();
+  for (auto it = opened_.begin(); it != opened_.end(); ++it) {
+    const bool usedNow = callRunning_ && it->second.call == calls_;
+    if (!usedNow && (victim == opened_.end() || it->second.lastUse < victim->second.lastUse))
+      victim = it;
+  }
+  if (victim == opened_.end()) return false;
+  // Earlier calls' kernels and copies ran on stream_ only (none touches a
+  // peer's allocation on the caller's stream): an event there covers them.
+  retiring_.retire(std::move(victim->second.memory), stream_);
+  opened_.erase(victim);
+  return true;
+}
+
+void PeerAllocations::evictBeyondBound() {
+  while (opened_.size() > maxOpened_ && evictOne()) {
+  }
 }
 
 spcclResult_t PeerAllocations::stream(CuStream* out) {
@@ -60,6 +95,18 @@ spcclResult_t PeerAllocations::stream(CuStream* out) {
   }
   *out = stream_;
   return spcclSuccess;
+}
+
+PeerAllocations::OneCall::OneCall(PeerAllocations& peers) : peers_(peers) {
+  peers_.retiring_.closeFinished();
+  ++peers_.calls_;
+  peers_.callRunning_ = true;
+}
+
+PeerAllocations::OneCall::~OneCall() {
+  peers_.callRunning_ = false;
+  peers_.evictBeyondBound();
+  peers_.retiring_.closeFinished();
 }
 
 }  // namespace spccl::device

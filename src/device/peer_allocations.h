@@ -9,19 +9,24 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <utility>
 
 #include "device/cuda_ipc.h"
 #include "device/peer_access.h"
 #include "device/peer_readable_scratch.h"
+#include "device/retiring_peer_memory.h"
 #include "spccl.h"
 
 namespace spccl::device {
 
 class PeerAllocations {
  public:
-  PeerAllocations() = default;
+  // maxOpened: the bound on mapped allocations; 0 reads
+  // SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS.
+  explicit PeerAllocations(size_t maxOpened = 0);
   ~PeerAllocations();
   PeerAllocations(const PeerAllocations&) = delete;
   PeerAllocations& operator=(const PeerAllocations&) = delete;
@@ -29,7 +34,9 @@ class PeerAllocations {
   // The calling thread's current context becomes (or must be) this
   // object's; spcclInvalidUsage when a later call comes from another.
   spcclResult_t bindContext(const char* call);
-  // The base, in this process, of peer `rank`'s allocation `handle`.
+  // The base, in this process, of peer `rank`'s allocation `handle`. Mapped
+  // at least until the end of the call (OneCall) that opened it, and after
+  // that until the work queued on stream() by then has finished.
   spcclResult_t open(int rank, const CudaIpcHandle& handle, CuDevicePtr* base);
   // The stream for the kernels and copies (made on first use).
   spcclResult_t stream(CuStream* out);
@@ -38,12 +45,48 @@ class PeerAllocations {
   // Used in the bound context only; freed with this object.
   PeerReadableScratch& scratch() { return scratch_; }
 
+  // One device-resident call, in the bound context: nothing it opens is
+  // evicted before its end, where the least recently used mappings beyond
+  // the bound are retired.
+  class OneCall {
+   public:
+    explicit OneCall(PeerAllocations& peers);
+    ~OneCall();
+    OneCall(const OneCall&) = delete;
+    OneCall& operator=(const OneCall&) = delete;
+
+   private:
+    PeerAllocations& peers_;
+  };
+
+  // Mapped and kept, and evicted but still mapped for queued work.
+  size_t opened() const { return opened_.size(); }
+  size_t retiring() const { return retiring_.pending(); }
+
  private:
-  // Past this many opened allocations all are closed (a job that keeps
-  // allocating new buffers would otherwise map all of its peers' memory).
-  static constexpr size_t kMaxOpened = 256;
   using Key = std::pair<int, std::array<unsigned char, sizeof(CudaIpcHandle)>>;
-  std::map<Key, PeerDeviceMemory> opened_;
+  struct Opened {
+    PeerDeviceMemory memory;
+    uint64_t lastUse = 0;  // a tick of uses_: the least recent is evicted first
+    uint64_t call = 0;     // the call (calls_) that last used it
+  };
+  // Retires the least recently used mapping no running call uses; false
+  // where the running call uses all of them.
+  bool evictOne();
+  // Down to maxOpened_ where the running call allows.
+  void evictBeyondBound();
+
+  // Past this many opened allocations the least recently used are closed
+  // (a job that keeps allocating new buffers would otherwise map all of
+  // its peers' memory). A call that reads more keeps them all to its end,
+  // and evicted ones stay mapped (retiring_) until the work queued before
+  // their eviction has run: for a while more than maxOpened_ are mapped.
+  size_t maxOpened_;
+  std::map<Key, Opened> opened_;
+  RetiringPeerMemory retiring_;
+  uint64_t uses_ = 0;
+  uint64_t calls_ = 0;  // OneCall's serial
+  bool callRunning_ = false;
   CuContext context_ = nullptr;
   DeviceLocation location_ = 0;
   CuStream stream_ = nullptr;

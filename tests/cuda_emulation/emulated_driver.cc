@@ -133,6 +133,15 @@ class Stream {
     const uint64_t target = enqueued_;
     cv_.wait(lock, [&] { return done_ >= target; });
   }
+  // An event's mark (cuEventRecord): the work enqueued so far.
+  uint64_t enqueued() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return enqueued_;
+  }
+  bool reached(uint64_t mark) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return done_ >= mark;
+  }
 
  private:
   void run() {
@@ -197,6 +206,15 @@ struct Failures {
   }
 };
 
+// A CUevent: complete once its stream has run what was enqueued before
+// the last cuEventRecord (at once where the stream was idle, or is gone).
+// Never recorded: complete, as with the driver.
+struct Event {
+  void* stream = nullptr;  // the handle it was recorded on
+  uint64_t mark = 0;
+  bool recorded = false;
+};
+
 struct State {
   std::mutex mutex;
   CopyGate copyGate;
@@ -208,6 +226,7 @@ struct State {
   Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
   CopyGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
   CopyGate launchGate;      // emuCudaCloseLaunchGate
+  std::map<void*, std::unique_ptr<Event>> events;
 };
 
 State& state() {
@@ -598,6 +617,7 @@ CuResult cuIpcOpenMemHandle_v2(uint64_t* pointer, IpcHandleBytes handle, unsigne
   allocation.opened = true;
   state().allocations[reinterpret_cast<uintptr_t>(p)] = allocation;
   ++state().counters.liveAllocations;
+  ++state().counters.openedPeerMappings;
   *pointer = reinterpret_cast<uint64_t>(p);
   return kSuccess;
 }
@@ -611,6 +631,7 @@ CuResult cuIpcCloseMemHandle(uint64_t pointer) {
     bytes = it->second.bytes;
     state().allocations.erase(it);
     --state().counters.liveAllocations;
+    --state().counters.openedPeerMappings;
   }
   munmap(reinterpret_cast<void*>(pointer), bytes);
   return kSuccess;
@@ -669,6 +690,45 @@ CuResult cuStreamCreate(void** stream, unsigned /*flags*/) {
 CuResult cuStreamDestroy_v2(void* stream) {
   emuCudaStreamDestroy(stream);
   return kSuccess;
+}
+
+CuResult cuEventCreate(void** event, unsigned /*flags*/) {
+  auto made = std::make_unique<Event>();
+  *event = made.get();
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().events[*event] = std::move(made);
+  return kSuccess;
+}
+
+CuResult cuEventDestroy_v2(void* event) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().events.erase(event) == 1 ? kSuccess : kInvalidHandle;
+}
+
+CuResult cuEventRecord(void* event, void* handle) {
+  Stream* stream = streamOf(handle);
+  if (stream == nullptr) return kInvalidHandle;
+  const uint64_t mark = stream->enqueued();
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().events.find(event);
+  if (it == state().events.end()) return kInvalidHandle;
+  *it->second = Event{handle, mark, true};
+  return kSuccess;
+}
+
+// CUDA_SUCCESS, or CUDA_ERROR_NOT_READY (600) while the stream has not
+// reached the mark.
+CuResult cuEventQuery(void* event) {
+  Event recorded;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().events.find(event);
+    if (it == state().events.end()) return kInvalidHandle;
+    recorded = *it->second;
+  }
+  if (!recorded.recorded) return kSuccess;
+  Stream* stream = streamOf(recorded.stream);
+  return stream == nullptr || stream->reached(recorded.mark) ? kSuccess : 600;
 }
 
 CuResult cuMemHostAlloc(void** pointer, size_t bytes, unsigned int /*flags*/) {

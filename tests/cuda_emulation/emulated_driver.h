@@ -23,6 +23,7 @@ typedef struct {
   uint64_t bytesToDevice;     /* bytes of the host-to-device copies enqueued */
   uint64_t bytesFromDevice;   /* bytes of the device-to-host copies enqueued */
   uint64_t copiesOnDevice;    /* cuMemcpyAsync calls between two device buffers */
+  int64_t openedPeerMappings; /* cuIpcOpenMemHandle mappings not yet closed */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

@@ -19,7 +19,9 @@
 #include "../common/fork_ranks.h"
 #include "base/check.h"
 #include "device/cuda_ipc.h"
+#include "device/peer_allocations.h"
 #include "driver_api.h"
+#include "emulated_driver.h"
 #include "spccl_net.h"
 #include "transports/shm/shm_net.h"
 #include "transports/shm/shm_testing.h"
@@ -350,6 +352,96 @@ int refusedSender(int fd) {
 
 TEST(CudaIpcTransport, DeviceMessageIntoPageableMemoryFailsBothEnds) {
   runPair(refusingReceiver, refusedSender);
+}
+
+// ---- device/peer_allocations.h ----
+
+// The emulation's hooks (emulated_driver.h), where the loaded driver is
+// the emulation; nullptr on NVIDIA's.
+template <typename Fn>
+Fn emulationHook(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+// Exports two allocations of kRange bytes (patterns of rounds 1 and 2),
+// then holds them until the peer is done.
+int twoAllocationsOwner(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  DeviceBytes first(api, kRange, pattern(kRange, 0, 1)), second(api, kRange, pattern(kRange, 0, 2));
+  ExportedDeviceRange ranges[2]{};
+  if (spccl::device::exportDeviceRange(first.at(0), kRange, "first", &ranges[0]) != spcclSuccess ||
+      spccl::device::exportDeviceRange(second.at(0), kRange, "second", &ranges[1]) != spcclSuccess)
+    return kChildWrongResult;
+  char done = 0;
+  if (!sendAll(fd, ranges, sizeof(ranges)) || !recvAll(fd, &done, 1)) return kChildTooSlow;
+  return kChildOk;
+}
+
+// With a bound of 1, a call copies from the first allocation on
+// PeerAllocations' stream behind the emulation's closed device-copy gate;
+// the next call opens the second, which evicts the first: it must stay
+// mapped until the queued copy ran, and be closed at the call after,
+// which opens both: neither may be evicted while that call runs.
+int evictingPeer(int fd) {
+  const DriverApi* api = driverWithContext();
+  if (api == nullptr) return kChildInitFailed;
+  using Counters = EmuCudaCounters (*)();
+  using Gate = void (*)(uint64_t);
+  const auto counters = emulationHook<Counters>("emuCudaCounters");
+  const auto closeGate = emulationHook<Gate>("emuCudaCloseDeviceCopyGate");
+  const auto openGate = emulationHook<void (*)()>("emuCudaOpenDeviceCopyGate");
+  ExportedDeviceRange ranges[2]{};
+  if (!recvAll(fd, ranges, sizeof(ranges))) return kChildTooSlow;
+  DeviceBytes target(api, kRange);
+  if (counters != nullptr && closeGate != nullptr && openGate != nullptr) {
+    spccl::device::PeerAllocations peers(1);
+    EXPECT_EQ(peers.bindContext("test"), spcclSuccess) << spccl::threadLastError();
+    spccl::device::CuStream stream = nullptr;
+    EXPECT_EQ(peers.stream(&stream), spcclSuccess);
+    const int64_t mappedBefore = counters().openedPeerMappings;
+    closeGate(0);
+    {
+      const spccl::device::PeerAllocations::OneCall call(peers);
+      spccl::device::CuDevicePtr base = 0;
+      EXPECT_EQ(peers.open(1, ranges[0].handle, &base), spcclSuccess);
+      EXPECT_EQ(api->memcpyAsync(target.address, base, kRange, stream), 0);
+    }
+    {
+      const spccl::device::PeerAllocations::OneCall call(peers);
+      spccl::device::CuDevicePtr base = 0;
+      EXPECT_EQ(peers.open(1, ranges[1].handle, &base), spcclSuccess);
+    }
+    EXPECT_EQ(peers.opened(), 1u) << "the bound";
+    EXPECT_EQ(peers.retiring(), 1u) << "the first, for the queued copy";
+    EXPECT_EQ(counters().openedPeerMappings - mappedBefore, 2) << "closed under a queued copy";
+    openGate();
+    EXPECT_EQ(api->streamSynchronize(stream), 0);
+    EXPECT_EQ(firstDifference(target.read(0, kRange), pattern(kRange, 0, 1)), -1);
+    {
+      // Both again in one call: the first's old mapping closes (its copy
+      // ran), and neither this call opens is evicted for the other.
+      const spccl::device::PeerAllocations::OneCall call(peers);
+      EXPECT_EQ(peers.retiring(), 0u) << "closed once the copy ran";
+      spccl::device::CuDevicePtr bases[2]{};
+      EXPECT_EQ(peers.open(1, ranges[0].handle, &bases[0]), spcclSuccess);
+      EXPECT_EQ(peers.open(1, ranges[1].handle, &bases[1]), spcclSuccess);
+      EXPECT_EQ(peers.opened(), 2u) << "an allocation the running call uses was evicted";
+      EXPECT_EQ(api->memcpyAsync(target.address, bases[1], kRange, stream), 0);
+      EXPECT_EQ(api->streamSynchronize(stream), 0);
+      EXPECT_EQ(firstDifference(target.read(0, kRange), pattern(kRange, 0, 2)), -1);
+    }
+    EXPECT_EQ(peers.opened(), 1u) << "back to the bound at the call's end";
+    EXPECT_EQ(peers.retiring(), 0u) << "nothing queued: closed at once";
+    EXPECT_EQ(counters().openedPeerMappings - mappedBefore, 1);
+  }
+  char done = 1;
+  if (!sendAll(fd, &done, 1)) return kChildTooSlow;
+  return childStatus();
+}
+
+TEST(PeerAllocations, AnEvictedAllocationStaysMappedUntilTheQueuedCopyRan) {
+  runPair(twoAllocationsOwner, evictingPeer);
 }
 
 }  // namespace
