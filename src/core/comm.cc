@@ -280,6 +280,32 @@ std::vector<SetupConnection> establishedConnections(const std::vector<PeerConnec
   return out;
 }
 
+// Whether every connection between this rank and `peer` is up: the
+// peer's lanes and control connection accepted here, this rank's hellos to
+// it sent.
+bool setupCompleteWith(int peer, const PeerConnection& conn,
+                       const std::vector<PendingHello>& hellos) {
+  if (conn.control.recvComm == nullptr) return false;
+  for (const Lane& lane : conn.lanes)
+    if (lane.recvComm == nullptr) return false;
+  return std::none_of(hellos.begin(), hellos.end(), [peer](const PendingHello& hello) {
+    return hello.peer == peer && hello.request != nullptr;
+  });
+}
+
+// The established connections to peers whose setup with this rank is not
+// complete: a peer whose connections are all up may end its own setup and
+// close them at once (a rank that destroys its communicator right after
+// init), which is no failure of this rank's setup.
+std::vector<SetupConnection> watchedForDepartures(const std::vector<PeerConnection>& peers,
+                                                  const std::vector<PendingHello>& hellos) {
+  std::vector<SetupConnection> watched = establishedConnections(peers, hellos);
+  std::erase_if(watched, [&](const SetupConnection& c) {
+    return setupCompleteWith(c.peer, peers[c.peer], hellos);
+  });
+  return watched;
+}
+
 spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
                           std::vector<PeerConnection>* peers, const std::atomic<bool>* cancel) {
   const int n = comm.nranks;
@@ -309,6 +335,7 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
     return failure;
   };
   int accepted = 0, helloSent = 0;
+  int64_t departureSeenMs = -1;  // when a watched peer was first seen gone
   const int hellosToSend = static_cast<int>(hellos.size());
   const int64_t handshakeMs = knobInt("SPCCL_HANDSHAKE_TIMEOUT_MS");
   // Every peer may share one source address (ranks of one host, NAT), so
@@ -451,11 +478,19 @@ spcclResult_t connectMesh(spcclComm& comm, std::vector<Listener>& listeners,
       }
       break;
     }
-    // A peer that leaves now fails every rank at once, not at the deadline.
+    // A peer that leaves now fails every rank at once, not at the deadline;
+    // after kDepartureSettleMs, since a peer that ended its setup and left
+    // may have hellos still unread here (they complete it: see
+    // watchedForDepartures).
     if (spcclResult_t res = checkSetupDepartures(comm.rank, comm.commId, *peers,
-                                                 establishedConnections(*peers, hellos));
-        res != spcclSuccess)
-      return leave(res);
+                                                 watchedForDepartures(*peers, hellos));
+        res != spcclSuccess) {
+      constexpr int64_t kDepartureSettleMs = 500;
+      if (departureSeenMs < 0) departureSeenMs = monotonicMs();
+      if (monotonicMs() - departureSeenMs >= kDepartureSettleMs) return leave(res);
+    } else {
+      departureSeenMs = -1;
+    }
     if (deadline.expired()) {
       std::string missing;
       for (int peer = 0; peer < n; ++peer) {
