@@ -1,5 +1,6 @@
 #include "coll/device_all_to_all.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ spcclResult_t queueBlocks(CollContext& ctx, const DeviceCall& call, const Device
 // (finishQueuedCopies).
 spcclResult_t runBlocks(CollContext& ctx, const DeviceCall& call, const DeviceBuffers& buffers,
                         const std::vector<Block>& blocks) {
+  // A rank that receives nothing (it may pass no device memory at all:
+  // device_exchange.cc, kIdleDevice) has no stream to take.
+  if (std::all_of(blocks.begin(), blocks.end(), [](const Block& b) { return b.count == 0; }))
+    return spcclSuccess;
   CuStream stream = nullptr;
   SPCCL_CHECK(buffers.stream(&stream));
   return finishQueuedCopies(queueBlocks(ctx, call, buffers, blocks, stream), stream, call.name,

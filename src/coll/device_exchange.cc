@@ -168,9 +168,17 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
                       const DeviceSchedule& schedule) {
   DeviceOffer offer;
   const BufferBytes bytes = bufferBytes(call, ctx.nranks(), ctx.rank());
-  // (An all-to-allv's count is unused: its blocks may all be empty.)
-  const bool empty =
-      call.type == CollType::AllToAllv ? bytes.send + bytes.recv == 0 : call.count == 0;
+  // An all-to-allv rank with nothing to send or receive (one that routed
+  // no tokens) needs no memory on the path, whatever its buffers are (a
+  // zero-size tensor's may be null): it offers with nothing exported and
+  // no device (kIdleDevice), copies nothing, and its peers keep the path.
+  if (call.type == CollType::AllToAllv && bytes.send + bytes.recv == 0) {
+    offer.usable = deviceAllReduceAvailable() ? 1 : 0;
+    offer.device = kIdleDevice;
+    return offer;
+  }
+  // (An all-to-allv's count is unused.)
+  const bool empty = call.type != CollType::AllToAllv && call.count == 0;
   if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
   if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
   if (rootOverlapsOtherBlocks(call, bytes, ctx.rank())) return offer;
@@ -213,7 +221,9 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
 bool oneProcessOnTwoDevices(const std::vector<DeviceOffer>& offers) {
   for (const DeviceOffer& a : offers)
     for (const DeviceOffer& b : offers)
-      if (a.process == b.process && a.device != b.device) return true;
+      if (a.process == b.process && a.device != b.device && a.device != kIdleDevice &&
+          b.device != kIdleDevice)
+        return true;
   return false;
 }
 

@@ -119,6 +119,44 @@ void unevenBlocks(int n) {
 TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsInAndOutOfPlaceN2) { unevenBlocks(2); }
 TEST(DeviceAllToAllv, UnevenBlocksWithZerosAndGapsInAndOutOfPlaceN3) { unevenBlocks(3); }
 
+// Rank 2 sends and receives nothing (all its counts and displacements 0,
+// as a rank that routed no tokens in a mixture of experts), with device
+// buffers or none (a zero-size tensor's pointer may be null): the others
+// still copy on the device, rank 2 copies nothing, and nobody goes
+// through the host. Bit-equal to the CPU call.
+void idleRankKeepsThePath(bool idleBuffers) {
+  runOnRanks(3, [idleBuffers](int rank, spcclComm_t comm) {
+    constexpr int kIdle = 2;
+    Layout l = layoutOf(rank, 3);
+    for (int p = 0; p < 3; ++p) {
+      if (rank == kIdle) l.sdispls[p] = l.rdispls[p] = 0;
+      if (rank == kIdle || p == kIdle) l.sendcounts[p] = l.recvcounts[p] = 0;
+    }
+    if (rank == kIdle) l.sendExtent = l.recvExtent = 0;
+    const spcclDataType_t type = spcclFloat32;
+    const Before b = before(rank, type, l, false);
+    const std::vector<unsigned char> expected = reference(b, type, l, comm);
+    DeviceBytes send(std::max<size_t>(b.send.size(), 4)), recv(std::max<size_t>(b.recv.size(), 4));
+    if (!b.send.empty()) send.set(b.send);
+    if (!b.recv.empty()) recv.set(b.recv);
+    const bool none = rank == kIdle && !idleBuffers;
+    const EmuCudaCounters counted = now();
+    EXPECT_EQ(
+        callOn(l, none ? nullptr : send.data(), none ? nullptr : recv.data(), type, comm, nullptr),
+        spcclSuccess)
+        << spcclGetLastError(comm);
+    const std::string what = "rank " + std::to_string(rank);
+    expectCopiesOnDevice(since(counted), nonEmptyBlocks(l), what);
+    if (rank != kIdle) {
+      EXPECT_EQ(recv.get(nullptr), expected) << what;
+    }
+    return kChildOk;
+  });
+}
+
+TEST(DeviceAllToAllv, ARankWithNothingToSendOrReceiveKeepsThePathN3) { idleRankKeepsThePath(true); }
+TEST(DeviceAllToAllv, ARankWithNoBuffersAndNoBlocksKeepsThePathN3) { idleRankKeepsThePath(false); }
+
 // Rank 0 passes host buffers: every rank falls back, the result (gaps
 // included) still right.
 TEST(DeviceAllToAllv, HostBuffersOnOneRankFallBackOnEveryRankN3) {
