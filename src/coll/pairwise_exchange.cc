@@ -86,7 +86,9 @@ spcclResult_t pairwiseAllToAll(CollContext& ctx, const CollArgs& args) {
     return SPCCL_FAIL(spcclInvalidArgument,
                       "rank %d: AllToAllv sendcounts[%d] = %zu but recvcounts[%d] = %zu", rank,
                       rank, ownOut.count, rank, ownIn.count);
-  std::memmove(recv + ownIn.offset * es, send + ownOut.offset * es, ownIn.count * es);
+  // An empty own block may come with null buffers (a rank with no blocks).
+  if (ownIn.count > 0)
+    std::memmove(recv + ownIn.offset * es, send + ownOut.offset * es, ownIn.count * es);
   return spcclSuccess;
 }
 
