@@ -24,11 +24,11 @@
 
 namespace spccl {
 
-// What one rank tells the others before the data moves.
 // DeviceOffer::device of a rank that touches no memory in the call (an
 // all-to-allv rank with no blocks): on no device, and reachable from all.
 constexpr uint64_t kIdleDevice = 0;
 
+// What one rank tells the others before the data moves.
 struct DeviceOffer {
   int32_t usable = 0;    // this rank can take the device path
   int32_t failure = 0;   // spcclResult_t: this rank cannot run the call at all
