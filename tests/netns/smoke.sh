@@ -11,6 +11,8 @@ NETLAB="$HERE/netlab"
 
 # shellcheck source=lib/require_testbed.sh
 source "$HERE/lib/require_testbed.sh"
+# shellcheck source=lib/goodput_check.sh
+source "$HERE/lib/goodput_check.sh"
 require_testbed netns_smoke
 
 logs=$(mktemp -d /tmp/netns_smoke.XXXXXX)
@@ -20,7 +22,7 @@ trap '"$NETLAB" down >/dev/null 2>&1 || true; rm -rf "$logs"' EXIT
 "$NETLAB" up 2 1gbit
 "$NETLAB" status
 [[ $("$NETLAB" ifaces) == veth0 ]] || { echo "netns_smoke: FAIL: netlab ifaces printed '$("$NETLAB" ifaces)'"; exit 1; }
-"$NETLAB" check --seconds 1
+goodput_check netns_smoke || { echo "netns_smoke: FAIL: goodput out of range in three tries"; exit 1; }
 "$NETLAB" run 2 --timeout 30 --logdir "$logs" -- \
   /bin/sh -c 'echo "rank=$SPCCL_RANK of $SPCCL_NRANKS host=$(hostname) ifname=$SPCCL_SOCKET_IFNAME"'
 for r in 0 1; do

@@ -14,6 +14,8 @@ RAILS=2
 
 # shellcheck source=lib/require_testbed.sh
 source "$HERE/lib/require_testbed.sh"
+# shellcheck source=lib/goodput_check.sh
+source "$HERE/lib/goodput_check.sh"
 require_testbed netns_rails_smoke
 
 our_namespaces() { ip netns list | awk '{print $1}' | grep "^${NETLAB_PREFIX}-" || true; }
@@ -44,20 +46,9 @@ for ((r = 0; r < RAILS; r++)); do
 done
 # Reachable on each rail, h1 -> h2 on that rail's addresses, and shaped (a
 # TCP transfer per rail within 85..102 % of 1gbit), then independent: both
-# at once make ≈ 2 Gbit/s in all. A 1-second probe on a loaded 2-core
-# machine now and then falls below 85 % (seen once in a full ctest run next
-# to two compiles: 80.7 %), so each check gets three tries; a link that is
-# really unshaped or broken fails all three.
-checks_pass() {
-  local try
-  for try in 1 2 3; do
-    "$NETLAB" check --seconds 1 "$@" && return 0
-    echo "netns_rails_smoke: check $* failed (try $try of 3)"
-  done
-  return 1
-}
-checks_pass || fail "a rail's goodput stayed out of range in three tries"
-checks_pass --parallel || fail "the rails' aggregate goodput stayed out of range in three tries"
+# at once make ≈ 2 Gbit/s in all (three tries each: lib/goodput_check.sh).
+goodput_check netns_rails_smoke || fail "a rail's goodput stayed out of range in three tries"
+goodput_check netns_rails_smoke --parallel || fail "the rails' aggregate goodput stayed out of range in three tries"
 
 # The run environment: every rail's interface, NCCL syntax; Gloo on rail 0;
 # SPCCL_TOPO_RAILS left to the caller (unset here, so it must stay unset).
