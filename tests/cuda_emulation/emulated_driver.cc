@@ -168,16 +168,18 @@ class Stream {
   std::thread thread_;
 };
 
-// emuCudaCloseCopyGate's gate. The copies enqueued while it is closed
-// take a ticket; those past `passing` wait for it to open.
-struct CopyGate {
+// A gate on work enqueued on streams (emuCudaCloseCopyGate's copies,
+// emuCudaCloseDeviceCopyGate's, emuCudaCloseLaunchGate's kernels). What
+// is enqueued while it is closed takes a ticket; those past `passing`
+// wait for it to open.
+struct StreamGate {
   std::mutex mutex;
   std::condition_variable cv;
   bool closed = false;
   uint64_t passing = 0;
   uint64_t issued = 0;
 
-  // At enqueue: whether this copy must wait.
+  // At enqueue: whether this work must wait.
   bool takeTicket() {
     std::lock_guard<std::mutex> lock(mutex);
     return closed && issued++ >= passing;
@@ -217,15 +219,15 @@ struct Event {
 
 struct State {
   std::mutex mutex;
-  CopyGate copyGate;
+  StreamGate copyGate;
   std::map<uintptr_t, Allocation> allocations;  // by start address
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  Failures launchFailures;  // emuCudaFailLaunchesAfter
-  Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
-  CopyGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
-  CopyGate launchGate;      // emuCudaCloseLaunchGate
+  Failures launchFailures;    // emuCudaFailLaunchesAfter
+  Failures copyFailures;      // emuCudaFailMemcpyAsyncAfter
+  StreamGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
+  StreamGate launchGate;      // emuCudaCloseLaunchGate
   std::map<void*, std::unique_ptr<Event>> events;
 };
 
@@ -892,14 +894,14 @@ int emuCudaLaunch(void* handle, void (*fn)(void*), void* userData) {
 
 namespace {
 
-void closeGate(CopyGate& gate, uint64_t passing) {
+void closeGate(StreamGate& gate, uint64_t passing) {
   std::lock_guard<std::mutex> lock(gate.mutex);
   gate.closed = true;
   gate.passing = passing;
   gate.issued = 0;
 }
 
-void openGate(CopyGate& gate) {
+void openGate(StreamGate& gate) {
   std::lock_guard<std::mutex> lock(gate.mutex);
   gate.closed = false;
   gate.cv.notify_all();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/scoped_env.h"
 #include "device_values.h"
 #include "emulated_ranks.h"
 #include "spccl.h"
@@ -23,17 +24,6 @@ namespace {
 
 constexpr size_t kCount = 96;  // elements per rank's block
 constexpr spcclDataType_t kType = spcclInt32;
-
-// SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS for the ranks a test forks.
-class MaxOpened {
- public:
-  explicit MaxOpened(int bound) {
-    setenv("SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS", std::to_string(bound).c_str(), 1);
-  }
-  ~MaxOpened() { unsetenv("SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS"); }
-  MaxOpened(const MaxOpened&) = delete;
-  MaxOpened& operator=(const MaxOpened&) = delete;
-};
 
 enum class Coll { AllReduce, AllToAll };
 
@@ -75,7 +65,7 @@ int64_t mappedPeerBuffers() { return emuCudaCounters().openedPeerMappings; }
 // receive buffers) and 2 per all-to-all, with a bound of 1: every call
 // opens more than the bound, and evicts the previous call's.
 TEST(DevicePeerCache, ABoundBelowOneCallsPeerBuffersKeepsResultsBitEqualN3) {
-  const MaxOpened bound(1);
+  const ScopedEnv bound("SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS", "1");
   runOnRanks(3, [](int rank, spcclComm_t comm) {
     for (int round = 0; round < 4; ++round)
       for (Coll coll : {Coll::AllReduce, Coll::AllToAll}) {
@@ -100,7 +90,7 @@ TEST(DevicePeerCache, ABoundBelowOneCallsPeerBuffersKeepsResultsBitEqualN3) {
 // stream is synchronised: more peer buffers than the bound, every result
 // right, and no more than the bound mapped once the work has finished.
 TEST(DevicePeerCache, QueuedCallsWithFreshBuffersOnAStreamAreAllRightN3) {
-  const MaxOpened bound(2);
+  const ScopedEnv bound("SPCCL_DEVICE_MAX_OPENED_PEER_BUFFERS", "2");
   runOnRanksWithStream(3, [](int rank, spcclComm_t comm, void* stream) {
     constexpr int kRounds = 12;
     std::vector<std::vector<unsigned char>> expected;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/scoped_env.h"
 #include "../common/transport_param.h"
 #include "spccl.h"
 
@@ -87,29 +88,6 @@ const RootPattern kPatterns[] = {
     {"RankTwoNamesItself", [](int rank, int) { return rank == 2 ? 2 : 0; }},
     // Every rank names itself.
     {"EveryRankItself", [](int rank, int) { return rank; }},
-};
-
-// Sets an environment variable for the ranks this test forks; the parent
-// never calls spccl, so only the children read it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) previous_ = old;
-    hadValue_ = old != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (hadValue_)
-      setenv(name_, previous_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string previous_;
-  bool hadValue_ = false;
 };
 
 std::string transportName(const char* transport) { return transport; }
