@@ -71,19 +71,53 @@ case_link_short() {
   t0=$(now_ms); "$NETLAB" link 2 down; t1=$(now_ms)
   sleep_ms $((T / 4))
   t2=$(now_ms); "$NETLAB" link 2 up; t3=$(now_ms)
+  # TCP's own view of the outage: between its third resend (due 1.43 s
+  # after a loss at the cut) and its fourth (3.06 s), a socket whose third
+  # resend was lost as well still shows backoff:3.
+  local backoff wait_ms=$((t0 + 2300 - $(now_ms)))
+  ((wait_ms <= 0)) || sleep_ms "$wait_ms"
+  backoff=$(max_tcp_backoff "$dir/ss-at-2300ms.txt")
   wait_ranks 110
-  local outcome="" outage="$((t2 - t1))-$((t3 - t0)) ms"
+  local outcome="" outage="$((t2 - t1))-$((t3 - t0)) ms" row_name
+  row_name="link down $((T / 4)) ms (T/4), host 2: outage $outage"
   if ((t3 - t0 > SURVIVED_OUTAGE_MS)); then
     # The machine was too slow to cut for less than the bound: nothing to judge.
-    row "link down $((T / 4)) ms (T/4), host 2: outage $outage" "not judged: the outage may exceed the stated $SURVIVED_OUTAGE_MS ms" "-"
+    row "$row_name" "not judged: the outage may exceed the stated $SURVIVED_OUTAGE_MS ms" "-"
+    return
+  fi
+  local all_finished=1
+  for ((r = 0; r < HOSTS; r++)); do
+    [[ $(status_of "$dir" "$r") == 0 ]] || all_finished=0
+    outcome+="r$r $(status_of "$dir" "$r") "
+  done
+  if ((!all_finished && backoff >= 3)); then
+    # The cut commands took less than the bound, but the path stayed dead
+    # for TCP past it: the stated guarantee does not cover this run.
+    row "$row_name" "not judged: a socket was still at backoff:$backoff 2.3 s after the cut (TCP's resend at 1.43 s was lost too: the outage it saw exceeded $SURVIVED_OUTAGE_MS ms)" "exit statuses: $outcome"
+    echo "chaos_netns: link-short: not judged: TCP's third resend was lost too (logs in $dir)" >&2
     return
   fi
   for ((r = 0; r < HOSTS; r++)); do
-    [[ $(status_of "$dir" "$r") == 0 ]] || broke link-short "outage $outage (<= $SURVIVED_OUTAGE_MS ms): rank $r ended with $(status_of "$dir" "$r"): $(first_fail "$dir" "$r")" "$dir"
-    outcome+="r$r $(status_of "$dir" "$r") "
+    [[ $(status_of "$dir" "$r") == 0 ]] || broke link-short "outage $outage (<= $SURVIVED_OUTAGE_MS ms), largest TCP backoff 2.3 s after the cut $backoff: rank $r ended with $(status_of "$dir" "$r"): $(first_fail "$dir" "$r")" "$dir"
   done
   grep -q "^chaos: WRONG" "$dir"/rank*.log && broke link-short "a wrong result" "$dir"
-  row "link down $((T / 4)) ms (T/4), host 2: outage $outage" "no error, 300 steps right on every rank" "exit statuses: $outcome(0 = finished right)"
+  local what="no error, 300 steps right on every rank"
+  ((all_finished)) || what="FAILED: a call failed though TCP delivered within the bound"
+  row "$row_name" "$what" "exit statuses: $outcome(0 = finished right)"
+}
+
+# max_tcp_backoff FILE: the largest retransmission backoff of any TCP
+# socket in the lab's hosts now (0 when none is backing off); `ss -tin`'s
+# output goes to FILE for the logs.
+max_tcp_backoff() {
+  local h
+  for ((h = 1; h <= HOSTS; h++)); do
+    echo "-- host $h"
+    ip netns exec "$NETLAB_PREFIX-h$h" ss -tin 2>&1 || true
+  done >"$1"
+  local largest
+  largest=$({ grep -o 'backoff:[0-9]*' "$1" || true; } | cut -d: -f2 | sort -n | tail -1)
+  echo "${largest:-0}"
 }
 
 case_link_long() {  # case_link_long shrink|exit
