@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "coll/device_exchange.h"
+#include "coll/device_in_place_input.h"
 #include "coll/partition.h"
 
 namespace spccl {
@@ -29,11 +30,13 @@ spcclResult_t runOnDevices(CollContext& ctx, const DeviceCall& call, const Devic
   if (result == spcclSuccess && mine.count > 0) {
     std::vector<CuDevicePtr> inputs(n);
     for (int r = 0; r < n; ++r) inputs[r] = sends[r] + mine.offset * size;
-    result = launchDeviceReduce(call.name, call.datatype, call.op, inputs,
-                                recvs[me] + mine.offset * size, mine.count, stream);
+    result = reduceFromOwnInputCopy(call, n, me, buffers, stream, &inputs[me]);
+    if (result == spcclSuccess)
+      result = launchDeviceReduce(call.name, call.datatype, call.op, inputs,
+                                  recvs[me] + mine.offset * size, mine.count, stream);
   }
-  if (result == spcclSuccess)
-    result = synchronizeDeviceStream(stream, call.name, "the reduction kernel");
+  // Waited for even after a failed launch: an in-place copy may be queued.
+  result = finishQueuedCopies(result, stream, call.name, "the reduction kernel");
   SPCCL_CHECK(deviceBarrier(ctx, call, "the reduction", result));
   for (int r = 0; r < n && result == spcclSuccess; ++r) {
     const ElementRange block = evenBlock(call.count, n, r);

@@ -7,6 +7,7 @@
 #include "coll/device_all_reduce.h"
 #include "coll/device_all_to_all.h"
 #include "coll/device_exchange.h"
+#include "coll/device_in_place_input.h"
 #include "coll/device_reduce_launch.h"
 #include "coll/root_agreement.h"
 
@@ -30,9 +31,11 @@ spcclResult_t reduceInto(CollContext& ctx, const DeviceCall& call, const DeviceB
   }
   CuDevicePtr out = 0;
   SPCCL_CHECK(buffers.recv(ctx.rank(), &out));
-  SPCCL_CHECK(
-      launchDeviceReduce(call.name, call.datatype, call.op, inputs, out, call.count, stream));
-  return synchronizeDeviceStream(stream, call.name, "the reduction kernel");
+  SPCCL_CHECK(reduceFromOwnInputCopy(call, n, ctx.rank(), buffers, stream, &inputs[ctx.rank()]));
+  const spcclResult_t launched =
+      launchDeviceReduce(call.name, call.datatype, call.op, inputs, out, call.count, stream);
+  // Waited for even after a failed launch: an in-place copy may be queued.
+  return finishQueuedCopies(launched, stream, call.name, "the reduction kernel");
 }
 
 spcclResult_t reduceScatter(CollContext& ctx, const DeviceCall& call,

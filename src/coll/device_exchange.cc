@@ -9,10 +9,10 @@
 
 #include "base/check.h"
 #include "coll/collective.h"
+#include "coll/device_in_place_input.h"
 #include "coll/device_reduce_launch.h"
 #include "coll/small_allgather.h"
 #include "device/cuda_ipc.h"
-#include "kernels/device_reduce/reduce_inputs.h"
 
 namespace spccl {
 
@@ -98,14 +98,18 @@ bool buffersOverlap(const DeviceCall& call, const BufferBytes& bytes) {
   return send < recv + bytes.recv && recv < send + bytes.send;
 }
 
-// Whether the call writes over its own input while a launch chain still
-// reads it: the output overlaps sendbuff and the inputs need more than one
-// launch (each launch after the first reads the output so far, not the
-// input it overwrote).
-bool overwritesInputs(const DeviceCall& call, const BufferBytes& bytes, int nranks) {
-  if (!reduces(call.type) || nranks <= kernels::device_reduce::kMaxInputs || bytes.recv == 0)
-    return false;
-  return buffersOverlap(call, bytes);
+// A reduction whose recvbuff overlaps its sendbuff other than in its
+// in-place form (inPlaceOwnBlock), with any number of ranks: this rank
+// would write bytes that its peers read in the same step (all-reduce,
+// reduce-scatter), or that the kernel still reads as other elements
+// (reduce). Every rank then falls back; the staged path copies the input
+// in first. The in-place form itself takes the path, a rank whose own
+// input a later launch reads reducing from a copy of it
+// (coll/device_in_place_input.h).
+bool overlapsOutsideInPlaceForm(const DeviceCall& call, const BufferBytes& bytes, int nranks,
+                                int rank) {
+  if (!reduces(call.type) || bytes.recv == 0 || !buffersOverlap(call, bytes)) return false;
+  return !inPlaceOwnBlock(call, nranks, rank).has_value();
 }
 
 // An all-to-all whose recvbuff overlaps its sendbuff: peers would read
@@ -131,6 +135,15 @@ bool rootOverlapsOtherBlocks(const DeviceCall& call, const BufferBytes& bytes, i
   return bytes.send >= bytes.recv ? recv != send + ownBlock : send != recv + ownBlock;
 }
 
+// The communicator's scratch as reserveDeviceScratch left it, at least
+// `bytes`; an error naming the call where it is smaller.
+spcclResult_t takeScratch(device::PeerAllocations& peers, size_t bytes, const char* name,
+                          CuDevicePtr* out) {
+  if (!peers.scratch().take(bytes, out))
+    return SPCCL_FAIL(spcclSystemError, "%s: no device scratch of %zu bytes reserved", name, bytes);
+  return spcclSuccess;
+}
+
 // An in-place all-to-all(v)'s send data, copied to the communicator's
 // scratch (device/peer_readable_scratch.h) at the offsets it has in
 // sendbuff, so that the schedule reads every block there, this rank's own
@@ -150,9 +163,7 @@ bool rootOverlapsOtherBlocks(const DeviceCall& call, const BufferBytes& bytes, i
 // failed), the call falls back.
 spcclResult_t copyToScratch(const DeviceCall& call, size_t bytes, device::PeerAllocations& peers,
                             CuDevicePtr* out) {
-  if (!peers.scratch().take(bytes, out))
-    return SPCCL_FAIL(spcclSystemError, "%s: no device scratch of %zu bytes reserved", call.name,
-                      bytes);
+  SPCCL_CHECK(takeScratch(peers, bytes, call.name, out));
   CuStream stream = nullptr;
   SPCCL_CHECK(peers.stream(&stream));
   const char* what = "copying sendbuff to the scratch the peers read (in place)";
@@ -162,8 +173,10 @@ spcclResult_t copyToScratch(const DeviceCall& call, size_t bytes, device::PeerAl
 }
 
 // This rank's offer: usable only with device buffers it can export, the
-// kernels where the call reduces and no launch that overwrites an input.
-// An in-place all-to-all(v) exports its scratch copy instead of sendbuff.
+// kernels where the call reduces, buffers that overlap only in the
+// in-place form, and the scratch that form needs (its reservation may
+// have failed). An in-place all-to-all(v) exports its scratch copy
+// instead of sendbuff.
 DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllocations& peers,
                       const DeviceSchedule& schedule) {
   DeviceOffer offer;
@@ -180,7 +193,7 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
   // (An all-to-allv's count is unused.)
   const bool empty = call.type != CollType::AllToAllv && call.count == 0;
   if (!call.device || empty || !deviceAllReduceAvailable()) return offer;
-  if (overwritesInputs(call, bytes, ctx.nranks())) return offer;
+  if (overlapsOutsideInPlaceForm(call, bytes, ctx.nranks(), ctx.rank())) return offer;
   if (rootOverlapsOtherBlocks(call, bytes, ctx.rank())) return offer;
   // Peer access was checked for the creation device only.
   if (peers.deviceLocation() == 0 || peers.deviceLocation() != call.creationDevice) return offer;
@@ -188,7 +201,12 @@ DeviceOffer makeOffer(CollContext& ctx, const DeviceCall& call, device::PeerAllo
   // module that does not load makes the call fall back.
   if (reduces(call.type) && !deviceReduceLoaded(call.datatype, call.op)) return offer;
   // Where the scratch cannot be had or filled, the call falls back, as for
-  // a buffer that cannot be exported below.
+  // a buffer that cannot be exported below: an in-place reduction's copy
+  // of its own input is made in the schedule (reduceFromOwnInputCopy),
+  // which finds the scratch here already.
+  const size_t ownInputCopy = inPlaceInputScratchBytes(call, ctx.nranks(), ctx.rank());
+  CuDevicePtr reserved = 0;
+  if (ownInputCopy > 0 && !peers.scratch().take(ownInputCopy, &reserved)) return offer;
   const void* send = call.sendbuff;
   if (allToAllInPlace(call, bytes)) {
     CuDevicePtr scratch = 0;
@@ -320,6 +338,10 @@ spcclResult_t DeviceBuffers::recv(int rank, CuDevicePtr* out) const {
   return peerPointer(peers_, rank, o, o.recv, o.recvPointer, out);
 }
 
+spcclResult_t DeviceBuffers::scratch(size_t bytes, const char* name, CuDevicePtr* out) const {
+  return takeScratch(peers_, bytes, name, out);
+}
+
 spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char* step,
                             spcclResult_t mine) {
   // A failed rank keeps its own error, even when a peer that learnt of it
@@ -338,14 +360,17 @@ spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char
 
 spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
                                    device::PeerAllocations& peers) {
+  if (!call.device) return spcclSuccess;
   const BufferBytes bytes = bufferBytes(call, nranks, rank);
-  if (!call.device || !allToAllInPlace(call, bytes) || bytes.send == 0) return spcclSuccess;
+  const size_t needed =
+      allToAllInPlace(call, bytes) ? bytes.send : inPlaceInputScratchBytes(call, nranks, rank);
+  if (needed == 0) return spcclSuccess;
   // Only in the context the communicator's device memory belongs to: a
   // call from another one fails in the body, and must not leave a scratch
   // there for later calls to use.
   SPCCL_CHECK(peers.bindContext(call.name));
   CuDevicePtr scratch = 0;
-  return peers.scratch().reserve(bytes.send, call.name, &scratch);
+  return peers.scratch().reserve(needed, call.name, &scratch);
 }
 
 spcclResult_t synchronizeDeviceStream(CuStream stream, const char* name, const char* what) {

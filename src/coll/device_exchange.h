@@ -53,6 +53,10 @@ class DeviceBuffers {
   spcclResult_t recv(int rank, device::CuDevicePtr* out) const;
   // The communicator's stream for the kernels and copies (made on first use).
   spcclResult_t stream(device::CuStream* out) const { return peers_.stream(out); }
+  // The communicator's device scratch, at least `bytes` as the call
+  // reserved it (reserveDeviceScratch); an error naming the call `name`
+  // where it is smaller.
+  spcclResult_t scratch(size_t bytes, const char* name, device::CuDevicePtr* out) const;
 
  private:
   const std::vector<DeviceOffer>& offers_;
@@ -79,11 +83,13 @@ spcclResult_t runDeviceResident(CollContext& ctx, const DeviceCall& call,
 spcclResult_t deviceBarrier(CollContext& ctx, const DeviceCall& call, const char* step,
                             spcclResult_t mine);
 
-// An in-place all-to-all(v) of device buffers: the scratch its send data
-// is copied to (copyToScratch in device_exchange.cc), reserved on the API
-// caller's thread with the buffers' context current, since cuMemAlloc may
-// wait for the device and the body runs while the call holds a stream.
-// Nothing for other calls. A failure leaves the call to fall back.
+// The device scratch of an in-place all-to-all(v) of device buffers (its
+// send data is copied there: copyToScratch in device_exchange.cc) or of an
+// in-place reduction whose own input a later launch reads
+// (coll/device_in_place_input.h), reserved on the API caller's thread with
+// the buffers' context current, since cuMemAlloc may wait for the device
+// and the body runs while the call holds a stream. Nothing for other
+// calls. A failure leaves the call to fall back.
 spcclResult_t reserveDeviceScratch(const DeviceCall& call, int nranks, int rank,
                                    device::PeerAllocations& peers);
 

@@ -52,6 +52,8 @@ bool deviceReduceLoaded(spcclDataType_t datatype, spcclRedOp_t op) {
          reduceModule().function(kernelName(datatype, op), &function) == spcclSuccess;
 }
 
+bool readInFirstLaunch(size_t index) { return index < static_cast<size_t>(dr::kMaxInputs); }
+
 spcclResult_t launchDeviceReduce(const char* name, spcclDataType_t datatype, spcclRedOp_t op,
                                  const std::vector<device::CuDevicePtr>& inputs,
                                  device::CuDevicePtr out, size_t count, device::CuStream stream) {

@@ -29,6 +29,12 @@ spcclResult_t prepareDeviceAllReduce(spcclDataType_t datatype, spcclRedOp_t op);
 // prepareDeviceAllReduce).
 bool deviceReduceLoaded(spcclDataType_t datatype, spcclRedOp_t op);
 
+// Whether launchDeviceReduce reads inputs[index] in its first launch,
+// before anything is written to `out`. A later launch reads its inputs
+// after the earlier ones wrote `out`: an input that `out` overlaps (in
+// place) is then no longer the input (coll/device_in_place_input.h).
+bool readInFirstLaunch(size_t index);
+
 // The reduction on `stream`, in launches of at most kMaxInputs inputs,
 // each after the first starting from out. `name`: the API call, for errors.
 // A failed launch returns once the launches queued before it are done.

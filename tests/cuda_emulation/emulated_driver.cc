@@ -226,6 +226,7 @@ struct State {
   EmuCudaCounters counters{};
   Failures launchFailures;    // emuCudaFailLaunchesAfter
   Failures copyFailures;      // emuCudaFailMemcpyAsyncAfter
+  Failures allocFailures;     // emuCudaFailMemAllocs
   StreamGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
   StreamGate launchGate;      // emuCudaCloseLaunchGate
   std::map<void*, std::unique_ptr<Event>> events;
@@ -641,6 +642,10 @@ CuResult cuIpcCloseMemHandle(uint64_t pointer) {
 
 CuResult cuMemAlloc_v2(uint64_t* pointer, size_t bytes) {
   if (tCurrent == nullptr) return kInvalidContext;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().allocFailures.take()) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  }
   *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
   return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
 }
@@ -926,6 +931,11 @@ void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
 void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().copyFailures = Failures{count, passing};
+}
+
+void emuCudaFailMemAllocs(int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().allocFailures = Failures{count, 0};
 }
 
 EmuCudaCounters emuCudaCounters(void) {

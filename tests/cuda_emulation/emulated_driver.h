@@ -56,6 +56,10 @@ void emuCudaFailLaunchesAfter(uint64_t passing, int count);
 /* The same for cuMemcpyAsync (any direction): after `passing` more
  * succeed, the next `count` fail at enqueue (CUDA_ERROR_INVALID_VALUE). */
 void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
+/* The next `count` cuMemAlloc calls fail with CUDA_ERROR_OUT_OF_MEMORY
+ * (2), as on a device that is full (emuCudaAlloc, the tests' own
+ * allocations, is not affected). */
+void emuCudaFailMemAllocs(int count);
 /* emuCudaCloseCopyGate's gate for the copies between two device buffers
  * (cuMemcpyAsync): the first `passing` run, later ones wait on their
  * stream until emuCudaOpenDeviceCopyGate (or 10 s). */

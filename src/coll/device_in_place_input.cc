@@ -1,0 +1,56 @@
+#include "coll/device_in_place_input.h"
+
+#include <cstdint>
+
+#include "base/check.h"
+#include "coll/device_reduce_launch.h"
+#include "coll/partition.h"
+
+namespace spccl {
+
+std::optional<InPlaceBlock> inPlaceOwnBlock(const DeviceCall& call, int nranks, int rank) {
+  // Addresses, not pointers: a null sendbuff plus an offset is no pointer.
+  const auto send = reinterpret_cast<uintptr_t>(call.sendbuff);
+  const auto recv = reinterpret_cast<uintptr_t>(call.recvbuff);
+  const size_t size = spcclTypeSize(call.datatype);
+  const size_t countBytes = call.count * size;
+  switch (call.type) {
+    case CollType::AllReduce: {
+      if (recv != send) return std::nullopt;
+      const ElementRange block = evenBlock(call.count, nranks, rank);
+      return InPlaceBlock{block.offset * size, block.count * size};
+    }
+    case CollType::ReduceScatter: {
+      const size_t offset = static_cast<size_t>(rank) * countBytes;
+      if (recv != send + offset) return std::nullopt;
+      return InPlaceBlock{offset, countBytes};
+    }
+    case CollType::Reduce:
+      if (rank != call.root || recv != send) return std::nullopt;
+      return InPlaceBlock{0, countBytes};
+    default:
+      return std::nullopt;
+  }
+}
+
+size_t inPlaceInputScratchBytes(const DeviceCall& call, int nranks, int rank) {
+  // The inputs are in rank order: this rank's own is input `rank`.
+  if (readInFirstLaunch(static_cast<size_t>(rank))) return 0;
+  const std::optional<InPlaceBlock> block = inPlaceOwnBlock(call, nranks, rank);
+  return block ? block->bytes : 0;
+}
+
+spcclResult_t reduceFromOwnInputCopy(const DeviceCall& call, int nranks, int rank,
+                                     const DeviceBuffers& buffers, device::CuStream stream,
+                                     device::CuDevicePtr* input) {
+  const size_t bytes = inPlaceInputScratchBytes(call, nranks, rank);
+  if (bytes == 0) return spcclSuccess;
+  device::CuDevicePtr copy = 0;
+  SPCCL_CHECK(buffers.scratch(bytes, call.name, &copy));
+  SPCCL_CHECK(copyOnStream(copy, *input, bytes, stream, call.name,
+                           "copying this rank's own input block to scratch (in place)"));
+  *input = copy;
+  return spcclSuccess;
+}
+
+}  // namespace spccl
