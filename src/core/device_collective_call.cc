@@ -83,12 +83,14 @@ DeviceCall deviceCallOf(spcclComm_t comm, const StagedCall& staged, const CollAr
     call.rdispls.assign(args.rdispls, args.rdispls + n);
   }
   call.creationDevice = comm->cudaDevicePeers.self;
+  if (!call.device) return call;
+  device::ScopedCudaContext current(staged.context());
   const bool reduces = args.type == CollType::AllReduce || args.type == CollType::ReduceScatter ||
                        args.type == CollType::Reduce;
-  if (call.device && reduces) {
-    device::ScopedCudaContext current(staged.context());
-    (void)prepareDeviceAllReduce(call.datatype, call.op);  // see there: a failure falls back
-  }
+  if (reduces) (void)prepareDeviceAllReduce(call.datatype, call.op);  // a failure falls back
+  // Here, not in the held body (see reserveDeviceScratch). A failure is
+  // no error: the body finds no scratch and the call falls back.
+  (void)reserveDeviceScratch(call, comm->nranks, comm->rank, *devicePeersOf(comm));
   return call;
 }
 
@@ -117,12 +119,6 @@ spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, cons
                                       const CollSignature& signature, const char* name,
                                       spcclRequest_t* request) {
   const DeviceCall call = deviceCallOf(comm, staged, args, name);
-  if (call.device) {
-    // Here, not in the held body (see reserveDeviceScratch). A failure is
-    // no error: the body finds no scratch and the call falls back.
-    device::ScopedCudaContext current(staged.context());
-    (void)reserveDeviceScratch(call, comm->nranks, comm->rank, *devicePeersOf(comm));
-  }
   return runDeviceCall(
       comm, staged, signature,
       [call](CollContext& ctx, device::PeerAllocations& peers, bool* onDevices) {

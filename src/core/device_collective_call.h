@@ -56,9 +56,16 @@ spcclResult_t runDeviceCollectiveCall(spcclComm_t comm, StagedCall& staged, cons
 // the same schedules share (core/device_migrate_call.h).
 //
 // The DeviceCall of a dense collective's arguments, this rank's buffers as
-// `staged` holds them; where they are device memory and the call reduces,
-// its kernel loaded on this thread (prepareDeviceAllReduce: a failure
-// only makes the call fall back).
+// `staged` holds them. Where they are device memory, on this thread (the
+// API caller's, with the buffers' context current) and before the call
+// holds a stream: the kernel of a call that reduces loaded
+// (prepareDeviceAllReduce), and the communicator's device scratch that
+// the call's schedule takes reserved (reserveDeviceScratch: an in-place
+// all-to-all(v), or an in-place reduction on a rank whose own input a
+// later launch reads, rank >= 16). Every device call comes through here,
+// the migration calls too (the merged all-reduce's args are its folded
+// all-reduce in place). A failure of either is no error: the call falls
+// back.
 DeviceCall deviceCallOf(spcclComm_t comm, const StagedCall& staged, const CollArgs& args,
                         const char* name);
 

@@ -88,6 +88,8 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
                                         const CollSignature& signature, spcclRequest_t* request) {
   spcclResult_t res = validate(staged);
   if (res != spcclSuccess) return rejectCall(comm, res);
+  // The folded all-reduce in place (sendbuff == recvbuff): the DeviceCall
+  // whose offer the agreement reads, so deviceCallOf reserves its scratch.
   const CollArgs args = migrate::foldedAllReduceArgs(recvbuff, count, datatype, op);
   DeviceMergedAllReduce call{deviceCallOf(comm, staged, args, name), sendbuff, migrated};
   if (foldsOnDevice(staged, call))
@@ -101,6 +103,8 @@ spcclResult_t runDeviceMigrateAllReduce(spcclComm_t comm, StagedCall& staged, co
             [](StagingProfile& p) { recordResident(p, migrate::MigrationKind::MergedAllReduce); },
             request));
   // Staged whole: the fold and the all-reduce's fallback on the host copies.
+  // A scratch deviceCallOf reserved goes unused (it only grows: later
+  // calls take it).
   res = staged.prepare();
   if (res != spcclSuccess) return rejectCall(comm, res);
   call.allReduce.device = false;

@@ -15,6 +15,7 @@
 // between host and device) and from the staging report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -45,6 +46,11 @@ const char* nameOf(Kind kind) {
   }
 }
 
+// Inputs per launch of spccl's reduce kernel: each launch after the first
+// reads the output so far as its input 0, then up to 15 more
+// (coll/device_reduce_launch.h).
+constexpr int kInputsPerLaunch = 16;
+
 // One call; the straggler (broadcast) and dest (reduce) are the last rank.
 struct Case {
   Kind kind;
@@ -52,6 +58,7 @@ struct Case {
   spcclRedOp_t op;
   size_t count;
   int rank, nranks;
+  bool inPlace = false;  // the reduce's: recvbuff = sendbuff on every rank
   int root() const { return nranks - 1; }
   size_t size() const { return spcclTypeSize(type); }
   size_t bytes() const { return count * size(); }
@@ -60,10 +67,22 @@ struct Case {
   size_t migratedCount() const { return count / 2; }
   // Whether this rank gets a result (a reduce's non-dest does not).
   bool receives() const { return kind != Kind::Reduce || rank == root(); }
+  // The kernel launches of one reduction of every rank's input.
+  uint64_t reductionLaunches() const {
+    return 1 + static_cast<uint64_t>((nranks - 2) / (kInputsPerLaunch - 1));
+  }
+  // Whether this rank reduces from a copy of its own input
+  // (coll/device_in_place_input.h): in place (the merged all-reduce's
+  // all-reduce always is), its input read by a launch after the first.
+  bool copiesOwnInput() const {
+    const bool reducesInPlace = kind == Kind::AllReduce || (inPlace && rank == root());
+    return reducesInPlace && rank >= kInputsPerLaunch;
+  }
   std::string describe(const char* how) const {
     return std::string(nameOf(kind)) + " type " + std::to_string(type) + " op " +
            std::to_string(op) + " count " + std::to_string(count) + " on " +
-           std::to_string(nranks) + " ranks, " + how + ", rank " + std::to_string(rank);
+           std::to_string(nranks) + " ranks" + (inPlace ? " in place, " : ", ") + how + ", rank " +
+           std::to_string(rank);
   }
 };
 
@@ -108,9 +127,10 @@ spcclResult_t callOn(const Case& c, const void* send, void* recv, const void* mi
 std::vector<unsigned char> stagedResult(const Case& c, const Inputs& in, spcclComm_t staged) {
   std::vector<unsigned char> send = in.buffer, recv(c.bytes());
   if (c.kind == Kind::Broadcast) recv = in.buffer;
-  EXPECT_EQ(callOn(c, send.data(), recv.data(), in.migrated.data(), staged, nullptr), spcclSuccess)
+  std::vector<unsigned char>& out = c.inPlace ? send : recv;
+  EXPECT_EQ(callOn(c, send.data(), out.data(), in.migrated.data(), staged, nullptr), spcclSuccess)
       << spcclGetLastError(staged);
-  return c.receives() ? recv : std::vector<unsigned char>{};
+  return c.receives() ? out : std::vector<unsigned char>{};
 }
 
 // c's buffers in emulated device memory, the inputs in place.
@@ -121,26 +141,32 @@ struct DeviceCase {
     if (c.kind == Kind::Broadcast) recv.set(in.buffer);
     if (!in.migrated.empty()) migrated.set(in.migrated);
   }
+  // Where the call writes: sendbuff in place.
+  const DeviceBytes& out(const Case& c) const { return c.inPlace ? send : recv; }
   DeviceBytes send, recv, migrated;
 };
 
 // The device path's work on this rank: nothing through the host; the
 // broadcast's non-straggler copies the straggler's buffer, dest reduces,
-// every rank of the all-reduce folds and reduces its block.
+// every rank of the all-reduce folds and reduces its block; a rank whose
+// own input a later launch reads in place copies it (one copy more).
 void expectDevicePath(const Case& c, const Seen& seen, const std::string& what) {
   EXPECT_EQ(seen.hostCopies, 0u) << what << ": copies through the host (staged or fallen back)";
+  const uint64_t ownInputCopies = c.copiesOwnInput() ? 1 : 0;
   switch (c.kind) {
     case Kind::Broadcast:
       EXPECT_EQ(seen.copiesOnDevice, c.rank == c.root() ? 0u : 1u) << what;
       EXPECT_EQ(seen.launches, 0u) << what;
       break;
     case Kind::Reduce:
-      EXPECT_EQ(seen.launches, c.rank == c.root() ? 1u : 0u) << what;
+      EXPECT_EQ(seen.launches, c.rank == c.root() ? c.reductionLaunches() : 0u) << what;
+      EXPECT_EQ(seen.copiesOnDevice, ownInputCopies) << what;
       break;
     case Kind::AllReduce:
-      EXPECT_EQ(seen.launches, 2u) << what << ": the fold and the block's reduction";
+      EXPECT_EQ(seen.launches, 1 + c.reductionLaunches()) << what << ": the fold, then the block";
       // sendbuff around the migrated range, then the peers' blocks.
-      EXPECT_EQ(seen.copiesOnDevice, 2u + static_cast<uint64_t>(c.nranks - 1)) << what;
+      EXPECT_EQ(seen.copiesOnDevice, 2u + static_cast<uint64_t>(c.nranks - 1) + ownInputCopies)
+          << what;
       break;
   }
 }
@@ -155,14 +181,14 @@ void checkOne(const Case& c, spcclComm_t comm, spcclComm_t staged, void* stream,
   const std::vector<unsigned char> expected = stagedResult(c, in, staged);
   const DeviceCase buffers(c, in);
   const EmuCudaCounters before = now();
-  ASSERT_EQ(callOn(c, buffers.send.data(), buffers.recv.data(), buffers.migrated.data(), comm,
+  ASSERT_EQ(callOn(c, buffers.send.data(), buffers.out(c).data(), buffers.migrated.data(), comm,
                    stream, nonBlocking),
             spcclSuccess)
       << what << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(stream);
   expectDevicePath(c, since(before), what);
   if (c.receives()) {
-    EXPECT_EQ(buffers.recv.get(stream), expected) << what;
+    EXPECT_EQ(buffers.out(c).get(stream), expected) << what;
   }
 }
 
@@ -256,6 +282,80 @@ void inexactFloats(int n) {
 
 TEST(DeviceMigrate, InexactFloatsSameBitsOnEveryRankN2) { inexactFloats(2); }
 TEST(DeviceMigrate, InexactFloatsSameBitsOnEveryRankN3) { inexactFloats(3); }
+
+// More ranks than one launch of the reduce kernel takes: in place, rank 16
+// reduces from a copy of its own input in the communicator's device
+// scratch, which the call reserves on the caller's thread (deviceCallOf,
+// core/device_collective_call.h).
+constexpr int kManyRanks = kInputsPerLaunch + 1;
+
+// The merged all-reduce (its all-reduce is in place) and the reduce in
+// place at dest 16, blocking on the NULL stream and a stream and in the
+// spcclI* forms: the device path, rank 16 copying its own input, with the
+// staged path's bits. Each call needs more scratch on rank 16 than the
+// calls before it left (the scratch only grows, at least doubling), so
+// each takes the path on its own reservation.
+TEST(DeviceMigrate, InPlaceReductionsTakeThePathN17) {
+  runOnRanks(kManyRanks, [](int rank, spcclComm_t comm) {
+    const int n = kManyRanks;
+    spcclComm_t staged = stagedComm(comm, rank, n);
+    void* stream = emuCudaStreamCreate();
+    struct Call {
+      Case c;
+      void* stream;
+      bool nonBlocking;
+    };
+    // The all-reduces' counts are multiples of n: rank 16's block is count / n.
+    const Call calls[] = {
+        {{Kind::AllReduce, spcclFloat32, spcclSum, 8 * n, rank, n}, nullptr, false},
+        {{Kind::Reduce, spcclFloat32, spcclSum, 40, rank, n, true}, nullptr, false},
+        {{Kind::AllReduce, spcclInt32, spcclSum, 48 * n, rank, n}, stream, false},
+        {{Kind::Reduce, spcclInt32, spcclSum, 100, rank, n, true}, stream, false},
+        {{Kind::AllReduce, spcclFloat32, spcclAvg, 200 * n, rank, n}, nullptr, true},
+        {{Kind::Reduce, spcclInt32, spcclAvg, 400, rank, n, true}, nullptr, true}};
+    size_t reserved = 0;  // rank 16's scratch as PeerReadableScratch::reserve grows it
+    for (const Call& call : calls) {
+      const Case& c = call.c;
+      const size_t needed = c.kind == Kind::AllReduce ? c.bytes() / c.nranks : c.bytes();
+      EXPECT_GT(needed, reserved) << c.describe("the test's order")
+                                  << ": an earlier call's scratch";
+      reserved = std::max(needed, 2 * reserved);
+      checkOne(c, comm, staged, call.stream, call.nonBlocking);
+    }
+    emuCudaStreamDestroy(stream);
+    spcclCommDestroy(staged);
+    return kChildOk;
+  });
+}
+
+// Rank 16's scratch cannot be had (its cuMemAlloc fails as the merged
+// all-reduce is called): every rank folds on the device, then every rank
+// falls back in the all-reduce, with the staged path's result; the next
+// call reserves it and takes the path.
+TEST(DeviceMigrate, FailedScratchReservationFallsBackOnEveryRankN17) {
+  runOnRanks(kManyRanks, [](int rank, spcclComm_t comm) {
+    spcclComm_t staged = stagedComm(comm, rank, kManyRanks);
+    const Case c{Kind::AllReduce, spcclInt32, spcclSum, 4 * kManyRanks, rank, kManyRanks};
+    const std::string what = c.describe("rank 16 had no scratch");
+    const Inputs in = smallIntegers(c);
+    const std::vector<unsigned char> expected = stagedResult(c, in, staged);
+    const DeviceCase buffers(c, in);
+    if (rank == kInputsPerLaunch) emuCudaFailMemAllocs(1);
+    const EmuCudaCounters before = now();
+    EXPECT_EQ(
+        callOn(c, buffers.send.data(), buffers.recv.data(), buffers.migrated.data(), comm, nullptr),
+        spcclSuccess)
+        << what << ": " << spcclGetLastError(comm);
+    const Seen seen = since(before);
+    EXPECT_EQ(seen.launches, 1u) << what << ": the fold only";
+    EXPECT_EQ(seen.copiesOnDevice, 2u) << what << ": sendbuff around the migrated range only";
+    EXPECT_GT(seen.hostCopies, 0u) << what << ": not fallen back";
+    EXPECT_EQ(buffers.recv.get(nullptr), expected) << what;
+    checkOne(c, comm, staged, nullptr, false);
+    spcclCommDestroy(staged);
+    return kChildOk;
+  });
+}
 
 // SPCCL_STAGING_REPORT=1: each rank's report has one line per migration
 // call that ran device-resident (3 of each kind per rank, a scatter and a
