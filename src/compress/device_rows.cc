@@ -53,10 +53,11 @@ spcclResult_t DeviceRows::launch(const char* kernel, const Tensor& tensor, size_
   args.rowCount = rowCount;
   args.rowBytes = tensor.rowBytes;
   args.tokens = tokens_;
-  // Grid-stride: enough blocks to fill a GPU, not one per byte.
-  const uint64_t bytes = rowCount * tensor.rowBytes;
+  args.wordBytes = dr::wordBytesFor(args.tensor, args.packed, args.rowBytes);
+  // Grid-stride: enough blocks to fill a GPU, not one per word.
+  const uint64_t words = dr::words(args);
   const auto grid = static_cast<unsigned>(
-      std::clamp<uint64_t>((bytes + dr::kThreads - 1) / dr::kThreads, 1, uint64_t{1} << 16));
+      std::clamp<uint64_t>((words + dr::kThreads - 1) / dr::kThreads, 1, uint64_t{1} << 16));
   void* params[] = {&args};
   const device::CuResult result = device::cudaModuleDriver()->launchKernel(
       function, grid, 1, 1, dr::kThreads, 1, 1, 0, stream_, params, nullptr);
