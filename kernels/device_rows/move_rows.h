@@ -58,9 +58,16 @@ SPCCL_HOST_DEVICE inline uint64_t wordBytesFor(uint64_t tensor, uint64_t packed,
   return 1;
 }
 
+// The unit moveUnit moves: args.wordBytes where it is 16 or 4, else a
+// byte (a launch that left it 0 moves bytes, never divides by it).
+SPCCL_HOST_DEVICE inline uint64_t unitBytes(const RowsArgs& args) {
+  return args.wordBytes == sizeof(Word16) || args.wordBytes == sizeof(uint32_t) ? args.wordBytes
+                                                                                : 1;
+}
+
 // How many words the launch moves.
 SPCCL_HOST_DEVICE inline uint64_t words(const RowsArgs& args) {
-  return args.rowCount * (args.rowBytes / args.wordBytes);
+  return args.rowCount * (args.rowBytes / unitBytes(args));
 }
 
 // The word of the tensor that word i of the packed rows maps to (both in
@@ -88,11 +95,11 @@ SPCCL_HOST_DEVICE inline void moveWord(Move move, const RowsArgs& args, uint64_t
     tensor[at] = Word{};
 }
 
-// Word i of the launch, in args.wordBytes units.
+// Word i of the launch, in unitBytes(args) units.
 SPCCL_HOST_DEVICE inline void moveUnit(Move move, const RowsArgs& args, uint64_t i) {
-  if (args.wordBytes == sizeof(Word16))
+  if (unitBytes(args) == sizeof(Word16))
     moveWord<Word16>(move, args, i);
-  else if (args.wordBytes == sizeof(uint32_t))
+  else if (unitBytes(args) == sizeof(uint32_t))
     moveWord<uint32_t>(move, args, i);
   else
     moveWord<unsigned char>(move, args, i);
