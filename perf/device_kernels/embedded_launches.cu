@@ -104,20 +104,27 @@ void zeroFillAndScatter(float* out, uint64_t count, const uint64_t* indices, con
 namespace {
 
 drow::RowsArgs rowsArgsOf(const RowsBuffers& buffers) {
-  return drow::RowsArgs{address(buffers.tensor), address(buffers.packed), address(buffers.rows),
-                        buffers.rowCount,        buffers.rowBytes,        buffers.tokens};
+  const uint64_t tensor = address(buffers.tensor), packed = address(buffers.packed);
+  // The word width libspccl launches with (compress/device_rows.cc).
+  return drow::RowsArgs{tensor,
+                        packed,
+                        address(buffers.rows),
+                        buffers.rowCount,
+                        buffers.rowBytes,
+                        buffers.tokens,
+                        drow::wordBytesFor(tensor, packed, buffers.rowBytes)};
 }
 
 }  // namespace
 
 void gatherRows(const RowsBuffers& buffers, cudaStream_t stream) {
-  spcclGatherRows<<<gridStrideBlocks(buffers.rowCount * buffers.rowBytes), drow::kThreads, 0,
-                    stream>>>(rowsArgsOf(buffers));
+  const drow::RowsArgs args = rowsArgsOf(buffers);
+  spcclGatherRows<<<gridStrideBlocks(drow::words(args)), drow::kThreads, 0, stream>>>(args);
 }
 
 void scatterRows(const RowsBuffers& buffers, cudaStream_t stream) {
-  spcclScatterRows<<<gridStrideBlocks(buffers.rowCount * buffers.rowBytes), drow::kThreads, 0,
-                     stream>>>(rowsArgsOf(buffers));
+  const drow::RowsArgs args = rowsArgsOf(buffers);
+  spcclScatterRows<<<gridStrideBlocks(drow::words(args)), drow::kThreads, 0, stream>>>(args);
 }
 
 void encode(const kernels::QuantizerSpec& spec, const float* in, float* residual,

@@ -39,32 +39,38 @@ spcclResult_t DeviceRows::loadKernels() {
   return spcclSuccess;
 }
 
-spcclResult_t DeviceRows::launch(const char* kernel, size_t rowCount) const {
+void DeviceRows::moveAlso(void* tensor, size_t rowBytes, const char* tensorName) {
+  also_.emplace(tensorName, tensor, rowBytes, stream_);
+}
+
+spcclResult_t DeviceRows::launch(const char* kernel, const Tensor& tensor, size_t rowCount) const {
   device::CuFunction function = nullptr;
   SPCCL_CHECK(rowsModule().function(kernel, &function));
   dr::RowsArgs args{};
-  args.tensor = pointer(tensor_);
-  args.packed = packed_.address();
+  args.tensor = pointer(tensor.rows);
+  args.packed = tensor.packed.address();
   args.rows = indices_.address();
   args.rowCount = rowCount;
-  args.rowBytes = rowBytes_;
+  args.rowBytes = tensor.rowBytes;
   args.tokens = tokens_;
-  // Grid-stride: enough blocks to fill a GPU, not one per byte.
-  const uint64_t bytes = rowCount * rowBytes_;
+  args.wordBytes = dr::wordBytesFor(args.tensor, args.packed, args.rowBytes);
+  // Grid-stride: enough blocks to fill a GPU, not one per word.
+  const uint64_t words = dr::words(args);
   const auto grid = static_cast<unsigned>(
-      std::clamp<uint64_t>((bytes + dr::kThreads - 1) / dr::kThreads, 1, uint64_t{1} << 16));
+      std::clamp<uint64_t>((words + dr::kThreads - 1) / dr::kThreads, 1, uint64_t{1} << 16));
   void* params[] = {&args};
   const device::CuResult result = device::cudaModuleDriver()->launchKernel(
       function, grid, 1, 1, dr::kThreads, 1, 1, 0, stream_, params, nullptr);
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: %s: kernel %s: %s", call_, tensorName_, kernel,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: kernel %s: %s", call_, tensor.name, kernel,
                       device::describeCuError("cuLaunchKernel", result).c_str());
   return spcclSuccess;
 }
 
-spcclResult_t DeviceRows::copy(const char* what, device::CuResult result, const char* entry) {
+spcclResult_t DeviceRows::copy(const Tensor& tensor, const char* what, device::CuResult result,
+                               const char* entry) {
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: %s: copying %s: %s", call_, tensorName_, what,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: copying %s: %s", call_, tensor.name, what,
                       device::describeCuError(entry, result).c_str());
   return spcclSuccess;
 }
@@ -72,56 +78,83 @@ spcclResult_t DeviceRows::copy(const char* what, device::CuResult result, const 
 spcclResult_t DeviceRows::synchronize(const char* what) {
   const device::CuResult result = device::cudaDriver()->streamSynchronize(stream_);
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s: %s", call_, tensorName_, what,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s: %s", call_, tensor_.name, what,
                       device::describeCuError("cuStreamSynchronize", result).c_str());
   return spcclSuccess;
+}
+
+// A step whose queueing failed still waits for what it queued before, so
+// that no copy into the caller's host memory runs after it returns.
+spcclResult_t DeviceRows::finishQueued(spcclResult_t queued, const char* what) {
+  if (queued == spcclSuccess) return synchronize(what);
+  device::cudaDriver()->streamSynchronize(stream_);
+  return queued;
 }
 
 spcclResult_t DeviceRows::uploadRows(std::span<const size_t> rows, const char* what) {
   const size_t bytes = rows.size() * sizeof(uint64_t);
   SPCCL_CHECK(indices_.reserve(bytes, "the row indices"));
-  SPCCL_CHECK(copy(
-      what, device::cudaDriver()->memcpyHtoDAsync(indices_.address(), rows.data(), bytes, stream_),
-      "cuMemcpyHtoDAsync"));
+  SPCCL_CHECK(
+      copy(tensor_, what,
+           device::cudaDriver()->memcpyHtoDAsync(indices_.address(), rows.data(), bytes, stream_),
+           "cuMemcpyHtoDAsync"));
   bytesToDevice_ += bytes;
   return spcclSuccess;
 }
 
-spcclResult_t DeviceRows::gather(std::span<const size_t> rows, void* host) {
-  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
-  const size_t bytes = rows.size() * rowBytes_;
-  SPCCL_CHECK(uploadRows(rows, "the kept rows' indices to the device"));
-  SPCCL_CHECK(packed_.reserve(bytes, "the packed rows"));
-  SPCCL_CHECK(launch(dr::kGatherKernel, rows.size()));
-  SPCCL_CHECK(copy("the packed rows to the host",
-                   device::cudaDriver()->memcpyDtoHAsync(host, packed_.address(), bytes, stream_),
-                   "cuMemcpyDtoHAsync"));
+spcclResult_t DeviceRows::queueGather(Tensor& tensor, size_t rowCount, void* host) {
+  const size_t bytes = rowCount * tensor.rowBytes;
+  if (bytes == 0) return spcclSuccess;
+  SPCCL_CHECK(tensor.packed.reserve(bytes, "the packed rows"));
+  SPCCL_CHECK(launch(dr::kGatherKernel, tensor, rowCount));
+  SPCCL_CHECK(
+      copy(tensor, "the packed rows to the host",
+           device::cudaDriver()->memcpyDtoHAsync(host, tensor.packed.address(), bytes, stream_),
+           "cuMemcpyDtoHAsync"));
   bytesToHost_ += bytes;
-  return synchronize("gathering the kept rows on the device");
+  return spcclSuccess;
 }
 
-spcclResult_t DeviceRows::scatter(std::span<const size_t> rows, const void* host) {
-  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
-  const size_t bytes = rows.size() * rowBytes_;
-  SPCCL_CHECK(copy("the reduced rows to the device",
-                   device::cudaDriver()->memcpyHtoDAsync(packed_.address(), host, bytes, stream_),
-                   "cuMemcpyHtoDAsync"));
+spcclResult_t DeviceRows::queueScatter(Tensor& tensor, size_t rowCount, const void* host) {
+  const size_t bytes = rowCount * tensor.rowBytes;
+  if (bytes == 0) return spcclSuccess;
+  SPCCL_CHECK(
+      copy(tensor, "the reduced rows to the device",
+           device::cudaDriver()->memcpyHtoDAsync(tensor.packed.address(), host, bytes, stream_),
+           "cuMemcpyHtoDAsync"));
   bytesToDevice_ += bytes;
-  SPCCL_CHECK(launch(dr::kScatterKernel, rows.size()));
-  return synchronize("scattering the reduced rows on the device");
+  return launch(dr::kScatterKernel, tensor, rowCount);
+}
+
+spcclResult_t DeviceRows::gather(std::span<const size_t> rows, void* host, void* alsoHost) {
+  if (rows.empty() || tensor_.rowBytes == 0) return spcclSuccess;
+  SPCCL_CHECK(uploadRows(rows, "the kept rows' indices to the device"));
+  spcclResult_t queued = queueGather(tensor_, rows.size(), host);
+  if (queued == spcclSuccess && also_ && alsoHost != nullptr)
+    queued = queueGather(*also_, rows.size(), alsoHost);
+  return finishQueued(queued, "gathering the kept rows on the device");
+}
+
+spcclResult_t DeviceRows::scatter(std::span<const size_t> rows, const void* host,
+                                  const void* alsoHost) {
+  if (rows.empty() || tensor_.rowBytes == 0) return spcclSuccess;
+  spcclResult_t queued = queueScatter(tensor_, rows.size(), host);
+  if (queued == spcclSuccess && also_ && alsoHost != nullptr)
+    queued = queueScatter(*also_, rows.size(), alsoHost);
+  return finishQueued(queued, "scattering the reduced rows on the device");
 }
 
 spcclResult_t DeviceRows::zero(std::span<const size_t> rows) {
-  if (rows.empty() || rowBytes_ == 0) return spcclSuccess;
+  if (rows.empty() || tensor_.rowBytes == 0) return spcclSuccess;
   SPCCL_CHECK(uploadRows(rows, "the pruned rows' indices to the device"));
-  SPCCL_CHECK(launch(dr::kZeroKernel, rows.size()));
+  SPCCL_CHECK(launch(dr::kZeroKernel, tensor_, rows.size()));
   return synchronize("zeroing the pruned rows on the device");
 }
 
 spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t bytes,
                                      const char* what) {
   if (bytes == 0) return spcclSuccess;
-  SPCCL_CHECK(copy(what,
+  SPCCL_CHECK(copy(tensor_, what,
                    device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
                    "cuMemcpyDtoHAsync"));
   bytesToHost_ += bytes;
@@ -131,7 +164,7 @@ spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t byte
 spcclResult_t DeviceRows::copyToDevice(void* device, const void* host, size_t bytes,
                                        const char* what) {
   if (bytes == 0) return spcclSuccess;
-  SPCCL_CHECK(copy(what,
+  SPCCL_CHECK(copy(tensor_, what,
                    device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
                    "cuMemcpyHtoDAsync"));
   bytesToDevice_ += bytes;

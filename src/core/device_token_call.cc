@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,47 +53,42 @@ void* packedRowsAt(const device::PinnedBuffer& pinned, size_t bytes,
 }
 
 // The mover of compress/token_allreduce.h for a device tensor: the kept
-// rows through `rows`, and the residual's through `residualRows` (device
-// residual) or the CPU (host residual), packed in the plan's pinned
+// rows through `rows`, and the residual's with them (a device residual:
+// DeviceRows::moveAlso, one indices upload and one synchronisation for
+// both) or by the CPU (host residual), packed in the plan's pinned
 // memory. The codec's error feedback then updates the packed residual on
 // the host as for a host tensor; the pruned rows' residual is never
 // touched (nor copied), as on the host. Remembers whether a gather
 // failed, which the caller must tell the peers.
 class DeviceRowsMover : public compress::TokenRowsMover {
  public:
-  DeviceRowsMover(DeviceRows& rows, DeviceRows* residualRows, const DeviceTokenPlan& plan,
-                  const TokenCall& call)
-      : rows_(rows), residualRows_(residualRows), plan_(plan), call_(call) {}
+  DeviceRowsMover(DeviceRows& rows, const DeviceTokenPlan& plan, const TokenCall& call)
+      : rows_(rows), plan_(plan), call_(call) {}
 
   spcclResult_t pack(std::span<const size_t> rows, void** packed, float** packedResidual) override {
     packed_ = packedRowsAt(plan_.packed, rows.size() * call_.hidden * spcclTypeSize(call_.type),
                            &pageable_);
     *packed = packed_;
-    spcclResult_t gathered = rows_.gather(rows, packed_);
-    float* residual = call_.compressed ? call_.compression.residual : nullptr;
-    if (gathered == spcclSuccess && residual != nullptr) {
+    const float* residual = call_.compressed ? call_.compression.residual : nullptr;
+    if (residual != nullptr) {
       const size_t residualRowBytes = call_.hidden * sizeof(float);
       packedResidual_ = static_cast<float*>(
           packedRowsAt(plan_.packedResidual, rows.size() * residualRowBytes, &pageableResidual_));
-      if (residualRows_ != nullptr)
-        gathered = residualRows_->gather(rows, packedResidual_);
-      else
+      if (!plan_.residualOnDevice)
         compress::gatherRows(residual, rows, residualRowBytes, packedResidual_);
     }
     *packedResidual = packedResidual_;
+    const spcclResult_t gathered =
+        rows_.gather(rows, packed_, plan_.residualOnDevice ? packedResidual_ : nullptr);
     packFailed_ = gathered != spcclSuccess;
     return gathered;
   }
 
   spcclResult_t unpack(std::span<const size_t> rows, const unsigned char* mask) override {
-    SPCCL_CHECK(rows_.scatter(rows, packed_));
-    if (packedResidual_ != nullptr) {
-      if (residualRows_ != nullptr)
-        SPCCL_CHECK(residualRows_->scatter(rows, packedResidual_));
-      else
-        compress::scatterRows(packedResidual_, rows, call_.hidden * sizeof(float),
-                              call_.compression.residual);
-    }
+    SPCCL_CHECK(rows_.scatter(rows, packed_, plan_.residualOnDevice ? packedResidual_ : nullptr));
+    if (packedResidual_ != nullptr && !plan_.residualOnDevice)
+      compress::scatterRows(packedResidual_, rows, call_.hidden * sizeof(float),
+                            call_.compression.residual);
     if (call_.prunePolicy != spcclPruneZero) return spcclSuccess;
     std::vector<size_t> pruned;
     for (size_t t = 0; t < call_.tokens; ++t)
@@ -108,7 +102,6 @@ class DeviceRowsMover : public compress::TokenRowsMover {
 
  private:
   DeviceRows& rows_;
-  DeviceRows* residualRows_;
   const DeviceTokenPlan& plan_;
   const TokenCall& call_;
   void* packed_ = nullptr;
@@ -224,11 +217,9 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
       comm->engine->withdraw(copied, why);
       return failWith(copied, __FILE__, __LINE__, "%s", why.c_str());
     }
-    std::optional<DeviceRows> residualRows;
     if (plan->residualOnDevice)
-      residualRows.emplace(call.name, plan->stream, call.compression.residual, call.tokens,
-                           call.hidden * sizeof(float), "cfg->residual");
-    DeviceRowsMover mover(rows, residualRows ? &*residualRows : nullptr, *plan, call);
+      rows.moveAlso(call.compression.residual, call.hidden * sizeof(float), "cfg->residual");
+    DeviceRowsMover mover(rows, *plan, call);
     run.mover = &mover;
     const spcclResult_t ran = spccl::runCollective(
         *comm->engine, compress::signatureOf(run),
@@ -246,10 +237,7 @@ spcclResult_t runDeviceTokens(spcclComm_t comm, StagedCall& staged, const TokenC
       SPCCL_CHECK(
           rows.copyToDevice(call.maskOut, run.maskOut, call.tokens, "maskOut to the device"));
     comm->stagingProfile->recordDeviceCopies(
-        DevicePart::kTokens,
-        plan->bytesToHostAtCall + rows.bytesToHost() +
-            (residualRows ? residualRows->bytesToHost() : 0),
-        rows.bytesToDevice() + (residualRows ? residualRows->bytesToDevice() : 0));
+        DevicePart::kTokens, plan->bytesToHostAtCall + rows.bytesToHost(), rows.bytesToDevice());
     return spcclSuccess;
   };
   return request != nullptr ? staged.runDirectQueued(std::move(body), request)

@@ -762,6 +762,10 @@ CuResult cuLaunchHostFunc(void* handle, void (*fn)(void*), void* userData) {
 CuResult cuStreamSynchronize(void* handle) {
   Stream* stream = streamOf(handle);
   if (stream == nullptr) return kInvalidHandle;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().counters.streamSyncs;
+  }
   stream->synchronize();
   return kSuccess;
 }

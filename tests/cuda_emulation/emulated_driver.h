@@ -24,6 +24,7 @@ typedef struct {
   uint64_t bytesFromDevice;   /* bytes of the device-to-host copies enqueued */
   uint64_t copiesOnDevice;    /* cuMemcpyAsync calls between two device buffers */
   int64_t openedPeerMappings; /* cuIpcOpenMemHandle mappings not yet closed */
+  uint64_t streamSyncs;       /* cuStreamSynchronize calls on a stream that exists */
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

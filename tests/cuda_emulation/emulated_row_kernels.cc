@@ -31,11 +31,17 @@ CuResult prepareRowKernel(const std::string& name, unsigned /*gridX*/, unsigned 
   for (const auto& [address, bytes] : ranges)
     if (bytes > 0)
       if (const CuResult r = access(address, bytes); r != kSuccess) return r;
-  void (*move)(const dr::RowsArgs&, uint64_t) = zero                        ? dr::zeroByte
-                                                : name == dr::kGatherKernel ? dr::gatherByte
-                                                                            : dr::scatterByte;
-  *work = [move, args, packedBytes] {
-    for (uint64_t i = 0; i < packedBytes; ++i) move(args, i);
+  // A word the GPU could not load or store whole: misaligned, as the
+  // launch's word width promised otherwise.
+  const uint64_t w = args.wordBytes;
+  if ((w != 1 && w != sizeof(uint32_t) && w != sizeof(dr::Word16)) ||
+      (args.tensor | (zero ? 0 : args.packed) | args.rowBytes) % w != 0)
+    return kInvalidValue;
+  const dr::Move move = zero                        ? dr::Move::Zero
+                        : name == dr::kGatherKernel ? dr::Move::Gather
+                                                    : dr::Move::Scatter;
+  *work = [move, args] {
+    for (uint64_t i = 0; i < dr::words(args); ++i) dr::moveUnit(move, args, i);
   };
   return kSuccess;
 }

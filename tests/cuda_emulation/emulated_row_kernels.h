@@ -1,8 +1,9 @@
 // Host stand-ins for the token all-reduces' row kernels
 // (kernels/device_rows/move_rows.h), for the emulated driver's
-// cuLaunchKernel. THIS EMULATES THE GPU: every byte is moved by the same
-// per-byte code as the .cu file, one after the other on the stream's
-// thread; it checks the logic and the schedule, never the CUDA kernel.
+// cuLaunchKernel. THIS EMULATES THE GPU: every word (16, 4 or 1 byte(s),
+// as the launch says) is moved by the same per-word code as the .cu file,
+// one after the other on the stream's thread; it checks the logic, the
+// words' alignment and the schedule, never the CUDA kernel.
 #pragma once
 
 #include <functional>

@@ -81,6 +81,7 @@ struct ResidualCase {
 struct Step {
   std::vector<unsigned char> buff, maskOut, residual;
   uint64_t launches = 0, bytesFromDevice = 0, bytesToDevice = 0;
+  uint64_t copiesToDevice = 0, copiesFromDevice = 0, synchronizations = 0;
 };
 
 // kCalls consecutive calls with one residual (zero at first), each on its
@@ -131,6 +132,9 @@ std::vector<Step> consecutiveCalls(spcclComm_t comm, int rank, bool deviceTokens
     step.launches = now.kernelLaunches - before.kernelLaunches;
     step.bytesFromDevice = now.bytesFromDevice - before.bytesFromDevice;
     step.bytesToDevice = now.bytesToDevice - before.bytesToDevice;
+    step.copiesToDevice = now.copiesToDevice - before.copiesToDevice;
+    step.copiesFromDevice = now.copiesFromDevice - before.copiesFromDevice;
+    step.synchronizations = now.streamSyncs - before.streamSyncs;
     step.buff = buff.get(c.stream);
     if (c.topk) step.maskOut = maskOut.get(c.stream);
     step.residual = residual.buffer().get(c.stream);
@@ -143,12 +147,14 @@ std::vector<Step> consecutiveCalls(spcclComm_t comm, int rank, bool deviceTokens
 // Every call of the device path equals the staged path's bit for bit
 // (tensor, maskOut, residual), and copied only the kept rows, their
 // residual rows where the residual is device memory, the row indices and
-// the small arrays: never the whole residual.
-void compareWithStaged(spcclComm_t comm, int rank, const ResidualCase& c) {
+// the small arrays: never the whole residual. Returns the device path's
+// steps.
+std::vector<Step> compareWithStaged(spcclComm_t comm, int rank, const ResidualCase& c) {
   const std::vector<Step> staged = consecutiveCalls(comm, rank, false, c);
   const std::vector<Step> device = consecutiveCalls(comm, rank, true, c);
-  ASSERT_EQ(staged.size(), static_cast<size_t>(kCalls));
-  ASSERT_EQ(device.size(), static_cast<size_t>(kCalls));
+  EXPECT_EQ(staged.size(), static_cast<size_t>(kCalls));
+  EXPECT_EQ(device.size(), static_cast<size_t>(kCalls));
+  if (staged.size() != kCalls || device.size() != kCalls) return {};
   const size_t rowBytes = kHidden * spcclTypeSize(c.type), residualRowBytes = kHidden * 4;
   // A host or managed residual is the CPU's: packed there, never copied.
   const bool residualMoves = c.residualKind == EmuCudaDevice;
@@ -169,22 +175,61 @@ void compareWithStaged(spcclComm_t comm, int rank, const ResidualCase& c) {
     const size_t smallOut = small && c.topk ? kTokens : 0;
     const bool zeroes = c.policy == spcclPruneZero && pruned > 0;
     const size_t residualIn = residualMoves ? kept * residualRowBytes : 0;
-    const size_t residualOut = residualMoves ? kept * (residualRowBytes + 8) : 0;
+    // The residual's rows go with the tensor's indices: none uploaded for
+    // them.
+    const size_t residualOut = residualMoves ? kept * residualRowBytes : 0;
     EXPECT_EQ(d.bytesFromDevice, kept * rowBytes + residualIn + smallIn)
         << what << ": not only the kept rows and their residual copied in";
     EXPECT_EQ(d.bytesToDevice,
               kept * (rowBytes + 8) + residualOut + (zeroes ? pruned * 8 : 0) + smallOut)
         << what << ": not only the kept rows and their residual copied out";
     EXPECT_EQ(d.launches, (kept > 0 ? (residualMoves ? 4u : 2u) : 0u) + (zeroes ? 1u : 0u)) << what;
+    // Copies: the kept rows' indices (once, for the residual's rows too),
+    // the packed rows and residual rows each way, the pruned rows'
+    // indices, the small arrays.
+    const uint64_t rowCopies = kept > 0 ? (residualMoves ? 2u : 1u) : 0u;
+    EXPECT_EQ(d.copiesToDevice,
+              (kept > 0 ? 1u : 0u) + rowCopies + (zeroes ? 1u : 0u) + (smallOut > 0 ? 1u : 0u))
+        << what << ": not one indices upload for the tensor's and the residual's rows";
+    EXPECT_EQ(d.copiesFromDevice, rowCopies + (smallIn > 0 ? 1u : 0u)) << what;
+    // On a stream, with the small arrays on the host, the call waits only
+    // for the gather (both row sets), the scatter (both) and the zeroing;
+    // the test waits once more, for the stream.
+    if (c.stream != nullptr && !small) {
+      EXPECT_EQ(d.synchronizations, 1u + (kept > 0 ? 2u : 0u) + (zeroes ? 1u : 0u))
+          << what << ": not one synchronisation for the tensor's and the residual's rows";
+    }
   }
   EXPECT_TRUE(feedback) << c.describe(rank, kCalls - 1) << ": the residual stayed zero";
+  return device;
+}
+
+// A device residual's rows move with the tensor's (DeviceRows::moveAlso):
+// against the same call with a host residual (packed by the CPU), one
+// copy more each way (the packed residual rows out and back) where rows
+// are kept, and no indices upload nor stream synchronisation more.
+void expectResidualRowsRideAlong(const std::vector<Step>& deviceResidual,
+                                 const std::vector<Step>& hostResidual, const ResidualCase& c,
+                                 int rank) {
+  ASSERT_EQ(deviceResidual.size(), hostResidual.size());
+  for (size_t call = 0; call < deviceResidual.size(); ++call) {
+    const std::string what = c.describe(rank, static_cast<int>(call)) + " against a host residual";
+    const Step &d = deviceResidual[call], &h = hostResidual[call];
+    const uint64_t moved = c.kept(static_cast<int>(call)) > 0 ? 1 : 0;
+    EXPECT_EQ(d.synchronizations, h.synchronizations) << what << ": a synchronisation more";
+    EXPECT_EQ(d.copiesToDevice, h.copiesToDevice + moved) << what << ": an upload more";
+    EXPECT_EQ(d.copiesFromDevice, h.copiesFromDevice + moved) << what;
+  }
 }
 
 void everyResidualCase(int n, spcclDataType_t type) {
   runOnRanks(n, [type](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
     for (bool topk : {true, false})
-      for (void* s : {static_cast<void*>(nullptr), stream})
+      for (void* s : {static_cast<void*>(nullptr), stream}) {
+        // The device residual's steps, by smallKind + 1, for the host
+        // residual's case after them.
+        std::vector<Step> deviceSteps[2];
         for (int residualKind :
              {static_cast<int>(EmuCudaDevice), -1, static_cast<int>(EmuCudaManaged)})
           for (int smallKind : {-1, static_cast<int>(EmuCudaDevice)}) {
@@ -194,8 +239,16 @@ void everyResidualCase(int n, spcclDataType_t type) {
             c.stream = s;
             c.residualKind = residualKind;
             c.smallKind = smallKind;
-            compareWithStaged(comm, rank, c);
+            const std::vector<Step> device = compareWithStaged(comm, rank, c);
+            if (residualKind == -1) {
+              ResidualCase onDevice = c;
+              onDevice.residualKind = EmuCudaDevice;
+              expectResidualRowsRideAlong(deviceSteps[smallKind + 1], device, onDevice, rank);
+            } else if (residualKind == EmuCudaDevice) {
+              deviceSteps[smallKind + 1] = device;
+            }
           }
+      }
     ResidualCase keepLocal;
     keepLocal.topk = false;
     keepLocal.type = type;
