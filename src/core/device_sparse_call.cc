@@ -17,14 +17,14 @@ namespace spccl {
 using sparse::DeviceNonZeros;
 using sparse::SparseCall;
 
-// Pinned host memory of the call's size (count elements) twice, the most
-// the call needs: pairs are used only where they are smaller, so `input`
-// holds the input's pairs or the whole input, then the result's pairs;
-// `output` is what the CPU's all-reduce writes.
+// Pinned host memory of the call's size (count elements), the most the
+// call needs: pairs are used only where they are smaller, so it holds the
+// input's pairs or the whole input, then the result's pairs. The CPU's
+// call writes no dense host output where its result comes as pairs
+// (sparse::SparseResult).
 struct DeviceSparsePlan {
   device::CuStream stream = nullptr;
   device::PinnedBuffer input;
-  device::PinnedBuffer output;
 };
 
 namespace {
@@ -116,14 +116,13 @@ spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, Devic
   return spcclSuccess;
 }
 
-// The result into the user's device output: its set elements as pairs,
-// scattered into zeros on the device, or the whole output where pairs
-// would not shrink it.
-spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
-                            DeviceSparsePlan* host, size_t* bytesOut) {
+// A dense result into the user's device output: its set elements as
+// pairs, scattered into zeros on the device, or the whole output where
+// pairs would not shrink it.
+spcclResult_t deliverDense(DeviceNonZeros& onDevice, const SparseCall& call, const void* dense,
+                           DeviceSparsePlan* host, size_t* bytesOut) {
   const size_t valueBytes = spcclTypeSize(call.type);
   const size_t denseBytes = call.count * valueBytes;
-  const void* dense = host->output.data();
   // Pairs only while smaller than the dense bytes: they then fit in the
   // input's buffer (used up by now).
   const size_t capacity = (denseBytes - 1) / (kIndexBytes + valueBytes);
@@ -137,6 +136,29 @@ spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
   }
   *bytesOut = set * (kIndexBytes + valueBytes);
   return onDevice.scatter(call.denseOutput, call.count, indices, values, set);
+}
+
+// The result into the user's device output. As pairs (the CPU's call
+// gives them so only where all ranks' pairs together are smaller than the
+// dense bytes, so they fit in the input's buffer): copied there and
+// scattered into zeros on the device.
+spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
+                            const sparse::SparseResult& result, DeviceSparsePlan* host,
+                            size_t* bytesOut) {
+  if (result.dense != nullptr) return deliverDense(onDevice, call, result.dense, host, bytesOut);
+  const size_t valueBytes = spcclTypeSize(call.type);
+  const size_t nnz = result.pairs.size();
+  if (nnz * (kIndexBytes + valueBytes) > call.count * valueBytes)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the CPU's call gave %zu result pairs, more than the dense %zu "
+                      "elements' bytes",
+                      call.name, nnz, call.count);
+  auto* indices = static_cast<uint64_t*>(host->input.data());
+  auto* values = reinterpret_cast<unsigned char*>(indices + nnz);
+  std::memcpy(indices, result.pairs.positions.data(), nnz * kIndexBytes);
+  std::memcpy(values, result.pairs.values.data(), nnz * valueBytes);
+  *bytesOut = nnz * (kIndexBytes + valueBytes);
+  return onDevice.scatter(call.denseOutput, call.count, indices, values, nnz);
 }
 
 }  // namespace
@@ -155,7 +177,6 @@ spcclResult_t prepareDeviceSparse(const StagedCall& staged, const SparseCall& ca
   SPCCL_CHECK(DeviceNonZeros(call.name, call.type, plan->stream).loadKernels());
   const size_t bytes = call.count * spcclTypeSize(call.type);
   SPCCL_CHECK(acquire(bytes, &plan->input));
-  SPCCL_CHECK(acquire(bytes, &plan->output));
   *out = std::move(plan);
   return spcclSuccess;
 }
@@ -167,7 +188,8 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     size_t bytesIn = 0, bytesOut = 0;
     DeviceNonZeros onDevice(call.name, call.type, plan->stream);
     const spcclResult_t mine = stageInput(onDevice, call, plan.get(), &run, &bytesIn);
-    run.denseOutput = plan->output.data();
+    sparse::SparseResult result;
+    run.resultOut = &result;
     // A rank whose device part failed still takes part in the call's
     // agreement, its input marked invalid, so that its peers fail at once
     // (naming it) instead of at the deadline; it keeps its own error.
@@ -179,7 +201,7 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
         });
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
-    SPCCL_CHECK(deliverOutput(onDevice, call, plan.get(), &bytesOut));
+    SPCCL_CHECK(deliverOutput(onDevice, call, result, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
     return spcclSuccess;
   });

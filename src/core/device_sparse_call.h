@@ -2,9 +2,11 @@
 // (docs/gpu.md, "Sparse all-reduce of device buffers"): the input's
 // non-zeros are found on the GPU (sparse/device_nonzeros.h) and only those
 // pairs are copied to pinned host memory; the CPU's sparse all-reduce runs
-// on them in its COO-input form; only the result's non-zero elements are
-// copied back and scattered into the zeroed output on the GPU. Same result
-// bits as the staged call, on every rank, so each rank chooses alone.
+// on them in its COO-input form and gives its result as pairs where it is
+// sparse (sparse::SparseResult: no dense host output), else dense; only
+// the result's set elements are copied back and scattered into the zeroed
+// output on the GPU. Same result bits as the staged call, on every rank,
+// so each rank chooses alone.
 #pragma once
 
 #include <memory>

@@ -108,6 +108,27 @@ spcclResult_t runDense(CollContext& ctx, SparseCall& call, SparseSet* result, bo
   return spcclSuccess;
 }
 
+// For a caller that takes the result as pairs (SparseCall::resultOut): no
+// dense output, so the schedules deliver sets, unless the result comes
+// dense anyway -- the dense algorithm, and a call whose ranks' pairs
+// together would outweigh the dense tensor (the union can be as large),
+// where the schedules' dense routes are the cheaper ones -- which then
+// goes to the workspace's tensor as to a dense output. Either way the same
+// algorithm and the same bits. From agreed counts, though nothing on the
+// wire depends on it.
+void chooseResultForm(SparseCall& call, spcclSparseAlgorithm_t algorithm, uint64_t totalPairs,
+                      SparseWorkspace& workspace) {
+  const size_t valueBytes = spcclTypeSize(call.type);
+  const size_t denseBytes = call.count * valueBytes;
+  *call.resultOut = SparseResult{};
+  call.denseOutput = nullptr;
+  const unsigned __int128 pairBytes =
+      static_cast<unsigned __int128>(totalPairs) * (sizeof(uint64_t) + valueBytes);
+  if (algorithm != spcclSparseDense && pairBytes < denseBytes) return;
+  if (workspace.denseResult.size() < denseBytes) workspace.denseResult.resize(denseBytes);
+  call.denseOutput = workspace.denseResult.data();
+}
+
 std::string describeCosts(const SparseDecision& d) {
   std::string text;
   for (const SparseAlgorithmInfo& a : sparseAlgorithms()) {
@@ -234,6 +255,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
 
   // 3. Run, then deliver the result in the caller's form.
+  if (call.resultOut != nullptr) chooseResultForm(call, decision.algorithm, total, state.workspace);
   SparseRunReport report;
   SparseSet result;
   bool inOutput = false;  // the dense schedule reduced straight into the output
@@ -269,6 +291,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     finishDenseResult(call, ctx.kernels(), n, call.denseOutput, result.denseOutputNnz, &outputNnz);
   else
     outcome = deliverResult(call, ctx.kernels(), n, &result, &outputNnz);
+  if (call.resultOut != nullptr) call.resultOut->dense = call.denseOutput;
 
   // 4. Learn and record.
   learnGamma(&profile, costInput.density, meanNnz, outputNnz);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/coll_context.h"
+#include "sparse/sparse_set.h"
 #include "spccl.h"
 
 namespace spccl::sparse {
@@ -17,6 +18,23 @@ struct SparseOptions {
   uint64_t tag = 0;
   spcclSparseEncoding_t encoding = spcclEncodingAuto;
   spcclSparsePartitioner_t partitioner = spcclPartitionAuto;
+};
+
+// The result as the call produced it, for a caller that writes its dense
+// output itself (core/device_sparse_call.h: zeros, then these pairs, on the
+// device) and so needs no dense host output where the result is sparse.
+struct SparseResult {
+  // Global indices in any order, unique; Avg divided. Every value the
+  // dense output would hold at those indices, bits as they are: a pair that
+  // cancelled to +0 may stay, -0.0 (Avg's division underflowing) stays.
+  // Zeros elsewhere.
+  SparseSet pairs;
+  // Or, where the result came dense: count values, the bits the dense
+  // output would hold, in the communicator's workspace (valid until its
+  // next sparse call). So for the dense algorithm, whose -0.0 sums pairs
+  // would lose, and where the ranks' pairs together would outweigh the
+  // dense tensor (the schedules' dense routes, as for a dense output).
+  const void* dense = nullptr;
 };
 
 struct SparseCall {
@@ -46,6 +64,10 @@ struct SparseCall {
   void* outValues = nullptr;
   size_t outCapacity = 0;
   size_t* outNnz = nullptr;
+  // Internal output form (not reachable from the API): the result into
+  // *resultOut, as pairs or dense (SparseResult); denseOutput and the COO
+  // output are then ignored. Same algorithm and bits as the dense output.
+  SparseResult* resultOut = nullptr;
 };
 
 struct CommState;

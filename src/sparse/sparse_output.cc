@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "base/check.h"
 #include "kernels/sparse_kernels.h"
@@ -13,6 +14,13 @@ spcclResult_t deliverResult(const SparseCall& call, const kernels::KernelTable& 
                             SparseSet* result, size_t* outputNnz) {
   const size_t valueBytes = spcclTypeSize(call.type);
   if (call.op == spcclAvg) table.divide[call.type](result->values.data(), result->size(), nranks);
+  if (call.resultOut != nullptr && call.denseOutput == nullptr) {
+    // As the dense output would get it, without the tensor: no zeros
+    // dropped (-0.0 keeps its bits), any order.
+    *outputNnz = kernels::countNonZeros(call.type, result->values.data(), result->size());
+    call.resultOut->pairs = std::move(*result);
+    return spcclSuccess;
+  }
   if (!call.cooOutput) {
     auto* densifyResult = result->ascending ? kernels::densify : kernels::densifyUnordered;
     densifyResult(valueBytes, result->positions.data(), result->values.data(), result->size(),

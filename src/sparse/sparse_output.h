@@ -13,7 +13,8 @@
 
 namespace spccl::sparse {
 
-// *outputNnz: the non-zeros of the result (the same on every rank).
+// *outputNnz: the non-zeros of the result (the same on every rank). A call
+// with resultOut and no denseOutput gets the set moved there.
 // Fails (nothing written, *call.outNnz set) when a COO output is too small.
 spcclResult_t deliverResult(const SparseCall& call, const kernels::KernelTable& table, int nranks,
                             SparseSet* result, size_t* outputNnz);

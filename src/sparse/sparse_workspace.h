@@ -48,6 +48,9 @@ struct SparseWorkspace {
   std::vector<unsigned char> encodedSet;
   std::vector<unsigned char> denseTensor;
   std::vector<unsigned char> denseMessage;
+  // The result of a call whose caller takes it as pairs
+  // (SparseCall::resultOut) where it comes dense (sparse_allreduce.h).
+  std::vector<unsigned char> denseResult;
   // Balanced Parallelism: the push's buckets, one message, receive buffer
   // and decoded set per peer (by rank), and the owner's dense accumulator
   // of its partition. (Its own part and aggregate use currentSet and

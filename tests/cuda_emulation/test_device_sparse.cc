@@ -11,11 +11,13 @@
 // memory) on the same inputs, in the same job, for the same algorithm:
 // a fresh tag per call, so both calls of a pair plan alike.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -158,15 +160,16 @@ std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t 
   return out;
 }
 
-// The device path's result equals the staged path's, bit for bit; at low
-// density only about the non-zeros crossed (the staged path's count *
-// size bytes each way would fail it).
-void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_t type,
-                       size_t count, double density, spcclSparseAlgorithm_t algorithm,
-                       spcclRedOp_t op, void* stream, bool specials, bool inPlace = false) {
-  const std::string what = describe(type, density, algorithm, op, stream) +
-                           (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
-  const std::vector<unsigned char> input = inputOf(rank, type, count, density, specials);
+// The device path's result on `input` equals the staged path's, bit for
+// bit; with fewBytes only about the non-zeros crossed (the staged path's
+// count * size bytes each way would fail it). Returns the staged result.
+std::vector<unsigned char> compareInputWithStaged(spcclComm_t comm, const std::string& what,
+                                                  uint64_t* tag,
+                                                  const std::vector<unsigned char>& input,
+                                                  spcclDataType_t type, size_t count,
+                                                  spcclSparseAlgorithm_t algorithm, spcclRedOp_t op,
+                                                  void* stream, bool fewBytes,
+                                                  bool inPlace = false) {
   CallCost staged{}, device{};
   const std::vector<unsigned char> expected = sparseCall(comm, false, (*tag)++, input, count, type,
                                                          op, algorithm, stream, inPlace, &staged);
@@ -174,7 +177,8 @@ void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_
       sparseCall(comm, true, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &device);
   EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
   EXPECT_GE(staged.bytesFromDevice, count * spcclTypeSize(type)) << what;
-  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_EQ(got.size(), expected.size()) << what;
+  if (got.size() != expected.size()) return expected;
   size_t differing = 0, first = got.size();
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != expected[i]) {
@@ -185,12 +189,23 @@ void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_
   // At least the count and the scan (a side that pairs would not shrink
   // is copied whole: no write or scatter kernel then).
   EXPECT_GE(device.launches, 2u) << what << ": the device path was not taken";
-  if (density <= 0.011 && !specials) {
+  if (fewBytes) {
     const size_t dense = count * spcclTypeSize(type);
     EXPECT_LT(device.bytesFromDevice, dense / 4) << what << ": more than the non-zeros copied in";
     EXPECT_LT(device.bytesToDevice, dense / 2)
         << what << ": more than the result's pairs copied out";
   }
+  return expected;
+}
+
+// The same on inputOf's input; the byte bounds at low density.
+void compareWithStaged(spcclComm_t comm, int rank, uint64_t* tag, spcclDataType_t type,
+                       size_t count, double density, spcclSparseAlgorithm_t algorithm,
+                       spcclRedOp_t op, void* stream, bool specials, bool inPlace = false) {
+  const std::string what = describe(type, density, algorithm, op, stream) +
+                           (inPlace ? " in place" : "") + " rank " + std::to_string(rank);
+  compareInputWithStaged(comm, what, tag, inputOf(rank, type, count, density, specials), type,
+                         count, algorithm, op, stream, density <= 0.011 && !specials, inPlace);
 }
 
 constexpr size_t kCount = 50001;  // several tiles, the last one partial
@@ -383,6 +398,163 @@ TEST(DeviceSparse, OneRankStagedOneOnTheDeviceAgree) {
         sparseCall(comm, false, 2, input, count, spcclFloat32, spcclSum, spcclSparseDense, nullptr,
                    false, &cost);
     EXPECT_EQ(mixed, staged) << "rank " << rank;
+    return kChildOk;
+  });
+}
+
+// The CPU's call gives its result as pairs where all ranks' pairs are
+// fewer than the dense bytes (sparse::SparseResult): those pairs keep what
+// the dense output would hold. inputOf's f32 input (no -0.0, so the input
+// crosses as pairs) with: at 20 +1.5 on rank 0 and -1.5 on rank 1 (a pair
+// that cancels to +0.0), at 21 NaN on rank 1 only, at 22 a negative
+// denormal on rank 0 only (Avg divides it to -0.0 in the result's pairs);
+// rank `empty` holds no non-zero at all.
+std::vector<unsigned char> pairsEdgeInput(int rank, double density, int empty) {
+  std::vector<unsigned char> bytes = inputOf(rank, spcclFloat32, kCount, density, false);
+  if (rank == empty) return std::vector<unsigned char>(bytes.size(), 0);
+  auto put = [&](size_t i, uint32_t bits) { std::memcpy(&bytes[i * 4], &bits, 4); };
+  put(20, rank == 0 ? 0x3fc00000u : rank == 1 ? 0xbfc00000u : 0u);
+  put(21, rank == 1 ? 0x7fc00001u : 0u);
+  put(22, rank == 0 ? 0x80000001u : 0u);
+  return bytes;
+}
+
+uint32_t bitsAt(const std::vector<unsigned char>& bytes, size_t i) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &bytes[i * 4], 4);
+  return bits;
+}
+
+TEST(DeviceSparse, ResultPairsKeepCancellationsNanAndNegativeZeroEveryAlgorithmN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    for (int empty : {2, 0, -1})
+      for (double density : {0.001, 0.01, 0.5})
+        for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+          for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+            const auto algorithm = static_cast<spcclSparseAlgorithm_t>(a);
+            const std::string what = describe(spcclFloat32, density, algorithm, op, nullptr) +
+                                     " empty rank " + std::to_string(empty) + " rank " +
+                                     std::to_string(rank);
+            const std::vector<unsigned char> staged = compareInputWithStaged(
+                comm, what, &tag, pairsEdgeInput(rank, density, empty), spcclFloat32, kCount,
+                algorithm, op, nullptr, density <= 0.011);
+            // The cases are there: +0.0, NaN, and Avg's -0.0 (where rank 0
+            // has its denormal).
+            const uint32_t minusOneAndAHalf = op == spcclAvg ? 0xbf000000u : 0xbfc00000u;
+            EXPECT_EQ(bitsAt(staged, 20), empty == 0 ? minusOneAndAHalf : 0u) << what;
+            EXPECT_EQ(bitsAt(staged, 21) & 0x7fc00000u, 0x7fc00000u) << what;
+            if (empty != 0) {
+              EXPECT_EQ(bitsAt(staged, 22), op == spcclAvg ? 0x80000000u : 0x80000001u) << what;
+            }
+          }
+    return kChildOk;
+  });
+}
+
+// No rank has a non-zero: no pairs at all, zeros out.
+TEST(DeviceSparse, NoNonZeroOnAnyRankEveryAlgorithmN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    const std::vector<unsigned char> zeros(kCount * 4, 0);
+    for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+      for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+        const auto algorithm = static_cast<spcclSparseAlgorithm_t>(a);
+        const std::string what =
+            describe(spcclFloat32, 0, algorithm, op, nullptr) + " rank " + std::to_string(rank);
+        const std::vector<unsigned char> staged = compareInputWithStaged(
+            comm, what, &tag, zeros, spcclFloat32, kCount, algorithm, op, nullptr, true);
+        EXPECT_EQ(staged, zeros) << what;
+      }
+    return kChildOk;
+  });
+}
+
+size_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// What one call on device buffers (recvbuff already touched) adds to the
+// process's resident memory, and its pinned allocations.
+struct HostFootprint {
+  size_t residentGrowth;
+  uint64_t pinnedAllocations;
+};
+
+HostFootprint footprintOf(spcclComm_t comm, int rank, size_t count, double density,
+                          spcclSparseAlgorithm_t algorithm, uint64_t tag) {
+  const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, density, false);
+  DeviceBytes send(input.size()), recv(input.size());
+  send.set(input);
+  recv.set(std::vector<unsigned char>(input.size(), 1));
+  spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+  options.algorithm = algorithm;
+  options.tag = tag;
+  const size_t before = residentBytes();
+  const uint64_t pinnedBefore = emuCudaCounters().pinnedAllocations;
+  EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, spcclFloat32, spcclSum,
+                                            &options, comm, nullptr),
+            spcclSuccess)
+      << spcclGetLastError(comm);
+  const size_t after = residentBytes();
+  return {after > before ? after - before : 0, emuCudaCounters().pinnedAllocations - pinnedBefore};
+}
+
+// Below the pairs' break-even the CPU's call writes no dense host output:
+// a fresh process's first call takes one pinned buffer (the input's
+// pairs), not two, and its resident memory grows by far less than the
+// dense bytes -- the dense output a CPU call writes would add them all, as
+// the dense algorithm's call shows (its result comes dense, into the
+// communicator's workspace).
+TEST(DeviceSparse, NoDenseHostOutputBelowThePairsBreakEvenN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
+    const size_t count = size_t{4} << 20, dense = count * 4;
+    const HostFootprint first = footprintOf(comm, rank, count, 0.01, spcclSparseAuto, 1);
+    EXPECT_EQ(first.pinnedAllocations, 1u) << "rank " << rank;
+    EXPECT_LT(first.residentGrowth, dense / 4) << "rank " << rank;
+    for (int a = 1; a < spcclSparseNumAlgorithms; ++a) {
+      if (a == spcclSparseDense) continue;
+      // (Block sparse's messages carry whole blocks: at 0.1 % a third of
+      // the tensor, hence 0.01 %.)
+      const HostFootprint sparse =
+          footprintOf(comm, rank, count, 0.0001, static_cast<spcclSparseAlgorithm_t>(a), 2 + a);
+      EXPECT_LT(sparse.residentGrowth, dense / 4)
+          << spcclSparseAlgorithmName(static_cast<spcclSparseAlgorithm_t>(a)) << " rank " << rank;
+    }
+    const HostFootprint denseResult = footprintOf(comm, rank, count, 0.0001, spcclSparseDense, 20);
+    EXPECT_GE(denseResult.residentGrowth, dense * 3 / 4) << "rank " << rank;
+    unsetenv("SPCCL_DEVICE_SPARSE");
+    return kChildOk;
+  });
+}
+
+// One rank takes the result as pairs, the other stages: repeated calls of
+// one tag (the planner learns from each call's result) under every
+// algorithm agree with staging on both ranks.
+TEST(DeviceSparse, OneRankPairsOneStagedRepeatedCallsAgreeN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    for (double density : {0.01, 0.5})
+      for (int a = 0; a < spcclSparseNumAlgorithms; ++a) {
+        const auto algorithm = static_cast<spcclSparseAlgorithm_t>(a);
+        const std::vector<unsigned char> input =
+            inputOf(rank, spcclFloat32, kCount, density, false);
+        const uint64_t mixedTag = 100 + 2 * static_cast<uint64_t>(a) + (density > 0.1 ? 50 : 0);
+        CallCost cost{};
+        for (int call = 0; call < 3; ++call) {
+          const std::vector<unsigned char> mixed =
+              sparseCall(comm, rank == 0, mixedTag, input, kCount, spcclFloat32, spcclAvg,
+                         algorithm, nullptr, false, &cost);
+          const std::vector<unsigned char> staged =
+              sparseCall(comm, false, mixedTag + 1, input, kCount, spcclFloat32, spcclAvg,
+                         algorithm, nullptr, false, &cost);
+          EXPECT_EQ(mixed, staged) << describe(spcclFloat32, density, algorithm, spcclAvg, nullptr)
+                                   << " call " << call << " rank " << rank;
+        }
+      }
     return kChildOk;
   });
 }
