@@ -77,8 +77,10 @@ spcclResult_t DeviceRows::copy(const Tensor& tensor, const char* what, device::C
 
 spcclResult_t DeviceRows::synchronize(const char* what) {
   const device::CuResult result = device::cudaDriver()->streamSynchronize(stream_);
+  // The stream's error may come from either tensor's work: both named.
   if (result != 0)
-    return SPCCL_FAIL(spcclSystemError, "%s: %s: %s: %s", call_, tensor_.name, what,
+    return SPCCL_FAIL(spcclSystemError, "%s: %s%s%s: %s: %s", call_, tensor_.name,
+                      also_ ? " and " : "", also_ ? also_->name : "", what,
                       device::describeCuError("cuStreamSynchronize", result).c_str());
   return spcclSuccess;
 }

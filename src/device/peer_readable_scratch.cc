@@ -7,21 +7,35 @@
 namespace spccl::device {
 
 spcclResult_t PeerReadableScratch::reserve(size_t bytes, const char* call, CuDevicePtr* out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > bytes_) {
-    size_t size = std::max(bytes, 2 * bytes_);
-    CuDevicePtr fresh = 0;
-    CuResult allocated = cudaDriver()->memAlloc(&fresh, size);
-    if (allocated != 0 && size > bytes) {  // the doubling does not fit: exactly what is asked
-      size = bytes;
-      allocated = cudaDriver()->memAlloc(&fresh, size);
+  size_t current = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes <= bytes_) {
+      *out = live_;
+      return spcclSuccess;
     }
-    if (allocated != 0)
-      return SPCCL_FAIL(spcclSystemError, "%s: %zu bytes of device scratch for the peers: %s", call,
-                        size, describeCuError("cuMemAlloc", allocated).c_str());
+    current = bytes_;
+  }
+  // Allocated without the lock: cuMemAlloc may wait for the device, and
+  // so for a stream that an earlier call's body holds (core/staged_call.h)
+  // while that body waits in take() for this lock.
+  size_t size = std::max(bytes, 2 * current);
+  CuDevicePtr fresh = 0;
+  CuResult allocated = cudaDriver()->memAlloc(&fresh, size);
+  if (allocated != 0 && size > bytes) {  // the doubling does not fit: exactly what is asked
+    size = bytes;
+    allocated = cudaDriver()->memAlloc(&fresh, size);
+  }
+  if (allocated != 0)
+    return SPCCL_FAIL(spcclSystemError, "%s: %zu bytes of device scratch for the peers: %s", call,
+                      size, describeCuError("cuMemAlloc", allocated).c_str());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (size > bytes_) {
     if (live_ != 0) outgrown_.push_back(live_);
     live_ = fresh;
     bytes_ = size;
+  } else {
+    outgrown_.push_back(fresh);  // another thread grew it meanwhile: freed at the end
   }
   *out = live_;
   return spcclSuccess;

@@ -44,7 +44,7 @@ class PeerReadableScratch {
 
  private:
   // The caller's thread reserves while an earlier call's body, queued on
-  // another thread, may take.
+  // another thread, may take. Never held across cuMemAlloc (reserve).
   mutable std::mutex mutex_;
   CuDevicePtr live_ = 0;
   size_t bytes_ = 0;

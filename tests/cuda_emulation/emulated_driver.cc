@@ -227,6 +227,9 @@ struct State {
   Failures launchFailures;    // emuCudaFailLaunchesAfter
   Failures copyFailures;      // emuCudaFailMemcpyAsyncAfter
   Failures allocFailures;     // emuCudaFailMemAllocs
+  bool allocsHeld = false;    // emuCudaHoldMemAllocs
+  int allocsWaiting = 0;
+  std::condition_variable allocsReleased;
   StreamGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
   StreamGate launchGate;      // emuCudaCloseLaunchGate
   std::map<void*, std::unique_ptr<Event>> events;
@@ -643,8 +646,14 @@ CuResult cuIpcCloseMemHandle(uint64_t pointer) {
 CuResult cuMemAlloc_v2(uint64_t* pointer, size_t bytes) {
   if (tCurrent == nullptr) return kInvalidContext;
   {
-    std::lock_guard<std::mutex> lock(state().mutex);
+    std::unique_lock<std::mutex> lock(state().mutex);
     if (state().allocFailures.take()) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+    if (state().allocsHeld) {
+      ++state().allocsWaiting;
+      state().allocsReleased.wait_for(lock, std::chrono::seconds(10),
+                                      [] { return !state().allocsHeld; });
+      --state().allocsWaiting;
+    }
   }
   *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
   return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
@@ -940,6 +949,19 @@ void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
 void emuCudaFailMemAllocs(int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().allocFailures = Failures{count, 0};
+}
+
+void emuCudaHoldMemAllocs(int hold) {
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().allocsHeld = hold != 0;
+  }
+  state().allocsReleased.notify_all();
+}
+
+int emuCudaMemAllocsWaiting(void) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().allocsWaiting;
 }
 
 EmuCudaCounters emuCudaCounters(void) {

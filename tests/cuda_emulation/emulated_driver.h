@@ -61,6 +61,11 @@ void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
  * (2), as on a device that is full (emuCudaAlloc, the tests' own
  * allocations, is not affected). */
 void emuCudaFailMemAllocs(int count);
+/* While held, cuMemAlloc calls wait (up to 10 s) instead of returning, as
+ * a cuMemAlloc that waits for the device would; emuCudaMemAllocsWaiting
+ * says how many are waiting now. */
+void emuCudaHoldMemAllocs(int hold);
+int emuCudaMemAllocsWaiting(void);
 /* emuCudaCloseCopyGate's gate for the copies between two device buffers
  * (cuMemcpyAsync): the first `passing` run, later ones wait on their
  * stream until emuCudaOpenDeviceCopyGate (or 10 s). */

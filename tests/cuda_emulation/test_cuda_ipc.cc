@@ -15,12 +15,14 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../common/fork_ranks.h"
 #include "base/check.h"
 #include "device/cuda_ipc.h"
 #include "device/peer_allocations.h"
+#include "device/peer_readable_scratch.h"
 #include "driver_api.h"
 #include "emulated_driver.h"
 #include "spccl_net.h"
@@ -450,6 +452,46 @@ TEST(PeerAllocations, AnEvictedAllocationStaysMappedUntilTheQueuedCopyRan) {
   if (driver == nullptr || dlsym(driver, "emuCudaCloseDeviceCopyGate") == nullptr)
     GTEST_SKIP() << "needs the emulated CUDA driver (tests/cuda_emulation)";
   runPair(twoAllocationsOwner, evictingPeer);
+}
+
+// A call's body takes the communicator's scratch on a worker thread while
+// the API caller's thread may be reserving a larger one; cuMemAlloc may
+// wait for the device, and so for the stream that body holds. So take()
+// must not wait for a reserve() inside cuMemAlloc (it did: reserve held
+// the lock across the allocation, a deadlock on a GPU).
+TEST(PeerReadableScratch, TakeDoesNotWaitForAReserveInsideCuMemAlloc) {
+  const DriverApi* api = driverWithContext();
+  const auto hold = emulationHook<void (*)(int)>("emuCudaHoldMemAllocs");
+  const auto waiting = emulationHook<int (*)()>("emuCudaMemAllocsWaiting");
+  if (api == nullptr || hold == nullptr || waiting == nullptr)
+    GTEST_SKIP() << "needs the emulated CUDA driver (tests/cuda_emulation)";
+  ASSERT_NE(spccl::device::cudaDriver(), nullptr);
+  spccl::device::PeerReadableScratch scratch;
+  spccl::device::CuDevicePtr first = 0;
+  ASSERT_EQ(scratch.reserve(4096, "test", &first), spcclSuccess) << spccl::threadLastError();
+  hold(1);
+  std::thread reserving([&scratch] {
+    (void)driverWithContext();  // this thread's current context
+    spccl::device::CuDevicePtr grown = 0;
+    EXPECT_EQ(scratch.reserve(1 << 20, "test", &grown), spcclSuccess) << spccl::threadLastError();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (waiting() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(waiting(), 1) << "the reserve never reached cuMemAlloc";
+  const auto start = std::chrono::steady_clock::now();
+  spccl::device::CuDevicePtr taken = 0;
+  EXPECT_TRUE(scratch.take(4096, &taken)) << "the old scratch is still there to take";
+  EXPECT_EQ(taken, first);
+  const auto tookMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  EXPECT_LT(tookMs, 1000) << "take() waited for the reserve's cuMemAlloc";
+  hold(0);
+  reserving.join();
+  EXPECT_TRUE(scratch.take(1 << 20, &taken)) << "grown once the allocation returned";
+  EXPECT_NE(taken, first);
+  scratch.release();
 }
 
 }  // namespace
