@@ -144,9 +144,9 @@ static const std::vector<KnobSpec> kKnobs = {
      "tensor staged through pinned memory, for comparison. A rank's own choice: the results are "
      "the same bits either way"},
     {"SPCCL_DEVICE_CODECS", "1",
-     "1: a compressed all-reduce (f32, two-shot, no residual) of CUDA device buffers encodes "
-     "the peers' chunks and decodes its output on the GPU with spccl's embedded kernels, so only "
-     "codes and the owned chunk cross PCIe (docs/gpu.md; not yet run on a GPU); 0: input and "
+     "1: a compressed all-reduce (f32, f16 or bf16; either schedule; no residual or one in device "
+     "memory) of CUDA device buffers encodes, sums and decodes on the GPU with spccl's embedded "
+     "kernels, so only codes cross PCIe (docs/gpu.md; not yet run on a GPU); 0: input and "
      "output staged whole through pinned memory. A rank's own choice: the results are the same "
      "bits either way"},
     {"SPCCL_STAGING_CHUNK_BYTES", "0",

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "runtime/coll_context.h"
@@ -28,31 +29,34 @@ class OutputDecoder {
 };
 
 // Where sendbuff is memory the CPU cannot reach: what encodes the peers'
-// chunks where the input lies and brings the owned chunk, which the
-// two-shot schedule sums in f32, to the host. Bit for bit the CPU's
-// quantize[type]. With a residual (error feedback), the residual lies with
-// the encoder (call.residual is then not the CPU's to read) and every
-// encode updates it there (kernels.h QuantizeFn). encode and fetch only
-// queue: their host memory is filled, and may be read or sent, once
-// complete returns, so the schedule sends one chunk while the next is
-// encoded.
+// chunks where the input lies, and forms, encodes and decodes the owned
+// chunk's sum there too, so that only codes cross. Bit for bit the CPU's
+// quantize[type] and owned sum (two_shot.cc). With a residual (error
+// feedback), the residual lies with the encoder (call.residual is then not
+// the CPU's to read) and every encode updates it there (kernels.h
+// QuantizeFn). encode only queues: its host memory is filled, and may be
+// read or sent, once complete returns, so the schedule sends one chunk
+// while the next is encoded.
 class InputEncoder {
  public:
   virtual ~InputEncoder() = default;
   // Queues: out (host memory) = the standalone encoding of sendbuff's
   // elements [begin, begin + length) (kernels.h quantizedBytes).
   virtual spcclResult_t encode(size_t begin, size_t length, unsigned char* out) = 0;
-  // Queues: sendbuff's elements [begin, begin + length) copied to the
-  // host, where the call's (host) sendbuff has them.
-  virtual spcclResult_t fetch(size_t begin, size_t length) = 0;
-  // Returns once every queued encode and fetch has filled its host memory.
+  // Returns once every queued encode has filled its host memory.
   virtual spcclResult_t complete() = 0;
-  // out (host memory, filled on return) = the encoding of sum (length f32
-  // in host memory: the owned sum of elements [begin, begin + length), avg
-  // already divided) with the residual's elements [begin, begin + length),
-  // which it updates. Called only for a call with a residual.
-  virtual spcclResult_t encodeSum(size_t begin, size_t length, const float* sum,
-                                  unsigned char* out) = 0;
+  // The owned sum of elements [begin, begin + length), formed where the
+  // input lies in f32 as the CPU forms it: (((0 + sendbuff's elements
+  // widened) + decoding of decodings[0]) + decoding of decodings[1]) + ...
+  // (the peers' encodings of those elements in rank order, host memory,
+  // unchanged until finish returns), divided by divisor where not 0 (avg);
+  // encoded once, with the residual, into out (host memory, filled on
+  // return: the schedule sends it); and recvbuff's elements written with
+  // that encoding's decoding (once the call's decoder, the same object,
+  // finishes).
+  virtual spcclResult_t sumOwned(size_t begin, size_t length,
+                                 const std::vector<const unsigned char*>& decodings, int divisor,
+                                 unsigned char* out) = 0;
 };
 
 // The ring schedule's codec steps (ring_requantize.cc), one interface for
@@ -113,8 +117,9 @@ struct CompressedCall {
   // Not nullptr: recvbuff is not reached by the CPU, the decoder writes it
   // (the two-shot schedule, no rows).
   OutputDecoder* decoder = nullptr;
-  // Not nullptr: sendbuff holds only what encoder->fetch brought; the
-  // encoder encodes the peers' chunks (as decoder), and holds the residual.
+  // Not nullptr (with decoder): sendbuff is not the CPU's to reach; the
+  // encoder encodes the peers' chunks and forms the owned sum, and holds
+  // the residual.
   InputEncoder* encoder = nullptr;
   // Not nullptr: the ring schedule's steps run there (device buffers, no
   // rows); neither sendbuff nor recvbuff is the CPU's to reach.

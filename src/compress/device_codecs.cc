@@ -93,13 +93,10 @@ spcclResult_t DeviceCodecs::complete() { return note(completeNow()); }
 
 spcclResult_t DeviceCodecs::finish() { return note(synchronize("decoding the output")); }
 
-spcclResult_t DeviceCodecs::encodeSum(size_t begin, size_t length, const float* sum,
-                                      unsigned char* out) {
-  return note(encodeSumNow(begin, length, sum, out));
-}
-
-spcclResult_t DeviceCodecs::fetch(size_t begin, size_t length) {
-  return note(fetchNow(begin, length));
+spcclResult_t DeviceCodecs::sumOwned(size_t begin, size_t length,
+                                     const std::vector<const unsigned char*>& decodings,
+                                     int divisor, unsigned char* out) {
+  return note(sumOwnedNow(begin, length, decodings, divisor, out));
 }
 
 spcclResult_t DeviceCodecs::decode(size_t begin, size_t length, const unsigned char* codes) {
@@ -195,39 +192,6 @@ spcclResult_t DeviceCodecs::completeNow() {
   return spcclSuccess;
 }
 
-spcclResult_t DeviceCodecs::fetchNow(size_t begin, size_t length) {
-  if (length == 0) return spcclSuccess;
-  const size_t bytes = length * spcclTypeSize(buffers_.type);
-  void* hostAt =
-      static_cast<unsigned char*>(buffers_.hostIn) + begin * spcclTypeSize(buffers_.type);
-  SPCCL_CHECK(check(device::cudaDriver()->memcpyDtoHAsync(
-                        hostAt, elementAt(buffers_.in, buffers_.type, begin), bytes, stream_),
-                    "cuMemcpyDtoHAsync", "copying the owned chunk to the host"));
-  bytesToHost_ += bytes;
-  queued_ = true;
-  return spcclSuccess;
-}
-
-// The sum is encoded where the residual lies: only the sum (f32) and its
-// encoding cross, never the residual.
-spcclResult_t DeviceCodecs::encodeSumNow(size_t begin, size_t length, const float* sum,
-                                         unsigned char* out) {
-  if (length == 0) return spcclSuccess;
-  if (buffers_.residual == nullptr)
-    return SPCCL_FAIL(spcclInternalError,
-                      "%s: the owned sum is encoded on the device only with "
-                      "a residual there",
-                      call_);
-  const size_t bytes = length * sizeof(float);
-  SPCCL_CHECK(sum_.reserve(bytes, "the owned sum"));
-  SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(sum_.address(), sum, bytes, stream_),
-                    "cuMemcpyHtoDAsync", "copying the owned sum to the device"));
-  bytesToDevice_ += bytes;
-  // `sum` is the schedule's to reuse, and `out` its to send, on return.
-  SPCCL_CHECK(queueEncode(sum_.address(), dc::kElementF32, begin, length, out));
-  return completeNow();
-}
-
 spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigned char* codes) {
   if (length == 0) return spcclSuccess;
   const size_t bytes = kernels::quantizedBytes(spec_, length);
@@ -298,6 +262,26 @@ spcclResult_t DeviceCodecs::finishAccumulatedNow(size_t begin, size_t length, in
   if (length == 0) return spcclSuccess;
   if (divisor != 0) SPCCL_CHECK(accumulateNow(length, 0, nullptr, divisor));
   SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+  return queueDecode(codes_.address(), begin, length);
+}
+
+// The two-shot's owned sum of one piece, as the CPU forms it (two_shot.cc
+// sumThroughAccumulator, reduceOwnedSum): acc_ = (((0 + in) + decoding 0)
+// + decoding 1) + ..., one accumulate launch a peer in rank order, avg's
+// division in the last (accumulate_codes.h divides after adding); then
+// encoded with the residual and, once its encoding is on the host to be
+// sent, decoded into the output from codes_, which still holds it (stream
+// order: the next piece's accumulate reuses codes_ after this decode).
+spcclResult_t DeviceCodecs::sumOwnedNow(size_t begin, size_t length,
+                                        const std::vector<const unsigned char*>& decodings,
+                                        int divisor, unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  const size_t last = decodings.empty() ? 0 : decodings.size() - 1;
+  for (size_t d = 0; d <= last; ++d)
+    SPCCL_CHECK(accumulateNow(length, d == 0 ? elementAt(buffers_.in, buffers_.type, begin) : 0,
+                              decodings.empty() ? nullptr : decodings[d], d == last ? divisor : 0));
+  SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+  SPCCL_CHECK(completeNow());
   return queueDecode(codes_.address(), begin, length);
 }
 

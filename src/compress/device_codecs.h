@@ -2,12 +2,16 @@
 // "Compressed all-reduce of device buffers"), for the two-shot schedule:
 // - input: the peers' chunks encoded on the device
 //   (kernels/device_codecs/encode_codes.h) and only their encodings copied
-//   to the host; the owned chunk, which the host sums in f32, copied whole
-//   in its own type (f32, f16 or bf16);
+//   to the host;
+// - the owned sum (sumOwned): the peers' codes of the owned chunk copied
+//   to device scratch and decoded and added onto the owned input there, in
+//   f32, in the CPU's order (accumulate_codes.h), then encoded; only that
+//   encoding is copied to the host (for the all-gather), and the output is
+//   decoded from the device's copy of it. Neither the owned chunk nor its
+//   f32 sum crosses;
 // - error feedback: with a residual in device memory, every encode updates
-//   it on the device, the owned chunk's too: its f32 sum is copied to the
-//   device and encoded there (encodeSum), so the residual never crosses;
-// - output: the codes that the schedule decodes (in host memory) copied to
+//   it on the device, the owned sum's too, so the residual never crosses;
+// - output: the peers' all-gathered codes (in host memory) copied to
 //   device scratch and decoded there into the output's type
 //   (kernels/device_codecs/decode_codes.h).
 // And for the ring schedule (RingSteps): the running sum of a chunk in
@@ -39,15 +43,13 @@ namespace spccl::compress {
 bool deviceCodecsAvailable();
 
 // The buffers of one call. in, out: count elements of `type` (f32, f16 or
-// bf16) of device memory (may be the same). hostIn: as many of pinned host
-// memory, which fetch fills. residual: count f32 of device memory, or
-// nullptr. staging: pinned host memory where the encodings land before
+// bf16) of device memory (may be the same). residual: count f32 of device
+// memory, or nullptr. staging: pinned host memory where the encodings land before
 // complete copies them where the schedule asked (an encoding copied
 // straight into pageable memory would wait for the device).
 struct DeviceCodecBuffers {
   spcclDataType_t type = spcclFloat32;
   const void* in = nullptr;
-  void* hostIn = nullptr;
   void* out = nullptr;
   float* residual = nullptr;
   unsigned char* staging = nullptr;
@@ -65,7 +67,6 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
         spec_(spec),
         buffers_(buffers),
         codes_(stream),
-        sum_(stream),
         acc_(stream) {}
   // Waits for what is still queued (a call that failed midway): the
   // pinned memory it writes goes back to its pool after this.
@@ -78,10 +79,10 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   static spcclResult_t loadKernels();
 
   spcclResult_t encode(size_t begin, size_t length, unsigned char* out) override;
-  spcclResult_t fetch(size_t begin, size_t length) override;
   spcclResult_t complete() override;
-  spcclResult_t encodeSum(size_t begin, size_t length, const float* sum,
-                          unsigned char* out) override;
+  spcclResult_t sumOwned(size_t begin, size_t length,
+                         const std::vector<const unsigned char*>& decodings, int divisor,
+                         unsigned char* out) override;
   spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
   spcclResult_t finish() override;
   spcclResult_t accumulate(size_t begin, size_t length, const unsigned char* codes) override;
@@ -109,10 +110,11 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
                             unsigned char* out);
   spcclResult_t accumulateNow(size_t length, uint64_t in, const unsigned char* codes, int divisor);
   spcclResult_t finishAccumulatedNow(size_t begin, size_t length, int divisor, unsigned char* out);
+  spcclResult_t sumOwnedNow(size_t begin, size_t length,
+                            const std::vector<const unsigned char*>& decodings, int divisor,
+                            unsigned char* out);
   spcclResult_t queueDecode(uint64_t codes, size_t begin, size_t length);
-  spcclResult_t fetchNow(size_t begin, size_t length);
   spcclResult_t completeNow();
-  spcclResult_t encodeSumNow(size_t begin, size_t length, const float* sum, unsigned char* out);
   spcclResult_t synchronize(const char* what);
   spcclResult_t decodeNow(size_t begin, size_t length, const unsigned char* codes);
   spcclResult_t note(spcclResult_t result);
@@ -130,8 +132,9 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   size_t stagedBytes_ = 0;
   bool queued_ = false;         // work queued since the last synchronisation
   device::StreamMemory codes_;  // one piece's encoding
-  device::StreamMemory sum_;    // the owned piece's f32 sum (encodeSum)
-  device::StreamMemory acc_;    // the ring's running sum of one chunk (f32)
+  // The ring's running sum of one chunk, or the two-shot's owned sum of
+  // one piece (f32).
+  device::StreamMemory acc_;
 };
 
 }  // namespace spccl::compress

@@ -37,20 +37,17 @@ spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, si
   return spcclSuccess;
 }
 
-// Whether the owned sum goes through an f32 accumulator instead of the
-// one-pass reduceOwnedSum: f16 and bf16 (widened, then rounded once on
-// output), and a residual that lies with the encoder (the host never reads
-// it; the sum is encoded there).
-bool ownedSumThroughAccumulator(const CompressedCall& call) {
-  return call.type != spcclFloat32 || (call.encoder != nullptr && call.residual != nullptr);
-}
+// Whether the owned sum on the CPU goes through an f32 accumulator instead
+// of the one-pass reduceOwnedSum: f16 and bf16 (widened, then rounded once
+// on output).
+bool ownedSumThroughAccumulator(const CompressedCall& call) { return call.type != spcclFloat32; }
 
 // Elements [begin, begin + length) of the owned sum through an f32
 // accumulator: my input widened, plus the peers' decodings in rank order
 // (the bits of loadInputChunk then dequantizeAdd, which f32's
 // dequantizeOnto and reduceOwnedSum also give), divided by n for avg; then
-// encoded once into out, with the residual (where it lies: the encoder's
-// encodeSum). The caller writes the output from out.
+// encoded once into out, with the residual. The caller writes the output
+// from out.
 spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call, size_t begin,
                                     size_t length,
                                     const std::vector<const unsigned char*>& decodings,
@@ -66,11 +63,8 @@ spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call
     ctx.kernels().dequantizeAdd(call.spec, decoding, length, acc);
   // Avg divides before quantizing, as finishOwnedSum.
   if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, length, ctx.nranks());
-  if (call.encoder != nullptr && call.residual != nullptr)
-    SPCCL_CHECK(call.encoder->encodeSum(begin, length, acc, out));
-  else
-    ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out,
-                                         call.residual ? call.residual + begin : nullptr);
+  ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out,
+                                       call.residual ? call.residual + begin : nullptr);
   return spcclSuccess;
 }
 
@@ -92,10 +86,13 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   const std::vector<int> peers = peersInTurn(me, n);
   if ((call.decoder != nullptr || call.encoder != nullptr) && call.rows != nullptr)
     return SPCCL_FAIL(spcclInternalError, "%s: device codecs need a call without rows", call.name);
-  // With a decoder, the owned sum's host decoding is a piece's throwaway:
-  // the decoder writes the output from the codes.
+  if (call.encoder != nullptr && call.decoder == nullptr)
+    return SPCCL_FAIL(spcclInternalError, "%s: an encoder writes the owned sum with its decoder",
+                      call.name);
+  // With a decoder alone, the owned sum's host decoding is a piece's
+  // throwaway: the decoder writes the output from the codes.
   float* decoded = nullptr;
-  if (call.decoder != nullptr && !ownedSumThroughAccumulator(call)) {
+  if (call.decoder != nullptr && call.encoder == nullptr && !ownedSumThroughAccumulator(call)) {
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -105,14 +102,13 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // straight to its owner as one message; the receives are posted first,
   // and each send leaves as soon as its chunk is encoded. With an encoder
   // (device memory), the next chunk is queued on the device before this
-  // one is sent, so its encode and copy run while this one goes out; after
-  // the last, the copy of the owned chunk (summed in f32 in step 3).
+  // one is sent, so its encode and copy run while this one goes out. The
+  // owned chunk stays where it lies (summed there in step 3).
   std::vector<PeerRequest> fromPeer(n), toPeer(n);
   for (int p : peers) SPCCL_CHECK(ctx.irecv(p, incoming + p * mine, mine, &fromPeer[p]));
   auto queueOnDevice = [&](size_t k) {
-    if (k < peers.size())
-      return encodePieces(ctx, call, pieces[peers[k]], region + offsets[peers[k]]);
-    return call.encoder->fetch(owned.begin, owned.length);
+    if (k >= peers.size()) return spcclSuccess;
+    return encodePieces(ctx, call, pieces[peers[k]], region + offsets[peers[k]]);
   };
   if (call.encoder != nullptr) SPCCL_CHECK(queueOnDevice(0));
   for (size_t k = 0; k < peers.size(); ++k) {
@@ -152,17 +148,22 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // only now, after every read of the input (in place is fine). f32: summed
   // in that pass too (no accumulator), my input then the peers' decodings
   // in rank order, whatever the arrival order: reproducible run to run.
-  // f16, bf16 (one piece) and a residual with the encoder: through an
-  // accumulator, with the same bits.
+  // f16, bf16 (one piece): through an accumulator, with the same bits.
+  // With an encoder (device memory), the encoder forms the same sum where
+  // the input lies and writes the output from its own copy of the codes.
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
   std::vector<const unsigned char*> ofPiece(decodings.size());  // of piece i
+  const int divisor = call.op == spcclAvg ? n : 0;
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
     for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
     const bool throughAccumulator = ownedSumThroughAccumulator(call);
-    if (throughAccumulator)
+    if (call.encoder != nullptr)
+      SPCCL_CHECK(call.encoder->sumOwned(owned.first(i), owned.size(i), ofPiece, divisor,
+                                         region + offsets[me] + at));
+    else if (throughAccumulator)
       SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
                                         region + offsets[me] + at));
     else
@@ -172,7 +173,7 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
       SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
                             &gatherTo[p][i]));
     // While the piece travels (reduceOwnedSum wrote a host output itself).
-    if (throughAccumulator || call.decoder != nullptr)
+    if (call.encoder == nullptr && (throughAccumulator || call.decoder != nullptr))
       SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 

@@ -16,10 +16,6 @@ using compress::DeviceCodecs;
 
 struct DeviceCodecsPlan {
   device::CuStream stream = nullptr;
-  // sendbuff's host view (the two-shot schedule): only the owned chunk is
-  // copied in (at its own offsets, where the schedule reads it), the rest
-  // is encoded on the device. The ring reads none of it on the host.
-  device::PinnedBuffer input;
   // Where the encodings land (compress/device_codecs.h): the whole tensor's
   // codes, more than any chunk's.
   device::PinnedBuffer staging;
@@ -30,8 +26,6 @@ namespace {
 bool onDevice(const void* pointer) {
   return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
 }
-
-size_t inputBytes(const CompressedCall& call) { return call.count * spcclTypeSize(call.type); }
 
 }  // namespace
 
@@ -50,8 +44,6 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   device::ScopedCudaContext current(staged.context());
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceCodecs::loadKernels());
-  if (call.schedule == spcclCompressTwoShot)
-    SPCCL_CHECK(device::acquirePinned(inputBytes(call), &plan->input));
   SPCCL_CHECK(
       device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
   *out = std::move(plan);
@@ -65,7 +57,6 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     compress::DeviceCodecBuffers buffers;
     buffers.type = call.type;
     buffers.in = call.sendbuff;
-    buffers.hostIn = plan->input.data();
     buffers.out = call.recvbuff;
     buffers.residual = call.residual;
     buffers.staging = static_cast<unsigned char*>(plan->staging.data());
@@ -75,7 +66,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     if (call.schedule == spcclCompressRing) {
       run.ring = &codecs;
     } else {
-      run.sendbuff = buffers.hostIn;
+      // Neither buffer is the CPU's to read: the codecs reach them.
+      run.sendbuff = nullptr;
       run.encoder = &codecs;
       run.decoder = &codecs;
     }

@@ -2,10 +2,12 @@
 // device (docs/gpu.md, "Compressed all-reduce of device buffers"): the
 // two-shot schedule runs on the host as for host memory, but the peers'
 // chunks are encoded on the device and only their encodings copied to the
-// host, the owned chunk (summed in f32 on the host) is copied whole, and
-// the output is never staged: the codes that the schedule decodes (the
-// owned chunk's sum and the peers' all-gathered chunks) are copied to the
-// device and decoded there (compress/device_codecs.h). The ring schedule
+// host; the owned chunk is summed on the device (the peers' codes of it
+// copied there, decoded and added in the CPU's order), encoded there and
+// only that encoding copied to the host, to be sent; the output is never
+// staged: it is decoded on the device from the owned sum's codes there
+// and from the peers' all-gathered codes, copied in
+// (compress/device_codecs.h). The ring schedule
 // runs its steps there too (compress/compressed_allreduce.h RingSteps):
 // only codes cross, the running sum stays on the device. f32, f16 and bf16;
 // a residual in device memory is updated there (error feedback), one in

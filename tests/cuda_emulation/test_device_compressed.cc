@@ -9,13 +9,13 @@
 //
 // Every output is compared bit for bit with the staged path
 // (SPCCL_DEVICE_CODECS=0: input and output through pinned memory) on the
-// same inputs, and the bytes copied each way are bounded: to the host the
-// owned chunk in its own type (f32, f16, bf16) and the codes of the rest,
-// to the device the codes (and, with a residual, the owned chunk's f32
-// sum): a call that copied the input, the output or the residual whole
-// fails the test. The ring schedule (cfg.schedule = spcclCompressRing)
-// copies codes only: to the host every chunk's once (n encodings), to the
-// device 2(n - 1) chunks' (the partial sums and the all-gather).
+// same inputs, and the bytes copied each way are bounded: either schedule
+// copies codes only, to the host every chunk's once (n encodings), to the
+// device 2(n - 1) chunks' (the two-shot: the peers' codes of the owned
+// chunk and the all-gathered chunks; the ring: the partial sums and the
+// all-gather). A call that copied the input, the output or the residual
+// whole, the owned chunk in its type, its f32 sum, or the owned sum's
+// codes back to the device fails the test.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -172,20 +172,25 @@ bool sameBits(const std::vector<unsigned char>& a, const std::vector<unsigned ch
   return a == b;
 }
 
-// What the device path may copy each way at most: to the host the owned
-// chunk (whole blocks, at most count/n + a block) in its own type plus
-// codes, to the device only codes (scales and packed codes, one set of
-// scales a piece at most); with a residual, the owned chunk's f32 sum to
-// the device too (the codes of that sum, which come back, are among the
-// codes: every element is encoded once by this rank).
-// The ring's bounds: a chunk's encoding is at most widest bytes (whole
-// blocks: count/n + a block, its scales and codes); n of them to the host,
-// 2(n - 1) to the device, with a residual or not (it never crosses).
-void expectOnlyRingCodesCopied(const Outcome& device, int n, const Case& c,
-                               const std::string& what) {
+// One chunk's encoding at most: count/n + a block elements (whole
+// blocks), as up to kMaxPieces standalone pieces (a set of scales and a
+// partial byte of codes each, at most).
+size_t chunkEncodingAtMost(int n, const Case& c) {
   const size_t chunk = kCount / static_cast<size_t>(n) + kBlock;
-  const size_t widest =
-      (chunk + kBlock - 1) / kBlock * sizeof(float) + (chunk * static_cast<size_t>(c.bits) + 7) / 8;
+  return (chunk / kBlock + kMaxPieces) * sizeof(float) +
+         (chunk * static_cast<size_t>(c.bits) + 7) / 8 + kMaxPieces;
+}
+
+// What the device path may copy each way at most, either schedule, with a
+// residual or not (it never crosses): to the host every chunk's encoding
+// once (the peers' chunks of the input and the owned sum), to the device
+// 2(n - 1) chunks' (the two-shot: the peers' codes of the owned chunk,
+// summed there, and the all-gathered chunks; the ring: the partial sums
+// and the all-gather). Less than one more chunk's encoding: the owned
+// chunk (in its type or as its f32 sum), or the owned sum's codes copied
+// back, break the bounds.
+void expectOnlyCodesCopied(const Outcome& device, int n, const Case& c, const std::string& what) {
+  const size_t widest = chunkEncodingAtMost(n, c);
   EXPECT_GT(device.bytesFromDevice, 0u) << what;
   EXPECT_LE(device.bytesFromDevice, static_cast<size_t>(n) * widest)
       << what << ": more than n chunks' codes copied in";
@@ -194,26 +199,9 @@ void expectOnlyRingCodesCopied(const Outcome& device, int n, const Case& c,
   }
   EXPECT_LE(device.bytesToDevice, 2 * static_cast<size_t>(n - 1) * widest)
       << what << ": more than 2(n - 1) chunks' codes copied out";
-  // Each partial sum accumulated, the owned sum encoded and decoded.
+  // Each partial sum or peer's codes accumulated, the owned sum encoded
+  // and decoded.
   EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what;
-}
-
-void expectOnlyCodesCopied(const Outcome& device, int n, const Case& c, bool residual,
-                           const std::string& what) {
-  if (c.schedule == spcclCompressRing) return expectOnlyRingCodesCopied(device, n, c, what);
-  const size_t pieces = static_cast<size_t>(n) * kMaxPieces;
-  const size_t codes = (kCount * static_cast<size_t>(c.bits) + 7) / 8 + pieces;
-  const size_t scales = (kCount / kBlock + pieces) * sizeof(float);
-  const size_t ownedElements = kCount / static_cast<size_t>(n) + kBlock;
-  const size_t owned = ownedElements * typeBytes(c.type);
-  const size_t ownedSum = residual ? ownedElements * sizeof(float) : 0;
-  EXPECT_GT(device.bytesFromDevice, 0u) << what;
-  EXPECT_LE(device.bytesFromDevice, owned + codes + scales)
-      << what << ": more than the owned chunk and codes copied in";
-  EXPECT_GT(device.bytesToDevice, 0u) << what;
-  EXPECT_LE(device.bytesToDevice, ownedSum + codes + scales)
-      << what << ": more than the codes (and the owned sum) copied out";
-  EXPECT_GE(device.launches, static_cast<uint64_t>(n)) << what << ": one decode a piece at least";
 }
 
 // The device path's output equals the staged path's bit for bit, and it
@@ -226,7 +214,7 @@ void compareWithStaged(spcclComm_t comm, int rank, int n, const Case& c) {
   EXPECT_GE(staged.bytesFromDevice, kCount * typeBytes(c.type)) << what;
   EXPECT_GE(staged.bytesToDevice, kCount * typeBytes(c.type)) << what;
   EXPECT_TRUE(sameBits(device.out, staged.out)) << what << ": the outputs differ";
-  expectOnlyCodesCopied(device, n, c, false, what);
+  expectOnlyCodesCopied(device, n, c, what);
 }
 
 class DeviceCompressed : public ::testing::Test {
@@ -347,7 +335,7 @@ void residualOnDevice(int n, spcclCompressSchedule_t schedule = spcclCompressTwo
             compressedCall(comm, rank, true, c, static_cast<float*>(deviceResidual.data));
         const std::string nth = what + ", call " + std::to_string(call);
         EXPECT_TRUE(sameBits(device.out, staged.out)) << nth << ": the outputs differ";
-        expectOnlyCodesCopied(device, n, c, true, nth);
+        expectOnlyCodesCopied(device, n, c, nth);
         EXPECT_LT(device.bytesFromDevice, kCount * sizeof(float))
             << nth << ": the residual came in";
         EXPECT_LT(device.bytesToDevice, kCount * sizeof(float)) << nth << ": the residual went out";
@@ -472,10 +460,12 @@ TEST_F(DeviceCompressed, NextChunkQueuedWhileThisOneIsSent) {
   launchesWhileCopiesHeld(kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
 }
 
-// Both chunks' encodings pass, the owned chunk's copy is held: the owned
-// sum (and its decodes) waits for it: 16 launches, not one more.
-TEST_F(DeviceCompressed, OwnedSumWaitsForTheOwnedChunk) {
-  launchesWhileCopiesHeld(2 * kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3);
+// Both chunks' encodings pass, the first owned piece's encoding is held:
+// that piece's sum is formed on the device (one accumulate a peer, 2) and
+// encoded (2), and nothing is sent or decoded before its encoding is on
+// the host: 16 + 4 launches, not one more.
+TEST_F(DeviceCompressed, OwnedPieceSentOnlyOnceItsEncodingIsOnTheHost) {
+  launchesWhileCopiesHeld(2 * kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3 + 2 + 2);
 }
 
 // Launch `skip` + 1 on rank 1 fails (0: the first encode, inside the
@@ -517,11 +507,16 @@ TEST_F(DeviceCompressed, FailedEncodeFailsEveryRankNamingIt) {
 }
 
 // Rank 1 of 2 encodes rank 0's chunk in pieces of two launches each
-// (scales, codes) before its first decode: 2 x pieces launches.
+// (scales, codes): 2 x pieces launches; then its first owned piece's sum
+// (rank 0's codes accumulated onto the input: one launch, inside the
+// all-gather), encoded (2) and decoded.
+constexpr int kEncodeLaunchesOfRankZerosChunk = static_cast<int>(
+    2 * (((kCount / 2 + kBlock - 1) / kBlock * kBlock + kPieceLength - 1) / kPieceLength));
+TEST_F(DeviceCompressed, FailedOwnedSumFailsEveryRankNamingIt) {
+  failedLaunchFailsEveryRank(kEncodeLaunchesOfRankZerosChunk, "spcclAccumulateCodes");
+}
 TEST_F(DeviceCompressed, FailedDecodeFailsEveryRankNamingIt) {
-  const size_t chunk = (kCount / 2 + kBlock - 1) / kBlock * kBlock;  // rank 0's, whole blocks
-  failedLaunchFailsEveryRank(static_cast<int>(2 * ((chunk + kPieceLength - 1) / kPieceLength)),
-                             "spcclDecodeCodes");
+  failedLaunchFailsEveryRank(kEncodeLaunchesOfRankZerosChunk + 3, "spcclDecodeCodes");
 }
 
 // The ring on 2 ranks: rank 1 encodes its input chunk (2 launches), then
