@@ -224,10 +224,10 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  Failures launchFailures;    // emuCudaFailLaunchesAfter
-  Failures copyFailures;      // emuCudaFailMemcpyAsyncAfter
-  Failures allocFailures;     // emuCudaFailMemAllocs
-  bool allocsHeld = false;    // emuCudaHoldMemAllocs
+  Failures launchFailures;  // emuCudaFailLaunchesAfter
+  Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
+  Failures allocFailures;   // emuCudaFailMemAllocs
+  bool allocsHeld = false;  // emuCudaHoldMemAllocs
   int allocsWaiting = 0;
   std::condition_variable allocsReleased;
   StreamGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
