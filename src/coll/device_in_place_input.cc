@@ -33,21 +33,41 @@ std::optional<InPlaceBlock> inPlaceOwnBlock(const DeviceCall& call, int nranks, 
   }
 }
 
-size_t inPlaceInputScratchBytes(const DeviceCall& call, int nranks, int rank) {
-  // The inputs are in rank order: this rank's own is input `rank`.
-  if (readInFirstLaunch(static_cast<size_t>(rank))) return 0;
+namespace {
+
+// This rank's own block where a launch after the first reads it (the
+// inputs are in rank order: its own is input `rank`), else nullopt.
+std::optional<InPlaceBlock> blockToCopy(const DeviceCall& call, int nranks, int rank) {
+  if (readInFirstLaunch(static_cast<size_t>(rank))) return std::nullopt;
   const std::optional<InPlaceBlock> block = inPlaceOwnBlock(call, nranks, rank);
+  if (!block || block->bytes == 0) return std::nullopt;
+  return block;
+}
+
+}  // namespace
+
+size_t inPlaceInputScratchBytes(const DeviceCall& call, int nranks, int rank) {
+  const std::optional<InPlaceBlock> block = blockToCopy(call, nranks, rank);
   return block ? block->bytes : 0;
 }
 
 spcclResult_t reduceFromOwnInputCopy(const DeviceCall& call, int nranks, int rank,
                                      const DeviceBuffers& buffers, device::CuStream stream,
                                      device::CuDevicePtr* input) {
-  const size_t bytes = inPlaceInputScratchBytes(call, nranks, rank);
-  if (bytes == 0) return spcclSuccess;
+  const std::optional<InPlaceBlock> block = blockToCopy(call, nranks, rank);
+  if (!block) return spcclSuccess;
+  // The block copied and its size are inPlaceOwnBlock's; the caller's
+  // input, which the launch would otherwise read, must be that block.
+  const auto own = reinterpret_cast<device::CuDevicePtr>(call.sendbuff) + block->offset;
+  if (*input != own)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: reduceFromOwnInputCopy: rank %d's input 0x%llx is not its own block "
+                      "at sendbuff + %zu (0x%llx)",
+                      call.name, rank, static_cast<unsigned long long>(*input), block->offset,
+                      static_cast<unsigned long long>(own));
   device::CuDevicePtr copy = 0;
-  SPCCL_CHECK(buffers.scratch(bytes, call.name, &copy));
-  SPCCL_CHECK(copyOnStream(copy, *input, bytes, stream, call.name,
+  SPCCL_CHECK(buffers.scratch(block->bytes, call.name, &copy));
+  SPCCL_CHECK(copyOnStream(copy, own, block->bytes, stream, call.name,
                            "copying this rank's own input block to scratch (in place)"));
   *input = copy;
   return spcclSuccess;

@@ -56,7 +56,10 @@ size_t inPlaceInputScratchBytes(const DeviceCall& call, int nranks, int rank);
 
 // Where inPlaceInputScratchBytes is not 0: this rank's own input
 // (*input, its block of sendbuff) copied to the scratch on `stream`, and
-// *input pointing at the copy. Else nothing.
+// *input pointing at the copy. Else nothing. inPlaceOwnBlock is the one
+// source of the block: an *input other than sendbuff + its offset (a
+// caller that computed its block otherwise) is an internal error naming
+// the call, before anything is queued.
 spcclResult_t reduceFromOwnInputCopy(const DeviceCall& call, int nranks, int rank,
                                      const DeviceBuffers& buffers, device::CuStream stream,
                                      device::CuDevicePtr* input);

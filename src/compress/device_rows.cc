@@ -149,8 +149,8 @@ spcclResult_t DeviceRows::scatter(std::span<const size_t> rows, const void* host
 spcclResult_t DeviceRows::zero(std::span<const size_t> rows) {
   if (rows.empty() || tensor_.rowBytes == 0) return spcclSuccess;
   SPCCL_CHECK(uploadRows(rows, "the pruned rows' indices to the device"));
-  SPCCL_CHECK(launch(dr::kZeroKernel, tensor_, rows.size()));
-  return synchronize("zeroing the pruned rows on the device");
+  return finishQueued(launch(dr::kZeroKernel, tensor_, rows.size()),
+                      "zeroing the pruned rows on the device");
 }
 
 spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t bytes,

@@ -401,6 +401,16 @@ CuResult countLaunch() {
   return kSuccess;
 }
 
+// A row kernel's launch that succeeded, by its word width (16, 4 or 1:
+// prepareRowKernel refuses others).
+void countRowWords(uint64_t wordBytes) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  EmuCudaCounters& c = state().counters;
+  ++(wordBytes == 16  ? c.rowLaunchesOf16ByteWords
+     : wordBytes == 4 ? c.rowLaunchesOf4ByteWords
+                      : c.rowLaunchesOfBytes);
+}
+
 // A counted launch's kernel on its stream, held at emuCudaCloseLaunchGate's
 // gate when that says so.
 void enqueueKernel(Stream* stream, std::function<void()> kernel) {
@@ -466,8 +476,12 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   if (spccl::emulation::isSparseKernel(name))
     return launchStandIn(spccl::emulation::prepareSparseKernel, name, gridX, blockX, stream,
                          params);
-  if (spccl::emulation::isRowKernel(name))
-    return launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
+  if (spccl::emulation::isRowKernel(name)) {
+    const CuResult launched =
+        launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);
+    if (launched == kSuccess) countRowWords(spccl::emulation::rowKernelWordBytes(params));
+    return launched;
+  }
   if (spccl::emulation::isCodecKernel(name))
     return launchStandIn(spccl::emulation::prepareCodecKernel, name, gridX, blockX, stream, params);
   spcclDataType_t type{};

@@ -25,6 +25,11 @@ typedef struct {
   uint64_t copiesOnDevice;    /* cuMemcpyAsync calls between two device buffers */
   int64_t openedPeerMappings; /* cuIpcOpenMemHandle mappings not yet closed */
   uint64_t streamSyncs;       /* cuStreamSynchronize calls on a stream that exists */
+  /* The row kernels' launches (emulated_row_kernels.h) by the word width
+   * each was given (RowsArgs::wordBytes): 16, 4, 1 byte(s). */
+  uint64_t rowLaunchesOf16ByteWords;
+  uint64_t rowLaunchesOf4ByteWords;
+  uint64_t rowLaunchesOfBytes;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

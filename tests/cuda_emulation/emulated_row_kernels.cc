@@ -16,6 +16,12 @@ bool isRowKernel(const std::string& name) {
   return name == dr::kGatherKernel || name == dr::kScatterKernel || name == dr::kZeroKernel;
 }
 
+uint64_t rowKernelWordBytes(void** params) {
+  dr::RowsArgs args{};
+  std::memcpy(&args, params[0], sizeof(args));
+  return args.wordBytes;
+}
+
 CuResult prepareRowKernel(const std::string& name, unsigned /*gridX*/, unsigned blockX,
                           void** params, const KernelAccess& access, std::function<void()>* work) {
   if (!isRowKernel(name) || params == nullptr || blockX != dr::kThreads) return kInvalidValue;

@@ -6,6 +6,7 @@
 // words' alignment and the schedule, never the CUDA kernel.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -19,5 +20,10 @@ bool isRowKernel(const std::string& name);
 // sets *work to the host stand-in.
 CuResult prepareRowKernel(const std::string& name, unsigned gridX, unsigned blockX, void** params,
                           const KernelAccess& access, std::function<void()>* work);
+
+// The word width (RowsArgs::wordBytes) a row kernel's launch parameters
+// give: 16, 4 or 1 as prepareRowKernel accepts them. The driver counts
+// the launches by it (EmuCudaCounters::rowLaunchesOf*).
+uint64_t rowKernelWordBytes(void** params);
 
 }  // namespace spccl::emulation

@@ -269,3 +269,40 @@ TEST(DeviceToken, FailedGatherOnAStreamIsTheAsyncErrorOfBoth) {
 }
 
 }  // namespace
+
+namespace {
+
+// The zeroing's launch (the third: gather and scatter passed) fails on
+// rank 1 after the rows' all-reduce: rank 1 returns the driver's error
+// naming the kernel, having waited for the stream (the pruned rows'
+// indices upload queued before it) as often as a call that succeeds.
+TEST(DeviceToken, FailedZeroingWaitsForItsUpload) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const DeviceTensor buff(rank, spcclFloat32);
+    const std::vector<float> scores = scoresOf(rank);
+    setenv("SPCCL_DEVICE_TOKENS", "1", 1);
+    auto call = [&] {
+      return spcclTokenTopkAllReduce(buff.data(), scores.data(), kTokens, kHidden, spcclFloat32,
+                                     spcclSum, kTokens / 2, nullptr, spcclPruneZero, nullptr, comm,
+                                     nullptr);
+    };
+    EmuCudaCounters before = emuCudaCounters();
+    EXPECT_EQ(call(), spcclSuccess) << "rank " << rank << ": " << spcclGetLastError(comm);
+    const uint64_t syncsWhenWell = emuCudaCounters().streamSyncs - before.streamSyncs;
+    if (rank == 1) emuCudaFailLaunchesAfter(2, 1);
+    before = emuCudaCounters();
+    const spcclResult_t failed = call();
+    const uint64_t syncs = emuCudaCounters().streamSyncs - before.streamSyncs;
+    if (rank == 1) {
+      EXPECT_NE(failed, spcclSuccess);
+      EXPECT_NE(std::string(spcclGetLastError(comm)).find("kernel spcclZeroRows: cuLaunchKernel"),
+                std::string::npos)
+          << spcclGetLastError(comm);
+      EXPECT_EQ(syncs, syncsWhenWell) << "the failed zeroing did not wait for its stream";
+    }
+    unsetenv("SPCCL_DEVICE_TOKENS");
+    return kChildOk;
+  });
+}
+
+}  // namespace
