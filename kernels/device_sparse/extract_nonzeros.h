@@ -12,6 +12,9 @@
 //   3. write: each tile's non-zeros, in order, from its first slot.
 // "Zero" is the CPU's ZeroTest (kernels/cpu/sparse/format_dispatch.h):
 // -0.0 is zero, NaN is not, so the pairs are those the CPU would extract.
+// The pairs' indices are 32-bit where every index of the call fits
+// (indexBytesFor), else 64-bit: a field of the args, so one element code
+// and one kernel per type serve both widths.
 //
 // Written once for the GPU (extract_nonzeros.cu, a fatbin libspccl loads
 // through the driver) and the emulated driver's host stand-in
@@ -45,18 +48,20 @@ struct ExtractArgs {
   uint64_t blockCounts;       // [blocks] uint64
   uint64_t blockSignedZeros;  // [blocks] uint64
   uint64_t totals;            // [2] uint64: non-zeros, signed zeros
-  uint64_t outIndices;        // [capacity] uint64 (write only)
+  uint64_t outIndices;        // [capacity] indices of indexBytes each (write only)
   uint64_t outValues;         // [capacity] elements (write only)
   uint64_t capacity;          // pairs the outputs hold: none is written past it
+  uint64_t indexBytes;        // 4 (uint32) or 8 (uint64; also 0, a zero-filled args)
 };
 
 // The zero fill and the scatter: output[indices[i]] = values[i].
 struct ScatterArgs {
   uint64_t output;  // count elements
   uint64_t count;
-  uint64_t indices;  // [nnz] uint64, each < count
+  uint64_t indices;  // [nnz] indices of indexBytes each, each < count
   uint64_t values;   // [nnz] elements
   uint64_t nnz;
+  uint64_t indexBytes;  // 4 (uint32) or 8 (uint64; also 0, a zero-filled args)
 };
 
 constexpr const char* kCountPrefix = "spcclCountNonZeros_";
@@ -66,6 +71,30 @@ constexpr const char* kScatterPrefix = "spcclScatterPairs_";
 constexpr const char* kScanKernel = "spcclScanBlockCounts";
 
 inline uint64_t tilesFor(uint64_t count) { return (count + kTile - 1) / kTile; }
+
+// The pairs' index width for a call of `count` elements: 4 bytes where
+// every index, at most count - 1, fits in a uint32 (count <= 2^32), else
+// 8. At 0.1-1 % density of f32 the indices are most of what crosses PCIe,
+// so this takes a third off each way.
+constexpr uint64_t kNarrowIndicesMaxCount = uint64_t{UINT32_MAX} + 1;
+inline size_t indexBytesFor(uint64_t count) {
+  return count <= kNarrowIndicesMaxCount ? sizeof(uint32_t) : sizeof(uint64_t);
+}
+
+// The bytes of one index the kernels read or write for an args' indexBytes.
+SPCCL_HOST_DEVICE inline uint64_t indexWidth(uint64_t indexBytes) {
+  return indexBytes == sizeof(uint32_t) ? sizeof(uint32_t) : sizeof(uint64_t);
+}
+
+// nnz pairs as the kernels and the host lay them out in one buffer: the
+// indices, then the values from valuesOffset, aligned to the element (an
+// f64 after an odd number of uint32 indices would be misaligned).
+inline uint64_t valuesOffset(uint64_t nnz, uint64_t indexBytes, uint64_t valueBytes) {
+  return (nnz * indexBytes + valueBytes - 1) / valueBytes * valueBytes;
+}
+inline uint64_t pairsBytes(uint64_t nnz, uint64_t indexBytes, uint64_t valueBytes) {
+  return valuesOffset(nnz, indexBytes, valueBytes) + nnz * valueBytes;
+}
 
 // Elements [*first, *last) of tile `block`.
 SPCCL_HOST_DEVICE inline void tileRange(uint64_t count, uint64_t block, uint64_t* first,
@@ -123,14 +152,19 @@ template <typename Format>
 SPCCL_HOST_DEVICE inline void writePair(const ExtractArgs& args, uint64_t slot, uint64_t index,
                                         typename Format::Storage v) {
   if (slot >= args.capacity) return;  // never past the buffers, whatever the counts said
-  reinterpret_cast<uint64_t*>(args.outIndices)[slot] = index;
+  if (indexWidth(args.indexBytes) == sizeof(uint32_t))
+    reinterpret_cast<uint32_t*>(args.outIndices)[slot] = static_cast<uint32_t>(index);
+  else
+    reinterpret_cast<uint64_t*>(args.outIndices)[slot] = index;
   reinterpret_cast<typename Format::Storage*>(args.outValues)[slot] = v;
 }
 
 template <typename Format>
 SPCCL_HOST_DEVICE inline void scatterPair(const ScatterArgs& args, uint64_t i) {
   using Storage = typename Format::Storage;
-  const uint64_t index = reinterpret_cast<const uint64_t*>(args.indices)[i];
+  const uint64_t index = indexWidth(args.indexBytes) == sizeof(uint32_t)
+                             ? reinterpret_cast<const uint32_t*>(args.indices)[i]
+                             : reinterpret_cast<const uint64_t*>(args.indices)[i];
   if (index >= args.count) return;  // the host checked them; never written out of bounds
   reinterpret_cast<Storage*>(args.output)[index] = reinterpret_cast<const Storage*>(args.values)[i];
 }

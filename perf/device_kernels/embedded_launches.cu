@@ -88,6 +88,7 @@ void extractNonZeros(const float* in, uint64_t count, const ExtractBuffers& buff
   args.outIndices = address(buffers.indices);
   args.outValues = address(buffers.values);
   args.capacity = buffers.capacity;
+  args.indexBytes = sizeof(uint64_t);  // buffers.indices is uint64
   const auto tiles = static_cast<unsigned>(args.blocks);
   spcclCountNonZeros_f32<<<tiles, dsp::kThreads, 0, stream>>>(args);
   spcclScanBlockCounts<<<1, dsp::kScanThreads, 0, stream>>>(args);
@@ -96,7 +97,10 @@ void extractNonZeros(const float* in, uint64_t count, const ExtractBuffers& buff
 
 void zeroFillAndScatter(float* out, uint64_t count, const uint64_t* indices, const float* values,
                         uint64_t nnz, cudaStream_t stream) {
-  const dsp::ScatterArgs args{address(out), count, address(indices), address(values), nnz};
+  // The bench keeps 64-bit indices (the width the spccl call uses past
+  // 2^32 elements); the call's own width is dsp::indexBytesFor(count).
+  const dsp::ScatterArgs args{address(out),    count, address(indices),
+                              address(values), nnz,   sizeof(uint64_t)};
   spcclZeroFill_f32<<<gridStrideBlocks(count), dsp::kThreads, 0, stream>>>(args);
   if (nnz > 0) spcclScatterPairs_f32<<<gridStrideBlocks(nnz), dsp::kThreads, 0, stream>>>(args);
 }

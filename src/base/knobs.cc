@@ -137,6 +137,10 @@ static const std::vector<KnobSpec> kKnobs = {
      "the result's pairs back (docs/gpu.md; not yet run on a GPU); 0: the whole input and output "
      "staged through pinned memory, for comparison. A rank's own choice: the results are the "
      "same bits either way"},
+    {"SPCCL_DEVICE_SPARSE_INDEX_BYTES", "0",
+     "For tests: 8 makes the device sparse all-reduce's (index, value) pairs use 64-bit indices "
+     "at any count; otherwise 32-bit where the count allows (at most 2^32 elements), 64-bit past "
+     "it (docs/gpu.md)"},
     {"SPCCL_DEVICE_TOKENS", "1",
      "1: a token top-k or mask all-reduce of a CUDA device tensor copies only the scores "
      "or the mask to the host, gathers the kept rows on the GPU with spccl's embedded kernels and "

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/check.h"
 #include "base/knobs.h"
 #include "core/comm.h"
 #include "device/pinned_pool.h"
+#include "kernels/device_sparse/extract_nonzeros.h"
 #include "sparse/comm_state.h"
 #include "sparse/device_nonzeros.h"
 
@@ -25,11 +27,23 @@ using sparse::SparseCall;
 struct DeviceSparsePlan {
   device::CuStream stream = nullptr;
   device::PinnedBuffer input;
+  // The input's 32-bit indices widened for the CPU's COO form, which takes
+  // uint64 only (SparseCall::nonZeroIndices; its SparseSet positions are
+  // uint64): nnz x 8 bytes of pageable memory and one pass over them.
+  std::vector<uint64_t> wideIndices;
 };
 
 namespace {
 
-constexpr size_t kIndexBytes = sizeof(uint64_t);
+namespace ds = kernels::device_sparse;
+
+// The pairs' index width: ds::indexBytesFor(count), or 8 where the
+// test-only knob SPCCL_DEVICE_SPARSE_INDEX_BYTES=8 forces it (the only way
+// to run the 64-bit path below 2^32 elements).
+size_t pairIndexBytes(size_t count) {
+  return knobInt("SPCCL_DEVICE_SPARSE_INDEX_BYTES") == 8 ? sizeof(uint64_t)
+                                                         : ds::indexBytesFor(count);
+}
 
 spcclResult_t acquire(size_t bytes, device::PinnedBuffer* out) {
   return device::acquirePinned(std::max<size_t>(bytes, 1), out);
@@ -43,8 +57,8 @@ spcclResult_t acquire(size_t bytes, device::PinnedBuffer* out) {
 // time: a pass that counts and then one that writes cost 3x as much
 // (13 ms against 3.5 ms for 64 MiB at 1 % density, this project's 2-core
 // machine).
-template <typename Bits>
-size_t setElements(const void* dense, size_t count, uint64_t* indices, unsigned char* values,
+template <typename Bits, typename Index>
+size_t setElements(const void* dense, size_t count, Index* indices, unsigned char* values,
                    size_t capacity) {
   constexpr size_t kLine = 64, kPerLine = kLine / sizeof(Bits);
   const auto* bytes = static_cast<const unsigned char*>(dense);
@@ -55,7 +69,7 @@ size_t setElements(const void* dense, size_t count, uint64_t* indices, unsigned 
       std::memcpy(&v, bytes + i * sizeof(Bits), sizeof(Bits));
       if (v == 0) continue;
       if (found == capacity) return false;
-      indices[found] = i;
+      indices[found] = static_cast<Index>(i);
       std::memcpy(values + found * sizeof(Bits), &v, sizeof(Bits));
       ++found;
     }
@@ -72,7 +86,8 @@ size_t setElements(const void* dense, size_t count, uint64_t* indices, unsigned 
   return take(i, count) ? found : SIZE_MAX;
 }
 
-size_t setElements(size_t valueBytes, const void* dense, size_t count, uint64_t* indices,
+template <typename Index>
+size_t setElements(size_t valueBytes, const void* dense, size_t count, Index* indices,
                    unsigned char* values, size_t capacity) {
   switch (valueBytes) {
     case 1:
@@ -86,27 +101,43 @@ size_t setElements(size_t valueBytes, const void* dense, size_t count, uint64_t*
   }
 }
 
+// At most `capacity` set elements as pairs, indices of `indexBytes` each;
+// SIZE_MAX when there are more.
+size_t setElements(size_t valueBytes, size_t indexBytes, const void* dense, size_t count,
+                   void* indices, unsigned char* values, size_t capacity) {
+  if (indexBytes == sizeof(uint32_t))
+    return setElements(valueBytes, dense, count, static_cast<uint32_t*>(indices), values, capacity);
+  return setElements(valueBytes, dense, count, static_cast<uint64_t*>(indices), values, capacity);
+}
+
 // The input's non-zeros on the host: as pairs, or the whole input where
 // pairs would not shrink it or where it holds -0.0 (the CPU's dense
 // schedules add a dense input as it is and keep -0.0's bits, which pairs
 // lose). Either way the CPU's call computes what the staged call does.
-spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, DeviceSparsePlan* host,
-                         SparseCall* run, size_t* bytesIn) {
+spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, size_t indexBytes,
+                         DeviceSparsePlan* host, SparseCall* run, size_t* bytesIn) {
   SPCCL_CHECK(onDevice.count(call.denseInput, call.count));
   const size_t valueBytes = spcclTypeSize(call.type);
   const uint64_t nnz = onDevice.nonZeros();
   *bytesIn = 2 * sizeof(uint64_t);  // the totals
-  if (onDevice.signedZeros() == 0 && nnz * (kIndexBytes + valueBytes) < call.count * valueBytes) {
-    auto* indices = static_cast<uint64_t*>(host->input.data());
-    auto* values = reinterpret_cast<unsigned char*>(indices + nnz);
+  if (onDevice.signedZeros() == 0 &&
+      ds::pairsBytes(nnz, indexBytes, valueBytes) < call.count * valueBytes) {
+    void* indices = host->input.data();
+    auto* values =
+        static_cast<unsigned char*>(indices) + ds::valuesOffset(nnz, indexBytes, valueBytes);
     SPCCL_CHECK(onDevice.copyPairs(indices, values));
     // The COO form the CPU's call takes (sparse_allreduce.h), canonical as
     // the kernels write it: ascending, unique, no zeros.
     run->denseInput = nullptr;
-    run->nonZeroIndices = indices;
+    run->nonZeroIndices = static_cast<const uint64_t*>(indices);
+    if (indexBytes == sizeof(uint32_t)) {
+      const auto* narrow = static_cast<const uint32_t*>(indices);
+      host->wideIndices.assign(narrow, narrow + nnz);
+      run->nonZeroIndices = host->wideIndices.data();
+    }
     run->nonZeroValues = values;
     run->nnz = nnz;
-    *bytesIn += nnz * (kIndexBytes + valueBytes);
+    *bytesIn += nnz * (indexBytes + valueBytes);
     return spcclSuccess;
   }
   SPCCL_CHECK(onDevice.copyToHost(host->input.data(), call.denseInput, call.count * valueBytes,
@@ -119,45 +150,57 @@ spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, Devic
 // A dense result into the user's device output: its set elements as
 // pairs, scattered into zeros on the device, or the whole output where
 // pairs would not shrink it.
-spcclResult_t deliverDense(DeviceNonZeros& onDevice, const SparseCall& call, const void* dense,
-                           DeviceSparsePlan* host, size_t* bytesOut) {
+spcclResult_t deliverDense(DeviceNonZeros& onDevice, const SparseCall& call, size_t indexBytes,
+                           const void* dense, DeviceSparsePlan* host, size_t* bytesOut) {
   const size_t valueBytes = spcclTypeSize(call.type);
   const size_t denseBytes = call.count * valueBytes;
   // Pairs only while smaller than the dense bytes: they then fit in the
-  // input's buffer (used up by now).
-  const size_t capacity = (denseBytes - 1) / (kIndexBytes + valueBytes);
-  auto* indices = static_cast<uint64_t*>(host->input.data());
-  auto* values = reinterpret_cast<unsigned char*>(indices + capacity);
-  const size_t set = setElements(valueBytes, dense, call.count, indices, values, capacity);
+  // input's buffer (used up by now), the values aligned after them
+  // (ds::valuesOffset pads only 8-byte values after an odd number of
+  // 4-byte indices, by 4 bytes: the strict inequality between multiples of
+  // 4 leaves them).
+  const size_t capacity = (denseBytes - 1) / (indexBytes + valueBytes);
+  void* indices = host->input.data();
+  auto* values =
+      static_cast<unsigned char*>(indices) + ds::valuesOffset(capacity, indexBytes, valueBytes);
+  const size_t set =
+      setElements(valueBytes, indexBytes, dense, call.count, indices, values, capacity);
   if (set == SIZE_MAX) {
     *bytesOut = denseBytes;
     return onDevice.copyToDevice(call.denseOutput, dense, denseBytes,
                                  "the whole result to the device");
   }
-  *bytesOut = set * (kIndexBytes + valueBytes);
+  *bytesOut = set * (indexBytes + valueBytes);
   return onDevice.scatter(call.denseOutput, call.count, indices, values, set);
 }
 
 // The result into the user's device output. As pairs (the CPU's call
 // gives them so only where all ranks' pairs together are smaller than the
-// dense bytes, so they fit in the input's buffer): copied there and
-// scattered into zeros on the device.
-spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call,
+// dense bytes, so they fit in the input's buffer): copied there, the
+// indices narrowed to indexBytes, and scattered into zeros on the device.
+spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call, size_t indexBytes,
                             const sparse::SparseResult& result, DeviceSparsePlan* host,
                             size_t* bytesOut) {
-  if (result.dense != nullptr) return deliverDense(onDevice, call, result.dense, host, bytesOut);
+  if (result.dense != nullptr)
+    return deliverDense(onDevice, call, indexBytes, result.dense, host, bytesOut);
   const size_t valueBytes = spcclTypeSize(call.type);
   const size_t nnz = result.pairs.size();
-  if (nnz * (kIndexBytes + valueBytes) > call.count * valueBytes)
+  if (ds::pairsBytes(nnz, indexBytes, valueBytes) > call.count * valueBytes)
     return SPCCL_FAIL(spcclInternalError,
                       "%s: the CPU's call gave %zu result pairs, more than the dense %zu "
                       "elements' bytes",
                       call.name, nnz, call.count);
-  auto* indices = static_cast<uint64_t*>(host->input.data());
-  auto* values = reinterpret_cast<unsigned char*>(indices + nnz);
-  std::memcpy(indices, result.pairs.positions.data(), nnz * kIndexBytes);
+  void* indices = host->input.data();
+  auto* values =
+      static_cast<unsigned char*>(indices) + ds::valuesOffset(nnz, indexBytes, valueBytes);
+  const uint64_t* positions = result.pairs.positions.data();
+  if (indexBytes == sizeof(uint32_t))
+    std::transform(positions, positions + nnz, static_cast<uint32_t*>(indices),
+                   [](uint64_t position) { return static_cast<uint32_t>(position); });  // < count
+  else
+    std::memcpy(indices, positions, nnz * sizeof(uint64_t));
   std::memcpy(values, result.pairs.values.data(), nnz * valueBytes);
-  *bytesOut = nnz * (kIndexBytes + valueBytes);
+  *bytesOut = nnz * (indexBytes + valueBytes);
   return onDevice.scatter(call.denseOutput, call.count, indices, values, nnz);
 }
 
@@ -186,8 +229,9 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
   return staged.runDirect([comm, call, plan]() -> spcclResult_t {
     SparseCall run = call;
     size_t bytesIn = 0, bytesOut = 0;
-    DeviceNonZeros onDevice(call.name, call.type, plan->stream);
-    const spcclResult_t mine = stageInput(onDevice, call, plan.get(), &run, &bytesIn);
+    const size_t indexBytes = pairIndexBytes(call.count);
+    DeviceNonZeros onDevice(call.name, call.type, plan->stream, indexBytes);
+    const spcclResult_t mine = stageInput(onDevice, call, indexBytes, plan.get(), &run, &bytesIn);
     sparse::SparseResult result;
     run.resultOut = &result;
     // A rank whose device part failed still takes part in the call's
@@ -201,7 +245,7 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
         });
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
-    SPCCL_CHECK(deliverOutput(onDevice, call, result, plan.get(), &bytesOut));
+    SPCCL_CHECK(deliverOutput(onDevice, call, indexBytes, result, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
     return spcclSuccess;
   });

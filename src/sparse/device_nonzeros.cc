@@ -103,11 +103,12 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   return synchronize("counting the input's non-zeros on the device");
 }
 
-spcclResult_t DeviceNonZeros::copyPairs(uint64_t* indices, void* values) {
+spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
   const uint64_t nnz = nonZeros();
   if (nnz == 0) return spcclSuccess;
   const size_t valueBytes = spcclTypeSize(type_);
-  SPCCL_CHECK(pairs_.reserve(nnz * (sizeof(uint64_t) + valueBytes), "the input's non-zeros"));
+  SPCCL_CHECK(
+      pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the input's non-zeros"));
   const CuDevicePtr base = tileCounts_.address();
   ds::ExtractArgs args{};
   args.input = pointer(input_);
@@ -117,12 +118,13 @@ spcclResult_t DeviceNonZeros::copyPairs(uint64_t* indices, void* values) {
   args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
   args.totals = base + 2 * blocks_ * sizeof(uint64_t);
   args.outIndices = pairs_.address();
-  args.outValues = pairs_.address() + nnz * sizeof(uint64_t);
+  args.outValues = pairs_.address() + ds::valuesOffset(nnz, indexBytes_, valueBytes);
   args.capacity = nnz;
+  args.indexBytes = indexBytes_;
   SPCCL_CHECK(launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
   const device::CudaDriver* d = device::cudaDriver();
   SPCCL_CHECK(copy("the non-zeros' indices to the host",
-                   d->memcpyDtoHAsync(indices, args.outIndices, nnz * sizeof(uint64_t), stream_),
+                   d->memcpyDtoHAsync(indices, args.outIndices, nnz * indexBytes_, stream_),
                    "cuMemcpyDtoHAsync"));
   SPCCL_CHECK(copy("the non-zeros' values to the host",
                    d->memcpyDtoHAsync(values, args.outValues, nnz * valueBytes, stream_),
@@ -146,7 +148,7 @@ spcclResult_t DeviceNonZeros::copyToDevice(void* device, const void* host, size_
   return synchronize(what);
 }
 
-spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const uint64_t* indices,
+spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* indices,
                                       const void* values, size_t nnz) {
   if (count == 0) return spcclSuccess;
   const size_t valueBytes = spcclTypeSize(type_);
@@ -154,14 +156,16 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const uint64_t
   args.output = pointer(output);
   args.count = count;
   args.nnz = nnz;
+  args.indexBytes = indexBytes_;
   SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), gridFor(count), ds::kThreads, &args));
   if (nnz > 0) {
-    SPCCL_CHECK(pairs_.reserve(nnz * (sizeof(uint64_t) + valueBytes), "the result's non-zeros"));
+    SPCCL_CHECK(
+        pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the result's non-zeros"));
     args.indices = pairs_.address();
-    args.values = pairs_.address() + nnz * sizeof(uint64_t);
+    args.values = pairs_.address() + ds::valuesOffset(nnz, indexBytes_, valueBytes);
     const device::CudaDriver* d = device::cudaDriver();
     SPCCL_CHECK(copy("the result's indices to the device",
-                     d->memcpyHtoDAsync(args.indices, indices, nnz * sizeof(uint64_t), stream_),
+                     d->memcpyHtoDAsync(args.indices, indices, nnz * indexBytes_, stream_),
                      "cuMemcpyHtoDAsync"));
     SPCCL_CHECK(copy("the result's values to the device",
                      d->memcpyHtoDAsync(args.values, values, nnz * valueBytes, stream_),

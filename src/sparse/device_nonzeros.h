@@ -25,9 +25,17 @@ bool deviceNonZerosAvailable(spcclDataType_t type);
 class DeviceNonZeros {
  public:
   // stream: where every kernel, copy and scratch allocation goes (a stream
-  // of spccl's own, device/device_memory.h).
-  DeviceNonZeros(const char* call, spcclDataType_t type, device::CuStream stream)
-      : call_(call), type_(type), stream_(stream), tileCounts_(stream), pairs_(stream) {}
+  // of spccl's own, device/device_memory.h). indexBytes: the pairs' index
+  // width both ways, 4 (uint32; only where every index fits:
+  // kernels::device_sparse::indexBytesFor) or 8 (uint64).
+  DeviceNonZeros(const char* call, spcclDataType_t type, device::CuStream stream,
+                 size_t indexBytes = sizeof(uint64_t))
+      : call_(call),
+        type_(type),
+        stream_(stream),
+        indexBytes_(indexBytes),
+        tileCounts_(stream),
+        pairs_(stream) {}
 
   // Loads the kernels (once per context; cuModuleLoadData may wait for
   // the device): on the caller's thread, before a host function holds its
@@ -42,16 +50,18 @@ class DeviceNonZeros {
   uint64_t signedZeros() const { return totals_[1]; }
 
   // After count: the nonZeros() pairs, ascending by index, written on the
-  // device and copied to indices and values (host memory; pinned for speed).
-  spcclResult_t copyPairs(uint64_t* indices, void* values);
+  // device and copied to indices (indexBytes each) and values (host
+  // memory; pinned for speed).
+  spcclResult_t copyPairs(void* indices, void* values);
 
   // Whole buffers, for the sides that pairs would not shrink.
   spcclResult_t copyToHost(void* host, const void* device, size_t bytes, const char* what);
   spcclResult_t copyToDevice(void* device, const void* host, size_t bytes, const char* what);
 
   // output (count elements of device memory) = zeros, then
-  // output[indices[i]] = values[i] for nnz pairs given in host memory.
-  spcclResult_t scatter(void* output, size_t count, const uint64_t* indices, const void* values,
+  // output[indices[i]] = values[i] for nnz pairs given in host memory
+  // (indices of indexBytes each).
+  spcclResult_t scatter(void* output, size_t count, const void* indices, const void* values,
                         size_t nnz);
 
  private:
@@ -65,6 +75,7 @@ class DeviceNonZeros {
   const char* call_;
   spcclDataType_t type_;
   device::CuStream stream_;
+  size_t indexBytes_;
   const void* input_ = nullptr;
   size_t count_ = 0;
   uint64_t blocks_ = 0;

@@ -118,6 +118,9 @@ CuResult prepareSparseKernel(const std::string& name, unsigned gridX, unsigned b
   spcclDataType_t type = spcclFloat32;
   if (!parse(name, &step, &type) || params == nullptr) return kInvalidValue;
   const size_t valueBytes = elementBytes(type);
+  // A GPU faults on a misaligned element load or store (an f64 after an
+  // odd number of uint32 indices, ds::valuesOffset's reason).
+  auto aligned = [&](uint64_t values) { return values % valueBytes == 0; };
   auto check = [&](std::initializer_list<std::pair<uint64_t, size_t>> ranges) {
     for (const auto& [address, bytes] : ranges)
       if (bytes > 0)
@@ -127,9 +130,11 @@ CuResult prepareSparseKernel(const std::string& name, unsigned gridX, unsigned b
   if (step == Step::ZeroFill || step == Step::Scatter) {
     ds::ScatterArgs args{};
     std::memcpy(&args, params[0], sizeof(args));
-    const CuResult r = check({{args.output, args.count * valueBytes},
-                              {args.indices, step == Step::Scatter ? args.nnz * 8 : 0},
-                              {args.values, step == Step::Scatter ? args.nnz * valueBytes : 0}});
+    if (step == Step::Scatter && !aligned(args.values)) return kInvalidValue;
+    const CuResult r = check(
+        {{args.output, args.count * valueBytes},
+         {args.indices, step == Step::Scatter ? args.nnz * ds::indexWidth(args.indexBytes) : 0},
+         {args.values, step == Step::Scatter ? args.nnz * valueBytes : 0}});
     if (r != kSuccess) return r;
     *work = [step, type, args] {
       spccl::kernels::withFormat(type, false, [&](auto format) {
@@ -148,14 +153,15 @@ CuResult prepareSparseKernel(const std::string& name, unsigned gridX, unsigned b
   // scan one block of kScanThreads.
   if (step == Step::Scan ? (gridX != 1 || blockX != ds::kScanThreads) : blockX != ds::kThreads)
     return kInvalidValue;
+  if (step == Step::Write && !aligned(args.outValues)) return kInvalidValue;
   const uint64_t blocks = step == Step::Scan ? args.blocks : gridX;
-  const CuResult r =
-      check({{args.blockCounts, blocks * 8},
-             {args.blockSignedZeros, blocks * 8},
-             {args.totals, step == Step::Scan ? 16 : 0},
-             {args.input, step == Step::Scan ? 0 : args.count * valueBytes},
-             {args.outIndices, step == Step::Write ? args.capacity * 8 : 0},
-             {args.outValues, step == Step::Write ? args.capacity * valueBytes : 0}});
+  const CuResult r = check(
+      {{args.blockCounts, blocks * 8},
+       {args.blockSignedZeros, blocks * 8},
+       {args.totals, step == Step::Scan ? 16 : 0},
+       {args.input, step == Step::Scan ? 0 : args.count * valueBytes},
+       {args.outIndices, step == Step::Write ? args.capacity * ds::indexWidth(args.indexBytes) : 0},
+       {args.outValues, step == Step::Write ? args.capacity * valueBytes : 0}});
   if (r != kSuccess) return r;
   *work = [step, type, args, blocks] {
     if (step == Step::Scan) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "emulated_ranks.h"
+#include "kernels/device_sparse/extract_nonzeros.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
@@ -160,16 +161,39 @@ std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t 
   return out;
 }
 
+// The pairs' index width the device path must use: 4 bytes (every count
+// here is far below 2^32), 8 where a test forces it.
+size_t expectedIndexBytes() {
+  const char* forced = std::getenv("SPCCL_DEVICE_SPARSE_INDEX_BYTES");
+  return forced != nullptr && std::string(forced) == "8" ? 8 : 4;
+}
+
+// The elements of a dense buffer whose bits are not all 0.
+size_t setElementsOf(const std::vector<unsigned char>& bytes, size_t size) {
+  size_t set = 0;
+  for (size_t i = 0; i + size <= bytes.size(); i += size)
+    for (size_t b = 0; b < size; ++b)
+      if (bytes[i + b] != 0) {
+        ++set;
+        break;
+      }
+  return set;
+}
+
 // The device path's result on `input` equals the staged path's, bit for
-// bit; with fewBytes only about the non-zeros crossed (the staged path's
-// count * size bytes each way would fail it). Returns the staged result.
+// bit; with fewBytes (an input without -0.0) exactly the non-zeros' pairs
+// crossed, indices of expectedIndexBytes() each (the staged path's
+// count * size bytes each way, or 64-bit indices where 32-bit ones are
+// expected, fail it): the input's pairs, and the result's set elements
+// plus up to `cancelled` pairs that summed to +0.0 (kept in the CPU's
+// result pairs). Returns the staged result.
 std::vector<unsigned char> compareInputWithStaged(spcclComm_t comm, const std::string& what,
                                                   uint64_t* tag,
                                                   const std::vector<unsigned char>& input,
                                                   spcclDataType_t type, size_t count,
                                                   spcclSparseAlgorithm_t algorithm, spcclRedOp_t op,
-                                                  void* stream, bool fewBytes,
-                                                  bool inPlace = false) {
+                                                  void* stream, bool fewBytes, bool inPlace = false,
+                                                  size_t cancelled = 0) {
   CallCost staged{}, device{};
   const std::vector<unsigned char> expected = sparseCall(comm, false, (*tag)++, input, count, type,
                                                          op, algorithm, stream, inPlace, &staged);
@@ -190,10 +214,15 @@ std::vector<unsigned char> compareInputWithStaged(spcclComm_t comm, const std::s
   // is copied whole: no write or scatter kernel then).
   EXPECT_GE(device.launches, 2u) << what << ": the device path was not taken";
   if (fewBytes) {
-    const size_t dense = count * spcclTypeSize(type);
-    EXPECT_LT(device.bytesFromDevice, dense / 4) << what << ": more than the non-zeros copied in";
-    EXPECT_LT(device.bytesToDevice, dense / 2)
-        << what << ": more than the result's pairs copied out";
+    const size_t size = spcclTypeSize(type), pair = expectedIndexBytes() + size;
+    // The count's two uint64 totals, then the input's pairs.
+    EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + setElementsOf(input, size) * pair)
+        << what << ": not the non-zeros' pairs copied in";
+    const size_t resultSet = setElementsOf(expected, size);
+    EXPECT_EQ(device.bytesToDevice % pair, 0u) << what << ": not whole pairs copied out";
+    EXPECT_GE(device.bytesToDevice, resultSet * pair) << what << ": not every result pair";
+    EXPECT_LE(device.bytesToDevice, (resultSet + cancelled) * pair)
+        << what << ": not the result's pairs copied out";
   }
   return expected;
 }
@@ -438,7 +467,7 @@ TEST(DeviceSparse, ResultPairsKeepCancellationsNanAndNegativeZeroEveryAlgorithmN
                                      std::to_string(rank);
             const std::vector<unsigned char> staged = compareInputWithStaged(
                 comm, what, &tag, pairsEdgeInput(rank, density, empty), spcclFloat32, kCount,
-                algorithm, op, nullptr, density <= 0.011);
+                algorithm, op, nullptr, density <= 0.011, false, /*cancelled=*/1);
             // The cases are there: +0.0, NaN, and Avg's -0.0 (where rank 0
             // has its denormal).
             const uint32_t minusOneAndAHalf = op == spcclAvg ? 0xbf000000u : 0xbfc00000u;
@@ -554,6 +583,65 @@ TEST(DeviceSparse, OneRankPairsOneStagedRepeatedCallsAgreeN2) {
           EXPECT_EQ(mixed, staged) << describe(spcclFloat32, density, algorithm, spcclAvg, nullptr)
                                    << " call " << call << " rank " << rank;
         }
+      }
+    return kChildOk;
+  });
+}
+
+namespace ds = spccl::kernels::device_sparse;
+
+// The width decision at its boundary (a call past 2^32 elements does not
+// fit this machine): 2^32 elements have indices up to 2^32 - 1, a uint32.
+TEST(DeviceSparse, IndicesAre32BitUpTo2To32Elements) {
+  EXPECT_EQ(ds::indexBytesFor(1), 4u);
+  EXPECT_EQ(ds::indexBytesFor((uint64_t{1} << 32) - 1), 4u);
+  EXPECT_EQ(ds::indexBytesFor(uint64_t{1} << 32), 4u);
+  EXPECT_EQ(ds::indexBytesFor((uint64_t{1} << 32) + 1), 8u);
+  EXPECT_EQ(ds::indexBytesFor(UINT64_MAX), 8u);
+  // The values after the indices, aligned to the element.
+  EXPECT_EQ(ds::valuesOffset(3, 4, 8), 16u);
+  EXPECT_EQ(ds::valuesOffset(4, 4, 8), 16u);
+  EXPECT_EQ(ds::valuesOffset(3, 4, 4), 12u);
+  EXPECT_EQ(ds::valuesOffset(3, 8, 2), 24u);
+  EXPECT_EQ(ds::pairsBytes(3, 4, 8), 40u);
+}
+
+// The 64-bit path, which only counts past 2^32 take, forced by the
+// test-only knob: the same bits, 8 index bytes per pair each way.
+TEST(DeviceSparse, Forced64BitIndicesEveryAlgorithmN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    setenv("SPCCL_DEVICE_SPARSE_INDEX_BYTES", "8", 1);
+    uint64_t tag = 1;
+    for (spcclDataType_t type : {spcclFloat32, spcclFloat64})
+      for (double density : {0.001, 0.01})
+        for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+          compareWithStaged(comm, rank, &tag, type, kCount, density,
+                            static_cast<spcclSparseAlgorithm_t>(a), spcclSum, nullptr, false);
+    unsetenv("SPCCL_DEVICE_SPARSE_INDEX_BYTES");
+    return kChildOk;
+  });
+}
+
+// f64 values after an odd number of 32-bit indices, in and out (the same
+// positions on both ranks: an odd union), and the dense algorithm's
+// result pairs: aligned (a GPU faults on a misaligned f64; the emulated
+// driver refuses such a launch), the same bits.
+TEST(DeviceSparse, Float64AfterAnOddNumberOf32BitIndicesEveryAlgorithmN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    for (size_t nonZeros : {1, 3, 5})
+      for (int a = 0; a < spcclSparseNumAlgorithms; ++a) {
+        std::vector<unsigned char> input(kCount * 8, 0);
+        for (size_t k = 0; k < nonZeros; ++k) {
+          const double v = 1.5 + static_cast<double>(k) + rank;
+          std::memcpy(&input[(k * 997 + 5) * 8], &v, 8);
+        }
+        const auto algorithm = static_cast<spcclSparseAlgorithm_t>(a);
+        compareInputWithStaged(
+            comm,
+            std::to_string(nonZeros) + " f64 non-zeros, algorithm " +
+                spcclSparseAlgorithmName(algorithm) + " rank " + std::to_string(rank),
+            &tag, input, spcclFloat64, kCount, algorithm, spcclSum, nullptr, true);
       }
     return kChildOk;
   });
