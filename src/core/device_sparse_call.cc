@@ -245,6 +245,11 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
         });
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
+    // A dense result lies in the communicator's sparse workspace, which
+    // only the thread running its calls touches: read here, after
+    // runCollective, it is still this call's, because this whole body is
+    // one unit of the communicator's queue (StagedCall::runDirect), so no
+    // other sparse call runs before it ends.
     SPCCL_CHECK(deliverOutput(onDevice, call, indexBytes, result, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
     return spcclSuccess;

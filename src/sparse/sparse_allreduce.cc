@@ -13,6 +13,7 @@
 #include "sparse/call_agreement.h"
 #include "sparse/comm_state.h"
 #include "sparse/cpu_calibration.h"
+#include "sparse/dense_stage.h"
 #include "sparse/partitioner_table.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithm_table.h"
@@ -111,11 +112,15 @@ spcclResult_t runDense(CollContext& ctx, SparseCall& call, SparseSet* result, bo
 // For a caller that takes the result as pairs (SparseCall::resultOut): no
 // dense output, so the schedules deliver sets, unless the result comes
 // dense anyway -- the dense algorithm, and a call whose ranks' pairs
-// together would outweigh the dense tensor (the union can be as large),
-// where the schedules' dense routes are the cheaper ones -- which then
-// goes to the workspace's tensor as to a dense output. Either way the same
-// algorithm and the same bits. From agreed counts, though nothing on the
-// wire depends on it.
+// together would outweigh the dense tensor (the union can be as large) --
+// which then goes to the workspace's tensor as to a dense output. Also
+// dense from the merges' break-even on (dense_stage.h, M/8 pairs in all):
+// there a schedule given a dense output sums into it (AGsparse's
+// sumIntoDenseOutput), whose adds of absent positions are not the set
+// merges' bits for NaN and -0.0 inputs (a 10 % f32 AGsparse sum with them
+// differed), so the pairs could not give the dense output's bits. Either
+// way the same algorithm and the same bits. From agreed counts, though
+// nothing on the wire depends on it.
 void chooseResultForm(SparseCall& call, spcclSparseAlgorithm_t algorithm, uint64_t totalPairs,
                       SparseWorkspace& workspace) {
   const size_t valueBytes = spcclTypeSize(call.type);
@@ -124,7 +129,9 @@ void chooseResultForm(SparseCall& call, spcclSparseAlgorithm_t algorithm, uint64
   call.denseOutput = nullptr;
   const unsigned __int128 pairBytes =
       static_cast<unsigned __int128>(totalPairs) * (sizeof(uint64_t) + valueBytes);
-  if (algorithm != spcclSparseDense && pairBytes < denseBytes) return;
+  if (algorithm != spcclSparseDense && pairBytes < denseBytes &&
+      !mergeDensely(totalPairs, call.count))
+    return;
   if (workspace.denseResult.size() < denseBytes) workspace.denseResult.resize(denseBytes);
   call.denseOutput = workspace.denseResult.data();
 }
