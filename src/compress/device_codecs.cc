@@ -192,14 +192,23 @@ spcclResult_t DeviceCodecs::completeNow() {
   return spcclSuccess;
 }
 
-spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigned char* codes) {
-  if (length == 0) return spcclSuccess;
+// codes (host memory: the encoding of `length` elements) copied into
+// codes_, queued; `what` names them in an error. The schedule keeps them
+// until the next synchronisation.
+spcclResult_t DeviceCodecs::copyCodesIn(const unsigned char* codes, size_t length,
+                                        const char* what) {
   const size_t bytes = kernels::quantizedBytes(spec_, length);
-  SPCCL_CHECK(codes_.reserve(bytes, "the codes to decode"));
+  SPCCL_CHECK(codes_.reserve(bytes, what));
   queued_ = true;
   SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(codes_.address(), codes, bytes, stream_),
-                    "cuMemcpyHtoDAsync", "copying the codes to the device"));
+                    "cuMemcpyHtoDAsync", what));
   bytesToDevice_ += bytes;
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceCodecs::decodeNow(size_t begin, size_t length, const unsigned char* codes) {
+  if (length == 0) return spcclSuccess;
+  SPCCL_CHECK(copyCodesIn(codes, length, "copying the codes to decode to the device"));
   return queueDecode(codes_.address(), begin, length);
 }
 
@@ -222,25 +231,26 @@ spcclResult_t DeviceCodecs::queueDecode(uint64_t codes, size_t begin, size_t len
 }
 
 // The ring's running sum (acc_, `length` f32) = ((0 + in) + the decoding
-// of codes) / divisor, each part where given (accumulate_codes.h): the
-// bits of sumInputAndDecoding (loadInputChunk where codes is nullptr)
-// and finishOwnedSum's divide. codes (host memory) are copied to the
-// device first; the schedule keeps them until complete.
+// of codes) / divisor, each part where given (queueAccumulate). codes
+// (host memory) are copied to the device first.
 spcclResult_t DeviceCodecs::accumulateNow(size_t length, uint64_t in, const unsigned char* codes,
                                           int divisor) {
   if (length == 0) return spcclSuccess;
+  if (codes == nullptr) return queueAccumulate(length, in, 0, divisor);
+  SPCCL_CHECK(copyCodesIn(codes, length, "copying the partial sum's codes to the device"));
+  return queueAccumulate(length, in, codes_.address(), divisor);
+}
+
+// acc_ (`length` f32) = ((0 + in) + the decoding of codes) / divisor, each
+// part where given (in, codes: device addresses or 0; accumulate_codes.h):
+// the bits of sumInputAndDecoding (loadInputChunk where codes is 0) and
+// finishOwnedSum's divide.
+spcclResult_t DeviceCodecs::queueAccumulate(size_t length, uint64_t in, uint64_t codes,
+                                            int divisor) {
   SPCCL_CHECK(acc_.reserve(length * sizeof(float), "the running sum"));
   queued_ = true;
   dc::AccumulateArgs args{};
-  if (codes != nullptr) {
-    const size_t bytes = kernels::quantizedBytes(spec_, length);
-    SPCCL_CHECK(codes_.reserve(bytes, "the partial sum's codes"));
-    SPCCL_CHECK(
-        check(device::cudaDriver()->memcpyHtoDAsync(codes_.address(), codes, bytes, stream_),
-              "cuMemcpyHtoDAsync", "copying the partial sum's codes to the device"));
-    bytesToDevice_ += bytes;
-    args.encoded = codes_.address();
-  }
+  args.encoded = codes;
   args.in = in;
   args.acc = acc_.address();
   args.type = elementTypeOf(buffers_.type);
@@ -251,6 +261,32 @@ spcclResult_t DeviceCodecs::accumulateNow(size_t length, uint64_t in, const unsi
   args.divisor = divisor;
   args.levels = levelsOf(spec_);
   return launch(dc::kAccumulateKernel, length, &args);
+}
+
+// The peers' codes of one owned piece (`bytes` each, in rank order) packed
+// into the pinned peerCodes and copied to peerCodes_ in one copy that is
+// queued, not waited for: from pageable memory the driver would stage
+// each copy and return only once it is done. The pinned bytes are free
+// again here: the previous piece's copy ran before its encoding's
+// completeNow returned.
+spcclResult_t DeviceCodecs::copyPeerCodes(const std::vector<const unsigned char*>& decodings,
+                                          size_t bytes) {
+  const size_t total = decodings.size() * bytes;
+  if (total > buffers_.peerCodesBytes)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the peers' codes of an owned piece (%zu bytes) exceed their pinned "
+                      "staging (%zu bytes)",
+                      call_, total, buffers_.peerCodesBytes);
+  for (size_t d = 0; d < decodings.size(); ++d)
+    std::memcpy(buffers_.peerCodes + d * bytes, decodings[d], bytes);
+  SPCCL_CHECK(peerCodes_.reserve(total, "the peers' codes of the owned piece"));
+  queued_ = true;
+  SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(peerCodes_.address(), buffers_.peerCodes,
+                                                          total, stream_),
+                    "cuMemcpyHtoDAsync",
+                    "copying the peers' codes of the owned piece to the device"));
+  bytesToDevice_ += total;
+  return spcclSuccess;
 }
 
 // finishOwnedSum on the device: divided (avg), encoded with the residual
@@ -270,16 +306,20 @@ spcclResult_t DeviceCodecs::finishAccumulatedNow(size_t begin, size_t length, in
 // + decoding 1) + ..., one accumulate launch a peer in rank order, avg's
 // division in the last (accumulate_codes.h divides after adding); then
 // encoded with the residual and, once its encoding is on the host to be
-// sent, decoded into the output from codes_, which still holds it (stream
-// order: the next piece's accumulate reuses codes_ after this decode).
+// sent (the one wait of a piece), decoded into the output from codes_,
+// which still holds it (stream order: the next piece's encode reuses
+// codes_ after this decode).
 spcclResult_t DeviceCodecs::sumOwnedNow(size_t begin, size_t length,
                                         const std::vector<const unsigned char*>& decodings,
                                         int divisor, unsigned char* out) {
   if (length == 0) return spcclSuccess;
+  const size_t bytes = kernels::quantizedBytes(spec_, length);
+  if (!decodings.empty()) SPCCL_CHECK(copyPeerCodes(decodings, bytes));
   const size_t last = decodings.empty() ? 0 : decodings.size() - 1;
   for (size_t d = 0; d <= last; ++d)
-    SPCCL_CHECK(accumulateNow(length, d == 0 ? elementAt(buffers_.in, buffers_.type, begin) : 0,
-                              decodings.empty() ? nullptr : decodings[d], d == last ? divisor : 0));
+    SPCCL_CHECK(queueAccumulate(length, d == 0 ? elementAt(buffers_.in, buffers_.type, begin) : 0,
+                                decodings.empty() ? 0 : peerCodes_.address() + d * bytes,
+                                d == last ? divisor : 0));
   SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
   SPCCL_CHECK(completeNow());
   return queueDecode(codes_.address(), begin, length);

@@ -3,8 +3,9 @@
 // - input: the peers' chunks encoded on the device
 //   (kernels/device_codecs/encode_codes.h) and only their encodings copied
 //   to the host;
-// - the owned sum (sumOwned): the peers' codes of the owned chunk copied
-//   to device scratch and decoded and added onto the owned input there, in
+// - the owned sum (sumOwned): a piece at a time, the peers' codes of it
+//   packed into pinned staging and copied to device scratch in one
+//   asynchronous copy, decoded and added onto the owned input there, in
 //   f32, in the CPU's order (accumulate_codes.h), then encoded; only that
 //   encoding is copied to the host (for the all-gather), and the output is
 //   decoded from the device's copy of it. Neither the owned chunk nor its
@@ -46,7 +47,10 @@ bool deviceCodecsAvailable();
 // bf16) of device memory (may be the same). residual: count f32 of device
 // memory, or nullptr. staging: pinned host memory where the encodings land before
 // complete copies them where the schedule asked (an encoding copied
-// straight into pageable memory would wait for the device).
+// straight into pageable memory would wait for the device). peerCodes:
+// pinned host memory for the peers' codes of one owned piece (sumOwned:
+// n - 1 of the largest chunk's encoding), so that their copy to the
+// device is queued, not waited for; nullptr for the ring.
 struct DeviceCodecBuffers {
   spcclDataType_t type = spcclFloat32;
   const void* in = nullptr;
@@ -54,6 +58,8 @@ struct DeviceCodecBuffers {
   float* residual = nullptr;
   unsigned char* staging = nullptr;
   size_t stagingBytes = 0;
+  unsigned char* peerCodes = nullptr;
+  size_t peerCodesBytes = 0;
 };
 
 class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps {
@@ -67,7 +73,8 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
         spec_(spec),
         buffers_(buffers),
         codes_(stream),
-        acc_(stream) {}
+        acc_(stream),
+        peerCodes_(stream) {}
   // Waits for what is still queued (a call that failed midway): the
   // pinned memory it writes goes back to its pool after this.
   ~DeviceCodecs() override;
@@ -109,6 +116,9 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   spcclResult_t stageEncode(uint64_t in, int32_t type, size_t begin, size_t length,
                             unsigned char* out);
   spcclResult_t accumulateNow(size_t length, uint64_t in, const unsigned char* codes, int divisor);
+  spcclResult_t copyCodesIn(const unsigned char* codes, size_t length, const char* what);
+  spcclResult_t queueAccumulate(size_t length, uint64_t in, uint64_t codes, int divisor);
+  spcclResult_t copyPeerCodes(const std::vector<const unsigned char*>& decodings, size_t bytes);
   spcclResult_t finishAccumulatedNow(size_t begin, size_t length, int divisor, unsigned char* out);
   spcclResult_t sumOwnedNow(size_t begin, size_t length,
                             const std::vector<const unsigned char*>& decodings, int divisor,
@@ -135,6 +145,7 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   // The ring's running sum of one chunk, or the two-shot's owned sum of
   // one piece (f32).
   device::StreamMemory acc_;
+  device::StreamMemory peerCodes_;  // the peers' codes of one owned piece
 };
 
 }  // namespace spccl::compress

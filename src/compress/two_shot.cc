@@ -68,6 +68,14 @@ spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call
   return spcclSuccess;
 }
 
+// Owned piece i's codes (bytes at codes) sent to every peer at once.
+spcclResult_t sendOwnedPiece(CollContext& ctx, const std::vector<int>& peers,
+                             const unsigned char* codes, size_t bytes, size_t i,
+                             std::vector<std::vector<PeerRequest>>& gatherTo) {
+  for (int p : peers) SPCCL_CHECK(ctx.isend(p, codes, bytes, &gatherTo[p][i]));
+  return spcclSuccess;
+}
+
 }  // namespace
 
 spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall& call) {
@@ -159,21 +167,24 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
     for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
-    const bool throughAccumulator = ownedSumThroughAccumulator(call);
-    if (call.encoder != nullptr)
+    if (call.encoder != nullptr) {
       SPCCL_CHECK(call.encoder->sumOwned(owned.first(i), owned.size(i), ofPiece, divisor,
                                          region + offsets[me] + at));
-    else if (throughAccumulator)
+      SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
+                                 owned.encodedBytes(call.spec, i), i, gatherTo));
+      continue;
+    }
+    const bool throughAccumulator = ownedSumThroughAccumulator(call);
+    if (throughAccumulator)
       SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
                                         region + offsets[me] + at));
     else
       reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
                      decoded);
-    for (int p : peers)
-      SPCCL_CHECK(ctx.isend(p, region + offsets[me] + at, owned.encodedBytes(call.spec, i),
-                            &gatherTo[p][i]));
+    SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
+                               owned.encodedBytes(call.spec, i), i, gatherTo));
     // While the piece travels (reduceOwnedSum wrote a host output itself).
-    if (call.encoder == nullptr && (throughAccumulator || call.decoder != nullptr))
+    if (throughAccumulator || call.decoder != nullptr)
       SPCCL_CHECK(writeOutput(ctx, call, owned.first(i), owned.size(i), region + offsets[me] + at));
   }
 

@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "base/knobs.h"
+#include "compress/chunk_layout.h"
 #include "compress/device_codecs.h"
 #include "core/comm.h"
 #include "device/memory_kind.h"
@@ -19,6 +20,10 @@ struct DeviceCodecsPlan {
   // Where the encodings land (compress/device_codecs.h): the whole tensor's
   // codes, more than any chunk's.
   device::PinnedBuffer staging;
+  // The two-shot's peers' codes of one owned piece: n - 1 of the largest
+  // chunk's encoding (chunk 0's: compress/chunk_layout.h), more than any
+  // piece's.
+  device::PinnedBuffer peerCodes;
 };
 
 namespace {
@@ -38,7 +43,7 @@ bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
          compress::deviceCodecsAvailable();
 }
 
-spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call,
+spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call, int nranks,
                                   std::shared_ptr<DeviceCodecsPlan>* out) {
   auto plan = std::make_shared<DeviceCodecsPlan>();
   device::ScopedCudaContext current(staged.context());
@@ -46,6 +51,11 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
   SPCCL_CHECK(DeviceCodecs::loadKernels());
   SPCCL_CHECK(
       device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
+  if (call.schedule != spcclCompressRing && nranks > 1) {
+    const compress::ChunkLayout layout{call.count, call.spec.blockSize, nranks};
+    SPCCL_CHECK(device::acquirePinned(
+        static_cast<size_t>(nranks - 1) * layout.encodedBytes(call.spec, 0), &plan->peerCodes));
+  }
   *out = std::move(plan);
   return spcclSuccess;
 }
@@ -61,6 +71,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     buffers.residual = call.residual;
     buffers.staging = static_cast<unsigned char*>(plan->staging.data());
     buffers.stagingBytes = plan->staging.capacity();
+    buffers.peerCodes = static_cast<unsigned char*>(plan->peerCodes.data());
+    buffers.peerCodesBytes = plan->peerCodes.capacity();
     DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
     if (call.schedule == spcclCompressRing) {

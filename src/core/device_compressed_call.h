@@ -31,12 +31,15 @@ namespace spccl {
 bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall& call);
 
 // What the call takes that might wait for the device (its stream, the
-// kernel's module, the pinned input): taken on the caller's thread.
+// kernel's module, the pinned staging of the encodings and, for the
+// two-shot, of the peers' codes of an owned piece): taken on the caller's
+// thread.
 struct DeviceCodecsPlan;
 
-// A failure here is the call's (rejectCall: nothing ran).
+// A failure here is the call's (rejectCall: nothing ran). nranks: the
+// communicator's.
 spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const compress::CompressedCall& call,
-                                  std::shared_ptr<DeviceCodecsPlan>* out);
+                                  int nranks, std::shared_ptr<DeviceCodecsPlan>* out);
 
 // Runs it at once or in the stream's order (staged.runDirect); with a
 // request, queued (staged.runDirectQueued). Not finishCall'ed. A failed

@@ -290,12 +290,13 @@ bool isPinned(const void* host, size_t bytes) {
 CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, bool toDevice) {
   Stream* stream = streamOf(handle);
   if (stream == nullptr) return kInvalidHandle;
+  const bool pageable = !isPinned(toDevice ? from : to, bytes);
   {
     std::lock_guard<std::mutex> lock(state().mutex);
     ++(toDevice ? state().counters.copiesToDevice : state().counters.copiesFromDevice);
     (toDevice ? state().counters.bytesToDevice : state().counters.bytesFromDevice) += bytes;
+    if (toDevice && pageable) ++state().counters.copiesToDeviceFromPageable;
   }
-  const bool pageable = !isPinned(toDevice ? from : to, bytes);
   const bool gated = !toDevice && state().copyGate.takeTicket();
   if (gated) {
     stream->enqueue([to, from, bytes] {

@@ -30,6 +30,10 @@ typedef struct {
   uint64_t rowLaunchesOf16ByteWords;
   uint64_t rowLaunchesOf4ByteWords;
   uint64_t rowLaunchesOfBytes;
+  /* Of copiesToDevice, those whose source is pageable host memory (not
+   * from cuMemHostAlloc): a real driver stages such a copy and returns
+   * only once it is done. */
+  uint64_t copiesToDeviceFromPageable;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

@@ -130,6 +130,7 @@ struct Case {
 struct Outcome {
   std::vector<unsigned char> out;
   uint64_t launches = 0, bytesFromDevice = 0, bytesToDevice = 0;
+  uint64_t copiesToDevice = 0, copiesToDeviceFromPageable = 0, streamSyncs = 0;
 };
 
 // One call with SPCCL_DEVICE_CODECS as given; residual: nullptr or count
@@ -163,6 +164,9 @@ Outcome compressedCall(spcclComm_t comm, int rank, bool deviceCodecs, const Case
   o.launches = now.kernelLaunches - before.kernelLaunches;
   o.bytesFromDevice = now.bytesFromDevice - before.bytesFromDevice;
   o.bytesToDevice = now.bytesToDevice - before.bytesToDevice;
+  o.copiesToDevice = now.copiesToDevice - before.copiesToDevice;
+  o.copiesToDeviceFromPageable = now.copiesToDeviceFromPageable - before.copiesToDeviceFromPageable;
+  o.streamSyncs = now.streamSyncs - before.streamSyncs;
   o.out = (c.inPlace ? send : recv).download();
   unsetenv("SPCCL_DEVICE_CODECS");
   return o;
@@ -466,6 +470,37 @@ TEST_F(DeviceCompressed, NextChunkQueuedWhileThisOneIsSent) {
 // the host: 16 + 4 launches, not one more.
 TEST_F(DeviceCompressed, OwnedPieceSentOnlyOnceItsEncodingIsOnTheHost) {
   launchesWhileCopiesHeld(2 * kPiecesAChunkN3, 2 * 2 * kPiecesAChunkN3 + 2 + 2);
+}
+
+// The owned sum copies the peers' codes of each owned piece to the device
+// once, from pinned memory (queued: a copy from pageable memory would be
+// staged by the driver and waited for), and waits once a piece, for its
+// encoding to be sent. On 3 ranks every chunk is kPiecesAChunkN3 pieces:
+// to the device go the owned pieces' peers' codes (one pinned copy a
+// piece) and the all-gathered pieces (2 x 4, from the host's receive
+// buffer: pageable). The codecs synchronise their stream once a peer's
+// chunk in the reduce-scatter, once after it, once an owned piece and
+// once for the output: 2 + 1 + 4 + 1; besides, compressedCall waits for
+// the call's stream, and the NULL stream's call first waits for the
+// legacy stream's earlier work (StagedCall::runDirect). A wait a piece
+// more, or the peers' codes copied from pageable memory again, fails it.
+TEST_F(DeviceCompressed, OwnedSumCopiesFromPinnedMemoryAndWaitsOnceAPieceN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    void* stream = emuCudaStreamCreate();
+    for (void* s : {static_cast<void*>(nullptr), stream}) {
+      const Case c{.stream = s};
+      const Outcome device = compressedCall(comm, rank, true, c);
+      const uint64_t gathered = 2 * kPiecesAChunkN3;
+      EXPECT_EQ(device.copiesToDeviceFromPageable, gathered) << c.describe(rank);
+      EXPECT_EQ(device.copiesToDevice - device.copiesToDeviceFromPageable, kPiecesAChunkN3)
+          << c.describe(rank) << ": the owned pieces' peers' codes, one pinned copy each";
+      const uint64_t outsideTheCodecs = s == nullptr ? 2 : 1;
+      EXPECT_EQ(device.streamSyncs, 2 + 1 + kPiecesAChunkN3 + 1 + outsideTheCodecs)
+          << c.describe(rank);
+    }
+    emuCudaStreamDestroy(stream);
+    return kChildOk;
+  });
 }
 
 // Launch `skip` + 1 on rank 1 fails (0: the first encode, inside the
