@@ -78,6 +78,14 @@ spcclResult_t DeviceNonZeros::synchronize(const char* what) {
   return spcclSuccess;
 }
 
+spcclResult_t DeviceNonZeros::finishQueued(spcclResult_t queued, const char* what) {
+  if (queued == spcclSuccess) return synchronize(what);
+  // What was queued before the failure still reads or writes the caller's
+  // (pinned) memory: done before the call returns and hands it back.
+  (void)device::cudaDriver()->streamSynchronize(stream_);
+  return queued;
+}
+
 spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   input_ = input;
   count_ = count;
@@ -94,13 +102,16 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   args.blockCounts = base;
   args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
   args.totals = base + 2 * blocks_ * sizeof(uint64_t);
-  SPCCL_CHECK(launch(typed(ds::kCountPrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
-  SPCCL_CHECK(launch(ds::kScanKernel, 1, ds::kScanThreads, &args));
-  SPCCL_CHECK(
-      copy("the non-zero count to the host",
-           device::cudaDriver()->memcpyDtoHAsync(totals_, args.totals, sizeof(totals_), stream_),
-           "cuMemcpyDtoHAsync"));
-  return synchronize("counting the input's non-zeros on the device");
+  const spcclResult_t queued = [&]() -> spcclResult_t {
+    SPCCL_CHECK(
+        launch(typed(ds::kCountPrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
+    SPCCL_CHECK(launch(ds::kScanKernel, 1, ds::kScanThreads, &args));
+    return copy(
+        "the non-zero count to the host",
+        device::cudaDriver()->memcpyDtoHAsync(totals_, args.totals, sizeof(totals_), stream_),
+        "cuMemcpyDtoHAsync");
+  }();
+  return finishQueued(queued, "counting the input's non-zeros on the device");
 }
 
 spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
@@ -121,15 +132,18 @@ spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
   args.outValues = pairs_.address() + ds::valuesOffset(nnz, indexBytes_, valueBytes);
   args.capacity = nnz;
   args.indexBytes = indexBytes_;
-  SPCCL_CHECK(launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
-  const device::CudaDriver* d = device::cudaDriver();
-  SPCCL_CHECK(copy("the non-zeros' indices to the host",
-                   d->memcpyDtoHAsync(indices, args.outIndices, nnz * indexBytes_, stream_),
-                   "cuMemcpyDtoHAsync"));
-  SPCCL_CHECK(copy("the non-zeros' values to the host",
-                   d->memcpyDtoHAsync(values, args.outValues, nnz * valueBytes, stream_),
-                   "cuMemcpyDtoHAsync"));
-  return synchronize("extracting the input's non-zeros on the device");
+  const spcclResult_t queued = [&]() -> spcclResult_t {
+    SPCCL_CHECK(
+        launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
+    const device::CudaDriver* d = device::cudaDriver();
+    SPCCL_CHECK(copy("the non-zeros' indices to the host",
+                     d->memcpyDtoHAsync(indices, args.outIndices, nnz * indexBytes_, stream_),
+                     "cuMemcpyDtoHAsync"));
+    return copy("the non-zeros' values to the host",
+                d->memcpyDtoHAsync(values, args.outValues, nnz * valueBytes, stream_),
+                "cuMemcpyDtoHAsync");
+  }();
+  return finishQueued(queued, "extracting the input's non-zeros on the device");
 }
 
 spcclResult_t DeviceNonZeros::copyToHost(void* host, const void* device, size_t bytes,
@@ -157,8 +171,9 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* in
   args.count = count;
   args.nnz = nnz;
   args.indexBytes = indexBytes_;
-  SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), gridFor(count), ds::kThreads, &args));
-  if (nnz > 0) {
+  const spcclResult_t queued = [&]() -> spcclResult_t {
+    SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), gridFor(count), ds::kThreads, &args));
+    if (nnz == 0) return spcclSuccess;
     SPCCL_CHECK(
         pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the result's non-zeros"));
     args.indices = pairs_.address();
@@ -170,9 +185,9 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* in
     SPCCL_CHECK(copy("the result's values to the device",
                      d->memcpyHtoDAsync(args.values, values, nnz * valueBytes, stream_),
                      "cuMemcpyHtoDAsync"));
-    SPCCL_CHECK(launch(typed(ds::kScatterPrefix), gridFor(nnz), ds::kThreads, &args));
-  }
-  return synchronize("writing the result on the device");
+    return launch(typed(ds::kScatterPrefix), gridFor(nnz), ds::kThreads, &args);
+  }();
+  return finishQueued(queued, "writing the result on the device");
 }
 
 }  // namespace spccl::sparse

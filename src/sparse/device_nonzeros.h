@@ -71,6 +71,9 @@ class DeviceNonZeros {
                        void* args) const;
   spcclResult_t copy(const char* what, device::CuResult result, const char* entry);
   spcclResult_t synchronize(const char* what);
+  // synchronize where `queued` (a step's enqueues) succeeded; else waits
+  // for what the step queued before it failed, and returns its error.
+  spcclResult_t finishQueued(spcclResult_t queued, const char* what);
 
   const char* call_;
   spcclDataType_t type_;

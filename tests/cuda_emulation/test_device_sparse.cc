@@ -292,6 +292,25 @@ TEST(DeviceSparse, NegativeZeroAndNanEveryAlgorithmN2) {
   });
 }
 
+// Four ranks of very different densities, with -0.0, NaN and the
+// denormals: the schedules' per-rank and per-piece dense stages (HC's
+// pieces, BP's ranges) meet a result that comes as pairs (all ranks'
+// pairs under an eighth of the tensor) or dense (over it), under every
+// algorithm, and still give the staged path's bits.
+TEST(DeviceSparse, SkewedDensitiesWithNanAndNegativeZeroEveryAlgorithmN4) {
+  runOnRanks(4, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    const double pairsResult[] = {0.0005, 0.005, 0.02, 0.08};
+    const double denseResult[] = {0.01, 0.05, 0.1, 0.3};
+    for (const double* densities : {pairsResult, denseResult})
+      for (int a = 0; a < spcclSparseNumAlgorithms; ++a)
+        for (spcclRedOp_t op : {spcclSum, spcclAvg})
+          compareWithStaged(comm, rank, &tag, spcclFloat32, kCount, densities[rank],
+                            static_cast<spcclSparseAlgorithm_t>(a), op, nullptr, true);
+    return kChildOk;
+  });
+}
+
 TEST(DeviceSparse, InPlaceAndSmallCountsN3) {
   runOnRanks(3, [](int rank, spcclComm_t comm) {
     void* stream = emuCudaStreamCreate();
@@ -356,6 +375,38 @@ TEST(DeviceSparse, FailedLaunchFailsEveryRankNamingIt) {
                                    nullptr),
               spcclSuccess)
         << spcclGetLastError(comm);
+    return kChildOk;
+  });
+}
+
+// A launch that fails after copies were queued from the call's pinned
+// buffer (the result's pairs, before the scatter kernel) still waits for
+// them: the buffer goes back to the pool when the call returns. Rank 1's
+// failing call synchronises its stream as often as a call that succeeds.
+TEST(DeviceSparse, FailedScatterWaitsForTheQueuedCopies) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(inputOf(rank, spcclFloat32, count, 0.01, false));
+    auto syncsOfOneCall = [&](spcclResult_t expected) {
+      const uint64_t before = emuCudaCounters().streamSyncs;
+      EXPECT_EQ(spcclSparseAllReduce(send.data(), recv.data(), count, spcclFloat32, spcclSum, comm,
+                                     nullptr),
+                expected)
+          << spcclGetLastError(comm);
+      return emuCudaCounters().streamSyncs - before;
+    };
+    const uint64_t succeeding = syncsOfOneCall(spcclSuccess);
+    // Count, scan and write the input's pairs, zero-fill the output: the
+    // fifth launch is the scatter, after the pairs' copies were queued.
+    if (rank == 1) emuCudaFailLaunchesAfter(4, 1);
+    const uint64_t failing = syncsOfOneCall(rank == 1 ? spcclSystemError : spcclSuccess);
+    if (rank == 1) {
+      const std::string error = spcclGetLastError(comm);
+      EXPECT_NE(error.find("kernel spcclScatterPairs_f32: cuLaunchKernel"), std::string::npos)
+          << error;
+      EXPECT_EQ(failing, succeeding) << "the failed scatter returned with copies queued";
+    }
     return kChildOk;
   });
 }
