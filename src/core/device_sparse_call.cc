@@ -197,9 +197,9 @@ spcclResult_t deliverOutput(DeviceNonZeros& onDevice, const SparseCall& call, si
   if (indexBytes == sizeof(uint32_t))
     std::transform(positions, positions + nnz, static_cast<uint32_t*>(indices),
                    [](uint64_t position) { return static_cast<uint32_t>(position); });  // < count
-  else
+  else if (nnz > 0)  // an empty result's vectors may hold no memory (null data())
     std::memcpy(indices, positions, nnz * sizeof(uint64_t));
-  std::memcpy(values, result.pairs.values.data(), nnz * valueBytes);
+  if (nnz > 0) std::memcpy(values, result.pairs.values.data(), nnz * valueBytes);
   *bytesOut = nnz * (indexBytes + valueBytes);
   return onDevice.scatter(call.denseOutput, call.count, indices, values, nnz);
 }

@@ -599,6 +599,11 @@ HostFootprint footprintOf(spcclComm_t comm, int rank, size_t count, double densi
 // (one full run saw a later call grow past a quarter of the dense bytes).
 // Every algorithm's pairs route is checked for its bits above.
 TEST(DeviceSparse, NoDenseHostOutputBelowThePairsBreakEvenN2) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory and its quarantine of freed blocks grow resident
+  // memory by about the bound itself on the first call (8.8 MB seen).
+  GTEST_SKIP() << "resident memory is no signal under AddressSanitizer";
+#endif
   runOnRanks(2, [](int rank, spcclComm_t comm) {
     setenv("SPCCL_DEVICE_SPARSE", "1", 1);
     const size_t count = size_t{4} << 20, dense = count * 4;
