@@ -71,6 +71,12 @@ spccl_embed_device_image(kernels/device_sparse/extract_nonzeros.cu
   extractNonZerosImage
   DEPENDS kernels/device_sparse/extract_nonzeros.h kernels/cpu/sparse/format_dispatch.h
     kernels/cpu/element_format.h kernels/cpu/half_float.h)
+# Balanced Parallelism's push buckets from the extracted pairs (docs/gpu.md).
+spccl_embed_device_image(kernels/device_sparse/bucket_pairs.cu
+  kernels/device_sparse/bucket_pairs_image.h spccl::kernels::device_sparse bucketPairsImage
+  DEPENDS kernels/device_sparse/bucket_pairs.h kernels/device_sparse/partition_math.h
+    kernels/device_sparse/extract_nonzeros.h kernels/zen_hash.h kernels/cpu/sparse/format_dispatch.h
+    kernels/cpu/element_format.h kernels/cpu/half_float.h)
 # The token all-reduces' row gather, scatter and zeroing (docs/gpu.md).
 spccl_embed_device_image(kernels/device_rows/move_rows.cu
   kernels/device_rows/move_rows_image.h spccl::kernels::device_rows moveRowsImage

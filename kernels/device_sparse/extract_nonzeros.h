@@ -70,6 +70,15 @@ constexpr const char* kZeroFillPrefix = "spcclZeroFill_";
 constexpr const char* kScatterPrefix = "spcclScatterPairs_";
 constexpr const char* kScanKernel = "spcclScanBlockCounts";
 
+// Grid-stride kernels' blocks of kThreads: enough to fill a GPU, not one
+// per element.
+inline unsigned gridFor(uint64_t elements) {
+  const uint64_t blocks = (elements + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 1                     ? 1
+                               : blocks > (uint64_t{1} << 16) ? uint64_t{1} << 16
+                                                              : blocks);
+}
+
 inline uint64_t tilesFor(uint64_t count) { return (count + kTile - 1) / kTile; }
 
 // The pairs' index width for a call of `count` elements: 4 bytes where

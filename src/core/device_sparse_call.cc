@@ -12,6 +12,7 @@
 #include "device/pinned_pool.h"
 #include "kernels/device_sparse/extract_nonzeros.h"
 #include "sparse/comm_state.h"
+#include "sparse/device_buckets.h"
 #include "sparse/device_nonzeros.h"
 
 namespace spccl {
@@ -234,6 +235,10 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     const spcclResult_t mine = stageInput(onDevice, call, indexBytes, plan.get(), &run, &bytesIn);
     sparse::SparseResult result;
     run.resultOut = &result;
+    // Balanced Parallelism buckets the pairs where they lie, on the device.
+    sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nonZeroIndices, run.nonZeroValues,
+                                        run.nnz);
+    if (mine == spcclSuccess && run.denseInput == nullptr) run.bucketer = &bucketer;
     // A rank whose device part failed still takes part in the call's
     // agreement, its input marked invalid, so that its peers fail at once
     // (naming it) instead of at the deadline; it keeps its own error.
@@ -245,6 +250,8 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
         });
     if (mine != spcclSuccess) return failWith(mine, __FILE__, __LINE__, "%s", why.c_str());
     SPCCL_CHECK(ran);
+    if (bucketer.failure() != spcclSuccess)  // (the host bucketed instead, for the peers' sake)
+      return failWith(bucketer.failure(), __FILE__, __LINE__, "%s", bucketer.why().c_str());
     // A dense result lies in the communicator's sparse workspace, which
     // only the thread running its calls touches: read here, after
     // runCollective, it is still this call's, because this whole body is

@@ -35,6 +35,23 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
   return result;
 }
 
+spcclResult_t bucketOwnPairs(const Context& c, Buckets* out, bool* sorted) {
+  if (c.in.bucketer != nullptr) {
+    SPCCL_CHECK(c.in.bucketer->bucket(c.partition, out, sorted));
+    if (out->offsets.size() != static_cast<size_t>(c.partition.parts()) + 1 ||
+        out->offsets.back() != c.in.nnz)
+      return SPCCL_FAIL(spcclInternalError,
+                        "Balanced Parallelism: the given buckets hold %zu pairs, not the "
+                        "input's %zu",
+                        out->offsets.empty() ? size_t{0} : out->offsets.back(), c.in.nnz);
+    return spcclSuccess;
+  }
+  bucketByOwner(c.options.bucketing, c.partition, c.in.type, c.in.indices, c.in.values, c.in.nnz,
+                out);
+  *sorted = false;
+  return spcclSuccess;
+}
+
 namespace {
 
 // Push: returns this rank's own part (decoded form) and fills *received
@@ -42,8 +59,8 @@ namespace {
 spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* received) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
   Buckets& buckets = c.workspace.buckets;
-  bucketByOwner(c.options.bucketing, c.partition, c.in.type, c.in.indices, c.in.values, c.in.nnz,
-                &buckets);
+  bool sorted = false;
+  SPCCL_CHECK(bucketOwnPairs(c, &buckets, &sorted));
   std::vector<uint64_t> bucketSizes(n);
   std::vector<std::vector<unsigned char>>& encoded = c.workspace.peerMessages;
   encoded.resize(n);
@@ -53,7 +70,7 @@ spcclResult_t push(const Context& c, SparseSet* own, std::vector<SparseSet>* rec
     bucketSizes[p] = count;
     uint64_t* positions = buckets.positions.data() + begin;
     unsigned char* values = buckets.values.data() + begin * c.valueBytes;
-    sortByPosition(positions, values, count, c.valueBytes);
+    if (!sorted) sortByPosition(positions, values, count, c.valueBytes);
     if (p == r) {
       own->positions.assign(positions, positions + count);
       own->values.assign(values, values + count * c.valueBytes);

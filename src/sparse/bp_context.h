@@ -52,6 +52,11 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
 // The dense-range schedule; c.partition must be the Contiguous partition.
 spcclResult_t runDenseRanges(const Context& c, SparseSet* result);
 
+// This rank's pairs by owner into *out, from c.in.bucketer where the
+// caller gave one, else bucketByOwner; *sorted: every bucket is ascending
+// by position already (no sortByPosition needed).
+spcclResult_t bucketOwnPairs(const Context& c, Buckets* out, bool* sorted);
+
 // The keyed-partition schedule's steps (balanced_parallelism.cc), shared
 // by its one-message form there and its pieces (bp_pipeline.cc). Sets of
 // an owner's part hold positions counted from `first`, the first position

@@ -126,6 +126,7 @@ class PipelinedCall {
   }
 
   void sortPiece(int p, int k) {
+    if (bucketsSorted_) return;  // (splitPieces keeps each bucket's order)
     Buckets& b = c_.workspace.buckets;
     const size_t at = cuts_.begin(p, k);
     sortByPosition(b.positions.data() + at, b.values.data() + at * c_.valueBytes, cuts_.count(p, k),
@@ -136,8 +137,7 @@ class PipelinedCall {
   // every peer's pieces, piece by piece.
   spcclResult_t push() {
     Buckets& b = c_.workspace.buckets;
-    bucketByOwner(c_.options.bucketing, c_.partition, c_.in.type, c_.in.indices, c_.in.values,
-                  c_.in.nnz, &b);
+    SPCCL_CHECK(bucketOwnPairs(c_, &b, &bucketsSorted_));
     if (c_.report) {
       std::vector<uint64_t> bucketSizes(static_cast<size_t>(n_));
       for (int p = 0; p < n_; ++p) bucketSizes[p] = b.offsets[p + 1] - b.offsets[p];
@@ -209,6 +209,7 @@ class PipelinedCall {
   const std::vector<int> peers_;
   std::vector<EvenRanges> ranges_;  // each owner's pieces
   PieceCuts cuts_;
+  bool bucketsSorted_ = false;  // bucketOwnPairs gave every bucket ascending
   std::vector<PeerRequest> receives_, sends_;
   std::vector<uint8_t> flags_;  // each receive's frame flags
 };

@@ -36,6 +36,18 @@ struct Buckets {
   std::vector<uint64_t> located;
 };
 
+// Buckets made elsewhere in place of bucketByOwner's: the device sparse
+// call's (sparse/device_buckets.h), from the pairs it extracted on the GPU.
+// Only Balanced Parallelism asks (SparseInput::bucketer).
+class PairBucketer {
+ public:
+  virtual ~PairBucketer() = default;
+  // The call's own pairs (SparseInput's indices and values, the same set)
+  // by owner of `partition` into *out (offsets, positions, values);
+  // *sorted: every bucket is ascending by position already.
+  virtual spcclResult_t bucket(const IndexPartition& partition, Buckets* out, bool* sorted) = 0;
+};
+
 // indices: unique, any order, each < partition.universe().
 void bucketByOwner(BucketMethod method, const IndexPartition& partition, spcclDataType_t type,
                    const uint64_t* indices, const void* values, size_t nnz, Buckets* out);

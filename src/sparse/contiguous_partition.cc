@@ -17,6 +17,10 @@ class ContiguousPartition final : public IndexPartition {
   int owner(uint64_t idx) const override { return ranges_.partOf(idx); }
   uint64_t position(uint64_t idx) const override { return idx - ranges_.start(owner(idx)); }
   uint64_t index(int p, uint64_t position) const override { return ranges_.start(p) + position; }
+  kernels::device_sparse::PartitionMath deviceMath() const override {
+    return kernels::device_sparse::partitionMath(kernels::device_sparse::kContiguousPartition,
+                                                 universe_, parts_, 0);
+  }
   uint64_t partSize(int p) const override { return ranges_.size(p); }
   void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const override {
     const uint64_t start = ranges_.start(p);

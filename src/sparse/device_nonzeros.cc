@@ -8,6 +8,7 @@
 #include "device/cuda_module.h"
 #include "kernels/device_sparse/extract_nonzeros.h"
 #include "kernels/device_sparse/extract_nonzeros_image.h"
+#include "sparse/device_buckets.h"
 
 namespace spccl::sparse {
 
@@ -22,18 +23,12 @@ const device::EmbeddedModule& sparseModule() {
   return module;
 }
 
-// Grid-stride kernels: enough blocks to fill a GPU, not one per element.
-unsigned gridFor(uint64_t elements) {
-  return static_cast<unsigned>(
-      std::clamp<uint64_t>((elements + ds::kThreads - 1) / ds::kThreads, 1, uint64_t{1} << 16));
-}
-
 uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 }  // namespace
 
 bool deviceNonZerosAvailable(spcclDataType_t type) {
-  return sparseModule().present() && ds::typeSuffix(type) != nullptr &&
+  return sparseModule().present() && bucketKernelsPresent() && ds::typeSuffix(type) != nullptr &&
          device::cudaModuleDriver() != nullptr && device::cudaIpcDriver() != nullptr &&
          device::streamMemoryDriver() != nullptr;
 }
@@ -43,7 +38,8 @@ spcclResult_t DeviceNonZeros::loadKernels() const {
   for (const char* prefix :
        {ds::kCountPrefix, ds::kWritePrefix, ds::kZeroFillPrefix, ds::kScatterPrefix})
     SPCCL_CHECK(sparseModule().function(typed(prefix), &function));
-  return sparseModule().function(ds::kScanKernel, &function);
+  SPCCL_CHECK(sparseModule().function(ds::kScanKernel, &function));
+  return loadBucketKernels();
 }
 
 std::string DeviceNonZeros::typed(const char* prefix) const {
@@ -52,8 +48,14 @@ std::string DeviceNonZeros::typed(const char* prefix) const {
 
 spcclResult_t DeviceNonZeros::launch(const std::string& kernel, unsigned grid, unsigned threads,
                                      void* args) const {
+  return launchIn(sparseModule(), kernel, grid, threads, args);
+}
+
+spcclResult_t DeviceNonZeros::launchIn(const device::EmbeddedModule& module,
+                                       const std::string& kernel, unsigned grid, unsigned threads,
+                                       void* args) const {
   device::CuFunction function = nullptr;
-  SPCCL_CHECK(sparseModule().function(kernel, &function));
+  SPCCL_CHECK(module.function(kernel, &function));
   void* params[] = {args};
   const device::CuResult result = device::cudaModuleDriver()->launchKernel(
       function, grid, 1, 1, threads, 1, 1, 0, stream_, params, nullptr);
@@ -172,7 +174,7 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* in
   args.nnz = nnz;
   args.indexBytes = indexBytes_;
   const spcclResult_t queued = [&]() -> spcclResult_t {
-    SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), gridFor(count), ds::kThreads, &args));
+    SPCCL_CHECK(launch(typed(ds::kZeroFillPrefix), ds::gridFor(count), ds::kThreads, &args));
     if (nnz == 0) return spcclSuccess;
     SPCCL_CHECK(
         pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the result's non-zeros"));
@@ -185,7 +187,7 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* in
     SPCCL_CHECK(copy("the result's values to the device",
                      d->memcpyHtoDAsync(args.values, values, nnz * valueBytes, stream_),
                      "cuMemcpyHtoDAsync"));
-    return launch(typed(ds::kScatterPrefix), gridFor(nnz), ds::kThreads, &args);
+    return launch(typed(ds::kScatterPrefix), ds::gridFor(nnz), ds::kThreads, &args);
   }();
   return finishQueued(queued, "writing the result on the device");
 }

@@ -13,7 +13,13 @@
 
 #include "device/cuda_driver.h"
 #include "device/device_memory.h"
+#include "kernels/device_sparse/partition_math.h"
+#include "sparse/bucketing.h"
 #include "spccl.h"
+
+namespace spccl::device {
+class EmbeddedModule;
+}
 
 namespace spccl::sparse {
 
@@ -35,7 +41,8 @@ class DeviceNonZeros {
         stream_(stream),
         indexBytes_(indexBytes),
         tileCounts_(stream),
-        pairs_(stream) {}
+        pairs_(stream),
+        bucketScratch_(stream) {}
 
   // Loads the kernels (once per context; cuModuleLoadData may wait for
   // the device): on the caller's thread, before a host function holds its
@@ -54,6 +61,14 @@ class DeviceNonZeros {
   // memory; pinned for speed).
   spcclResult_t copyPairs(void* indices, void* values);
 
+  // After copyPairs: the pairs, as they lie on the device, by owner of
+  // the partition `math` into *out (Balanced Parallelism's push buckets;
+  // kernels/device_sparse/bucket_pairs.h, in device_buckets.cc): offsets,
+  // positions and values copied to the host. *sorted: every bucket is
+  // ascending by position (true: the kernels sort every kind's).
+  spcclResult_t bucketPairs(const kernels::device_sparse::PartitionMath& math, Buckets* out,
+                            bool* sorted);
+
   // Whole buffers, for the sides that pairs would not shrink.
   spcclResult_t copyToHost(void* host, const void* device, size_t bytes, const char* what);
   spcclResult_t copyToDevice(void* device, const void* host, size_t bytes, const char* what);
@@ -69,6 +84,8 @@ class DeviceNonZeros {
   std::string typed(const char* prefix) const;
   spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads,
                        void* args) const;
+  spcclResult_t launchIn(const device::EmbeddedModule& module, const std::string& kernel,
+                         unsigned grid, unsigned threads, void* args) const;
   spcclResult_t copy(const char* what, device::CuResult result, const char* entry);
   spcclResult_t synchronize(const char* what);
   // synchronize where `queued` (a step's enqueues) succeeded; else waits
@@ -83,8 +100,9 @@ class DeviceNonZeros {
   size_t count_ = 0;
   uint64_t blocks_ = 0;
   uint64_t totals_[2] = {0, 0};
-  device::StreamMemory tileCounts_;  // blockCounts, blockSignedZeros, totals
-  device::StreamMemory pairs_;       // indices, then values
+  device::StreamMemory tileCounts_;     // blockCounts, blockSignedZeros, totals
+  device::StreamMemory pairs_;          // indices, then values
+  device::StreamMemory bucketScratch_;  // bucketPairs' arrays (device_buckets.cc)
 };
 
 }  // namespace spccl::sparse

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/device_sparse/partition_math.h"
+
 namespace spccl::sparse {
 
 class EvenRanges {
@@ -17,24 +19,19 @@ class EvenRanges {
         partsPerElement_(
             universe == 0 ? 0.0 : static_cast<double>(parts) / static_cast<double>(universe)) {
     for (size_t p = 0; p < starts_.size(); ++p) {
-      starts_[p] = static_cast<uint64_t>(static_cast<unsigned __int128>(p) * universe /
-                                         static_cast<unsigned>(parts));
+      starts_[p] =
+          kernels::device_sparse::evenRangeStart(universe, static_cast<uint64_t>(parts), p);
     }
   }
 
   uint64_t start(int p) const { return starts_[static_cast<size_t>(p)]; }
   uint64_t size(int p) const { return start(p + 1) - start(p); }
 
-  // The p with start(p) <= y < start(p+1), y < M. y*n/M in floating point
-  // lands on the right part or, through rounding (or a part that begins
-  // at a non-integer multiple of M/n), next to it.
+  // The p with start(p) <= y < start(p+1), y < M.
   int partOf(uint64_t y) const {
-    const int last = static_cast<int>(starts_.size()) - 2;
-    int p = static_cast<int>(static_cast<double>(y) * partsPerElement_);
-    if (p > last) p = last;
-    while (p > 0 && start(p) > y) --p;
-    while (p < last && start(p + 1) <= y) ++p;
-    return p;
+    return kernels::device_sparse::evenRangeOf(y, static_cast<int>(starts_.size()) - 1,
+                                               partsPerElement_,
+                                               [this](int p) { return start(p); });
   }
 
  private:

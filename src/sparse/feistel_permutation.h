@@ -5,10 +5,14 @@
 // the value lands below M again. Because the network is a bijection of the
 // wider domain, walking keeps it a bijection of [0, M); the domain is under
 // 4M wide, so a walk takes fewer than 4 steps on average.
+//
+// The network itself is element code shared with the device bucketing
+// (kernels/device_sparse/partition_math.h), so both compute the same pi.
 #pragma once
 
-#include <array>
 #include <cstdint>
+
+#include "kernels/device_sparse/partition_math.h"
 
 namespace spccl::sparse {
 
@@ -21,54 +25,20 @@ class FeistelPermutation {
   // Balance is what the partition needs, not secrecy, and it costs one
   // multiply where a 64-bit finaliser costs five steps; the pull decodes
   // every received index through this, so it was 9 % of a BP call.
-  static constexpr int kRounds = 4;
+  static constexpr int kRounds = kernels::device_sparse::kFeistelRounds;
 
-  FeistelPermutation(uint64_t universe, uint64_t seed);
-  uint64_t universe() const { return universe_; }
+  FeistelPermutation(uint64_t universe, uint64_t seed)
+      : keys_(kernels::device_sparse::feistelKeys(universe, seed)) {}
+  uint64_t universe() const { return keys_.universe; }
+  const kernels::device_sparse::FeistelKeys& keys() const { return keys_; }
   // pi(x) and pi^-1(y) for x, y < universe.
-  // Defined here so that the partition's per-index loops inline the whole
+  // Inline, so that the partition's per-index loops inline the whole
   // network (out of line, the calls to the rounds were half of its cost).
-  uint64_t forward(uint64_t x) const {
-    do x = encrypt(x);
-    while (x >= universe_);
-    return x;
-  }
-  uint64_t inverse(uint64_t y) const {
-    do y = decrypt(y);
-    while (y >= universe_);
-    return y;
-  }
+  uint64_t forward(uint64_t x) const { return kernels::device_sparse::feistelForward(keys_, x); }
+  uint64_t inverse(uint64_t y) const { return kernels::device_sparse::feistelInverse(keys_, y); }
 
  private:
-  uint64_t round(int r, uint64_t half) const {
-    return ((half ^ roundKeys_[r]) * roundMultipliers_[r]) >> (64 - halfBits_);
-  }
-  // (L, R) -> (R, L ^ F_r(R)) per round; decryption runs the rounds
-  // backwards.
-  uint64_t encrypt(uint64_t x) const {
-    uint64_t left = x >> halfBits_, right = x & halfMask_;
-    for (int r = 0; r < kRounds; ++r) {
-      const uint64_t next = left ^ round(r, right);
-      left = right;
-      right = next;
-    }
-    return (left << halfBits_) | right;
-  }
-  uint64_t decrypt(uint64_t y) const {
-    uint64_t left = y >> halfBits_, right = y & halfMask_;
-    for (int r = kRounds - 1; r >= 0; --r) {
-      const uint64_t previous = right ^ round(r, left);
-      right = left;
-      left = previous;
-    }
-    return (left << halfBits_) | right;
-  }
-
-  uint64_t universe_;
-  int halfBits_;
-  uint64_t halfMask_;
-  std::array<uint64_t, kRounds> roundKeys_;
-  std::array<uint64_t, kRounds> roundMultipliers_;  // odd
+  kernels::device_sparse::FeistelKeys keys_;
 };
 
 }  // namespace spccl::sparse

@@ -21,11 +21,19 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/device_sparse/partition_math.h"
 #include "kernels/zen_hash.h"
 
 namespace spccl::sparse {
 
 enum class PartitionKind : uint8_t { ZenHash = 1, Permutation = 2, Contiguous = 3 };
+// The device's element code names the kinds by the same values.
+static_assert(static_cast<uint32_t>(PartitionKind::ZenHash) ==
+                  kernels::device_sparse::kZenHashPartition &&
+              static_cast<uint32_t>(PartitionKind::Permutation) ==
+                  kernels::device_sparse::kPermutationPartition &&
+              static_cast<uint32_t>(PartitionKind::Contiguous) ==
+                  kernels::device_sparse::kContiguousPartition);
 
 class IndexPartition {
  public:
@@ -49,6 +57,10 @@ class IndexPartition {
   // pull maps every received position back; no virtual call per index).
   // out may be positions itself (mapped in place).
   virtual void indices(int p, const uint64_t* positions, size_t count, uint64_t* out) const;
+  // The partition as element code for the device bucketing
+  // (kernels/device_sparse/partition_math.h): the same owners and
+  // positions, computed by the same source.
+  virtual kernels::device_sparse::PartitionMath deviceMath() const = 0;
 
  protected:
   IndexPartition(uint64_t universe, int parts) : universe_(universe), parts_(parts) {}

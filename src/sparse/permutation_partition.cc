@@ -15,7 +15,10 @@ namespace {
 class PermutationPartition final : public IndexPartition {
  public:
   PermutationPartition(uint64_t universe, int parts, uint64_t seed)
-      : IndexPartition(universe, parts), pi_(universe, seed), ranges_(universe, parts) {}
+      : IndexPartition(universe, parts),
+        seed_(seed),
+        pi_(universe, seed),
+        ranges_(universe, parts) {}
 
   PartitionKind kind() const override { return PartitionKind::Permutation; }
   int owner(uint64_t idx) const override { return ranges_.partOf(pi_.forward(idx)); }
@@ -25,6 +28,10 @@ class PermutationPartition final : public IndexPartition {
   }
   uint64_t index(int p, uint64_t position) const override {
     return pi_.inverse(ranges_.start(p) + position);
+  }
+  kernels::device_sparse::PartitionMath deviceMath() const override {
+    return kernels::device_sparse::partitionMath(kernels::device_sparse::kPermutationPartition,
+                                                 universe_, parts_, seed_);
   }
   uint64_t partSize(int p) const override { return ranges_.size(p); }
   // The loops below run on a local copy of the permutation: out, owners
@@ -47,6 +54,7 @@ class PermutationPartition final : public IndexPartition {
   }
 
  private:
+  uint64_t seed_;
   FeistelPermutation pi_;
   EvenRanges ranges_;
 };

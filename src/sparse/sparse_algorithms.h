@@ -44,6 +44,9 @@ struct SparseInput {
   // output. A schedule may reduce into it and set the result's
   // inDenseOutput; the input pairs above never point into it.
   void* denseOutput = nullptr;
+  // Where Balanced Parallelism's push buckets come from instead of
+  // bucketByOwner (the device sparse call's); nullptr: bucketByOwner.
+  PairBucketer* bucketer = nullptr;
 };
 
 struct SparseRunOptions {

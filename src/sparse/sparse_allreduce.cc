@@ -288,6 +288,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.sortedResult = call.cooOutput;
     in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
     in.denseInput = call.denseInput;
+    in.bucketer = call.bucketer;
     SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed, ctx.sparsePieceBytes()),
                             &result, &report));
     inOutput = result.inDenseOutput;

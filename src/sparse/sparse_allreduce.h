@@ -13,6 +13,8 @@
 
 namespace spccl::sparse {
 
+class PairBucketer;
+
 struct SparseOptions {
   spcclSparseAlgorithm_t algorithm = spcclSparseAuto;
   uint64_t tag = 0;
@@ -68,6 +70,10 @@ struct SparseCall {
   // *resultOut, as pairs or dense (SparseResult); denseOutput and the COO
   // output are then ignored. Same algorithm and bits as the dense output.
   SparseResult* resultOut = nullptr;
+  // Internal: Balanced Parallelism's push buckets from here instead of
+  // its own bucketing (sparse/bucketing.h; the device sparse call's, from
+  // the pairs above as they lie on the GPU). nullptr: the host buckets.
+  PairBucketer* bucketer = nullptr;
 };
 
 struct CommState;

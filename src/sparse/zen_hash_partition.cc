@@ -56,6 +56,10 @@ class ZenHashPartition final : public IndexPartition {
       positions[i] = positions_[indices[i]];
     }
   }
+  kernels::device_sparse::PartitionMath deviceMath() const override {
+    return kernels::device_sparse::partitionMath(kernels::device_sparse::kZenHashPartition,
+                                                 universe_, parts_, seed_);
+  }
   uint64_t partSize(int p) const override {
     return offsets_[static_cast<size_t>(p) + 1] - offsets_[static_cast<size_t>(p)];
   }

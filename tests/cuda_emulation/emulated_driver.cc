@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "driver_results.h"
+#include "emulated_bucket_kernels.h"
 #include "emulated_codec_kernels.h"
 #include "emulated_devices.h"
 #include "emulated_row_kernels.h"
@@ -459,7 +460,8 @@ CuResult cuModuleGetFunction(void** function, void* module, const char* name) {
   spcclDataType_t type{};
   std::string op;
   if (!parseKernel(name, &type, &op) && !spccl::emulation::isSparseKernel(name) &&
-      !spccl::emulation::isRowKernel(name) && !spccl::emulation::isCodecKernel(name))
+      !spccl::emulation::isBucketKernel(name) && !spccl::emulation::isRowKernel(name) &&
+      !spccl::emulation::isCodecKernel(name))
     return 500;                            // CUDA_ERROR_NOT_FOUND
   *function = new EmulatedFunction{name};  // one per lookup; spccl caches them
   return kSuccess;
@@ -477,6 +479,15 @@ CuResult cuLaunchKernel(void* function, unsigned gridX, unsigned /*gridY*/, unsi
   if (spccl::emulation::isSparseKernel(name))
     return launchStandIn(spccl::emulation::prepareSparseKernel, name, gridX, blockX, stream,
                          params);
+  if (spccl::emulation::isBucketKernel(name)) {
+    const CuResult launched =
+        launchStandIn(spccl::emulation::prepareBucketKernel, name, gridX, blockX, stream, params);
+    if (launched == kSuccess) {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      ++state().counters.bucketLaunches;
+    }
+    return launched;
+  }
   if (spccl::emulation::isRowKernel(name)) {
     const CuResult launched =
         launchStandIn(spccl::emulation::prepareRowKernel, name, gridX, blockX, stream, params);

@@ -34,6 +34,9 @@ typedef struct {
    * from cuMemHostAlloc): a real driver stages such a copy and returns
    * only once it is done. */
   uint64_t copiesToDeviceFromPageable;
+  /* Launches of Balanced Parallelism's bucketing kernels
+   * (emulated_bucket_kernels.h; host stand-ins, not a GPU). */
+  uint64_t bucketLaunches;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

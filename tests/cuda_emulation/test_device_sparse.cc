@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -128,12 +129,13 @@ std::string describe(spcclDataType_t type, double density, spcclSparseAlgorithm_
 
 struct CallCost {
   uint64_t launches, bytesFromDevice, bytesToDevice;
+  uint64_t bucketLaunches;  // Balanced Parallelism's device bucketing
 };
 
 CallCost since(const EmuCudaCounters& before) {
   const EmuCudaCounters now = emuCudaCounters();
   return {now.kernelLaunches - before.kernelLaunches, now.bytesFromDevice - before.bytesFromDevice,
-          now.bytesToDevice - before.bytesToDevice};
+          now.bytesToDevice - before.bytesToDevice, now.bucketLaunches - before.bucketLaunches};
 }
 
 // One call on device buffers with SPCCL_DEVICE_SPARSE as given, tag `tag`.
@@ -141,7 +143,8 @@ std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t 
                                       const std::vector<unsigned char>& input, size_t count,
                                       spcclDataType_t type, spcclRedOp_t op,
                                       spcclSparseAlgorithm_t algorithm, void* stream, bool inPlace,
-                                      CallCost* cost) {
+                                      CallCost* cost,
+                                      spcclSparsePartitioner_t partitioner = spcclPartitionAuto) {
   setenv("SPCCL_DEVICE_SPARSE", onDevice ? "1" : "0", 1);
   DeviceBytes send(input.size()), recvStorage(input.size());
   const DeviceBytes& recv = inPlace ? send : recvStorage;
@@ -149,6 +152,7 @@ std::vector<unsigned char> sparseCall(spcclComm_t comm, bool onDevice, uint64_t 
   spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
   options.algorithm = algorithm;
   options.tag = tag;
+  options.partitioner = partitioner;
   const EmuCudaCounters before = emuCudaCounters();
   EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, type, op, &options,
                                             comm, stream),
@@ -187,18 +191,20 @@ size_t setElementsOf(const std::vector<unsigned char>& bytes, size_t size) {
 // expected, fail it): the input's pairs, and the result's set elements
 // plus up to `cancelled` pairs that summed to +0.0 (kept in the CPU's
 // result pairs). Returns the staged result.
-std::vector<unsigned char> compareInputWithStaged(spcclComm_t comm, const std::string& what,
-                                                  uint64_t* tag,
-                                                  const std::vector<unsigned char>& input,
-                                                  spcclDataType_t type, size_t count,
-                                                  spcclSparseAlgorithm_t algorithm, spcclRedOp_t op,
-                                                  void* stream, bool fewBytes, bool inPlace = false,
-                                                  size_t cancelled = 0) {
+std::vector<unsigned char> compareInputWithStaged(
+    spcclComm_t comm, const std::string& what, uint64_t* tag,
+    const std::vector<unsigned char>& input, spcclDataType_t type, size_t count,
+    spcclSparseAlgorithm_t algorithm, spcclRedOp_t op, void* stream, bool fewBytes,
+    bool inPlace = false, size_t cancelled = 0, CallCost* deviceCost = nullptr,
+    spcclSparsePartitioner_t partitioner = spcclPartitionAuto) {
   CallCost staged{}, device{};
-  const std::vector<unsigned char> expected = sparseCall(comm, false, (*tag)++, input, count, type,
-                                                         op, algorithm, stream, inPlace, &staged);
+  const std::vector<unsigned char> expected =
+      sparseCall(comm, false, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &staged,
+                 partitioner);
   const std::vector<unsigned char> got =
-      sparseCall(comm, true, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &device);
+      sparseCall(comm, true, (*tag)++, input, count, type, op, algorithm, stream, inPlace, &device,
+                 partitioner);
+  if (deviceCost != nullptr) *deviceCost = device;
   EXPECT_EQ(staged.launches, 0u) << what << ": the staged path launched kernels";
   EXPECT_GE(staged.bytesFromDevice, count * spcclTypeSize(type)) << what;
   EXPECT_EQ(got.size(), expected.size()) << what;
@@ -215,9 +221,19 @@ std::vector<unsigned char> compareInputWithStaged(spcclComm_t comm, const std::s
   EXPECT_GE(device.launches, 2u) << what << ": the device path was not taken";
   if (fewBytes) {
     const size_t size = spcclTypeSize(type), pair = expectedIndexBytes() + size;
-    // The count's two uint64 totals, then the input's pairs.
-    EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + setElementsOf(input, size) * pair)
-        << what << ": not the non-zeros' pairs copied in";
+    // The count's two uint64 totals, then the input's pairs, and where
+    // Balanced Parallelism bucketed them on the device, its buckets: the
+    // nranks + 1 offsets and a position (as wide as an index) and a value
+    // per pair.
+    const size_t nonZeros = setElementsOf(input, size);
+    int nranks = 0;
+    spcclCommCount(comm, &nranks);
+    const size_t buckets =
+        device.bucketLaunches > 0
+            ? (static_cast<size_t>(nranks) + 1) * sizeof(uint64_t) + nonZeros * pair
+            : 0;
+    EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + nonZeros * pair + buckets)
+        << what << ": not the non-zeros' pairs (and buckets) copied in";
     const size_t resultSet = setElementsOf(expected, size);
     EXPECT_EQ(device.bytesToDevice % pair, 0u) << what << ": not whole pairs copied out";
     EXPECT_GE(device.bytesToDevice, resultSet * pair) << what << ": not every result pair";
@@ -699,6 +715,123 @@ TEST(DeviceSparse, Float64AfterAnOddNumberOf32BitIndicesEveryAlgorithmN2) {
                 spcclSparseAlgorithmName(algorithm) + " rank " + std::to_string(rank),
             &tag, input, spcclFloat64, kCount, algorithm, spcclSum, nullptr, true);
       }
+    return kChildOk;
+  });
+}
+
+// Balanced Parallelism's push buckets made on the device (issue 16;
+// kernels/device_sparse/bucket_pairs.h, host stand-ins here) for every
+// partitioner a caller can ask for: ZenHash in place of Zen's hierarchical
+// hashing and of the two-pass method (its buckets come sorted), the keyed
+// permutation (sorted by the device's radix passes); the host sorts none.
+// Sum and Avg, f32 with NaN payloads among the pairs: bit for bit the
+// staged path's result. The bucket kernels ran wherever the keyed schedule
+// took the input's pairs (6 launches with ZenHash's rank tiles, 4 plus 3
+// a radix pass with the permutation), and never at 50 % (BP's dense
+// ranges, or the input staged whole).
+void bucketsOnTheDevice(int n, std::vector<spcclDataType_t> types, size_t count = kCount) {
+  runOnRanks(n, [n, types, count](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    for (spcclSparsePartitioner_t partitioner :
+         {spcclPartitionZenHash, spcclPartitionTwoPass, spcclPartitionPermutation})
+      for (spcclDataType_t type : types)
+        for (double density : {0.001, 0.01, 0.5})
+          for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+            std::vector<unsigned char> input = inputOf(rank, type, count, density, false);
+            if (type == spcclFloat32) {
+              const uint32_t nans[] = {0x7fc00001u + static_cast<uint32_t>(rank), 0xffc00000u};
+              std::memcpy(&input[10 * 4], &nans[0], 4);
+              std::memcpy(&input[(count - 2) * 4], &nans[1], 4);
+            }
+            const std::string what =
+                describe(type, density, spcclSparseBalancedParallelism, op, nullptr) +
+                " partitioner " + std::to_string(partitioner) + " rank " + std::to_string(rank);
+            CallCost device{};
+            const bool sparse = density <= 0.011;
+            // (No byte bounds for integer Avg: its division truncates some
+            // sums to 0, pairs the CPU's result keeps.)
+            const bool fewBytes = sparse && !(type == spcclInt32 && op == spcclAvg);
+            compareInputWithStaged(comm, what, &tag, input, type, count,
+                                   spcclSparseBalancedParallelism, op, nullptr, fewBytes, false, 0,
+                                   &device, partitioner);
+            // The permutation's radix passes: 8 bits of its widest part's
+            // largest position each.
+            const uint64_t widest = (count + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
+            const uint64_t passes = (std::bit_width(widest - 1) + 7) / 8;
+            const uint64_t launches = !sparse                                    ? 0
+                                      : partitioner == spcclPartitionPermutation ? 4 + 3 * passes
+                                                                                 : 6;
+            EXPECT_EQ(device.bucketLaunches, launches) << what;
+          }
+    return kChildOk;
+  });
+}
+
+TEST(DeviceSparse, BalancedParallelismBucketsOnTheDeviceN2) {
+  bucketsOnTheDevice(2, {spcclFloat32, spcclFloat64, spcclBfloat16, spcclInt32});
+}
+TEST(DeviceSparse, BalancedParallelismBucketsOnTheDeviceN3) {
+  bucketsOnTheDevice(3, {spcclFloat32, spcclBfloat16, spcclInt32});
+}
+TEST(DeviceSparse, BalancedParallelismBucketsOnTheDeviceN4) {
+  bucketsOnTheDevice(4, {spcclFloat32});
+}
+
+// The same with each message in pieces of a page (SPCCL_SPARSE_PIECE_BYTES'
+// least, bp_pipeline.cc; 400001 elements: 2 to 16 pieces at 0.1-1 %): the
+// device's buckets cut into pieces, sorted or not as they came.
+TEST(DeviceSparse, BalancedParallelismInPiecesBucketsOnTheDeviceN2N3) {
+  setenv("SPCCL_SPARSE_PIECE_BYTES", "4096", 1);
+  bucketsOnTheDevice(2, {spcclFloat32, spcclFloat64}, 400001);
+  bucketsOnTheDevice(3, {spcclFloat32, spcclBfloat16, spcclInt32}, 400001);
+  unsetenv("SPCCL_SPARSE_PIECE_BYTES");
+}
+
+// 64-bit pair indices (SPCCL_DEVICE_SPARSE_INDEX_BYTES=8) read by the
+// bucket kernels as well.
+TEST(DeviceSparse, BalancedParallelismBucketsOn64BitIndicesN3) {
+  setenv("SPCCL_DEVICE_SPARSE_INDEX_BYTES", "8", 1);
+  bucketsOnTheDevice(3, {spcclFloat32, spcclFloat64});
+  unsetenv("SPCCL_DEVICE_SPARSE_INDEX_BYTES");
+}
+
+// A bucket kernel that fails on rank 1: the host buckets its pairs in its
+// place, so rank 0 gets every message and finishes with the staged path's
+// result; rank 1 returns the driver's error naming the kernel. The
+// communicator goes on.
+TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
+    CallCost cost{};
+    const std::vector<unsigned char> staged =
+        sparseCall(comm, false, 1, input, count, spcclFloat32, spcclSum,
+                   spcclSparseBalancedParallelism, nullptr, false, &cost);
+    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(input);
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    options.algorithm = spcclSparseBalancedParallelism;
+    // Count, scan and write the input's pairs: the fourth launch is the
+    // first of the buckets'.
+    if (rank == 1) emuCudaFailLaunchesAfter(3, 1);
+    const spcclResult_t result = spcclSparseAllReduceWithOptions(
+        send.data(), recv.data(), count, spcclFloat32, spcclSum, &options, comm, nullptr);
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError);
+      EXPECT_NE(error.find("kernel spcclBucketLocatePairs: cuLaunchKernel"), std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(result, spcclSuccess) << error;
+      EXPECT_EQ(recv.get(nullptr), staged) << "rank 0's result";
+    }
+    EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, spcclFloat32,
+                                              spcclSum, &options, comm, nullptr),
+              spcclSuccess)
+        << spcclGetLastError(comm);
+    EXPECT_EQ(recv.get(nullptr), staged) << "the next call";
+    unsetenv("SPCCL_DEVICE_SPARSE");
     return kChildOk;
   });
 }

@@ -1,0 +1,138 @@
+// DeviceNonZeros::bucketPairs (device_nonzeros.h): the launches of
+// kernels/device_sparse/bucket_pairs.h on the call's stream, over the pairs
+// copyPairs left on the device, and the buckets' copies to the host.
+#include "sparse/device_buckets.h"
+
+#include <cstring>
+#include <utility>
+
+#include "base/check.h"
+#include "device/cuda_module.h"
+#include "kernels/device_sparse/bucket_pairs.h"
+#include "kernels/device_sparse/bucket_pairs_image.h"
+
+namespace spccl::sparse {
+
+namespace {
+
+namespace ds = kernels::device_sparse;
+
+const device::EmbeddedModule& bucketModule() {
+  static const device::EmbeddedModule module(ds::bucketPairsImage(), ds::bucketPairsImageBytes());
+  return module;
+}
+
+// Offsets of the arrays in one scratch allocation, each 8-byte aligned.
+struct ScratchLayout {
+  uint64_t owners, positions, orderA, orderB, chunkCounts, digitCounts, rankCounts, scanChunkBase,
+      offsets, outPositions, outValues, bytes;
+};
+
+ScratchLayout layoutFor(uint64_t nnz, uint64_t parts, uint64_t chunks, uint64_t rankTiles,
+                        uint64_t valueBytes) {
+  auto words = [](uint64_t bytes) { return (bytes + 7) / 8 * 8; };
+  ScratchLayout l{};
+  uint64_t at = 0;
+  auto take = [&at](uint64_t bytes) { return std::exchange(at, at + bytes); };
+  l.owners = take(words(nnz * sizeof(uint32_t)));
+  l.positions = take(nnz * sizeof(uint64_t));
+  l.orderA = take(nnz * sizeof(uint64_t));
+  l.orderB = take(nnz * sizeof(uint64_t));
+  l.chunkCounts = take(parts * chunks * sizeof(uint64_t));
+  l.digitCounts = take(ds::kRadixDigits * chunks * sizeof(uint64_t));
+  l.rankCounts = take(parts * rankTiles * sizeof(uint64_t));
+  l.scanChunkBase = take((ds::kScanThreads + 1) * sizeof(uint64_t));
+  l.offsets = take((parts + 1) * sizeof(uint64_t));
+  l.outPositions = take(nnz * sizeof(uint64_t));  // (or half of it: 32-bit positions)
+  l.outValues = take(words(nnz * valueBytes));
+  l.bytes = at;
+  return l;
+}
+
+}  // namespace
+
+bool bucketKernelsPresent() { return bucketModule().present(); }
+
+spcclResult_t loadBucketKernels() {
+  device::CuFunction function = nullptr;
+  for (const char* kernel :
+       {ds::kCountRankTilesKernel, ds::kScanKernelOfBuckets, ds::kLocatePairsKernel,
+        ds::kCountChunkOwnersKernel, ds::kScatterChunksKernel})
+    SPCCL_CHECK(bucketModule().function(kernel, &function));
+  return spcclSuccess;
+}
+
+spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out,
+                                         bool* sorted) {
+  const spcclResult_t onDevice = pairs_.bucketPairs(partition.deviceMath(), out, sorted);
+  if (onDevice == spcclSuccess) return spcclSuccess;
+  failure_ = onDevice;
+  why_ = threadLastError();
+  bucketByOwner(BucketMethod::TwoPass, partition, type_, indices_, values_, nnz_, out);
+  *sorted = false;
+  return spcclSuccess;
+}
+
+spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets* out,
+                                          bool* sorted) {
+  static_assert(sizeof(size_t) == sizeof(uint64_t), "Buckets::offsets are copied as uint64");
+  const uint64_t nnz = nonZeros(), parts = math.parts;
+  const size_t valueBytes = spcclTypeSize(type_);
+  *sorted = true;  // (bucket_pairs.h: the Permutation's by the radix passes)
+  out->offsets.assign(parts + 1, 0);
+  out->positions.resize(nnz);
+  out->values.resize(nnz * valueBytes);
+  if (nnz == 0) return spcclSuccess;
+  ds::BucketArgs args{};
+  args.partition = math;
+  args.indices = pairs_.address();
+  args.values = pairs_.address() + ds::valuesOffset(nnz, indexBytes_, valueBytes);
+  args.nnz = nnz;
+  args.indexBytes = indexBytes_;
+  args.valueBytes = valueBytes;
+  args.chunks = ds::bucketChunksFor(nnz);
+  args.rankTiles = ds::rankTilesFor(math);
+  const ScratchLayout l = layoutFor(nnz, parts, args.chunks, args.rankTiles, valueBytes);
+  SPCCL_CHECK(bucketScratch_.reserve(l.bytes, "the push buckets' arrays"));
+  const device::CuDevicePtr base = bucketScratch_.address();
+  args.owners = base + l.owners;
+  args.positions = base + l.positions;
+  args.chunkCounts = base + l.chunkCounts;
+  args.digitCounts = base + l.digitCounts;
+  args.rankCounts = base + l.rankCounts;
+  args.scanChunkBase = base + l.scanChunkBase;
+  args.offsets = base + l.offsets;
+  args.outPositions = base + l.outPositions;
+  args.outValues = base + l.outValues;
+  const device::EmbeddedModule& module = bucketModule();
+  const spcclResult_t queued = [&]() -> spcclResult_t {
+    spcclResult_t launched = spcclSuccess;
+    ds::forEachBucketLaunch(args, base + l.orderA, base + l.orderB,
+                            [&](const char* kernel, ds::BucketArgs& launchArgs, uint64_t items) {
+                              const bool scan = std::strcmp(kernel, ds::kScanKernelOfBuckets) == 0;
+                              launched =
+                                  launchIn(module, kernel, scan ? 1 : ds::gridFor(items),
+                                           scan ? ds::kScanThreads : ds::kThreads, &launchArgs);
+                              return launched == spcclSuccess;
+                            });
+    SPCCL_CHECK(launched);
+    const device::CudaDriver* d = device::cudaDriver();
+    SPCCL_CHECK(copy("the push buckets' offsets to the host",
+                     d->memcpyDtoHAsync(out->offsets.data(), args.offsets,
+                                        (parts + 1) * sizeof(uint64_t), stream_),
+                     "cuMemcpyDtoHAsync"));
+    SPCCL_CHECK(copy(
+        "the push buckets' positions to the host",
+        d->memcpyDtoHAsync(out->positions.data(), args.outPositions, nnz * indexBytes_, stream_),
+        "cuMemcpyDtoHAsync"));
+    return copy("the push buckets' values to the host",
+                d->memcpyDtoHAsync(out->values.data(), args.outValues, nnz * valueBytes, stream_),
+                "cuMemcpyDtoHAsync");
+  }();
+  SPCCL_CHECK(finishQueued(queued, "bucketing the input's non-zeros by owner on the device"));
+  if (ds::indexWidth(indexBytes_) == sizeof(uint32_t))
+    ds::widenPositionsInPlace(out->positions.data(), nnz);
+  return spcclSuccess;
+}
+
+}  // namespace spccl::sparse

@@ -1,0 +1,47 @@
+// Balanced Parallelism's push buckets from the pairs the device sparse
+// call extracted on the GPU (issue 16; kernels/device_sparse/bucket_pairs.h,
+// docs/gpu.md "Sparse all-reduce of device buffers"), handed to the
+// schedule through SparseCall::bucketer so that the host skips
+// bucketByOwner and the sort of each bucket by position.
+#pragma once
+
+#include <string>
+
+#include "sparse/bucketing.h"
+#include "sparse/device_nonzeros.h"
+#include "spccl.h"
+
+namespace spccl::sparse {
+
+// The bucket kernels' image is in this build (CUDA at build time).
+bool bucketKernelsPresent();
+// Loads them in the current context (DeviceNonZeros::loadKernels).
+spcclResult_t loadBucketKernels();
+
+// DeviceNonZeros::bucketPairs as a PairBucketer; `pairs` must have copied
+// its pairs (copyPairs) and outlive the call. Where the device fails, the
+// host buckets the same pairs (given here, as the call's COO input holds
+// them) so that this rank still feeds its peers the call's messages, and
+// the failure is kept for the call to return once its part is done
+// (failure(), why()): the peers finish, this rank reports the driver's
+// error.
+class DevicePairBucketer final : public PairBucketer {
+ public:
+  DevicePairBucketer(DeviceNonZeros& pairs, spcclDataType_t type, const uint64_t* indices,
+                     const void* values, size_t nnz)
+      : pairs_(pairs), type_(type), indices_(indices), values_(values), nnz_(nnz) {}
+  spcclResult_t bucket(const IndexPartition& partition, Buckets* out, bool* sorted) override;
+  spcclResult_t failure() const { return failure_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  DeviceNonZeros& pairs_;
+  spcclDataType_t type_;
+  const uint64_t* indices_;
+  const void* values_;
+  size_t nnz_;
+  spcclResult_t failure_ = spcclSuccess;
+  std::string why_;
+};
+
+}  // namespace spccl::sparse
