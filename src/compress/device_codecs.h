@@ -49,7 +49,7 @@ bool deviceCodecsAvailable();
 // complete copies them where the schedule asked (an encoding copied
 // straight into pageable memory would wait for the device). peerCodes:
 // pinned host memory for the peers' codes of one owned piece (sumOwned:
-// n - 1 of the largest chunk's encoding), so that their copy to the
+// n - 1 of the largest owned piece's encoding), so that their copy to the
 // device is queued, not waited for; nullptr for the ring.
 struct DeviceCodecBuffers {
   spcclDataType_t type = spcclFloat32;

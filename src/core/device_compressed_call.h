@@ -36,10 +36,10 @@ bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall&
 // thread.
 struct DeviceCodecsPlan;
 
-// A failure here is the call's (rejectCall: nothing ran). nranks: the
-// communicator's.
+// A failure here is the call's (rejectCall: nothing ran). comm: the
+// call's (its size, this rank and its piece size cut the owned chunk).
 spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const compress::CompressedCall& call,
-                                  int nranks, std::shared_ptr<DeviceCodecsPlan>* out);
+                                  spcclComm_t comm, std::shared_ptr<DeviceCodecsPlan>* out);
 
 // Runs it at once or in the stream's order (staged.runDirect); with a
 // request, queued (staged.runDirectQueued). Not finishCall'ed. A failed

@@ -34,6 +34,8 @@ typedef struct {
    * from cuMemHostAlloc): a real driver stages such a copy and returns
    * only once it is done. */
   uint64_t copiesToDeviceFromPageable;
+  /* Bytes of the pinned allocations (cuMemHostAlloc, the pool's misses). */
+  uint64_t pinnedBytesAllocated;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */
