@@ -57,6 +57,10 @@ class InputEncoder {
   virtual spcclResult_t sumOwned(size_t begin, size_t length,
                                  const std::vector<const unsigned char*>& decodings, int divisor,
                                  unsigned char* out) = 0;
+  // Where the owned sum is cheaper on the host (owned_sum_placement.h: no
+  // residual): *host = sendbuff's elements [begin, begin + length) in host
+  // memory, filled on return and kept until the next call of this.
+  virtual spcclResult_t copyOwned(size_t begin, size_t length, const unsigned char** host) = 0;
 };
 
 // The ring schedule's codec steps (ring_requantize.cc), one interface for

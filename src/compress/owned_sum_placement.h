@@ -1,6 +1,18 @@
-// What the two-shot compressed all-reduce of device buffers needs for a
+// Where the two-shot compressed all-reduce of device buffers forms a
 // rank's owned sum (docs/gpu.md, "Compressed all-reduce of device
-// buffers"), from the agreed layout and the communicator's piece size.
+// buffers"), chosen per call by the bytes that cross between host and
+// device for the owned chunk (L elements of s bytes, C bytes of codes):
+// - on the device (DeviceCodecs::sumOwned): the n - 1 peers' codes of it
+//   go to the device and its sum's codes come back: n x C;
+// - on the host (the CPU's owned sum, as for host memory): the owned
+//   chunk comes to the host in its type and the sum's codes go to the
+//   device, where the output is decoded: L x s + C.
+// So the device iff (n - 1) x C <= L x s (ties too: the host's pass over
+// the chunk is work the device saves it). With a residual (in device
+// memory) always the device: the host would also have to send the f32
+// sum (L x 4) for the encode that updates the residual where it lies (not
+// done: Limits). Either way the same bits (both sum in rank order).
+// Each rank chooses alone, from the agreed layout.
 #pragma once
 
 #include <cstddef>
@@ -11,13 +23,23 @@
 
 namespace spccl::compress {
 
-// The pinned host bytes rank `me`'s owned sum on the device needs for one
-// piece: the n - 1 peers' codes of its largest piece (its first:
-// chunk_pieces.h), which every piece's fit. pieceBytes: the
-// communicator's SPCCL_COMPRESS_PIECE_BYTES, as the schedule cuts.
+// Whether rank `me`'s owned sum of `call` (device buffers, the two-shot)
+// is formed on the device.
+inline bool ownedSumOnDevice(const CompressedCall& call, const ChunkLayout& layout, int me) {
+  if (call.residual != nullptr) return true;
+  const size_t peers = static_cast<size_t>(layout.nranks - 1);
+  return peers * layout.encodedBytes(call.spec, me) <= layout.length(me) * spcclTypeSize(call.type);
+}
+
+// The pinned host bytes rank `me`'s owned sum needs for one piece, the
+// largest (its first: chunk_pieces.h), which every piece's fit: on the
+// device the n - 1 peers' codes of it, on the host the piece in its type.
+// pieceBytes: the communicator's SPCCL_COMPRESS_PIECE_BYTES, as the
+// schedule cuts.
 inline size_t ownedSumStagingBytes(const CompressedCall& call, const ChunkLayout& layout, int me,
                                    size_t pieceBytes) {
   const size_t largest = piecesOf(call, layout, me, pieceBytes).size(0);
+  if (!ownedSumOnDevice(call, layout, me)) return largest * spcclTypeSize(call.type);
   return static_cast<size_t>(layout.nranks - 1) * kernels::quantizedBytes(call.spec, largest);
 }
 

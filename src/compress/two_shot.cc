@@ -7,6 +7,7 @@
 #include "coll/small_allgather.h"
 #include "compress/chunk_pieces.h"
 #include "compress/compressed_schedules.h"
+#include "compress/owned_sum_placement.h"
 #include "compress/schedule_parts.h"
 
 namespace spccl::compress {
@@ -97,10 +98,14 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   if (call.encoder != nullptr && call.decoder == nullptr)
     return SPCCL_FAIL(spcclInternalError, "%s: an encoder writes the owned sum with its decoder",
                       call.name);
-  // With a decoder alone, the owned sum's host decoding is a piece's
-  // throwaway: the decoder writes the output from the codes.
+  // With an encoder, the owned sum is formed where it crosses fewer bytes
+  // (owned_sum_placement.h): on the device, or here from the encoder's
+  // host copy of each owned piece.
+  const bool ownedOnDevice = call.encoder != nullptr && ownedSumOnDevice(call, layout, me);
+  // With a decoder and the owned sum here, the sum's host decoding is a
+  // piece's throwaway: the decoder writes the output from the codes.
   float* decoded = nullptr;
-  if (call.decoder != nullptr && call.encoder == nullptr && !ownedSumThroughAccumulator(call)) {
+  if (call.decoder != nullptr && !ownedOnDevice && !ownedSumThroughAccumulator(call)) {
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -158,7 +163,8 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // in rank order, whatever the arrival order: reproducible run to run.
   // f16, bf16 (one piece): through an accumulator, with the same bits.
   // With an encoder (device memory), the encoder forms the same sum where
-  // the input lies and writes the output from its own copy of the codes.
+  // the input lies and writes the output from its own copy of the codes,
+  // or copies the owned piece here to be summed as host memory is.
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
@@ -167,20 +173,29 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
     for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
-    if (call.encoder != nullptr) {
+    if (ownedOnDevice) {
       SPCCL_CHECK(call.encoder->sumOwned(owned.first(i), owned.size(i), ofPiece, divisor,
                                          region + offsets[me] + at));
       SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
                                  owned.encodedBytes(call.spec, i), i, gatherTo));
       continue;
     }
+    // The piece's input where the CPU reads it: sendbuff, or the encoder's
+    // host copy (its elements from 0; no residual: owned_sum_placement.h).
+    CompressedCall summed = call;
+    size_t from = owned.first(i);
+    if (call.encoder != nullptr) {
+      const unsigned char* copy = nullptr;
+      SPCCL_CHECK(call.encoder->copyOwned(from, owned.size(i), &copy));
+      summed.sendbuff = copy;
+      from = 0;
+    }
     const bool throughAccumulator = ownedSumThroughAccumulator(call);
     if (throughAccumulator)
-      SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
+      SPCCL_CHECK(sumThroughAccumulator(ctx, summed, from, owned.size(i), ofPiece,
                                         region + offsets[me] + at));
     else
-      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
-                     decoded);
+      reduceOwnedSum(ctx, summed, from, owned.size(i), ofPiece, region + offsets[me] + at, decoded);
     SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
                                owned.encodedBytes(call.spec, i), i, gatherTo));
     // While the piece travels (reduceOwnedSum wrote a host output itself).

@@ -21,9 +21,9 @@ struct DeviceCodecsPlan {
   // Where the encodings land (compress/device_codecs.h): the whole tensor's
   // codes, more than any chunk's.
   device::PinnedBuffer staging;
-  // The two-shot's peers' codes of one owned piece: n - 1 of this rank's
-  // largest piece's encoding (compress/owned_sum_placement.h).
-  device::PinnedBuffer peerCodes;
+  // The two-shot's owned piece: its peers' codes, or the piece itself
+  // where the host sums it (compress/owned_sum_placement.h).
+  device::PinnedBuffer owned;
 };
 
 namespace {
@@ -56,7 +56,7 @@ spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall
     SPCCL_CHECK(device::acquirePinned(
         compress::ownedSumStagingBytes(call, layout, comm->rank,
                                        comm->engine->settings().compressPieceBytes),
-        &plan->peerCodes));
+        &plan->owned));
   }
   *out = std::move(plan);
   return spcclSuccess;
@@ -73,8 +73,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     buffers.residual = call.residual;
     buffers.staging = static_cast<unsigned char*>(plan->staging.data());
     buffers.stagingBytes = plan->staging.capacity();
-    buffers.peerCodes = static_cast<unsigned char*>(plan->peerCodes.data());
-    buffers.peerCodesBytes = plan->peerCodes.capacity();
+    buffers.owned = static_cast<unsigned char*>(plan->owned.data());
+    buffers.ownedBytes = plan->owned.capacity();
     DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
     if (call.schedule == spcclCompressRing) {

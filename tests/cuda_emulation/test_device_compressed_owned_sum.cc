@@ -1,12 +1,17 @@
-// The two-shot compressed all-reduce of device buffers: what its owned sum
-// (InputEncoder::sumOwned, compress/owned_sum_placement.h) takes of pinned
-// memory, against the emulated driver (real ranks, host stand-ins of the
-// kernels: not a GPU). Outputs bit for bit against the staged path.
+// The two-shot compressed all-reduce of device buffers: where its owned sum
+// is formed (compress/owned_sum_placement.h: on the device,
+// InputEncoder::sumOwned, or on the host from InputEncoder::copyOwned)
+// and what it takes of pinned memory, against the emulated driver (real
+// ranks, host stand-ins of the kernels: not a GPU). Outputs bit for bit
+// against the staged path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "device_compressed_calls.h"
 #include "emulated_ranks.h"
@@ -50,6 +55,96 @@ TEST_F(DeviceCompressed, PeerCodesStagingSizedByTheLargestOwnedPieceN4) {
         << what << ": the peers' codes' staging is larger than 3 pieces' codes";
     return kChildOk;
   });
+}
+
+// Chunk `chunk`'s elements of count on n ranks (compress/chunk_layout.h:
+// whole blocks, the first blocks % n chunks one block more, the last
+// short). Its pieces' encodings add up to codeBytes of it (chunk_pieces.h).
+size_t chunkLength(size_t count, int n, int chunk) {
+  const size_t blocks = (count + kBlock - 1) / kBlock, ranks = static_cast<size_t>(n);
+  auto firstBlock = [&](size_t c) { return c * (blocks / ranks) + std::min(c, blocks % ranks); };
+  const auto c = static_cast<size_t>(chunk);
+  return std::min(count, firstBlock(c + 1) * kBlock) - std::min(count, firstBlock(c) * kBlock);
+}
+
+struct Placement {
+  spcclDataType_t type;
+  int bits;
+  bool residual;  // a device residual (error feedback): the device always
+  bool onHost;    // where the owned sum crosses fewer bytes
+};
+
+// The owned sum where it crosses fewer bytes: on the device the n - 1
+// peers' codes of the owned chunk (C each) go there and its sum's codes
+// come back (n x C); on the host the owned chunk comes in its type (L x s)
+// and its sum's codes go to the device (L x s + C). Each case's placement
+// is written out (not computed by the library's rule): the emulator's
+// bytes each way are exactly that placement's, its pinned copies to the
+// device one an owned piece on the device and none on the host, and the
+// output (and residual) the staged path's bits, sum and avg.
+void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
+  runOnRanks(n, [n, placements](int rank, spcclComm_t comm) {
+    for (const Placement& p : placements)
+      for (spcclRedOp_t op : {spcclSum, spcclAvg}) {
+        Case c;
+        c.type = p.type;
+        c.bits = p.bits;
+        c.op = op;
+        const std::string what =
+            c.describe(rank) + (p.residual ? " device residual" : "") +
+            (p.onHost ? ": owned sum on the host" : ": owned sum on the device");
+        DeviceBytes stagedResidual(kCount * sizeof(float)), deviceResidual(kCount * sizeof(float));
+        const std::vector<float> start(kCount, 1.0f / 256);
+        stagedResidual.upload(start.data());
+        deviceResidual.upload(start.data());
+        auto residualOf = [&p](DeviceBytes& r) {
+          return p.residual ? static_cast<float*>(r.data) : nullptr;
+        };
+        const Outcome staged = compressedCall(comm, rank, false, c, residualOf(stagedResidual));
+        const Outcome device = compressedCall(comm, rank, true, c, residualOf(deviceResidual));
+        EXPECT_TRUE(sameBits(device.out, staged.out)) << what << ": the outputs differ";
+        if (p.residual) {
+          EXPECT_TRUE(sameBits(deviceResidual.download(), stagedResidual.download()))
+              << what << ": the residuals differ";
+        }
+        size_t peersCodes = 0;
+        for (int q = 0; q < n; ++q)
+          if (q != rank) peersCodes += codeBytes(chunkLength(kCount, n, q), c.bits);
+        const size_t owned = chunkLength(kCount, n, rank), ownedCodes = codeBytes(owned, c.bits);
+        const size_t peers = static_cast<size_t>(n - 1);
+        EXPECT_EQ(device.bytesFromDevice,
+                  peersCodes + (p.onHost ? owned * typeBytes(c.type) : ownedCodes))
+            << what;
+        EXPECT_EQ(device.bytesToDevice, peersCodes + (p.onHost ? ownedCodes : peers * ownedCodes))
+            << what;
+        const uint64_t pinnedCopiesIn = device.copiesToDevice - device.copiesToDeviceFromPageable;
+        if (p.onHost) {
+          EXPECT_EQ(pinnedCopiesIn, 0u) << what << ": peers' codes went to the device";
+        } else {
+          EXPECT_GE(pinnedCopiesIn, 1u) << what << ": no peers' codes went to the device";
+        }
+      }
+    return kChildOk;
+  });
+}
+
+// 3 ranks, chunks of 3392, 3328 and 3287 elements, one piece each (f16,
+// bf16): 8-bit codes are 1.06 bytes an element, 2 peers' 2.1 > 2 bytes of
+// the element: the host; 4 and 5 bits (1.1 and 1.4 bytes for 2 peers):
+// the device; with a residual the device whatever the bytes.
+TEST_F(DeviceCompressed, OwnedSumPlacementFollowsTheBytesHalfTypesN3) {
+  ownedSumPlacement(3, {{spcclFloat16, 8, false, true},
+                        {spcclFloat16, 4, false, false},
+                        {spcclBfloat16, 8, false, true},
+                        {spcclBfloat16, 5, false, false},
+                        {spcclFloat16, 8, true, false}});
+}
+
+// 5 ranks, f32 chunks of about 2000 elements in 2 pieces: 8-bit codes for
+// 4 peers are 4.25 bytes an element > 4: the host (a copy a piece); 7-bit
+// 3.75: the device.
+TEST_F(DeviceCompressed, OwnedSumPlacementFollowsTheBytesF32N5) {
+  ownedSumPlacement(5, {{spcclFloat32, 8, false, true}, {spcclFloat32, 7, false, false}});
 }
 
 }  // namespace
