@@ -103,6 +103,11 @@ spcclResult_t DeviceCodecs::copyOwned(size_t begin, size_t length, const unsigne
   return note(copyOwnedNow(begin, length, host));
 }
 
+spcclResult_t DeviceCodecs::encodeOwnedSum(size_t begin, size_t length, const float* acc,
+                                           unsigned char* out) {
+  return note(encodeOwnedSumNow(begin, length, acc, out));
+}
+
 spcclResult_t DeviceCodecs::decode(size_t begin, size_t length, const unsigned char* codes) {
   return note(decodeNow(begin, length, codes));
 }
@@ -346,6 +351,32 @@ spcclResult_t DeviceCodecs::copyOwnedNow(size_t begin, size_t length, const unsi
   SPCCL_CHECK(synchronize("copying the owned piece to the host"));
   *host = buffers_.owned;
   return spcclSuccess;
+}
+
+// The host's owned sum of a piece (f32, finished) copied to acc_ through
+// the pinned staging (its input there was read already), then as
+// finishAccumulatedNow without the divide: encoded with the residual, its
+// encoding on the host on return (the one wait), and decoded into the
+// output from codes_.
+spcclResult_t DeviceCodecs::encodeOwnedSumNow(size_t begin, size_t length, const float* acc,
+                                              unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  const size_t bytes = length * sizeof(float);
+  if (bytes > buffers_.ownedBytes)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the owned piece's f32 sum (%zu bytes) exceeds its pinned staging "
+                      "(%zu bytes)",
+                      call_, bytes, buffers_.ownedBytes);
+  std::memcpy(buffers_.owned, acc, bytes);
+  SPCCL_CHECK(acc_.reserve(bytes, "the owned sum"));
+  queued_ = true;
+  SPCCL_CHECK(
+      check(device::cudaDriver()->memcpyHtoDAsync(acc_.address(), buffers_.owned, bytes, stream_),
+            "cuMemcpyHtoDAsync", "copying the owned sum to the device"));
+  bytesToDevice_ += bytes;
+  SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+  SPCCL_CHECK(completeNow());
+  return queueDecode(codes_.address(), begin, length);
 }
 
 }  // namespace spccl::compress

@@ -53,7 +53,8 @@ bool deviceCodecsAvailable();
 // pinned host memory for one owned piece (owned_sum_placement.h
 // ownedSumStagingBytes): its peers' codes (sumOwned), so that their copy
 // to the device is queued, not waited for, or the piece in its type where
-// the host sums it (copyOwned); nullptr for the ring.
+// the host sums it (copyOwned), then that sum (encodeOwnedSum); nullptr
+// for the ring.
 struct DeviceCodecBuffers {
   spcclDataType_t type = spcclFloat32;
   const void* in = nullptr;
@@ -94,6 +95,8 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
                          const std::vector<const unsigned char*>& decodings, int divisor,
                          unsigned char* out) override;
   spcclResult_t copyOwned(size_t begin, size_t length, const unsigned char** host) override;
+  spcclResult_t encodeOwnedSum(size_t begin, size_t length, const float* acc,
+                               unsigned char* out) override;
   spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
   spcclResult_t finish() override;
   spcclResult_t accumulate(size_t begin, size_t length, const unsigned char* codes) override;
@@ -128,6 +131,8 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
                             const std::vector<const unsigned char*>& decodings, int divisor,
                             unsigned char* out);
   spcclResult_t copyOwnedNow(size_t begin, size_t length, const unsigned char** host);
+  spcclResult_t encodeOwnedSumNow(size_t begin, size_t length, const float* acc,
+                                  unsigned char* out);
   spcclResult_t queueDecode(uint64_t codes, size_t begin, size_t length);
   spcclResult_t completeNow();
   spcclResult_t synchronize(const char* what);

@@ -70,18 +70,22 @@ size_t chunkLength(size_t count, int n, int chunk) {
 struct Placement {
   spcclDataType_t type;
   int bits;
-  bool residual;  // a device residual (error feedback): the device always
+  bool residual;  // a device residual (error feedback)
   bool onHost;    // where the owned sum crosses fewer bytes
 };
 
 // The owned sum where it crosses fewer bytes: on the device the n - 1
 // peers' codes of the owned chunk (C each) go there and its sum's codes
 // come back (n x C); on the host the owned chunk comes in its type (L x s)
-// and its sum's codes go to the device (L x s + C). Each case's placement
-// is written out (not computed by the library's rule): the emulator's
-// bytes each way are exactly that placement's, its pinned copies to the
-// device one an owned piece on the device and none on the host, and the
-// output (and residual) the staged path's bits, sum and avg.
+// and its sum's codes go to the device (L x s + C), or, with a device
+// residual, its f32 sum goes there (L x 4) to be encoded where the
+// residual lies and those codes come back (L x (s + 4) + C). Each case's
+// placement is written out (not computed by the library's rule): the
+// emulator's bytes each way are exactly that placement's, its pinned
+// copies to the device none on the host without a residual (the sum's
+// codes go from the schedule's pageable buffer) and some otherwise (the
+// peers' codes, or the f32 sum), and the output (and residual) the staged
+// path's bits, sum and avg.
 void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
   runOnRanks(n, [n, placements](int rank, spcclComm_t comm) {
     for (const Placement& p : placements)
@@ -112,13 +116,16 @@ void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
           if (q != rank) peersCodes += codeBytes(chunkLength(kCount, n, q), c.bits);
         const size_t owned = chunkLength(kCount, n, rank), ownedCodes = codeBytes(owned, c.bits);
         const size_t peers = static_cast<size_t>(n - 1);
-        EXPECT_EQ(device.bytesFromDevice,
-                  peersCodes + (p.onHost ? owned * typeBytes(c.type) : ownedCodes))
-            << what;
-        EXPECT_EQ(device.bytesToDevice, peersCodes + (p.onHost ? ownedCodes : peers * ownedCodes))
-            << what;
-        const uint64_t pinnedCopiesIn = device.copiesToDevice - device.copiesToDeviceFromPageable;
+        const size_t ownedInType = owned * typeBytes(c.type), ownedSum = owned * sizeof(float);
+        size_t fromDevice = ownedCodes, toDevice = peers * ownedCodes;
         if (p.onHost) {
+          fromDevice = ownedInType + (p.residual ? ownedCodes : 0);
+          toDevice = p.residual ? ownedSum : ownedCodes;
+        }
+        EXPECT_EQ(device.bytesFromDevice, peersCodes + fromDevice) << what;
+        EXPECT_EQ(device.bytesToDevice, peersCodes + toDevice) << what;
+        const uint64_t pinnedCopiesIn = device.copiesToDevice - device.copiesToDeviceFromPageable;
+        if (p.onHost && !p.residual) {
           EXPECT_EQ(pinnedCopiesIn, 0u) << what << ": peers' codes went to the device";
         } else {
           EXPECT_GE(pinnedCopiesIn, 1u) << what << ": no peers' codes went to the device";
@@ -131,7 +138,7 @@ void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
 // 3 ranks, chunks of 3392, 3328 and 3287 elements, one piece each (f16,
 // bf16): 8-bit codes are 1.06 bytes an element, 2 peers' 2.1 > 2 bytes of
 // the element: the host; 4 and 5 bits (1.1 and 1.4 bytes for 2 peers):
-// the device; with a residual the device whatever the bytes.
+// the device; with a device residual 2.1 < 2 + 4: the device.
 TEST_F(DeviceCompressed, OwnedSumPlacementFollowsTheBytesHalfTypesN3) {
   ownedSumPlacement(3, {{spcclFloat16, 8, false, true},
                         {spcclFloat16, 4, false, false},
@@ -145,6 +152,21 @@ TEST_F(DeviceCompressed, OwnedSumPlacementFollowsTheBytesHalfTypesN3) {
 // 3.75: the device.
 TEST_F(DeviceCompressed, OwnedSumPlacementFollowsTheBytesF32N5) {
   ownedSumPlacement(5, {{spcclFloat32, 8, false, true}, {spcclFloat32, 7, false, false}});
+}
+
+// 7 ranks with a device residual (f16, one piece a chunk): 8-bit codes
+// for 6 peers are 6.4 bytes an element > 2 + 4: the host sums, the device
+// encodes the sum with the residual; 4-bit 3.4: the device.
+TEST_F(DeviceCompressed, OwnedSumPlacementWithAResidualN7) {
+  ownedSumPlacement(7, {{spcclFloat16, 8, true, true}, {spcclFloat16, 4, true, false}});
+}
+
+// 9 ranks with a device residual, f32 chunks of about 1100 elements in 2
+// pieces: 8-bit codes for 8 peers are 8.5 bytes an element > 4 + 4: the
+// host (its one-pass f32 sum on the staged path, the accumulator's here:
+// the same bits); 4-bit 4.5: the device.
+TEST_F(DeviceCompressed, OwnedSumPlacementWithAResidualF32N9) {
+  ownedSumPlacement(9, {{spcclFloat32, 8, true, true}, {spcclFloat32, 4, true, false}});
 }
 
 }  // namespace
