@@ -337,6 +337,8 @@ spcclResult_t DeviceCodecs::sumOwnedNow(size_t begin, size_t length,
 // owned sum (owned_sum_placement.h), waited for: the host reads it next.
 // The staging is free: the previous piece's copy was read before this.
 spcclResult_t DeviceCodecs::copyOwnedNow(size_t begin, size_t length, const unsigned char** host) {
+  *host = buffers_.owned;
+  if (length == 0) return spcclSuccess;
   const size_t bytes = length * spcclTypeSize(buffers_.type);
   if (bytes > buffers_.ownedBytes)
     return SPCCL_FAIL(spcclInternalError,
@@ -348,9 +350,7 @@ spcclResult_t DeviceCodecs::copyOwnedNow(size_t begin, size_t length, const unsi
                 buffers_.owned, elementAt(buffers_.in, buffers_.type, begin), bytes, stream_),
             "cuMemcpyDtoHAsync", "copying the owned piece to the host"));
   bytesToHost_ += bytes;
-  SPCCL_CHECK(synchronize("copying the owned piece to the host"));
-  *host = buffers_.owned;
-  return spcclSuccess;
+  return synchronize("copying the owned piece to the host");
 }
 
 // The host's owned sum of a piece (f32, finished) copied to acc_ through
