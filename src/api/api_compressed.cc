@@ -57,7 +57,7 @@ std::optional<spcclResult_t> runWithCodecsOnDevice(spcclComm_t comm, spcclResult
   if (*res == spcclSuccess) *res = addBuffers(call, staged);
   if (*res != spcclSuccess || !deviceCodecsApply(staged, call)) return std::nullopt;
   std::shared_ptr<DeviceCodecsPlan> plan;
-  const spcclResult_t planned = prepareDeviceCodecs(staged, call, comm->nranks, &plan);
+  const spcclResult_t planned = prepareDeviceCodecs(staged, call, comm, &plan);
   if (planned != spcclSuccess) return rejectCall(comm, planned);
   return finishCall(comm, runDeviceCodecs(comm, staged, call, plan, request));
 }

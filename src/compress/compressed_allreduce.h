@@ -57,6 +57,17 @@ class InputEncoder {
   virtual spcclResult_t sumOwned(size_t begin, size_t length,
                                  const std::vector<const unsigned char*>& decodings, int divisor,
                                  unsigned char* out) = 0;
+  // Where the owned sum is cheaper on the host (owned_sum_placement.h):
+  // *host = sendbuff's elements [begin, begin + length) in host memory,
+  // filled on return and kept until the next call of this.
+  virtual spcclResult_t copyOwned(size_t begin, size_t length, const unsigned char** host) = 0;
+  // The owned sum of those elements formed on the host (acc: length f32,
+  // divided for avg, host memory), where the residual lies with the
+  // encoder: encoded once, with the residual, into out (host memory,
+  // filled on return: the schedule sends it), and recvbuff's elements
+  // written with that encoding's decoding (once the decoder finishes).
+  virtual spcclResult_t encodeOwnedSum(size_t begin, size_t length, const float* acc,
+                                       unsigned char* out) = 0;
 };
 
 // The ring schedule's codec steps (ring_requantize.cc), one interface for

@@ -99,6 +99,15 @@ spcclResult_t DeviceCodecs::sumOwned(size_t begin, size_t length,
   return note(sumOwnedNow(begin, length, decodings, divisor, out));
 }
 
+spcclResult_t DeviceCodecs::copyOwned(size_t begin, size_t length, const unsigned char** host) {
+  return note(copyOwnedNow(begin, length, host));
+}
+
+spcclResult_t DeviceCodecs::encodeOwnedSum(size_t begin, size_t length, const float* acc,
+                                           unsigned char* out) {
+  return note(encodeOwnedSumNow(begin, length, acc, out));
+}
+
 spcclResult_t DeviceCodecs::decode(size_t begin, size_t length, const unsigned char* codes) {
   return note(decodeNow(begin, length, codes));
 }
@@ -272,19 +281,18 @@ spcclResult_t DeviceCodecs::queueAccumulate(size_t length, uint64_t in, uint64_t
 spcclResult_t DeviceCodecs::copyPeerCodes(const std::vector<const unsigned char*>& decodings,
                                           size_t bytes) {
   const size_t total = decodings.size() * bytes;
-  if (total > buffers_.peerCodesBytes)
+  if (total > buffers_.ownedBytes)
     return SPCCL_FAIL(spcclInternalError,
                       "%s: the peers' codes of an owned piece (%zu bytes) exceed their pinned "
                       "staging (%zu bytes)",
-                      call_, total, buffers_.peerCodesBytes);
+                      call_, total, buffers_.ownedBytes);
   for (size_t d = 0; d < decodings.size(); ++d)
-    std::memcpy(buffers_.peerCodes + d * bytes, decodings[d], bytes);
+    std::memcpy(buffers_.owned + d * bytes, decodings[d], bytes);
   SPCCL_CHECK(peerCodes_.reserve(total, "the peers' codes of the owned piece"));
   queued_ = true;
-  SPCCL_CHECK(check(device::cudaDriver()->memcpyHtoDAsync(peerCodes_.address(), buffers_.peerCodes,
-                                                          total, stream_),
-                    "cuMemcpyHtoDAsync",
-                    "copying the peers' codes of the owned piece to the device"));
+  SPCCL_CHECK(check(
+      device::cudaDriver()->memcpyHtoDAsync(peerCodes_.address(), buffers_.owned, total, stream_),
+      "cuMemcpyHtoDAsync", "copying the peers' codes of the owned piece to the device"));
   bytesToDevice_ += total;
   return spcclSuccess;
 }
@@ -320,6 +328,52 @@ spcclResult_t DeviceCodecs::sumOwnedNow(size_t begin, size_t length,
     SPCCL_CHECK(queueAccumulate(length, d == 0 ? elementAt(buffers_.in, buffers_.type, begin) : 0,
                                 decodings.empty() ? 0 : peerCodes_.address() + d * bytes,
                                 d == last ? divisor : 0));
+  SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
+  SPCCL_CHECK(completeNow());
+  return queueDecode(codes_.address(), begin, length);
+}
+
+// The owned piece in its type into the pinned staging, for the host's
+// owned sum (owned_sum_placement.h), waited for: the host reads it next.
+// The staging is free: the previous piece's copy was read before this.
+spcclResult_t DeviceCodecs::copyOwnedNow(size_t begin, size_t length, const unsigned char** host) {
+  *host = buffers_.owned;
+  if (length == 0) return spcclSuccess;
+  const size_t bytes = length * spcclTypeSize(buffers_.type);
+  if (bytes > buffers_.ownedBytes)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the owned piece (%zu bytes) exceeds its pinned staging (%zu bytes)",
+                      call_, bytes, buffers_.ownedBytes);
+  queued_ = true;
+  SPCCL_CHECK(
+      check(device::cudaDriver()->memcpyDtoHAsync(
+                buffers_.owned, elementAt(buffers_.in, buffers_.type, begin), bytes, stream_),
+            "cuMemcpyDtoHAsync", "copying the owned piece to the host"));
+  bytesToHost_ += bytes;
+  return synchronize("copying the owned piece to the host");
+}
+
+// The host's owned sum of a piece (f32, finished) copied to acc_ through
+// the pinned staging (its input there was read already), then as
+// finishAccumulatedNow without the divide: encoded with the residual, its
+// encoding on the host on return (the one wait), and decoded into the
+// output from codes_.
+spcclResult_t DeviceCodecs::encodeOwnedSumNow(size_t begin, size_t length, const float* acc,
+                                              unsigned char* out) {
+  if (length == 0) return spcclSuccess;
+  const size_t bytes = length * sizeof(float);
+  if (bytes > buffers_.ownedBytes)
+    return SPCCL_FAIL(spcclInternalError,
+                      "%s: the owned piece's f32 sum (%zu bytes) exceeds its pinned staging "
+                      "(%zu bytes)",
+                      call_, bytes, buffers_.ownedBytes);
+  std::memcpy(buffers_.owned, acc, bytes);
+  SPCCL_CHECK(acc_.reserve(bytes, "the owned sum"));
+  queued_ = true;
+  SPCCL_CHECK(
+      check(device::cudaDriver()->memcpyHtoDAsync(acc_.address(), buffers_.owned, bytes, stream_),
+            "cuMemcpyHtoDAsync", "copying the owned sum to the device"));
+  bytesToDevice_ += bytes;
   SPCCL_CHECK(stageEncode(acc_.address(), dc::kElementF32, begin, length, out));
   SPCCL_CHECK(completeNow());
   return queueDecode(codes_.address(), begin, length);

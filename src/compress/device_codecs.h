@@ -9,7 +9,9 @@
 //   f32, in the CPU's order (accumulate_codes.h), then encoded; only that
 //   encoding is copied to the host (for the all-gather), and the output is
 //   decoded from the device's copy of it. Neither the owned chunk nor its
-//   f32 sum crosses;
+//   f32 sum crosses. Where the owned chunk in its type crosses fewer bytes
+//   (owned_sum_placement.h), copyOwned brings each piece to the host
+//   instead and the schedule sums it there;
 // - error feedback: with a residual in device memory, every encode updates
 //   it on the device, the owned sum's too, so the residual never crosses;
 // - output: the peers' all-gathered codes (in host memory) copied to
@@ -47,10 +49,12 @@ bool deviceCodecsAvailable();
 // bf16) of device memory (may be the same). residual: count f32 of device
 // memory, or nullptr. staging: pinned host memory where the encodings land before
 // complete copies them where the schedule asked (an encoding copied
-// straight into pageable memory would wait for the device). peerCodes:
-// pinned host memory for the peers' codes of one owned piece (sumOwned:
-// n - 1 of the largest chunk's encoding), so that their copy to the
-// device is queued, not waited for; nullptr for the ring.
+// straight into pageable memory would wait for the device). owned:
+// pinned host memory for one owned piece (owned_sum_placement.h
+// ownedSumStagingBytes): its peers' codes (sumOwned), so that their copy
+// to the device is queued, not waited for, or the piece in its type where
+// the host sums it (copyOwned), then that sum (encodeOwnedSum); nullptr
+// for the ring.
 struct DeviceCodecBuffers {
   spcclDataType_t type = spcclFloat32;
   const void* in = nullptr;
@@ -58,8 +62,8 @@ struct DeviceCodecBuffers {
   float* residual = nullptr;
   unsigned char* staging = nullptr;
   size_t stagingBytes = 0;
-  unsigned char* peerCodes = nullptr;
-  size_t peerCodesBytes = 0;
+  unsigned char* owned = nullptr;
+  size_t ownedBytes = 0;
 };
 
 class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps {
@@ -90,6 +94,9 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   spcclResult_t sumOwned(size_t begin, size_t length,
                          const std::vector<const unsigned char*>& decodings, int divisor,
                          unsigned char* out) override;
+  spcclResult_t copyOwned(size_t begin, size_t length, const unsigned char** host) override;
+  spcclResult_t encodeOwnedSum(size_t begin, size_t length, const float* acc,
+                               unsigned char* out) override;
   spcclResult_t decode(size_t begin, size_t length, const unsigned char* codes) override;
   spcclResult_t finish() override;
   spcclResult_t accumulate(size_t begin, size_t length, const unsigned char* codes) override;
@@ -123,6 +130,9 @@ class DeviceCodecs : public InputEncoder, public OutputDecoder, public RingSteps
   spcclResult_t sumOwnedNow(size_t begin, size_t length,
                             const std::vector<const unsigned char*>& decodings, int divisor,
                             unsigned char* out);
+  spcclResult_t copyOwnedNow(size_t begin, size_t length, const unsigned char** host);
+  spcclResult_t encodeOwnedSumNow(size_t begin, size_t length, const float* acc,
+                                  unsigned char* out);
   spcclResult_t queueDecode(uint64_t codes, size_t begin, size_t length);
   spcclResult_t completeNow();
   spcclResult_t synchronize(const char* what);

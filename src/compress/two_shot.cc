@@ -7,6 +7,7 @@
 #include "coll/small_allgather.h"
 #include "compress/chunk_pieces.h"
 #include "compress/compressed_schedules.h"
+#include "compress/owned_sum_placement.h"
 #include "compress/schedule_parts.h"
 
 namespace spccl::compress {
@@ -42,27 +43,35 @@ spcclResult_t writeOutput(const CollContext& ctx, const CompressedCall& call, si
 // on output).
 bool ownedSumThroughAccumulator(const CompressedCall& call) { return call.type != spcclFloat32; }
 
-// Elements [begin, begin + length) of the owned sum through an f32
-// accumulator: my input widened, plus the peers' decodings in rank order
-// (the bits of loadInputChunk then dequantizeAdd, which f32's
-// dequantizeOnto and reduceOwnedSum also give), divided by n for avg; then
-// encoded once into out, with the residual. The caller writes the output
-// from out.
+// *acc (scratch) = elements [begin, begin + length) of the owned sum in
+// f32: my input widened, plus the peers' decodings in rank order (the bits
+// of loadInputChunk then dequantizeAdd, which f32's dequantizeOnto and
+// reduceOwnedSum also give), divided by n for avg (before quantizing, as
+// finishOwnedSum).
+spcclResult_t accumulateOwnedSum(CollContext& ctx, const CompressedCall& call, size_t begin,
+                                 size_t length, const std::vector<const unsigned char*>& decodings,
+                                 float** acc) {
+  char* accBytes = nullptr;
+  SPCCL_CHECK(acquireScratch(ctx, length * sizeof(float), kScratchAccumulator, &accBytes));
+  *acc = reinterpret_cast<float*>(accBytes);
+  std::memset(*acc, 0, length * sizeof(float));
+  ctx.kernels().widenAdd[call.type](
+      *acc, static_cast<const unsigned char*>(call.sendbuff) + begin * spcclTypeSize(call.type),
+      length);
+  for (const unsigned char* decoding : decodings)
+    ctx.kernels().dequantizeAdd(call.spec, decoding, length, *acc);
+  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](*acc, length, ctx.nranks());
+  return spcclSuccess;
+}
+
+// The owned sum through an f32 accumulator (accumulateOwnedSum), encoded
+// once into out, with the residual. The caller writes the output from out.
 spcclResult_t sumThroughAccumulator(CollContext& ctx, const CompressedCall& call, size_t begin,
                                     size_t length,
                                     const std::vector<const unsigned char*>& decodings,
                                     unsigned char* out) {
-  char* accBytes = nullptr;
-  SPCCL_CHECK(acquireScratch(ctx, length * sizeof(float), kScratchAccumulator, &accBytes));
-  float* acc = reinterpret_cast<float*>(accBytes);
-  std::memset(acc, 0, length * sizeof(float));
-  ctx.kernels().widenAdd[call.type](
-      acc, static_cast<const unsigned char*>(call.sendbuff) + begin * spcclTypeSize(call.type),
-      length);
-  for (const unsigned char* decoding : decodings)
-    ctx.kernels().dequantizeAdd(call.spec, decoding, length, acc);
-  // Avg divides before quantizing, as finishOwnedSum.
-  if (call.op == spcclAvg) ctx.kernels().divide[spcclFloat32](acc, length, ctx.nranks());
+  float* acc = nullptr;
+  SPCCL_CHECK(accumulateOwnedSum(ctx, call, begin, length, decodings, &acc));
   ctx.kernels().quantize[spcclFloat32](call.spec, acc, length, out,
                                        call.residual ? call.residual + begin : nullptr);
   return spcclSuccess;
@@ -97,10 +106,19 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   if (call.encoder != nullptr && call.decoder == nullptr)
     return SPCCL_FAIL(spcclInternalError, "%s: an encoder writes the owned sum with its decoder",
                       call.name);
-  // With a decoder alone, the owned sum's host decoding is a piece's
-  // throwaway: the decoder writes the output from the codes.
+  // With an encoder, the owned sum is formed where it crosses fewer bytes
+  // (owned_sum_placement.h): on the device, or here from the encoder's
+  // host copy of each owned piece.
+  const bool ownedOnDevice = call.encoder != nullptr && ownedSumOnDevice(call, layout, me);
+  // With an encoder that holds the residual and the owned sum here, the
+  // encoder encodes the sum (and decodes the output) where the residual
+  // lies.
+  const bool encodedByEncoder = call.encoder != nullptr && call.residual != nullptr;
+  // With a decoder and the owned sum encoded here, the sum's host decoding
+  // is a piece's throwaway: the decoder writes the output from the codes.
   float* decoded = nullptr;
-  if (call.decoder != nullptr && call.encoder == nullptr && !ownedSumThroughAccumulator(call)) {
+  if (call.decoder != nullptr && !ownedOnDevice && !encodedByEncoder &&
+      !ownedSumThroughAccumulator(call)) {
     char* bytes = nullptr;
     SPCCL_CHECK(acquireScratch(ctx, owned.pieceLength * sizeof(float), kScratchDecoded, &bytes));
     decoded = reinterpret_cast<float*>(bytes);
@@ -158,7 +176,8 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   // in rank order, whatever the arrival order: reproducible run to run.
   // f16, bf16 (one piece): through an accumulator, with the same bits.
   // With an encoder (device memory), the encoder forms the same sum where
-  // the input lies and writes the output from its own copy of the codes.
+  // the input lies and writes the output from its own copy of the codes,
+  // or copies the owned piece here to be summed as host memory is.
   std::vector<const unsigned char*> decodings;  // of my chunk, in rank order
   for (int p = 0; p < n; ++p)
     if (p != me) decodings.push_back(incoming + p * mine);
@@ -167,20 +186,38 @@ spcclResult_t twoShotCompressedAllReduce(CollContext& ctx, const CompressedCall&
   for (size_t i = 0; i < owned.count(); ++i) {
     const size_t at = owned.encodedOffset(call.spec, i);
     for (size_t d = 0; d < decodings.size(); ++d) ofPiece[d] = decodings[d] + at;
-    if (call.encoder != nullptr) {
+    if (ownedOnDevice) {
       SPCCL_CHECK(call.encoder->sumOwned(owned.first(i), owned.size(i), ofPiece, divisor,
                                          region + offsets[me] + at));
       SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
                                  owned.encodedBytes(call.spec, i), i, gatherTo));
       continue;
     }
+    // The piece's input where the CPU reads it: sendbuff, or the encoder's
+    // host copy (its elements from 0).
+    CompressedCall summed = call;
+    size_t from = owned.first(i);
+    if (call.encoder != nullptr) {
+      const unsigned char* copy = nullptr;
+      SPCCL_CHECK(call.encoder->copyOwned(from, owned.size(i), &copy));
+      summed.sendbuff = copy;
+      from = 0;
+    }
+    if (encodedByEncoder) {
+      float* acc = nullptr;
+      SPCCL_CHECK(accumulateOwnedSum(ctx, summed, from, owned.size(i), ofPiece, &acc));
+      SPCCL_CHECK(call.encoder->encodeOwnedSum(owned.first(i), owned.size(i), acc,
+                                               region + offsets[me] + at));
+      SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
+                                 owned.encodedBytes(call.spec, i), i, gatherTo));
+      continue;
+    }
     const bool throughAccumulator = ownedSumThroughAccumulator(call);
     if (throughAccumulator)
-      SPCCL_CHECK(sumThroughAccumulator(ctx, call, owned.first(i), owned.size(i), ofPiece,
+      SPCCL_CHECK(sumThroughAccumulator(ctx, summed, from, owned.size(i), ofPiece,
                                         region + offsets[me] + at));
     else
-      reduceOwnedSum(ctx, call, owned.first(i), owned.size(i), ofPiece, region + offsets[me] + at,
-                     decoded);
+      reduceOwnedSum(ctx, summed, from, owned.size(i), ofPiece, region + offsets[me] + at, decoded);
     SPCCL_CHECK(sendOwnedPiece(ctx, peers, region + offsets[me] + at,
                                owned.encodedBytes(call.spec, i), i, gatherTo));
     // While the piece travels (reduceOwnedSum wrote a host output itself).

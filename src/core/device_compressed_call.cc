@@ -6,6 +6,7 @@
 #include "base/knobs.h"
 #include "compress/chunk_layout.h"
 #include "compress/device_codecs.h"
+#include "compress/owned_sum_placement.h"
 #include "core/comm.h"
 #include "device/memory_kind.h"
 #include "device/pinned_pool.h"
@@ -20,10 +21,9 @@ struct DeviceCodecsPlan {
   // Where the encodings land (compress/device_codecs.h): the whole tensor's
   // codes, more than any chunk's.
   device::PinnedBuffer staging;
-  // The two-shot's peers' codes of one owned piece: n - 1 of the largest
-  // chunk's encoding (chunk 0's: compress/chunk_layout.h), more than any
-  // piece's.
-  device::PinnedBuffer peerCodes;
+  // The two-shot's owned piece: its peers' codes, or the piece itself
+  // where the host sums it (compress/owned_sum_placement.h).
+  device::PinnedBuffer owned;
 };
 
 namespace {
@@ -43,18 +43,20 @@ bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
          compress::deviceCodecsAvailable();
 }
 
-spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call, int nranks,
-                                  std::shared_ptr<DeviceCodecsPlan>* out) {
+spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const CompressedCall& call,
+                                  spcclComm_t comm, std::shared_ptr<DeviceCodecsPlan>* out) {
   auto plan = std::make_shared<DeviceCodecsPlan>();
   device::ScopedCudaContext current(staged.context());
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceCodecs::loadKernels());
   SPCCL_CHECK(
       device::acquirePinned(kernels::quantizedBytes(call.spec, call.count), &plan->staging));
-  if (call.schedule != spcclCompressRing && nranks > 1) {
-    const compress::ChunkLayout layout{call.count, call.spec.blockSize, nranks};
+  if (call.schedule != spcclCompressRing && comm->nranks > 1) {
+    const compress::ChunkLayout layout{call.count, call.spec.blockSize, comm->nranks};
     SPCCL_CHECK(device::acquirePinned(
-        static_cast<size_t>(nranks - 1) * layout.encodedBytes(call.spec, 0), &plan->peerCodes));
+        compress::ownedSumStagingBytes(call, layout, comm->rank,
+                                       comm->engine->settings().compressPieceBytes),
+        &plan->owned));
   }
   *out = std::move(plan);
   return spcclSuccess;
@@ -71,8 +73,8 @@ spcclResult_t runDeviceCodecs(spcclComm_t comm, StagedCall& staged, const Compre
     buffers.residual = call.residual;
     buffers.staging = static_cast<unsigned char*>(plan->staging.data());
     buffers.stagingBytes = plan->staging.capacity();
-    buffers.peerCodes = static_cast<unsigned char*>(plan->peerCodes.data());
-    buffers.peerCodesBytes = plan->peerCodes.capacity();
+    buffers.owned = static_cast<unsigned char*>(plan->owned.data());
+    buffers.ownedBytes = plan->owned.capacity();
     DeviceCodecs codecs(call.name, plan->stream, call.spec, buffers);
     CompressedCall run = call;
     if (call.schedule == spcclCompressRing) {

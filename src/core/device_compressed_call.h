@@ -4,7 +4,9 @@
 // chunks are encoded on the device and only their encodings copied to the
 // host; the owned chunk is summed on the device (the peers' codes of it
 // copied there, decoded and added in the CPU's order), encoded there and
-// only that encoding copied to the host, to be sent; the output is never
+// only that encoding copied to the host, to be sent, or, where that
+// crosses fewer bytes, copied to the host and summed there
+// (compress/owned_sum_placement.h); the output is never
 // staged: it is decoded on the device from the owned sum's codes there
 // and from the peers' all-gathered codes, copied in
 // (compress/device_codecs.h). The ring schedule
@@ -36,10 +38,10 @@ bool deviceCodecsApply(const StagedCall& staged, const compress::CompressedCall&
 // thread.
 struct DeviceCodecsPlan;
 
-// A failure here is the call's (rejectCall: nothing ran). nranks: the
-// communicator's.
+// A failure here is the call's (rejectCall: nothing ran). comm: the
+// call's (its size, this rank and its piece size cut the owned chunk).
 spcclResult_t prepareDeviceCodecs(const StagedCall& staged, const compress::CompressedCall& call,
-                                  int nranks, std::shared_ptr<DeviceCodecsPlan>* out);
+                                  spcclComm_t comm, std::shared_ptr<DeviceCodecsPlan>* out);
 
 // Runs it at once or in the stream's order (staged.runDirect); with a
 // request, queued (staged.runDirectQueued). Not finishCall'ed. A failed

@@ -28,10 +28,6 @@ using sparse::SparseCall;
 struct DeviceSparsePlan {
   device::CuStream stream = nullptr;
   device::PinnedBuffer input;
-  // The input's 32-bit indices widened for the CPU's COO form, which takes
-  // uint64 only (SparseCall::nonZeroIndices; its SparseSet positions are
-  // uint64): nnz x 8 bytes of pageable memory and one pass over them.
-  std::vector<uint64_t> wideIndices;
 };
 
 namespace {
@@ -115,8 +111,12 @@ size_t setElements(size_t valueBytes, size_t indexBytes, const void* dense, size
 // pairs would not shrink it or where it holds -0.0 (the CPU's dense
 // schedules add a dense input as it is and keep -0.0's bits, which pairs
 // lose). Either way the CPU's call computes what the staged call does.
+// wideIndices: where 32-bit indices are widened for the CPU's COO form,
+// which takes uint64 only (SparseCall::nonZeroIndices): nnz x 8 bytes and
+// one pass, kept by the communicator (SparseWorkspace::deviceInputIndices).
 spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, size_t indexBytes,
-                         DeviceSparsePlan* host, SparseCall* run, size_t* bytesIn) {
+                         DeviceSparsePlan* host, std::vector<uint64_t>& wideIndices,
+                         SparseCall* run, size_t* bytesIn) {
   SPCCL_CHECK(onDevice.count(call.denseInput, call.count));
   const size_t valueBytes = spcclTypeSize(call.type);
   const uint64_t nnz = onDevice.nonZeros();
@@ -133,8 +133,8 @@ spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, size_
     run->nonZeroIndices = static_cast<const uint64_t*>(indices);
     if (indexBytes == sizeof(uint32_t)) {
       const auto* narrow = static_cast<const uint32_t*>(indices);
-      host->wideIndices.assign(narrow, narrow + nnz);
-      run->nonZeroIndices = host->wideIndices.data();
+      wideIndices.assign(narrow, narrow + nnz);
+      run->nonZeroIndices = wideIndices.data();
     }
     run->nonZeroValues = values;
     run->nnz = nnz;
@@ -232,9 +232,16 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     size_t bytesIn = 0, bytesOut = 0;
     const size_t indexBytes = pairIndexBytes(call.count);
     DeviceNonZeros onDevice(call.name, call.type, plan->stream, indexBytes);
-    const spcclResult_t mine = stageInput(onDevice, call, indexBytes, plan.get(), &run, &bytesIn);
+    // The communicator's sparse workspace is this body's alone: it is one
+    // unit of the communicator's queue (below).
+    const spcclResult_t mine =
+        stageInput(onDevice, call, indexBytes, plan.get(),
+                   comm->sparse->workspace.deviceInputIndices, &run, &bytesIn);
     sparse::SparseResult result;
     run.resultOut = &result;
+    // resultOut replaces the dense output: the CPU's call must never hold
+    // the user's device pointer as a host output (review).
+    run.denseOutput = nullptr;
     // Balanced Parallelism buckets the pairs where they lie, on the device.
     sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nonZeroIndices, run.nonZeroValues,
                                         run.nnz);
@@ -259,6 +266,9 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     // other sparse call runs before it ends.
     SPCCL_CHECK(deliverOutput(onDevice, call, indexBytes, result, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
+    if (bucketer.bucketedOnDevice())
+      comm->stagingProfile->recordDeviceCopies(DevicePart::kSparseBuckets, bucketer.bytesToHost(),
+                                               0);
     return spcclSuccess;
   });
 }

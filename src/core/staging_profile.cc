@@ -92,6 +92,8 @@ const char* reportWhat(DevicePart part) {
       return "sparse all-reduce calls extracted on the device";
     case DevicePart::kTokens:
       return "token all-reduce calls moved their kept rows on the device";
+    case DevicePart::kSparseBuckets:
+      return "sparse all-reduce calls bucketed their pairs by owner on the device";
     default:
       return "compressed all-reduce calls ran their codecs on the device";
   }

@@ -22,9 +22,11 @@ namespace spccl {
 // The calls that reduce their data on the device before it crosses to the
 // host, each with its line in the report.
 enum class DevicePart {
-  kSparse,  // non-zeros extracted and scattered (core/device_sparse_call.h)
-  kTokens,  // kept rows gathered and scattered (core/device_token_call.h)
-  kCodecs,  // compressed codes made and decoded (core/device_compressed_call.h)
+  kSparse,         // non-zeros extracted and scattered (core/device_sparse_call.h)
+  kTokens,         // kept rows gathered and scattered (core/device_token_call.h)
+  kCodecs,         // compressed codes made and decoded (core/device_compressed_call.h)
+  kSparseBuckets,  // Balanced Parallelism's push buckets made on the device
+                   // (sparse/device_buckets.h)
   kCount
 };
 

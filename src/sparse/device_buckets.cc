@@ -65,7 +65,12 @@ spcclResult_t loadBucketKernels() {
 spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out,
                                          bool* sorted) {
   const spcclResult_t onDevice = pairs_.bucketPairs(partition.deviceMath(), out, sorted);
-  if (onDevice == spcclSuccess) return spcclSuccess;
+  if (onDevice == spcclSuccess) {
+    bucketedOnDevice_ = true;
+    bytesToHost_ = out->offsets.size() * sizeof(uint64_t) +
+                   nnz_ * (pairs_.indexBytes() + spcclTypeSize(type_));
+    return spcclSuccess;
+  }
   failure_ = onDevice;
   why_ = threadLastError();
   bucketByOwner(BucketMethod::TwoPass, partition, type_, indices_, values_, nnz_, out);

@@ -33,6 +33,10 @@ class DevicePairBucketer final : public PairBucketer {
   spcclResult_t bucket(const IndexPartition& partition, Buckets* out, bool* sorted) override;
   spcclResult_t failure() const { return failure_; }
   const std::string& why() const { return why_; }
+  // The device made the buckets (none of the host's fallback), and the
+  // bytes their copies brought to the host: for the staging report.
+  bool bucketedOnDevice() const { return bucketedOnDevice_; }
+  size_t bytesToHost() const { return bytesToHost_; }
 
  private:
   DeviceNonZeros& pairs_;
@@ -42,6 +46,8 @@ class DevicePairBucketer final : public PairBucketer {
   size_t nnz_;
   spcclResult_t failure_ = spcclSuccess;
   std::string why_;
+  bool bucketedOnDevice_ = false;
+  size_t bytesToHost_ = 0;
 };
 
 }  // namespace spccl::sparse

@@ -55,6 +55,8 @@ class DeviceNonZeros {
   spcclResult_t count(const void* input, size_t count);
   uint64_t nonZeros() const { return totals_[0]; }
   uint64_t signedZeros() const { return totals_[1]; }
+  // The pairs' index width on the device (4 or 8 bytes).
+  size_t indexBytes() const { return indexBytes_; }
 
   // After count: the nonZeros() pairs, ascending by index, written on the
   // device and copied to indices (indexBytes each) and values (host

@@ -28,6 +28,12 @@ int largestPowerOfTwoAtMost(int n) {
 
 // out[0, length) = the sum of operands[0..n) in `order`, each sum starting
 // from +0. scratch: room for `leaves` blocks of kBlock values.
+// Starting from +0 is relied on: -0.0 on every rank then sums to +0.0, so
+// the dense fallback's result loses nothing when it becomes pairs
+// (ZeroTest drops -0.0), and the device sparse call's pairs form gives the
+// staged call's bits (sparse_allreduce.cc, chooseResultForm). Starting
+// from operand 0 instead would break that on all -0.0 inputs
+// (DeviceSparse.NegativeZeroAndNanEveryAlgorithmN2 catches it).
 void sumBlock(const kernels::KernelTable& table, spcclDataType_t type, size_t valueBytes,
               const std::vector<const unsigned char*>& operands, size_t length, SumOrder order,
               unsigned char* scratch, unsigned char* out) {

@@ -72,6 +72,10 @@ struct SparseWorkspace {
   // this rank's range, and the owner's blocks while it sums them.
   std::vector<MessageBuffer> sliceReceives;
   std::vector<unsigned char> sliceScratch;
+  // A sparse all-reduce of device buffers (core/device_sparse_call.h): its
+  // input's 32-bit indices widened to the uint64 the COO form takes, sized
+  // to the most non-zeros seen.
+  std::vector<uint64_t> deviceInputIndices;
 };
 
 }  // namespace spccl::sparse

@@ -886,7 +886,10 @@ void* emuCudaAlloc(size_t bytes, int kind) {
   allocation.serial = ++serial;
   state().allocations[reinterpret_cast<uintptr_t>(p)] = allocation;
   ++state().counters.liveAllocations;
-  if (kind == EmuCudaPinnedHost) ++state().counters.pinnedAllocations;
+  if (kind == EmuCudaPinnedHost) {
+    ++state().counters.pinnedAllocations;
+    state().counters.pinnedBytesAllocated += bytes;
+  }
   return p;
 }
 

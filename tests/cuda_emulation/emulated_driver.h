@@ -37,6 +37,8 @@ typedef struct {
   /* Launches of Balanced Parallelism's bucketing kernels
    * (emulated_bucket_kernels.h; host stand-ins, not a GPU). */
   uint64_t bucketLaunches;
+  /* Bytes of the pinned allocations (cuMemHostAlloc, the pool's misses). */
+  uint64_t pinnedBytesAllocated;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */

@@ -8,7 +8,11 @@
 #      sharing the GPU; SPCCL_STAGING_REPORT=1 must count the calls as
 #      extracted on the device (else the path was not taken and the run
 #      fails), and no call may be staged whole;
-#   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes;
+#      Balanced Parallelism forced (zen-hash, permutation), 2 and 4 ranks:
+#      the report must count the calls as bucketed on the device;
+#   2. rank 0 of 2 under compute-sanitizer memcheck, small sizes, BP with
+#      the permutation (every kernel of the path: extraction, buckets and
+#      their radix passes, scatter);
 #   3. the figures: f32 sum, 1 M to 16 M elements, densities 0.1 % and 1 %,
 #      2 ranks, the path on (SPCCL_DEVICE_SPARSE=1) against off (staged
 #      whole), on the same machine in the same minutes, with the bytes each
@@ -37,11 +41,25 @@ for n in 1 2 4; do
   done
 done
 
+# Balanced Parallelism forced with each partitioner that buckets: the push
+# buckets must be made on the device (sparse/device_buckets.h: the report
+# counts the calls), every type checked.
+for n in 2 4; do
+  for partitioner in zen-hash permutation; do
+    log=$results/bp_buckets_n${n}_$partitioner.log
+    run_ranks "$n" "$log" 60 SPCCL_DEVICE_SPARSE=1 -- \
+      "$perf" --device -b 64K -e 4M -f 8 -n 2 -w 1 -c 1 -d all -o sum -D 0.01 -a bp -P "$partitioner"
+    check "BP, $partitioner, $n ranks, device path" "$log" $? 1
+    grep -qE "rank 0/$n: [1-9][0-9]* sparse all-reduce calls bucketed their pairs by owner on the device" "$log" ||
+      { echo "FAIL: BP, $partitioner, $n ranks: no call bucketed on the device ($log)"; failed=1; }
+  done
+done
+
 if find_sanitizer; then
   log=$results/memcheck_n2.log
   run_ranks 2 "$log" 150 SPCCL_DEVICE_SPARSE=1 -- "$sanitizer" --tool memcheck --error-exitcode 97 \
-    "$perf" --device -b 4K -e 256K -f 8 -n 1 -w 1 -c 1 -d float -o sum -D 0.01
-  check "memcheck, 2 ranks, f32" "$log" $? 1
+    "$perf" --device -b 4K -e 256K -f 8 -n 1 -w 1 -c 1 -d float -o sum -D 0.01 -a bp -P permutation
+  check "memcheck, 2 ranks, f32, BP permutation (extraction, buckets, scatter)" "$log" $? 1
 fi
 
 for density in 0.001 0.01; do
