@@ -2,7 +2,7 @@
 # Builds spccl, runs the whole test suite (ctest) and ends with a summary:
 # passed, failed, skipped, and why each skipped test skipped.
 #   run-tests.sh             Release build in build/
-#   run-tests.sh --sanitize  ASan+UBSan build in build-asan/
+#   run-tests.sh --sanitize  ASan+UBSan build (Debug, -O1) in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh build
@@ -10,7 +10,11 @@ dir=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
 if [ "${1:-}" = "--sanitize" ]; then
   dir=build-asan
-  flags=(-DCMAKE_BUILD_TYPE=Debug -DSPCCL_SANITIZE=address,undefined)
+  # Debug (assertions on) at -O1, as ASan's own documentation advises for
+  # usable speed: the suite's heaviest tests ran 2.5x faster than at -O0
+  # (141 s -> 56 s for ten of them, this project's 2-core VM).
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DSPCCL_SANITIZE=address,undefined
+         "-DCMAKE_C_FLAGS_DEBUG=-g -O1" "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan_libcrypto.supp:print_suppressions=0"
