@@ -3,10 +3,12 @@
 // copyPairs left on the device, and the buckets' copies to the host.
 #include "sparse/device_buckets.h"
 
+#include <cinttypes>
 #include <cstring>
 #include <utility>
 
 #include "base/check.h"
+#include "base/log.h"
 #include "device/cuda_module.h"
 #include "kernels/device_sparse/bucket_pairs.h"
 #include "kernels/device_sparse/bucket_pairs_image.h"
@@ -57,33 +59,44 @@ spcclResult_t loadBucketKernels() {
   device::CuFunction function = nullptr;
   for (const char* kernel :
        {ds::kCountRankTilesKernel, ds::kScanKernelOfBuckets, ds::kLocatePairsKernel,
-        ds::kCountChunkOwnersKernel, ds::kScatterChunksKernel})
+        ds::kCountChunkOwnersKernel, ds::kScatterChunksKernel, ds::kCountDigitsKernel,
+        ds::kScatterDigitsKernel})
     SPCCL_CHECK(bucketModule().function(kernel, &function));
   return spcclSuccess;
 }
 
 spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out,
                                          bool* sorted) {
-  const spcclResult_t onDevice = pairs_.bucketPairs(partition.deviceMath(), out, sorted);
-  if (onDevice == spcclSuccess) {
+  bool onDevice = false;
+  const spcclResult_t result = pairs_.bucketPairs(partition.deviceMath(), out, sorted, &onDevice);
+  if (result == spcclSuccess && onDevice) {
     bucketedOnDevice_ = true;
     bytesToHost_ = out->offsets.size() * sizeof(uint64_t) +
                    nnz_ * (pairs_.indexBytes() + spcclTypeSize(type_));
     return spcclSuccess;
   }
-  failure_ = onDevice;
-  why_ = threadLastError();
+  if (result != spcclSuccess) {  // the device failed: this rank reports it, once its part is done
+    failure_ = result;
+    why_ = threadLastError();
+  } else {
+    SPCCL_INFO(kLogSparse,
+               "%" PRIu64
+               " pairs bucketed on the host: no device memory for the push buckets' "
+               "arrays (%s)",
+               static_cast<uint64_t>(nnz_), threadLastError().c_str());
+  }
   bucketByOwner(BucketMethod::TwoPass, partition, type_, indices_, values_, nnz_, out);
   *sorted = false;
   return spcclSuccess;
 }
 
-spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets* out,
-                                          bool* sorted) {
+spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets* out, bool* sorted,
+                                          bool* onDevice) {
   static_assert(sizeof(size_t) == sizeof(uint64_t), "Buckets::offsets are copied as uint64");
   const uint64_t nnz = nonZeros(), parts = math.parts;
   const size_t valueBytes = spcclTypeSize(type_);
   *sorted = true;  // (bucket_pairs.h: the Permutation's by the radix passes)
+  *onDevice = true;
   out->offsets.assign(parts + 1, 0);
   out->positions.resize(nnz);
   out->values.resize(nnz * valueBytes);
@@ -98,7 +111,10 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   args.chunks = ds::bucketChunksFor(nnz);
   args.rankTiles = ds::rankTilesFor(math);
   const ScratchLayout l = layoutFor(nnz, parts, args.chunks, args.rankTiles, valueBytes);
-  SPCCL_CHECK(bucketScratch_.reserve(l.bytes, "the push buckets' arrays"));
+  if (bucketScratch_.reserve(l.bytes, "the push buckets' arrays") != spcclSuccess) {
+    *onDevice = false;  // nothing queued; the reason is the thread's last error
+    return spcclSuccess;
+  }
   const device::CuDevicePtr base = bucketScratch_.address();
   args.owners = base + l.owners;
   args.positions = base + l.positions;

@@ -68,8 +68,11 @@ class DeviceNonZeros {
   // kernels/device_sparse/bucket_pairs.h, in device_buckets.cc): offsets,
   // positions and values copied to the host. *sorted: every bucket is
   // ascending by position (true: the kernels sort every kind's).
+  // *onDevice false (and success): no device memory for the kernels'
+  // arrays, nothing was queued: the caller buckets elsewhere (an optional step must not fail a call
+  // whose result the host can still give).
   spcclResult_t bucketPairs(const kernels::device_sparse::PartitionMath& math, Buckets* out,
-                            bool* sorted);
+                            bool* sorted, bool* onDevice);
 
   // Whole buffers, for the sides that pairs would not shrink.
   spcclResult_t copyToHost(void* host, const void* device, size_t bytes, const char* what);

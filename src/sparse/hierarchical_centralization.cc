@@ -109,6 +109,7 @@ int pieceCount(const SparseInput& in, const SparseRunOptions& options, uint64_t 
 SparseInput pieceInput(const SparseInput& in, const EvenRanges& ranges, int c,
                        MergePieceBuffers* buffers) {
   SparseInput piece = in;
+  piece.bucketer = nullptr;  // it buckets the whole input's pairs, not a piece's (review)
   const uint64_t lo = ranges.start(c), hi = lo + ranges.size(c);
   piece.universe = hi - lo;
   if (in.denseOutput != nullptr)

@@ -225,10 +225,11 @@ struct State {
   std::map<void*, std::unique_ptr<Stream>> streams;
   std::unique_ptr<Stream> legacy = std::make_unique<Stream>(nullptr);  // the NULL stream
   EmuCudaCounters counters{};
-  Failures launchFailures;  // emuCudaFailLaunchesAfter
-  Failures copyFailures;    // emuCudaFailMemcpyAsyncAfter
-  Failures allocFailures;   // emuCudaFailMemAllocs
-  bool allocsHeld = false;  // emuCudaHoldMemAllocs
+  Failures launchFailures;       // emuCudaFailLaunchesAfter
+  Failures copyFailures;         // emuCudaFailMemcpyAsyncAfter
+  Failures allocFailures;        // emuCudaFailMemAllocs
+  Failures streamAllocFailures;  // emuCudaFailStreamAllocsAfter
+  bool allocsHeld = false;       // emuCudaHoldMemAllocs
   int allocsWaiting = 0;
   std::condition_variable allocsReleased;
   StreamGate deviceCopyGate;  // emuCudaCloseDeviceCopyGate
@@ -691,6 +692,10 @@ CuResult cuMemAllocAsync(uint64_t* pointer, size_t bytes, void* handle) {
   Stream* stream = streamOf(handle);
   if (stream == nullptr) return kInvalidHandle;
   if (tCurrent == nullptr) return kInvalidContext;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().streamAllocFailures.take()) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  }
   *pointer = reinterpret_cast<uint64_t>(emuCudaAlloc(bytes, EmuCudaDevice));
   return *pointer != 0 ? kSuccess : 2;  // CUDA_ERROR_OUT_OF_MEMORY
 }
@@ -978,6 +983,11 @@ void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
 void emuCudaFailMemAllocs(int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().allocFailures = Failures{count, 0};
+}
+
+void emuCudaFailStreamAllocsAfter(uint64_t passing, int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().streamAllocFailures = Failures{count, passing};
 }
 
 void emuCudaHoldMemAllocs(int hold) {

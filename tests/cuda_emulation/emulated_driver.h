@@ -75,6 +75,10 @@ void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
  * (2), as on a device that is full (emuCudaAlloc, the tests' own
  * allocations, is not affected). */
 void emuCudaFailMemAllocs(int count);
+/* After `passing` more cuMemAllocAsync calls succeed, the next `count`
+ * fail with CUDA_ERROR_OUT_OF_MEMORY (2): stream-ordered memory on a full
+ * device. */
+void emuCudaFailStreamAllocsAfter(uint64_t passing, int count);
 /* While held, cuMemAlloc calls wait (up to 10 s) instead of returning, as
  * a cuMemAlloc that waits for the device would; emuCudaMemAllocsWaiting
  * says how many are waiting now. */

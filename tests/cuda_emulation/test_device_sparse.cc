@@ -836,4 +836,43 @@ TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
   });
 }
 
+constexpr uint64_t kStreamAllocsBeforeBuckets = 2;
+
+// No device memory for the buckets' arrays (an optional step): the host
+// buckets this rank's pairs and the call succeeds, bit-equal, with no
+// bucket launch (review: it used to fail the call). The failing
+// cuMemAllocAsync is the call's third: the extraction's two come first
+// (an earlier failure would fail the call; a later one would let the
+// bucket kernels run).
+TEST(DeviceSparse, NoDeviceMemoryForBucketsBucketsOnTheHost) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    const size_t count = 5000;
+    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
+    CallCost cost{};
+    const std::vector<unsigned char> staged =
+        sparseCall(comm, false, 1, input, count, spcclFloat32, spcclSum,
+                   spcclSparseBalancedParallelism, nullptr, false, &cost);
+    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
+    DeviceBytes send(count * 4), recv(count * 4);
+    send.set(input);
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    options.algorithm = spcclSparseBalancedParallelism;
+    if (rank == 1) emuCudaFailStreamAllocsAfter(kStreamAllocsBeforeBuckets, 1);
+    const uint64_t launchesBefore = emuCudaCounters().bucketLaunches;
+    EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, spcclFloat32,
+                                              spcclSum, &options, comm, nullptr),
+              spcclSuccess)
+        << spcclGetLastError(comm);
+    EXPECT_EQ(recv.get(nullptr), staged);
+    if (rank == 1)
+      EXPECT_EQ(emuCudaCounters().bucketLaunches, launchesBefore)
+          << "rank 1 bucketed on the device";
+    else
+      EXPECT_GT(emuCudaCounters().bucketLaunches, launchesBefore) << "rank 0 did not";
+    emuCudaFailStreamAllocsAfter(0, 0);
+    unsetenv("SPCCL_DEVICE_SPARSE");
+    return kChildOk;
+  });
+}
+
 }  // namespace
