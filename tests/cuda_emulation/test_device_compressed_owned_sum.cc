@@ -72,6 +72,10 @@ struct Placement {
   int bits;
   bool residual;  // a device residual (error feedback)
   bool onHost;    // where the owned sum crosses fewer bytes
+  // Only the ranks from this one on sum on the host (with onHost): ranks
+  // whose chunks cross different bytes an element may choose differently.
+  int hostFromRank = 0;
+  size_t count = kCount;
 };
 
 // The owned sum where it crosses fewer bytes: on the device the n - 1
@@ -94,11 +98,13 @@ void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
         c.type = p.type;
         c.bits = p.bits;
         c.op = op;
-        const std::string what =
-            c.describe(rank) + (p.residual ? " device residual" : "") +
-            (p.onHost ? ": owned sum on the host" : ": owned sum on the device");
-        DeviceBytes stagedResidual(kCount * sizeof(float)), deviceResidual(kCount * sizeof(float));
-        const std::vector<float> start(kCount, 1.0f / 256);
+        c.count = p.count;
+        const bool onHost = p.onHost && rank >= p.hostFromRank;
+        const std::string what = c.describe(rank) + (p.residual ? " device residual" : "") +
+                                 (onHost ? ": owned sum on the host" : ": owned sum on the device");
+        DeviceBytes stagedResidual(c.count * sizeof(float)),
+            deviceResidual(c.count * sizeof(float));
+        const std::vector<float> start(c.count, 1.0f / 256);
         stagedResidual.upload(start.data());
         deviceResidual.upload(start.data());
         auto residualOf = [&p](DeviceBytes& r) {
@@ -113,19 +119,19 @@ void ownedSumPlacement(int n, std::initializer_list<Placement> placements) {
         }
         size_t peersCodes = 0;
         for (int q = 0; q < n; ++q)
-          if (q != rank) peersCodes += codeBytes(chunkLength(kCount, n, q), c.bits);
-        const size_t owned = chunkLength(kCount, n, rank), ownedCodes = codeBytes(owned, c.bits);
+          if (q != rank) peersCodes += codeBytes(chunkLength(c.count, n, q), c.bits);
+        const size_t owned = chunkLength(c.count, n, rank), ownedCodes = codeBytes(owned, c.bits);
         const size_t peers = static_cast<size_t>(n - 1);
         const size_t ownedInType = owned * typeBytes(c.type), ownedSum = owned * sizeof(float);
         size_t fromDevice = ownedCodes, toDevice = peers * ownedCodes;
-        if (p.onHost) {
+        if (onHost) {
           fromDevice = ownedInType + (p.residual ? ownedCodes : 0);
           toDevice = p.residual ? ownedSum : ownedCodes;
         }
         EXPECT_EQ(device.bytesFromDevice, peersCodes + fromDevice) << what;
         EXPECT_EQ(device.bytesToDevice, peersCodes + toDevice) << what;
         const uint64_t pinnedCopiesIn = device.copiesToDevice - device.copiesToDeviceFromPageable;
-        if (p.onHost && !p.residual) {
+        if (onHost && !p.residual) {
           EXPECT_EQ(pinnedCopiesIn, 0u) << what << ": peers' codes went to the device";
         } else {
           EXPECT_GE(pinnedCopiesIn, 1u) << what << ": no peers' codes went to the device";
@@ -167,6 +173,19 @@ TEST_F(DeviceCompressed, OwnedSumPlacementWithAResidualN7) {
 // the same bits); 4-bit 4.5: the device.
 TEST_F(DeviceCompressed, OwnedSumPlacementWithAResidualF32N9) {
   ownedSumPlacement(9, {{spcclFloat32, 8, true, true}, {spcclFloat32, 4, true, false}});
+}
+
+// Ranks that choose differently in one call (review): 129 f16 elements
+// on 3 ranks are chunks of 64, 64 and 1 element (whole blocks, the last
+// short). At 7 bits a full chunk's codes are 4 + 56 bytes, 2 peers' 120 <=
+// its 128 bytes: the device; the 1-element chunk's are 4 + 1, 2 peers'
+// 10 > 2: the host. Nothing on the wire depends on the placement: the
+// same bits on every rank as the staged path.
+TEST_F(DeviceCompressed, OwnedSumPlacementDiffersBetweenRanksN3) {
+  Placement mixed{spcclFloat16, 7, false, true};
+  mixed.hostFromRank = 2;
+  mixed.count = 129;
+  ownedSumPlacement(3, {mixed});
 }
 
 }  // namespace
