@@ -7,6 +7,9 @@
 namespace spccl::device {
 
 spcclResult_t PeerReadableScratch::reserve(size_t bytes, const char* call, CuDevicePtr* out) {
+  // Only reservers wait here (API callers' threads, before their calls
+  // hold a stream), never a body in take(): no deadlock through the device.
+  std::lock_guard<std::mutex> growing(growing_);
   size_t current = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -35,7 +38,7 @@ spcclResult_t PeerReadableScratch::reserve(size_t bytes, const char* call, CuDev
     live_ = fresh;
     bytes_ = size;
   } else {
-    outgrown_.push_back(fresh);  // another thread grew it meanwhile: freed at the end
+    outgrown_.push_back(fresh);  // (not reached: reservers run one at a time)
   }
   *out = live_;
   return spcclSuccess;

@@ -43,6 +43,10 @@ class PeerReadableScratch {
   size_t bytes() const;
 
  private:
+  // Reservers one at a time, held across cuMemAlloc: a second reserver
+  // waits for the first's block instead of allocating one of its own that
+  // would sit unused until release() (review). take() never locks it.
+  std::mutex growing_;
   // The caller's thread reserves while an earlier call's body, queued on
   // another thread, may take. Never held across cuMemAlloc (reserve).
   mutable std::mutex mutex_;

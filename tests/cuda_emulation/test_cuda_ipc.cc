@@ -494,4 +494,37 @@ TEST(PeerReadableScratch, TakeDoesNotWaitForAReserveInsideCuMemAlloc) {
   scratch.release();
 }
 
+// Two callers' threads reserve a larger scratch at once (review): the
+// second waits for the first's cuMemAlloc and takes its block, so one
+// allocation is made, not two (the loser's kept unused until release()).
+TEST(PeerReadableScratch, ConcurrentReservesAllocateOnce) {
+  const DriverApi* api = driverWithContext();
+  const auto hold = emulationHook<void (*)(int)>("emuCudaHoldMemAllocs");
+  const auto waiting = emulationHook<int (*)()>("emuCudaMemAllocsWaiting");
+  if (api == nullptr || hold == nullptr || waiting == nullptr)
+    GTEST_SKIP() << "needs the emulated CUDA driver (tests/cuda_emulation)";
+  ASSERT_NE(spccl::device::cudaDriver(), nullptr);
+  spccl::device::PeerReadableScratch scratch;
+  const int64_t liveBefore = counters().liveAllocations;
+  hold(1);
+  spccl::device::CuDevicePtr grown[2] = {0, 0};
+  std::vector<std::thread> reserving;
+  for (int t = 0; t < 2; ++t)
+    reserving.emplace_back([&scratch, &grown, t] {
+      (void)driverWithContext();  // this thread's current context
+      EXPECT_EQ(scratch.reserve(1 << 20, "test", &grown[t]), spcclSuccess)
+          << spccl::threadLastError();
+    });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (waiting() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the other thread's chance
+  EXPECT_EQ(waiting(), 1) << "both reserves reached cuMemAlloc";
+  hold(0);
+  for (std::thread& t : reserving) t.join();
+  EXPECT_EQ(grown[0], grown[1]);
+  EXPECT_EQ(counters().liveAllocations - liveBefore, 1) << "more than one block allocated";
+  scratch.release();
+}
+
 }  // namespace
