@@ -501,7 +501,8 @@ TEST(PeerReadableScratch, ConcurrentReservesAllocateOnce) {
   const DriverApi* api = driverWithContext();
   const auto hold = emulationHook<void (*)(int)>("emuCudaHoldMemAllocs");
   const auto waiting = emulationHook<int (*)()>("emuCudaMemAllocsWaiting");
-  if (api == nullptr || hold == nullptr || waiting == nullptr)
+  const auto counters = emulationHook<EmuCudaCounters (*)()>("emuCudaCounters");
+  if (api == nullptr || hold == nullptr || waiting == nullptr || counters == nullptr)
     GTEST_SKIP() << "needs the emulated CUDA driver (tests/cuda_emulation)";
   ASSERT_NE(spccl::device::cudaDriver(), nullptr);
   spccl::device::PeerReadableScratch scratch;
