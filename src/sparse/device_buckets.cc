@@ -1,6 +1,7 @@
 // DeviceNonZeros::bucketPairs (device_nonzeros.h): the launches of
 // kernels/device_sparse/bucket_pairs.h on the call's stream, over the pairs
-// copyPairs left on the device, and the buckets' copies to the host.
+// copyPairs left on the device, and the buckets' copies to the host
+// (through pinned memory, then into the Buckets on the host).
 #include "sparse/device_buckets.h"
 
 #include <cinttypes>
@@ -10,6 +11,7 @@
 #include "base/check.h"
 #include "base/log.h"
 #include "device/cuda_module.h"
+#include "device/pinned_pool.h"
 #include "kernels/device_sparse/bucket_pairs.h"
 #include "kernels/device_sparse/bucket_pairs_image.h"
 
@@ -51,6 +53,34 @@ ScratchLayout layoutFor(uint64_t nnz, uint64_t parts, uint64_t chunks, uint64_t 
   return l;
 }
 
+// Offsets of the buckets' copies in the pinned host staging, as the device
+// wrote them: offsets, positions (indexBytes each), values.
+struct HostLayout {
+  uint64_t positions, values, bytes;
+};
+
+HostLayout hostLayoutFor(uint64_t nnz, uint64_t parts, uint64_t indexBytes, uint64_t valueBytes) {
+  HostLayout h{};
+  h.positions = (parts + 1) * sizeof(uint64_t);
+  h.values = h.positions + (nnz * indexBytes + 7) / 8 * 8;
+  h.bytes = h.values + nnz * valueBytes;
+  return h;
+}
+
+// The copied positions into `out`: widened to uint64 in the same pass where
+// the device wrote 32-bit ones.
+void takePositions(const unsigned char* copied, uint64_t nnz, size_t indexBytes, uint64_t* out) {
+  if (ds::indexWidth(indexBytes) != sizeof(uint32_t)) {
+    std::memcpy(out, copied, nnz * sizeof(uint64_t));
+    return;
+  }
+  for (uint64_t i = 0; i < nnz; ++i) {
+    uint32_t narrow = 0;
+    std::memcpy(&narrow, copied + i * sizeof(uint32_t), sizeof(narrow));
+    out[i] = narrow;
+  }
+}
+
 }  // namespace
 
 bool bucketKernelsPresent() { return bucketModule().present(); }
@@ -81,8 +111,8 @@ spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Bucket
   } else {
     SPCCL_INFO(kLogSparse,
                "%" PRIu64
-               " pairs bucketed on the host: no device memory for the push buckets' "
-               "arrays (%s)",
+               " pairs bucketed on the host: no device or pinned host memory for the push "
+               "buckets' arrays (%s)",
                static_cast<uint64_t>(nnz_), threadLastError().c_str());
   }
   bucketByOwner(BucketMethod::TwoPass, partition, type_, indices_, values_, nnz_, out);
@@ -111,10 +141,16 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   args.chunks = ds::bucketChunksFor(nnz);
   args.rankTiles = ds::rankTilesFor(math);
   const ScratchLayout l = layoutFor(nnz, parts, args.chunks, args.rankTiles, valueBytes);
-  if (bucketScratch_.reserve(l.bytes, "the push buckets' arrays") != spcclSuccess) {
+  const HostLayout h = hostLayoutFor(nnz, parts, indexBytes_, valueBytes);
+  // The copies land in pinned memory (a real driver stages a copy into
+  // pageable memory itself), back to the pool on return: after finishQueued.
+  device::PinnedBuffer staging;
+  if (bucketScratch_.reserve(l.bytes, "the push buckets' arrays") != spcclSuccess ||
+      device::acquirePinned(h.bytes, &staging) != spcclSuccess) {
     *onDevice = false;  // nothing queued; the reason is the thread's last error
     return spcclSuccess;
   }
+  auto* staged = static_cast<unsigned char*>(staging.data());
   const device::CuDevicePtr base = bucketScratch_.address();
   args.owners = base + l.owners;
   args.positions = base + l.positions;
@@ -138,21 +174,24 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
                             });
     SPCCL_CHECK(launched);
     const device::CudaDriver* d = device::cudaDriver();
-    SPCCL_CHECK(copy("the push buckets' offsets to the host",
-                     d->memcpyDtoHAsync(out->offsets.data(), args.offsets,
-                                        (parts + 1) * sizeof(uint64_t), stream_),
-                     "cuMemcpyDtoHAsync"));
+    SPCCL_CHECK(
+        copy("the push buckets' offsets to the host",
+             d->memcpyDtoHAsync(staged, args.offsets, (parts + 1) * sizeof(uint64_t), stream_),
+             "cuMemcpyDtoHAsync"));
     SPCCL_CHECK(copy(
         "the push buckets' positions to the host",
-        d->memcpyDtoHAsync(out->positions.data(), args.outPositions, nnz * indexBytes_, stream_),
+        d->memcpyDtoHAsync(staged + h.positions, args.outPositions, nnz * indexBytes_, stream_),
         "cuMemcpyDtoHAsync"));
     return copy("the push buckets' values to the host",
-                d->memcpyDtoHAsync(out->values.data(), args.outValues, nnz * valueBytes, stream_),
+                d->memcpyDtoHAsync(staged + h.values, args.outValues, nnz * valueBytes, stream_),
                 "cuMemcpyDtoHAsync");
   }();
+  // (finishQueued waits for the copies into `staging` even where one
+  // failed: none is queued when it is read or goes back to the pool.)
   SPCCL_CHECK(finishQueued(queued, "bucketing the input's non-zeros by owner on the device"));
-  if (ds::indexWidth(indexBytes_) == sizeof(uint32_t))
-    ds::widenPositionsInPlace(out->positions.data(), nnz);
+  std::memcpy(out->offsets.data(), staged, (parts + 1) * sizeof(uint64_t));
+  takePositions(staged + h.positions, nnz, indexBytes_, out->positions.data());
+  std::memcpy(out->values.data(), staged + h.values, nnz * valueBytes);
   return spcclSuccess;
 }
 

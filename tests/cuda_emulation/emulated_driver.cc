@@ -297,7 +297,9 @@ CuResult enqueueCopy(void* handle, void* to, const void* from, size_t bytes, boo
     std::lock_guard<std::mutex> lock(state().mutex);
     ++(toDevice ? state().counters.copiesToDevice : state().counters.copiesFromDevice);
     (toDevice ? state().counters.bytesToDevice : state().counters.bytesFromDevice) += bytes;
-    if (toDevice && pageable) ++state().counters.copiesToDeviceFromPageable;
+    if (pageable)
+      ++(toDevice ? state().counters.copiesToDeviceFromPageable
+                  : state().counters.copiesFromDeviceToPageable);
   }
   const bool gated = !toDevice && state().copyGate.takeTicket();
   if (gated) {

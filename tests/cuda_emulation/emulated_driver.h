@@ -39,6 +39,9 @@ typedef struct {
   uint64_t bucketLaunches;
   /* Bytes of the pinned allocations (cuMemHostAlloc, the pool's misses). */
   uint64_t pinnedBytesAllocated;
+  /* Of copiesFromDevice, those whose destination is pageable host memory
+   * (not from cuMemHostAlloc): a real driver stages such a copy itself. */
+  uint64_t copiesFromDeviceToPageable;
 } EmuCudaCounters;
 
 /* The calling thread's current context: set (1) or none (0). */
