@@ -280,15 +280,19 @@ bool forEachBucketLaunch(BucketArgs args, uint64_t orderA, uint64_t orderB, Laun
          launch(kScatterChunksKernel, args, args.chunks);
 }
 
-// nnz uint32 positions at the start of `positions` (as scatterChunks
-// wrote them where the pairs' indices are 32-bit) widened in place to
-// uint64: from the last, so that no narrow one is overwritten unread.
-inline void widenPositionsInPlace(uint64_t* positions, uint64_t nnz) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(positions);
-  for (uint64_t i = nnz; i-- > 0;) {
+// The nnz positions scatterChunks wrote (`written`, on the host: 32-bit
+// where the pairs' indices are, indexBytes 4, else 64-bit) into `out` as
+// uint64, widened in the same pass.
+inline void copyPositions(const unsigned char* written, uint64_t nnz, uint64_t indexBytes,
+                          uint64_t* out) {
+  if (indexWidth(indexBytes) != sizeof(uint32_t)) {
+    if (nnz > 0) std::memcpy(out, written, nnz * sizeof(uint64_t));
+    return;
+  }
+  for (uint64_t i = 0; i < nnz; ++i) {
     uint32_t narrow = 0;
-    std::memcpy(&narrow, bytes + i * sizeof(uint32_t), sizeof(narrow));
-    positions[i] = narrow;
+    std::memcpy(&narrow, written + i * sizeof(uint32_t), sizeof(narrow));
+    out[i] = narrow;
   }
 }
 

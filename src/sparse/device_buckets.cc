@@ -67,20 +67,6 @@ HostLayout hostLayoutFor(uint64_t nnz, uint64_t parts, uint64_t indexBytes, uint
   return h;
 }
 
-// The copied positions into `out`: widened to uint64 in the same pass where
-// the device wrote 32-bit ones.
-void takePositions(const unsigned char* copied, uint64_t nnz, size_t indexBytes, uint64_t* out) {
-  if (ds::indexWidth(indexBytes) != sizeof(uint32_t)) {
-    std::memcpy(out, copied, nnz * sizeof(uint64_t));
-    return;
-  }
-  for (uint64_t i = 0; i < nnz; ++i) {
-    uint32_t narrow = 0;
-    std::memcpy(&narrow, copied + i * sizeof(uint32_t), sizeof(narrow));
-    out[i] = narrow;
-  }
-}
-
 }  // namespace
 
 bool bucketKernelsPresent() { return bucketModule().present(); }
@@ -190,7 +176,7 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   // failed: none is queued when it is read or goes back to the pool.)
   SPCCL_CHECK(finishQueued(queued, "bucketing the input's non-zeros by owner on the device"));
   std::memcpy(out->offsets.data(), staged, (parts + 1) * sizeof(uint64_t));
-  takePositions(staged + h.positions, nnz, indexBytes_, out->positions.data());
+  ds::copyPositions(staged + h.positions, nnz, indexBytes_, out->positions.data());
   std::memcpy(out->values.data(), staged + h.values, nnz * valueBytes);
   return spcclSuccess;
 }

@@ -117,8 +117,7 @@ HostBuckets bucketAsTheDevice(const ds::PartitionMath& m, const std::vector<Inde
                             ds::runBucketKernelOnHost(kernel, args);
                             return true;
                           });
-  if (nnz > 0) std::memcpy(out.positions.data(), outPositions.data(), nnz * sizeof(uint64_t));
-  if (sizeof(Index) == sizeof(uint32_t)) ds::widenPositionsInPlace(out.positions.data(), nnz);
+  ds::copyPositions(outPositions.data(), nnz, sizeof(Index), out.positions.data());
   return out;
 }
 
