@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emulated_ranks.h"
+#include "kernels/zen_hash.h"
 #include "spccl.h"
 
 namespace spccl::testing::compressed {
@@ -27,19 +28,14 @@ inline constexpr const char* kPieceBytes = "4096";
 inline constexpr size_t kPieceLength = 1024;  // a multiple of lcm(8, kBlock)
 inline constexpr size_t kMaxPieces = 32;      // compress/chunk_pieces.h, per chunk
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
+// The inputs' mixer: the library's (kernels/zen_hash.h).
+using kernels::mix64;
 
 // Rank `rank`'s input: values whose float sums depend on their order.
 inline std::vector<float> inputOf(int rank, size_t count = kCount) {
   std::vector<float> v(count);
   for (size_t i = 0; i < count; ++i)
-    v[i] = static_cast<float>(mix(i * 7 + rank) % 20001) / 64.0f - 156.3f;
+    v[i] = static_cast<float>(mix64(i * 7 + rank) % 20001) / 64.0f - 156.3f;
   return v;
 }
 
@@ -59,7 +55,7 @@ inline std::vector<unsigned char> inputBytesOf(int rank, spcclDataType_t type,
   for (size_t i = 0; i < count; ++i) {
     uint16_t half = 0;
     if (type == spcclFloat16) {
-      const uint64_t r = mix(i * 13 + static_cast<uint64_t>(rank) * 7919);
+      const uint64_t r = mix64(i * 13 + static_cast<uint64_t>(rank) * 7919);
       half = static_cast<uint16_t>((r & 0x8000u) | ((10 + (r >> 16) % 11) << 10) | (r & 0x3ffu));
     } else {
       uint32_t bits = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulated_ranks.h"
+#include "kernels/zen_hash.h"
 #include "spccl.h"
 
 namespace spccl::testing {
@@ -58,13 +59,8 @@ class Buffer {
   void* data_;
 };
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
+// The inputs' mixer: the library's (kernels/zen_hash.h).
+using kernels::mix64;
 
 constexpr size_t kTokens = 203;  // not a multiple of anything
 constexpr size_t kHidden = 40;
@@ -75,7 +71,7 @@ inline std::vector<unsigned char> tensorOf(int rank, spcclDataType_t type,
   const size_t count = kTokens * hidden, size = spcclTypeSize(type);
   std::vector<unsigned char> bytes(count * size);
   for (size_t i = 0; i < count; ++i) {
-    const float f = static_cast<float>(mix(i * 7 + rank) % 20001) / 64.0f - 156.3f;
+    const float f = static_cast<float>(mix64(i * 7 + rank) % 20001) / 64.0f - 156.3f;
     if (type == spcclFloat32) {
       std::memcpy(&bytes[i * 4], &f, 4);
     } else {
@@ -91,7 +87,7 @@ inline std::vector<unsigned char> tensorOf(int rank, spcclDataType_t type,
 // Rank `rank`'s scores (ties included: a few values only).
 inline std::vector<float> scoresOf(int rank) {
   std::vector<float> scores(kTokens);
-  for (size_t t = 0; t < kTokens; ++t) scores[t] = static_cast<float>(mix(t * 31 + rank) % 50);
+  for (size_t t = 0; t < kTokens; ++t) scores[t] = static_cast<float>(mix64(t * 31 + rank) % 50);
   return scores;
 }
 
@@ -99,7 +95,7 @@ inline std::vector<float> scoresOf(int rank) {
 inline std::vector<unsigned char> maskOf(double fraction) {
   std::vector<unsigned char> mask(kTokens);
   for (size_t t = 0; t < kTokens; ++t)
-    mask[t] = mix(t + 99) % 1000 < static_cast<uint64_t>(fraction * 1000) ? 1 : 0;
+    mask[t] = mix64(t + 99) % 1000 < static_cast<uint64_t>(fraction * 1000) ? 1 : 0;
   return mask;
 }
 

@@ -120,7 +120,7 @@ void residualOnDevice(int n, spcclCompressSchedule_t schedule = spcclCompressTwo
   runOnRanks(n, [n, schedule](int rank, spcclComm_t comm) {
     std::vector<float> start(kCount);
     for (size_t i = 0; i < kCount; ++i)
-      start[i] = static_cast<float>(static_cast<int>(mix(i + 99 * rank) % 201) - 100) / 1024.0f;
+      start[i] = static_cast<float>(static_cast<int>(mix64(i + 99 * rank) % 201) - 100) / 1024.0f;
     std::vector<Case> cases;
     for (spcclDataType_t type : {spcclFloat32, spcclFloat16, spcclBfloat16})
       for (spcclRedOp_t op : {spcclSum, spcclAvg}) {

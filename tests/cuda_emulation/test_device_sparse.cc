@@ -24,6 +24,7 @@
 
 #include "emulated_ranks.h"
 #include "kernels/device_sparse/extract_nonzeros.h"
+#include "kernels/zen_hash.h"
 #include "spccl.h"
 
 using namespace spccl::testing;
@@ -55,13 +56,7 @@ class DeviceBytes {
   void* data_;
 };
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
+using spccl::kernels::mix64;  // the inputs' mixer: the library's
 
 // Rank `rank`'s input: about density * count non-zeros at pseudo-random
 // positions (some shared by the ranks, some not), values that make float
@@ -74,9 +69,9 @@ std::vector<unsigned char> inputOf(int rank, spcclDataType_t type, size_t count,
   std::vector<unsigned char> bytes(count * size, 0);
   const uint64_t threshold = static_cast<uint64_t>(density * 1e6);
   for (size_t i = 0; i < count; ++i) {
-    const uint64_t shared = mix(i) % 1000000, own = mix(i * 131 + rank + 7) % 1000000;
+    const uint64_t shared = mix64(i) % 1000000, own = mix64(i * 131 + rank + 7) % 1000000;
     if (shared >= threshold / 2 && own >= threshold / 2) continue;
-    const double v = static_cast<double>(mix(i * 7 + rank) % 20001) / 64.0 - 156.0 + 0.3;
+    const double v = static_cast<double>(mix64(i * 7 + rank) % 20001) / 64.0 - 156.0 + 0.3;
     unsigned char* out = &bytes[i * size];
     switch (type) {
       case spcclFloat32: {
@@ -806,25 +801,47 @@ std::vector<unsigned char> stagedSumOf(spcclComm_t comm, const std::vector<unsig
                     spcclSparseBalancedParallelism, nullptr, false, &cost);
 }
 
+// One rank's Balanced Parallelism call of an f32 input (5000 elements,
+// 1 %) on the device path, with the staged path's result to compare:
+// the bucket-failure tests' common part.
+class BalancedParallelismOnDevice {
+ public:
+  static constexpr size_t kCount = 5000;
+
+  BalancedParallelismOnDevice(int rank, spcclComm_t comm)
+      : comm_(comm),
+        input_(inputOf(rank, spcclFloat32, kCount, 0.01, false)),
+        staged_(stagedSumOf(comm, input_, kCount)) {
+    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
+    send_.set(input_);
+  }
+  ~BalancedParallelismOnDevice() { unsetenv("SPCCL_DEVICE_SPARSE"); }
+
+  spcclResult_t call() {
+    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
+    options.algorithm = spcclSparseBalancedParallelism;
+    return spcclSparseAllReduceWithOptions(send_.data(), recv_.data(), kCount, spcclFloat32,
+                                           spcclSum, &options, comm_, nullptr);
+  }
+  bool resultIsStaged() { return recv_.get(nullptr) == staged_; }
+
+ private:
+  spcclComm_t comm_;
+  std::vector<unsigned char> input_, staged_;
+  DeviceBytes send_{kCount * 4}, recv_{kCount * 4};
+};
+
 // A bucket kernel that fails on rank 1: the host buckets its pairs in its
 // place, so rank 0 gets every message and finishes with the staged path's
 // result; rank 1 returns the driver's error naming the kernel. The
 // communicator goes on.
 TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    const size_t count = 5000;
-    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
-    const std::vector<unsigned char> staged = stagedSumOf(comm, input, count);
-    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
-    DeviceBytes send(count * 4), recv(count * 4);
-    send.set(input);
-    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
-    options.algorithm = spcclSparseBalancedParallelism;
+    BalancedParallelismOnDevice bp(rank, comm);
     // Count, scan and write the input's pairs: the fourth launch is the
     // first of the buckets'.
     if (rank == 1) emuCudaFailLaunchesAfter(3, 1);
-    const spcclResult_t result = spcclSparseAllReduceWithOptions(
-        send.data(), recv.data(), count, spcclFloat32, spcclSum, &options, comm, nullptr);
+    const spcclResult_t result = bp.call();
     const std::string error = spcclGetLastError(comm);
     if (rank == 1) {
       EXPECT_EQ(result, spcclSystemError);
@@ -832,14 +849,10 @@ TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
           << error;
     } else {
       EXPECT_EQ(result, spcclSuccess) << error;
-      EXPECT_EQ(recv.get(nullptr), staged) << "rank 0's result";
+      EXPECT_TRUE(bp.resultIsStaged()) << "rank 0's result";
     }
-    EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, spcclFloat32,
-                                              spcclSum, &options, comm, nullptr),
-              spcclSuccess)
-        << spcclGetLastError(comm);
-    EXPECT_EQ(recv.get(nullptr), staged) << "the next call";
-    unsetenv("SPCCL_DEVICE_SPARSE");
+    EXPECT_EQ(bp.call(), spcclSuccess) << spcclGetLastError(comm);
+    EXPECT_TRUE(bp.resultIsStaged()) << "the next call";
     return kChildOk;
   });
 }
@@ -854,28 +867,17 @@ constexpr uint64_t kStreamAllocsBeforeBuckets = 2;
 // bucket kernels run).
 TEST(DeviceSparse, NoDeviceMemoryForBucketsBucketsOnTheHost) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    const size_t count = 5000;
-    const std::vector<unsigned char> input = inputOf(rank, spcclFloat32, count, 0.01, false);
-    const std::vector<unsigned char> staged = stagedSumOf(comm, input, count);
-    setenv("SPCCL_DEVICE_SPARSE", "1", 1);
-    DeviceBytes send(count * 4), recv(count * 4);
-    send.set(input);
-    spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
-    options.algorithm = spcclSparseBalancedParallelism;
+    BalancedParallelismOnDevice bp(rank, comm);
     if (rank == 1) emuCudaFailStreamAllocsAfter(kStreamAllocsBeforeBuckets, 1);
     const uint64_t launchesBefore = emuCudaCounters().bucketLaunches;
-    EXPECT_EQ(spcclSparseAllReduceWithOptions(send.data(), recv.data(), count, spcclFloat32,
-                                              spcclSum, &options, comm, nullptr),
-              spcclSuccess)
-        << spcclGetLastError(comm);
-    EXPECT_EQ(recv.get(nullptr), staged);
+    EXPECT_EQ(bp.call(), spcclSuccess) << spcclGetLastError(comm);
+    EXPECT_TRUE(bp.resultIsStaged());
     if (rank == 1)
       EXPECT_EQ(emuCudaCounters().bucketLaunches, launchesBefore)
           << "rank 1 bucketed on the device";
     else
       EXPECT_GT(emuCudaCounters().bucketLaunches, launchesBefore) << "rank 0 did not";
     emuCudaFailStreamAllocsAfter(0, 0);
-    unsetenv("SPCCL_DEVICE_SPARSE");
     return kChildOk;
   });
 }

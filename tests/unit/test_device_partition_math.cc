@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "kernels/device_sparse/bucket_pairs.h"
+#include "kernels/zen_hash.h"
+#include "partition_shapes.h"
 #include "sparse/bucketing.h"
 #include "sparse/index_partition.h"
 
@@ -21,27 +23,11 @@ namespace {
 
 namespace ds = kernels::device_sparse;
 
-constexpr PartitionKind kAllKinds[] = {PartitionKind::ZenHash, PartitionKind::Permutation,
-                                       PartitionKind::Contiguous};
-
-struct Shape {
-  uint64_t universe;
-  int parts;
-  uint64_t seed;
-};
-
 // Small and odd universes, one below and one past a rank tile, part counts
 // that do and do not divide them.
 constexpr Shape kShapes[] = {{1, 1, 0},     {7, 3, 5},          {1000, 2, 1},
                              {1025, 4, 99}, {4096, 3, 7},       {50001, 2, 12345},
                              {50001, 3, 2}, {65537, 8, 0xfeed}, {100003, 5, 31}};
-
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
 
 TEST(DevicePartitionMath, OwnersAndPositionsEqualTheCpuPartitions) {
   for (PartitionKind kind : kAllKinds)
@@ -132,10 +118,12 @@ void checkBuckets(double density, size_t valueBytes) {
                    << " density " << density << " index bytes " << sizeof(Index));
       std::vector<uint64_t> wide;
       for (uint64_t i = 0; i < s.universe; ++i)
-        if (static_cast<double>(mix(i + s.seed) % 1000) < density * 1000) wide.push_back(i);
+        if (static_cast<double>(kernels::mix64(i + s.seed) % 1000) < density * 1000)
+          wide.push_back(i);
       const std::vector<Index> indices(wide.begin(), wide.end());
       std::vector<unsigned char> values(wide.size() * valueBytes);
-      for (size_t b = 0; b < values.size(); ++b) values[b] = static_cast<unsigned char>(mix(b) | 1);
+      for (size_t b = 0; b < values.size(); ++b)
+        values[b] = static_cast<unsigned char>(kernels::mix64(b) | 1);
       const auto partition = makePartition(kind, s.universe, s.parts, s.seed);
       const HostBuckets device =
           bucketAsTheDevice(partition->deviceMath(), indices, values, valueBytes);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "partition_shapes.h"
 #include "sparse/bucketing.h"
 #include "sparse/bucketing_methods.h"
 #include "sparse/encoding.h"
@@ -87,9 +88,6 @@ void expectSameMultisets(const IndexPartition& partition, const std::vector<uint
     ASSERT_EQ(got, expected[static_cast<size_t>(p)]) << "bucket " << p;
   }
 }
-
-constexpr PartitionKind kAllKinds[] = {PartitionKind::ZenHash, PartitionKind::Permutation,
-                                       PartitionKind::Contiguous};
 
 TEST(SparseBucketing, BothMethodsMatchBruteForce) {
   struct Case {

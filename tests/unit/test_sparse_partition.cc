@@ -11,20 +11,12 @@
 #include <random>
 #include <vector>
 
+#include "partition_shapes.h"
 #include "sparse/feistel_permutation.h"
 #include "sparse/index_partition.h"
 
 namespace spccl::sparse {
 namespace {
-
-constexpr PartitionKind kAllKinds[] = {PartitionKind::ZenHash, PartitionKind::Permutation,
-                                       PartitionKind::Contiguous};
-
-struct Shape {
-  uint64_t universe;
-  int parts;
-  uint64_t seed;
-};
 
 void checkRoundTrip(PartitionKind kind, const Shape& shape) {
   SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " M " << shape.universe
