@@ -29,7 +29,12 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang (scripts/install-d
 
 build=build-fuzz
 configure_log=$(mktemp)
+# -gline-tables-only, as OSS-Fuzz builds: file and line in every report's
+# stack, at 15-20 % less compile time than full -g (this build is most of
+# CI's fuzz step).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSPCCL_BUILD_FUZZERS=ON \
   -DSPCCL_BUILD_TESTS=OFF -DSPCCL_BUILD_PERF=OFF -DSPCCL_BUILD_PYTHON=OFF \
   -DSPCCL_BUILD_CUDA=OFF >"$configure_log" 2>&1 ||

@@ -10,7 +10,9 @@
 #          libclang-rt-14-dev (libFuzzer and the sanitizer runtimes for
 #          scripts/fuzz.sh's harnesses, tests/fuzz), Slurm and
 #          MUNGE (ctest slurm_cluster runs a throw-away cluster on the netns
-#          testbed) (default)
+#          testbed), ccache (run-tests.sh compiles through it, so that the
+#          wheel test's own CMake build of libspccl reuses the Release
+#          build's objects) (default)
 #   bench: build + PyTorch (Gloo peer), numpy, matplotlib
 set -euo pipefail
 what=${1:-build}
@@ -20,7 +22,7 @@ packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev
           python3-venv python3-pip python3-mypy
           libopenblas-dev libucx-dev libibverbs-dev clang-format clang-tidy
           clang libclang-rt-14-dev
-          slurm-wlm munge)
+          slurm-wlm munge ccache)
 if [ "$what" = bench ]; then
   packages+=(python3-torch python3-numpy python3-matplotlib)
 fi

@@ -9,7 +9,8 @@
 # configured with). WORKDIR keeps CMake's build directory between runs, so
 # a rerun recompiles only what changed; the virtualenv is made anew each
 # time (--system-site-packages: Debian's numpy). ccache is used when
-# installed.
+# installed; SPCCL_WHEEL_CC and SPCCL_WHEEL_CXX name the compilers (ctest
+# sets the enclosing build's), so that its cache holds that build's objects.
 #
 # Exit 77 (skipped) only when the interpreter has no venv module or the
 # virtualenv gets no pip (Debian: python3-venv); any other failure fails.
@@ -37,6 +38,11 @@ if ! "${pip[@]}" --version >/dev/null 2>&1; then
 fi
 
 cmake_args=${CMAKE_ARGS:-}
+# The compilers of the build that runs this test (tests/python/CMakeLists.txt):
+# ccache keys on the compiler's name, so only the same names let this
+# build reuse that build's objects.
+[ -z "${SPCCL_WHEEL_CC:-}" ] || cmake_args="$cmake_args -DCMAKE_C_COMPILER=$SPCCL_WHEEL_CC"
+[ -z "${SPCCL_WHEEL_CXX:-}" ] || cmake_args="$cmake_args -DCMAKE_CXX_COMPILER=$SPCCL_WHEEL_CXX"
 if command -v ccache >/dev/null; then
   cmake_args="$cmake_args -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 fi
