@@ -128,32 +128,28 @@ TokenCall onHost(const StagedCall& staged, TokenCall call) {
   return call;
 }
 
-spcclResult_t runBlockingChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
-                                 void* stream) {
+// The call moved on the device or staged: blocking on `stream` where
+// request is NULL, else queued into *request (the migration calls' rule,
+// api/migration_call.cc).
+spcclResult_t runChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
+                         void* stream, spcclRequest_t* request) {
   StagedCall staged(comm, call.name, stream);
-  if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, nullptr)) return *done;
-  if (prepared == spcclSuccess) prepared = staged.prepare();
-  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
-  const TokenCall host = onHost(staged, call);
-  return finishCall(comm,
-                    staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
-                      return compress::runTokenAllReduce(ctx, host);
-                    }));
-}
-
-spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
-                              spcclRequest_t* request) {
-  if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
-  StagedCall staged(comm, call.name, nullptr);
   if (auto done = runWithRowsOnDevice(comm, &prepared, staged, call, request)) return *done;
   if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
-  return finishCall(
-      comm,
-      staged.runCollectiveQueued(
-          compress::signatureOf(host),
-          [host](CollContext& ctx) { return compress::runTokenAllReduce(ctx, host); }, request));
+  const CollSignature signature = compress::signatureOf(host);
+  auto body = [host](CollContext& ctx) { return compress::runTokenAllReduce(ctx, host); };
+  return finishCall(comm, request != nullptr ? staged.runCollectiveQueued(signature, body, request)
+                                             : staged.runCollective(signature, body));
+}
+
+// The non-blocking forms: a NULL request is the caller's error, never a
+// blocking call.
+spcclResult_t runAsyncChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCall& call,
+                              spcclRequest_t* request) {
+  if (prepared == spcclSuccess) prepared = checkNotNull(call.name, "request", request);
+  return runChecked(comm, prepared, call, nullptr, request);
 }
 
 }  // namespace
@@ -169,7 +165,7 @@ spcclResult_t spcclTokenTopkAllReduce(void* buff, const float* scores, size_t to
     const spcclResult_t res =
         prepareTopk("spcclTokenTopkAllReduce", buff, scores, tokens, hidden, datatype, op, keep,
                     cfg, prunePolicy, maskOut, comm, &call);
-    return runBlockingChecked(comm, res, call, stream);
+    return runChecked(comm, res, call, stream, nullptr);
   });
 }
 
@@ -181,7 +177,7 @@ spcclResult_t spcclTokenMaskAllReduce(void* buff, const unsigned char* mask, siz
     TokenCall call;
     const spcclResult_t res = prepareMask("spcclTokenMaskAllReduce", buff, mask, tokens, hidden,
                                           datatype, op, cfg, prunePolicy, comm, &call);
-    return runBlockingChecked(comm, res, call, stream);
+    return runChecked(comm, res, call, stream, nullptr);
   });
 }
 

@@ -23,6 +23,7 @@
 #include "emulated_ranks.h"
 #include "rank_failure.h"
 #include "spccl.h"
+#include "token_call_forms.h"
 
 using namespace spccl::testing;
 
@@ -66,34 +67,14 @@ Outcome tokenCall(spcclComm_t comm, int rank, bool deviceTokens, const Case& c) 
   const std::vector<unsigned char> input = tensorOf(rank, c.type);
   Buffer buff(input.size(), c.buffKind);
   buff.set(input.data());
-  const std::vector<float> scores = scoresOf(rank);
-  const std::vector<unsigned char> mask = maskOf(c.keepFraction);
-  Buffer scoresBuffer(kTokens * sizeof(float), c.smallKind), maskBuffer(kTokens, c.smallKind),
-      maskOut(kTokens, c.smallKind);
-  scoresBuffer.set(scores.data());
-  maskBuffer.set(mask.data());
+  const TokenSmallArrays small(c.smallKind, rank, c.keepFraction);
   spcclCompression cfg = SPCCL_COMPRESSION_INITIALIZER;
-  const spcclCompression* config = c.compressed ? &cfg : nullptr;
   const EmuCudaCounters before = emuCudaCounters();
   Outcome out;
-  const auto* scoresIn = static_cast<const float*>(scoresBuffer.data());
-  const auto* maskIn = static_cast<const unsigned char*>(maskBuffer.data());
-  auto* maskOutput = static_cast<unsigned char*>(maskOut.data());
-  if (c.nonBlocking) {
-    spcclRequest_t request = nullptr;
-    out.result =
-        c.topk ? spcclItokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type, spcclSum,
-                                          c.keep(), config, c.policy, maskOutput, comm, &request)
-               : spcclItokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type, spcclSum,
-                                          config, c.policy, comm, &request);
-    if (out.result == spcclSuccess) out.result = spcclWait(request);
-  } else {
-    out.result =
-        c.topk ? spcclTokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type, spcclSum,
-                                         c.keep(), config, c.policy, maskOutput, comm, c.stream)
-               : spcclTokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type, spcclSum,
-                                         config, c.policy, comm, c.stream);
-  }
+  out.result = callTokenAllReduce(
+      comm,
+      {c.topk, c.nonBlocking, c.stream, c.keep(), c.type, c.compressed ? &cfg : nullptr, c.policy},
+      buff.data(), small);
   EXPECT_EQ(out.result, spcclSuccess) << c.describe(rank) << ": " << spcclGetLastError(comm);
   cuStreamSynchronize(c.stream);
   const EmuCudaCounters now = emuCudaCounters();
@@ -101,7 +82,7 @@ Outcome tokenCall(spcclComm_t comm, int rank, bool deviceTokens, const Case& c) 
               now.bytesFromDevice - before.bytesFromDevice,
               now.bytesToDevice - before.bytesToDevice};
   out.buff = buff.get(c.stream);
-  if (c.topk) out.maskOut = maskOut.get(c.stream);
+  if (c.topk) out.maskOut = small.maskOut.get(c.stream);
   unsetenv("SPCCL_DEVICE_TOKENS");
   return out;
 }

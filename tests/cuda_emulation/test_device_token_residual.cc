@@ -22,6 +22,7 @@
 #include "emulated_ranks.h"
 #include "rank_failure.h"
 #include "spccl.h"
+#include "token_call_forms.h"
 
 using namespace spccl::testing;
 
@@ -100,31 +101,11 @@ std::vector<Step> consecutiveCalls(spcclComm_t comm, int rank, bool deviceTokens
   for (int call = 0; call < kCalls; ++call) {
     const int seed = rank + 8 * call;
     const DeviceTensor buff(seed, c.type);
-    Buffer scores(kTokens * sizeof(float), c.smallKind), mask(kTokens, c.smallKind),
-        maskOut(kTokens, c.smallKind);
-    scores.set(scoresOf(seed).data());
-    mask.set(maskOf(kMaskFractions[call]).data());
+    const TokenSmallArrays small(c.smallKind, seed, kMaskFractions[call]);
     const EmuCudaCounters before = emuCudaCounters();
-    const auto* scoresIn = static_cast<const float*>(scores.data());
-    const auto* maskIn = static_cast<const unsigned char*>(mask.data());
-    auto* maskOutput = static_cast<unsigned char*>(maskOut.data());
-    spcclResult_t result = spcclSuccess;
-    if (c.nonBlocking) {
-      spcclRequest_t request = nullptr;
-      result = c.topk
-                   ? spcclItokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type,
-                                              spcclSum, c.kept(call), residual.cfg(), c.policy,
-                                              maskOutput, comm, &request)
-                   : spcclItokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type,
-                                              spcclSum, residual.cfg(), c.policy, comm, &request);
-      if (result == spcclSuccess) result = spcclWait(request);
-    } else {
-      result = c.topk ? spcclTokenTopkAllReduce(buff.data(), scoresIn, kTokens, kHidden, c.type,
-                                                spcclSum, c.kept(call), residual.cfg(), c.policy,
-                                                maskOutput, comm, c.stream)
-                      : spcclTokenMaskAllReduce(buff.data(), maskIn, kTokens, kHidden, c.type,
-                                                spcclSum, residual.cfg(), c.policy, comm, c.stream);
-    }
+    const spcclResult_t result = callTokenAllReduce(
+        comm, {c.topk, c.nonBlocking, c.stream, c.kept(call), c.type, residual.cfg(), c.policy},
+        buff.data(), small);
     EXPECT_EQ(result, spcclSuccess) << c.describe(rank, call) << ": " << spcclGetLastError(comm);
     cuStreamSynchronize(c.stream);
     const EmuCudaCounters now = emuCudaCounters();
@@ -136,7 +117,7 @@ std::vector<Step> consecutiveCalls(spcclComm_t comm, int rank, bool deviceTokens
     step.copiesFromDevice = now.copiesFromDevice - before.copiesFromDevice;
     step.synchronizations = now.streamSyncs - before.streamSyncs;
     step.buff = buff.get(c.stream);
-    if (c.topk) step.maskOut = maskOut.get(c.stream);
+    if (c.topk) step.maskOut = small.maskOut.get(c.stream);
     step.residual = residual.buffer().get(c.stream);
     steps.push_back(std::move(step));
   }

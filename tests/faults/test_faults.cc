@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/killed_rank.h"
 #include "../common/transport_param.h"
 #include "core/bootstrap.h"
 #include "spccl.h"
@@ -23,39 +24,15 @@ namespace {
 class Faults : public TransportParamTest {};  // tcp, shm, tcp_lanes (common/transport_param.h)
 
 // Rank 1 is SIGKILLed while every rank is inside a large all-reduce; the
-// survivors must fail with spcclRemoteError well before the deadline.
+// survivors must fail with spcclRemoteError well before the deadline
+// (common/killed_rank.h).
 TEST_P(Faults, KilledRankMakesOthersFailFast) {
   const int n = 4;
   auto outcomes = forkRanks(n, [](int rank, const spcclUniqueId& id) {
     spcclComm_t comm = initOrExit(n, id, rank, 20000);
-    std::vector<float> data(8 << 20, 1.0f);
-    if (rank == 1) {
-      std::thread([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        kill(getpid(), SIGKILL);
-      }).detach();
-    }
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10000; ++i) {
-      spcclResult_t res = spcclAllReduce(data.data(), data.data(), data.size(), spcclFloat32,
-                                         spcclMax, comm, nullptr);
-      if (res != spcclSuccess) {
-        std::fprintf(stderr, "rank %d: failed as expected after %.2f s: %s\n", rank,
-                     secondsSince(start), spcclGetLastError(comm));
-        if (res != spcclRemoteError) return kChildWrongResult;
-        return secondsSince(start) < 10.0 ? kChildOk : kChildTooSlow;
-      }
-    }
-    return kChildUnexpectedSuccess;
+    return allReduceUntilRankKilled(comm, rank, 8 << 20);
   });
-  for (int r = 0; r < n; ++r) {
-    if (r == 1) {
-      EXPECT_FALSE(outcomes[r].exited);
-      continue;
-    }
-    EXPECT_TRUE(outcomes[r].exited) << "rank " << r;
-    EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
-  }
+  expectSurvivorsFailedFast(outcomes);
 }
 
 struct Mismatch {

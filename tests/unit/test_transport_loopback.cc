@@ -12,6 +12,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/check.h"
@@ -423,6 +424,23 @@ TEST_P(TransportLoopback, OversizeReceiveFailsWithRemoteError) {
         });
     EXPECT_EQ(childStatus_, 0) << "size " << size;
   }
+}
+
+// describe() with no comm or no room refuses with an error naming the call
+// (transports/common/stream_comm.h: describePeer).
+TEST_P(TransportLoopback, DescribeRefusesNullArguments) {
+  char where[64] = "";
+  EXPECT_EQ(net_->describe(nullptr, where, sizeof(where)), spcclInvalidArgument);
+  EXPECT_NE(threadLastError().find("describe: NULL argument"), std::string::npos)
+      << threadLastError();
+  void* listenComm = nullptr;
+  char handle[SPCCL_NET_HANDLE_MAXSIZE];
+  ASSERT_EQ(net_->listen(0, handle, &listenComm), spcclSuccess) << threadLastError();
+  EXPECT_EQ(net_->describe(listenComm, nullptr, sizeof(where)), spcclInvalidArgument);
+  EXPECT_EQ(net_->describe(listenComm, where, 0), spcclInvalidArgument);
+  EXPECT_EQ(net_->describe(listenComm, where, sizeof(where)), spcclSuccess);
+  EXPECT_GT(strlen(where), 0u) << "a listen comm describes its own address";
+  net_->closeListen(listenComm);
 }
 
 TEST_P(TransportLoopback, PeerExitMidTransferFailsPendingReceives) {

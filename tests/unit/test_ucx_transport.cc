@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <signal.h>
 
 #include <chrono>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "../common/fork_ranks.h"
+#include "../common/killed_rank.h"
 #include "../common/transport_param.h"
 #include "base/check.h"
 #include "core/transport_registry.h"
@@ -142,7 +142,8 @@ TEST_P(UcxTransport, MessagesInOrderWithSizesAndOversizeFails) {
 }
 
 // Rank 1 is SIGKILLed inside a large all-reduce; the others must fail with
-// spcclRemoteError long before the 20 s deadline, saying what ucx saw.
+// spcclRemoteError long before the 20 s deadline, saying what ucx saw
+// (common/killed_rank.h).
 TEST_P(UcxTransport, KilledRankMakesOthersFailFast) {
   const int n = 3;
   auto outcomes = forkRanks(
@@ -150,37 +151,11 @@ TEST_P(UcxTransport, KilledRankMakesOthersFailFast) {
       [](int rank, const spcclUniqueId& id) {
         if (!preloadPlugin()) return kChildInitFailed;
         spcclComm_t comm = initOrExit(n, id, rank, 20000);
-        std::vector<float> data(4 << 20, 1.0f);
-        if (rank == 1) {
-          std::thread([] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
-            kill(getpid(), SIGKILL);
-          }).detach();
-        }
-        auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < 10000; ++i) {
-          spcclResult_t res = spcclAllReduce(data.data(), data.data(), data.size(), spcclFloat32,
-                                             spcclMax, comm, nullptr);
-          if (res != spcclSuccess) {
-            std::fprintf(stderr, "rank %d: failed as expected after %.2f s: %s\n", rank,
-                         secondsSince(start), spcclGetLastError(comm));
-            if (res != spcclRemoteError) return kChildWrongResult;
-            // The plugin's own words reach the message (transport_registry_error_text.h).
-            if (std::strstr(spcclGetLastError(comm), "ucx: ") == nullptr) return kChildWrongResult;
-            return secondsSince(start) < 10.0 ? kChildOk : kChildTooSlow;
-          }
-        }
-        return kChildUnexpectedSuccess;
+        // The plugin's own words reach the message (transport_registry_error_text.h).
+        return allReduceUntilRankKilled(comm, rank, 4 << 20, "ucx: ");
       },
       60);
-  for (int r = 0; r < n; ++r) {
-    if (r == 1) {
-      EXPECT_FALSE(outcomes[r].exited);
-      continue;
-    }
-    EXPECT_TRUE(outcomes[r].exited) << "rank " << r;
-    EXPECT_EQ(outcomes[r].status, kChildOk) << "rank " << r;
-  }
+  expectSurvivorsFailedFast(outcomes);
 }
 
 INSTANTIATE_TEST_SUITE_P(UcxTls, UcxTransport, ::testing::Values("tcp", "sm"));

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "base/check.h"
@@ -134,6 +135,15 @@ inline spcclResult_t regMrNotNeeded(void*, void*, size_t, int type, void** mhand
   return spcclSuccess;
 }
 inline spcclResult_t deregMrNotNeeded(void*, void*) { return spcclSuccess; }
+
+// describe() of a comm handed out as CommBase*: its peer's name (a listen
+// comm's: its own address). `transport` names the caller in the error.
+inline spcclResult_t describePeer(const char* transport, void* comm, char* buf, size_t len) {
+  if (comm == nullptr || buf == nullptr || len == 0)
+    return SPCCL_FAIL(spcclInvalidArgument, "%s describe: NULL argument", transport);
+  std::snprintf(buf, len, "%s", static_cast<CommBase*>(comm)->peerName.c_str());
+  return spcclSuccess;
+}
 
 // closeSend/closeRecv/closeListen: the comm was handed out as CommBase*.
 template <typename Comm>

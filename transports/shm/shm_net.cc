@@ -239,10 +239,7 @@ spcclResult_t shmPollFd(void* comm, int* fd, short* events) {
 }
 
 spcclResult_t shmDescribe(void* comm, char* buf, size_t len) {
-  if (comm == nullptr || buf == nullptr || len == 0)
-    return SPCCL_FAIL(spcclInvalidArgument, "shm describe: NULL argument");
-  std::snprintf(buf, len, "%s", asComm(comm)->peerName.c_str());
-  return spcclSuccess;
+  return describePeer("shm", comm, buf, len);
 }
 
 constexpr spcclNet_v2_t kShmNet = {"shm",

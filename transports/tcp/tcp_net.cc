@@ -267,10 +267,7 @@ spcclResult_t tcpPollFd(void* comm, int* fd, short* events) {
 }
 
 spcclResult_t tcpDescribe(void* comm, char* buf, size_t len) {
-  if (comm == nullptr || buf == nullptr || len == 0)
-    return SPCCL_FAIL(spcclInvalidArgument, "tcp describe: NULL argument");
-  std::snprintf(buf, len, "%s", asComm(comm)->peerName.c_str());
-  return spcclSuccess;
+  return describePeer("tcp", comm, buf, len);
 }
 
 const spcclNet_v2_t kTcpNet = {"tcp",
