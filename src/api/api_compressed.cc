@@ -69,6 +69,23 @@ CompressedCall onHost(const StagedCall& staged, CompressedCall call) {
   return call;
 }
 
+// The prepared call moved on the device or staged: blocking on `stream`
+// where request is NULL, else queued into *request (as api_token.cc's
+// runChecked).
+spcclResult_t runChecked(spcclComm_t comm, spcclResult_t prepared, const CompressedCall& call,
+                         void* stream, spcclRequest_t* request) {
+  StagedCall staged(comm, call.name, stream);
+  if (auto done = runWithCodecsOnDevice(comm, &prepared, staged, call, request)) return *done;
+  if (prepared == spcclSuccess) prepared = staged.prepare();
+  if (prepared != spcclSuccess) return rejectCall(comm, prepared);
+  const CompressedCall host = onHost(staged, call);
+  return finishCall(
+      comm, staged.runCollectiveOrQueue(
+                compress::signatureOf(host),
+                [host](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, host); },
+                request));
+}
+
 }  // namespace
 
 extern "C" {
@@ -81,15 +98,7 @@ spcclResult_t spcclCompressedAllReduce(const void* sendbuff, void* recvbuff, siz
     CompressedCall call;
     spcclResult_t res = prepare("spcclCompressedAllReduce", sendbuff, recvbuff, count, datatype, op,
                                 cfg, comm, &call);
-    StagedCall staged(comm, call.name, stream);
-    if (auto done = runWithCodecsOnDevice(comm, &res, staged, call, nullptr)) return *done;
-    if (res == spcclSuccess) res = staged.prepare();
-    if (res != spcclSuccess) return rejectCall(comm, res);
-    const CompressedCall host = onHost(staged, call);
-    return finishCall(comm,
-                      staged.runCollective(compress::signatureOf(host), [host](CollContext& ctx) {
-                        return compress::runCompressedAllReduce(ctx, host);
-                      }));
+    return runChecked(comm, res, call, stream, nullptr);
   });
 }
 
@@ -102,16 +111,8 @@ spcclResult_t spcclIcompressedAllReduce(const void* sendbuff, void* recvbuff, si
     spcclResult_t res = prepare("spcclIcompressedAllReduce", sendbuff, recvbuff, count, datatype,
                                 op, cfg, comm, &call);
     if (res == spcclSuccess) res = checkNotNull(call.name, "request", request);
-    StagedCall staged(comm, call.name, nullptr);
-    if (auto done = runWithCodecsOnDevice(comm, &res, staged, call, request)) return *done;
-    if (res == spcclSuccess) res = staged.prepare();
-    if (res != spcclSuccess) return rejectCall(comm, res);
-    const CompressedCall host = onHost(staged, call);
-    return finishCall(
-        comm, staged.runCollectiveQueued(
-                  compress::signatureOf(host),
-                  [host](CollContext& ctx) { return compress::runCompressedAllReduce(ctx, host); },
-                  request));
+    // A NULL request is the caller's error, never a blocking call.
+    return runChecked(comm, res, call, nullptr, request);
   });
 }
 

@@ -138,10 +138,11 @@ spcclResult_t runChecked(spcclComm_t comm, spcclResult_t prepared, const TokenCa
   if (prepared == spcclSuccess) prepared = staged.prepare();
   if (prepared != spcclSuccess) return rejectCall(comm, prepared);
   const TokenCall host = onHost(staged, call);
-  const CollSignature signature = compress::signatureOf(host);
-  auto body = [host](CollContext& ctx) { return compress::runTokenAllReduce(ctx, host); };
-  return finishCall(comm, request != nullptr ? staged.runCollectiveQueued(signature, body, request)
-                                             : staged.runCollective(signature, body));
+  return finishCall(
+      comm,
+      staged.runCollectiveOrQueue(
+          compress::signatureOf(host),
+          [host](CollContext& ctx) { return compress::runTokenAllReduce(ctx, host); }, request));
 }
 
 // The non-blocking forms: a NULL request is the caller's error, never a

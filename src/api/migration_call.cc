@@ -18,9 +18,7 @@ spcclResult_t runMigrationCall(
     SPCCL_CHECK(agreeOnRoot(ctx, names));
     return body(ctx);
   };
-  return finishCall(comm, request != nullptr
-                              ? staged.runCollectiveQueued(signature, rooted, request)
-                              : staged.runCollective(signature, rooted));
+  return finishCall(comm, staged.runCollectiveOrQueue(signature, rooted, request));
 }
 
 }  // namespace spccl::migrate

@@ -219,6 +219,13 @@ spcclResult_t StagedCall::runCollectiveQueued(const CollSignature& signature,
       request);
 }
 
+spcclResult_t StagedCall::runCollectiveOrQueue(const CollSignature& signature,
+                                               std::function<spcclResult_t(CollContext&)> body,
+                                               spcclRequest_t* request) {
+  return request != nullptr ? runCollectiveQueued(signature, std::move(body), request)
+                            : runCollective(signature, std::move(body));
+}
+
 spcclResult_t StagedCall::enqueuePieceCopies(size_t pieces,
                                              const std::function<PieceRanges(size_t)>& rangesOf,
                                              const std::shared_ptr<PieceGates>& gates) const {

@@ -85,6 +85,11 @@ class StagedCall {
   spcclResult_t runCollectiveQueued(const CollSignature& signature,
                                     std::function<spcclResult_t(CollContext&)> body,
                                     spcclRequest_t* request);
+  // runCollective where request is NULL (a blocking call), else
+  // runCollectiveQueued: the API calls whose two forms share one path.
+  spcclResult_t runCollectiveOrQueue(const CollSignature& signature,
+                                     std::function<spcclResult_t(CollContext&)> body,
+                                     spcclRequest_t* request);
 
  private:
   spcclResult_t runOnStream(std::function<spcclResult_t()> body);
