@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -26,6 +27,7 @@ struct WrappedRequest {
   std::vector<std::vector<unsigned char>> owned;
   size_t size = 0;  // reported when done: the size the engine asked for (send) or got (recv)
   bool isSend = false;
+  void* comm = nullptr;  // a receive's comm (recvsInFlight)
 };
 
 struct State {
@@ -38,6 +40,10 @@ struct State {
   size_t truncateNextPayloadBy = 0;
   std::string description;
   std::set<WrappedRequest*> sendsInFlight;
+  // Receives not yet done, by comm: the engine may post some ahead and
+  // close the comm without them (spcclCommDestroy), and only closeRecv
+  // then frees their boxes.
+  std::map<void*, std::set<WrappedRequest*>> recvsInFlight;
 };
 
 State& state() {
@@ -117,13 +123,32 @@ struct Forwarder {
   static spcclResult_t wrapRecv(void* comm, void* data, size_t capacity, void* mh, void** request) {
     auto* w = new WrappedRequest;
     w->real.push_back(nullptr);
+    w->comm = comm;
     spcclResult_t res = real->irecv(comm, data, capacity, mh, &w->real[0]);
     if (res != spcclSuccess) {
       delete w;
       return res;
     }
+    {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      state().recvsInFlight[comm].insert(w);
+    }
     *request = w;
     return spcclSuccess;
+  }
+
+  // The real comm closes its own requests; the boxes of this comm's
+  // receives still in flight go with it.
+  static spcclResult_t closeRecv(void* comm) {
+    {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      auto it = state().recvsInFlight.find(comm);
+      if (it != state().recvsInFlight.end()) {
+        for (WrappedRequest* w : it->second) delete w;
+        state().recvsInFlight.erase(it);
+      }
+    }
+    return real->closeRecv(comm);
   }
 
   static spcclResult_t send(void* comm, const void* data, size_t size, void* mh, void** request) {
@@ -197,7 +222,10 @@ struct Forwarder {
     spcclResult_t res = testWrapped(real, w, &finished, &bytes);
     if (res != spcclSuccess || finished) {
       std::lock_guard<std::mutex> lock(state().mutex);
-      state().sendsInFlight.erase(w);
+      if (w->isSend)
+        state().sendsInFlight.erase(w);
+      else if (auto it = state().recvsInFlight.find(w->comm); it != state().recvsInFlight.end())
+        it->second.erase(w);
       delete w;
     }
     if (res != spcclSuccess) return res;
@@ -211,6 +239,7 @@ struct Forwarder {
     table = *started;
     table.isend = send;
     table.irecv = wrapRecv;
+    table.closeRecv = closeRecv;
     table.test = test;
     return &table;
   }
