@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh build
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+flags=(-DCMAKE_BUILD_TYPE=Release)
+source scripts/compiler-cache.sh  # as run-tests.sh, which then rebuilds nothing of this
+cmake -S . -B build -G Ninja "${flags[@]}" >/dev/null
 cmake --build build -j"$(nproc)" --target spcclrun sparse_all_reduce_perf
 exec build/bin/spcclrun -n 4 -- build/perf/sparse_all_reduce_perf -b 64M -e 64M \
   --density 0.01 -O 0.5 -a auto -n 5 -w 2 -c 1 "$@"

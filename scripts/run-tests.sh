@@ -22,17 +22,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan_libcrypto.supp:print_suppressions=0"
 fi
-# Through ccache where installed (install-deps.sh installs it): reruns
-# recompile only what changed, and in a fresh checkout the wheel test
-# (tests/python/wheel_in_venv.sh), which builds libspccl again with CMake
-# and the same compilers and flags, finds the Release build's objects.
-# Depend mode: a miss costs no extra preprocessor run (the key comes from
-# the compiler's -MD output), so a cold cache, as in CI, costs next to
-# nothing.
-if command -v ccache >/dev/null; then
-  for lang in C CXX CUDA; do flags+=("-DCMAKE_${lang}_COMPILER_LAUNCHER=ccache"); done
-  export CCACHE_DEPEND=1
-fi
+# Through ccache where installed, as run-demo.sh builds.
+source scripts/compiler-cache.sh
 start=$SECONDS
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
