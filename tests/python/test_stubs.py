@@ -35,6 +35,7 @@ pytestmark = pytest.mark.stubs
 
 STUB = Path(__file__).resolve().parents[2] / "bindings" / "python" / "spccl" / "_spccl.pyi"
 ALLOWLIST = Path(__file__).resolve().parent / "stubtest_allowlist.txt"
+MYPY_CONFIG = Path(__file__).resolve().parent / "mypy.ini"
 
 
 class Signature:
@@ -216,7 +217,8 @@ def package_root() -> str:
 
 def test_mypy_stubtest():
     require_mypy()
-    cmd = [sys.executable, "-m", "mypy.stubtest", "spccl._spccl", "--allowlist", str(ALLOWLIST)]
+    cmd = [sys.executable, "-m", "mypy.stubtest", "spccl._spccl", "--allowlist", str(ALLOWLIST),
+           "--mypy-config-file", str(MYPY_CONFIG)]
     env = dict(os.environ, PYTHONPATH=package_root())
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -227,7 +229,8 @@ def test_mypy_on_the_package():
     # Its cache outside the tree (ctest sets MYPY_CACHE_DIR in the build tree).
     cache = os.environ.get("MYPY_CACHE_DIR") or os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                                             f"spccl-mypy-{os.getuid()}")
-    cmd = [sys.executable, "-m", "mypy", "-p", "spccl", "--cache-dir", cache]
+    cmd = [sys.executable, "-m", "mypy", "-p", "spccl", "--cache-dir", cache,
+           "--config-file", str(MYPY_CONFIG)]
     env = dict(os.environ, MYPYPATH=package_root())
     result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
                             cwd=package_root())

@@ -4,8 +4,9 @@
 // registration; where the CPU also has F16C, f16 tensors are converted by
 // it (half_float_f16c.h) instead of by half_float.h's bit manipulation.
 // Everything codec_passes.h runs per element is forced inline, so each
-// entry point below holds its own vectorised copy. No FMA is enabled: a
-// fused v - m * level would round differently from the reference.
+// entry point below holds its own vectorised copy. No FMA is used (the
+// build's -ffp-contract=off, CMakeLists.txt): a fused v - m * level would
+// round differently from the reference.
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
