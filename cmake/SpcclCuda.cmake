@@ -1,6 +1,7 @@
 # The CUDA kernels (kernels/cuda), their GPU tests (tests/gpu) and benchmark
 # (perf/kernels_bench). On by default wherever the toolkit is found
-# (SpcclFeatures.cmake); nothing else in the build depends on them, so
+# (SpcclFeatures.cmake), but kernels/cuda is left out of sanitizer builds,
+# which build neither of its users; nothing else depends on them, so
 # libspccl.so never needs a GPU or a driver to load.
 #
 # SPCCL_CUDA_ARCHS is the switch to build fewer (or other) architectures:
@@ -36,10 +37,11 @@ endif()
 
 # Warnings as errors for CUDA sources: nvcc's own, and the host compiler's
 # through -Xcompiler. Bit-exactness with the CPU reference needs IEEE
-# arithmetic: no fused multiply-add contraction (the CPU build has no FMA),
+# arithmetic: no fused multiply-add contraction (the host build has
+# -ffp-contract=off, CMakeLists.txt, and the .cu files' host code too),
 # no flush-to-zero, IEEE division.
 function(spccl_set_cuda_options target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings -Xcompiler=-Wall,-Wextra
+    $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings -Xcompiler=-Wall,-Wextra,-ffp-contract=off
       --expt-relaxed-constexpr -fmad=false -ftz=false -prec-div=true>)
 endfunction()

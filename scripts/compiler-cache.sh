@@ -15,5 +15,5 @@
 if command -v ccache >/dev/null; then
   for lang in C CXX CUDA; do flags+=("-DCMAKE_${lang}_COMPILER_LAUNCHER=ccache"); done
   export CCACHE_DEPEND=1
-  export CCACHE_SLOPPINESS=pch_defines,time_macros
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:+$CCACHE_SLOPPINESS,}pch_defines,time_macros
 fi

@@ -7,4 +7,12 @@ __attribute__((noinline)) float residualWithFmaAvailable(float v, float m, float
   return v - m * level;
 }
 
+bool probeHasFma() {
+#ifdef __FMA__
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace spccl::test

@@ -8,4 +8,7 @@ namespace spccl::test {
 
 float residualWithFmaAvailable(float v, float m, float level);
 
+// Whether the probe was compiled with FMA instructions available (__FMA__).
+bool probeHasFma();
+
 }  // namespace spccl::test

@@ -17,6 +17,8 @@ namespace {
 
 TEST(FpContract, MultiplyAndSubtractRoundSeparatelyWhereFmaIsAvailable) {
 #if defined(__x86_64__)
+  ASSERT_TRUE(spccl::test::probeHasFma())
+      << "the probe was not compiled with -mfma: it proves nothing";
   if (!__builtin_cpu_supports("fma")) GTEST_SKIP() << "this CPU has no FMA instructions";
   // m * level = 1 + 2^-11 + 2^-24: rounded to float, the 2^-24 (half an
   // ulp, a tie to even) is dropped, so v - round(m * level) is exactly 0;

@@ -185,7 +185,8 @@ def judge(rank, fake, rc, result, err, census_rank, kind, checksum):
 
 def main():
     binary = sys.argv[1]
-    seconds = float(os.environ.get("SPCCL_LIVE_FUZZ_SECONDS", "45"))
+    default_seconds = os.environ.get("SPCCL_LIVE_FUZZ_DEFAULT_SECONDS", "45")  # set by CMake
+    seconds = float(os.environ.get("SPCCL_LIVE_FUZZ_SECONDS", default_seconds))
     iterations = int(os.environ.get("SPCCL_LIVE_FUZZ_ITERATIONS", "0"))
     seed = int(os.environ.get("SPCCL_LIVE_FUZZ_SEED", "1"))
     transports = os.environ.get("SPCCL_LIVE_FUZZ_TRANSPORTS", "tcp,shm").split(",")
