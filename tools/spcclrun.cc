@@ -34,8 +34,6 @@
 #include "core/env_discovery.h"
 #include "core/handshake.h"
 
-extern char** environ;
-
 namespace {
 
 constexpr int kUsageExit = 2;

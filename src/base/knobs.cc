@@ -1,13 +1,13 @@
 #include "base/knobs.h"
 
+#include <unistd.h>  // environ (glibc, _GNU_SOURCE)
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
 
 #include "base/log.h"
-
-extern char** environ;
 
 namespace spccl {
 

@@ -32,11 +32,9 @@ kernels::cuda::LevelTable levelsOf(const kernels::QuantizerSpec& spec) {
   return kernels::cuda::levelTableOf(kernels::PiecewiseMagnitude(n), spec.bits);
 }
 
-uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
-
 // Element i of a buffer of `type`, as a device address.
 uint64_t elementAt(const void* base, spcclDataType_t type, size_t i) {
-  return pointer(static_cast<const unsigned char*>(base) + i * spcclTypeSize(type));
+  return device::devicePointer(static_cast<const unsigned char*>(base) + i * spcclTypeSize(type));
 }
 
 // The kernels' code for the call's element type (f32, f16 or bf16: what
@@ -144,7 +142,8 @@ spcclResult_t DeviceCodecs::queueEncode(uint64_t in, int32_t type, size_t begin,
   SPCCL_CHECK(codes_.reserve(bytes, "the encoding"));
   dc::EncodeArgs args{};
   args.in = in;
-  args.residual = buffers_.residual != nullptr ? pointer(buffers_.residual + begin) : 0;
+  args.residual =
+      buffers_.residual != nullptr ? device::devicePointer(buffers_.residual + begin) : 0;
   args.type = type;
   args.out = codes_.address();
   args.count = length;

@@ -23,8 +23,6 @@ const device::EmbeddedModule& rowsModule() {
   return module;
 }
 
-uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
-
 }  // namespace
 
 bool deviceRowsAvailable() {
@@ -47,7 +45,7 @@ spcclResult_t DeviceRows::launch(const char* kernel, const Tensor& tensor, size_
   device::CuFunction function = nullptr;
   SPCCL_CHECK(rowsModule().function(kernel, &function));
   dr::RowsArgs args{};
-  args.tensor = pointer(tensor.rows);
+  args.tensor = device::devicePointer(tensor.rows);
   args.packed = tensor.packed.address();
   args.rows = indices_.address();
   args.rowCount = rowCount;
@@ -156,9 +154,10 @@ spcclResult_t DeviceRows::zero(std::span<const size_t> rows) {
 spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t bytes,
                                      const char* what) {
   if (bytes == 0) return spcclSuccess;
-  SPCCL_CHECK(copy(tensor_, what,
-                   device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
-                   "cuMemcpyDtoHAsync"));
+  SPCCL_CHECK(copy(
+      tensor_, what,
+      device::cudaDriver()->memcpyDtoHAsync(host, device::devicePointer(device), bytes, stream_),
+      "cuMemcpyDtoHAsync"));
   bytesToHost_ += bytes;
   return synchronize(what);
 }
@@ -166,9 +165,10 @@ spcclResult_t DeviceRows::copyToHost(void* host, const void* device, size_t byte
 spcclResult_t DeviceRows::copyToDevice(void* device, const void* host, size_t bytes,
                                        const char* what) {
   if (bytes == 0) return spcclSuccess;
-  SPCCL_CHECK(copy(tensor_, what,
-                   device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
-                   "cuMemcpyHtoDAsync"));
+  SPCCL_CHECK(copy(
+      tensor_, what,
+      device::cudaDriver()->memcpyHtoDAsync(device::devicePointer(device), host, bytes, stream_),
+      "cuMemcpyHtoDAsync"));
   bytesToDevice_ += bytes;
   return synchronize(what);
 }

@@ -26,19 +26,11 @@ struct DeviceCodecsPlan {
   device::PinnedBuffer owned;
 };
 
-namespace {
-
-bool onDevice(const void* pointer) {
-  return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
-}
-
-}  // namespace
-
 bool deviceCodecsApply(const StagedCall& staged, const CompressedCall& call) {
   // Cheapest first: host calls leave at the first test.
   return staged.hasDeviceMemory() && call.count > 0 && call.rows == nullptr &&
-         knobInt("SPCCL_DEVICE_CODECS") != 0 && onDevice(call.sendbuff) &&
-         onDevice(call.recvbuff) &&
+         knobInt("SPCCL_DEVICE_CODECS") != 0 && device::isDeviceMemory(call.sendbuff) &&
+         device::isDeviceMemory(call.recvbuff) &&
          (call.residual == nullptr || device::isDeviceMemoryOf(call.residual, staged.device())) &&
          compress::deviceCodecsAvailable();
 }

@@ -17,10 +17,6 @@ namespace {
 
 using migrate::DeviceMergedAllReduce;
 
-bool onDevice(const void* pointer) {
-  return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
-}
-
 // The staging's checks (one kind for sendbuff and recvbuff; a stream
 // needs the driver, device buffers a context), without taking buffers.
 spcclResult_t validate(StagedCall& staged) {
@@ -33,7 +29,8 @@ spcclResult_t validate(StagedCall& staged) {
 // caller's thread (prepareDeviceAllReduce says why).
 bool foldsOnDevice(const StagedCall& staged, const DeviceMergedAllReduce& call) {
   const DeviceCall& c = call.allReduce;
-  if (!c.device || !onDevice(call.sendbuff) || !onDevice(c.recvbuff)) return false;
+  if (!c.device || !device::isDeviceMemory(call.sendbuff) || !device::isDeviceMemory(c.recvbuff))
+    return false;
   // On the buffers' device: the fold's kernel has no peer access to another.
   if (call.migrated.count > 0 && !device::isDeviceMemoryOf(call.migrated.data, staged.device()))
     return false;

@@ -38,10 +38,6 @@ struct DeviceTokenPlan {
 
 namespace {
 
-bool onDevice(const void* pointer) {
-  return pointer != nullptr && device::locateBuffer(pointer).kind == device::MemoryKind::Device;
-}
-
 // `bytes` of host memory for packed rows: the plan's pinned buffer where
 // they fit, else pageable memory (a host mask that, by the time the call
 // runs in its stream's order, keeps more rows than when it was made).
@@ -178,7 +174,8 @@ bool onAnotherDevice(const StagedCall& staged, const TokenCall& call) {
 bool deviceTokensApply(const StagedCall& staged, const TokenCall& call) {
   // Cheapest first: host calls leave at the first test.
   return staged.hasDeviceMemory() && call.count() > 0 && knobInt("SPCCL_DEVICE_TOKENS") != 0 &&
-         onDevice(call.buff) && !onAnotherDevice(staged, call) && compress::deviceRowsAvailable();
+         device::isDeviceMemory(call.buff) && !onAnotherDevice(staged, call) &&
+         compress::deviceRowsAvailable();
 }
 
 spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& call,
@@ -187,10 +184,10 @@ spcclResult_t prepareDeviceTokens(const StagedCall& staged, const TokenCall& cal
   device::ScopedCudaContext current(staged.context());
   SPCCL_CHECK(device::ownStream(call.name, &plan->stream));
   SPCCL_CHECK(DeviceRows::loadKernels());
-  plan->scoresOnDevice = call.isTopk() && onDevice(call.scores);
-  plan->maskOutOnDevice = call.isTopk() && onDevice(call.maskOut);
-  plan->maskOnDevice = !call.isTopk() && onDevice(call.mask);
-  plan->residualOnDevice = call.compressed && onDevice(call.compression.residual);
+  plan->scoresOnDevice = call.isTopk() && device::isDeviceMemory(call.scores);
+  plan->maskOutOnDevice = call.isTopk() && device::isDeviceMemory(call.maskOut);
+  plan->maskOnDevice = !call.isTopk() && device::isDeviceMemory(call.mask);
+  plan->residualOnDevice = call.compressed && device::isDeviceMemory(call.compression.residual);
   SPCCL_CHECK(device::acquirePinned(call.tokens * (sizeof(float) + 1) + 1, &plan->small));
   size_t rows = 0;
   SPCCL_CHECK(rowsAtMost(staged, call, plan.get(), &rows));

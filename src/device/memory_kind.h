@@ -26,6 +26,12 @@ struct BufferLocation {
 // for memory the driver does not know.
 BufferLocation locateBuffer(const void* pointer);
 
+// Device memory (cudaMalloc, cuMemCreate), which the CPU cannot touch;
+// false for nullptr.
+inline bool isDeviceMemory(const void* pointer) {
+  return pointer != nullptr && locateBuffer(pointer).kind == MemoryKind::Device;
+}
+
 // Device memory of device ordinal `device`: a kernel of that device's
 // context may touch it without peer access (spccl enables none), which
 // memory of another device needs.

@@ -23,8 +23,6 @@ const device::EmbeddedModule& sparseModule() {
   return module;
 }
 
-uint64_t pointer(const void* p) { return reinterpret_cast<uint64_t>(p); }
-
 }  // namespace
 
 bool deviceNonZerosAvailable(spcclDataType_t type) {
@@ -98,7 +96,7 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
                                   "the non-zero extraction's tile counts"));
   const CuDevicePtr base = tileCounts_.address();
   ds::ExtractArgs args{};
-  args.input = pointer(input);
+  args.input = device::devicePointer(input);
   args.count = count;
   args.blocks = blocks_;
   args.blockCounts = base;
@@ -124,7 +122,7 @@ spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
       pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the input's non-zeros"));
   const CuDevicePtr base = tileCounts_.address();
   ds::ExtractArgs args{};
-  args.input = pointer(input_);
+  args.input = device::devicePointer(input_);
   args.count = count_;
   args.blocks = blocks_;
   args.blockCounts = base;
@@ -150,17 +148,19 @@ spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
 
 spcclResult_t DeviceNonZeros::copyToHost(void* host, const void* device, size_t bytes,
                                          const char* what) {
-  SPCCL_CHECK(copy(what,
-                   device::cudaDriver()->memcpyDtoHAsync(host, pointer(device), bytes, stream_),
-                   "cuMemcpyDtoHAsync"));
+  SPCCL_CHECK(copy(
+      what,
+      device::cudaDriver()->memcpyDtoHAsync(host, device::devicePointer(device), bytes, stream_),
+      "cuMemcpyDtoHAsync"));
   return synchronize(what);
 }
 
 spcclResult_t DeviceNonZeros::copyToDevice(void* device, const void* host, size_t bytes,
                                            const char* what) {
-  SPCCL_CHECK(copy(what,
-                   device::cudaDriver()->memcpyHtoDAsync(pointer(device), host, bytes, stream_),
-                   "cuMemcpyHtoDAsync"));
+  SPCCL_CHECK(copy(
+      what,
+      device::cudaDriver()->memcpyHtoDAsync(device::devicePointer(device), host, bytes, stream_),
+      "cuMemcpyHtoDAsync"));
   return synchronize(what);
 }
 
@@ -169,7 +169,7 @@ spcclResult_t DeviceNonZeros::scatter(void* output, size_t count, const void* in
   if (count == 0) return spcclSuccess;
   const size_t valueBytes = spcclTypeSize(type_);
   ds::ScatterArgs args{};
-  args.output = pointer(output);
+  args.output = device::devicePointer(output);
   args.count = count;
   args.nnz = nnz;
   args.indexBytes = indexBytes_;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "coll/partition.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/dense_stage.h"
 #include "sparse/even_ranges.h"
@@ -35,12 +36,6 @@
 namespace spccl::sparse {
 
 namespace {
-
-int largestPowerOfTwoAtMost(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
 
 // Non-zeros held by the group of rank q after stage `stage` (the 2^stage
 // ranks sharing q's high bits, with their folded partners): a bound on

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "coll/partition.h"
 #include "kernels/kernels.h"
 #include "kernels/sparse_kernels.h"
 #include "sparse/dense_stage.h"
@@ -19,12 +20,6 @@ namespace {
 // Elements per block of the owner's sum: the operands' blocks stay in L1
 // while they are added (HC's order keeps a block per leaf).
 constexpr size_t kBlock = 1024;
-
-int largestPowerOfTwoAtMost(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
 
 // out[0, length) = the sum of operands[0..n) in `order`, each sum starting
 // from +0. scratch: room for `leaves` blocks of kBlock values.

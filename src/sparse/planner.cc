@@ -5,6 +5,7 @@
 
 #include "coll/collective.h"
 #include "coll/cost_model.h"
+#include "coll/partition.h"
 
 namespace spccl::sparse {
 
@@ -85,12 +86,6 @@ double meanVarintBytes(double nnz, double universe) {
   double bytes = 1.0;
   for (int j = 1; j <= 9; ++j) bytes += std::exp(std::ldexp(logStay, 7 * j));
   return bytes;
-}
-
-int largestPowerOfTwoAtMost(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
 }
 
 constexpr double kBlockElements = 256;  // as block_sparse.cc (OmniReduce)
