@@ -27,8 +27,10 @@ endfunction()
 # spccl_precompile_library_headers(<target>): the standard headers that
 # most of the library's files include, themselves or through spccl's own
 # headers; also for the perf harness and the NCCL interposer, of the same
-# style. The library's 184 objects, GCC 12 Release, -j2, no ccache, idle
-# 2-core VM: 145 s (262 CPU s) parsed, 85 s (152 CPU s) precompiled. 24
+# style. The library's 184 objects, -j2, no ccache, idle 2-core VM: GCC 12
+# Release 145 s parsed, 85 s precompiled; the sanitized build (-O1, ASan
+# and UBSan instrumenting what the header saves nothing of) 162 s, 146 s.
+# The root CMakeLists.txt says why the Release library does without. 24
 # headers instead of these 12 were slower (14.2 s against 11.6 s for 24
 # files picked at random). Not for the CPU kernels, whose -O3
 # -fno-trapping-math differ from the target's flags: GCC refuses a
