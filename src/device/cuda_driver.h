@@ -24,12 +24,12 @@ using CuResult = int;  // CUresult; 0 is CUDA_SUCCESS
 using CuStream = void*;
 using CuContext = void*;
 using CuDevicePtr = uint64_t;
+using CuHostFn = void (*)(void* userData);
 
 // A device buffer's address as the driver API takes it (the same bits).
 inline CuDevicePtr devicePointer(const void* pointer) {
   return reinterpret_cast<CuDevicePtr>(pointer);
 }
-using CuHostFn = void (*)(void* userData);
 
 struct CudaDriver {
   // cuPointerGetAttributes: unlike the singular query it answers memory the
