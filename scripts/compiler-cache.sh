@@ -8,8 +8,8 @@
 # with CMake and the same compilers and flags, finds the Release build's
 # objects. Depend mode: a miss costs no extra preprocessor run (the key
 # comes from the compiler's -MD output), so a cold cache, as in CI, costs
-# next to nothing. The test binaries' precompiled headers
-# (cmake/SpcclTestHeaders.cmake) need the sloppiness below, as ccache's
+# next to nothing. The precompiled headers
+# (cmake/SpcclPrecompiledHeaders.cmake) need the sloppiness below, as ccache's
 # manual says ("Precompiled headers"); without it every file that uses one
 # compiles uncached (8 of 8 for spccl_fault_tests; 8 hits with it).
 if command -v ccache >/dev/null; then
