@@ -14,6 +14,7 @@
 #include "sparse/comm_state.h"
 #include "sparse/device_buckets.h"
 #include "sparse/device_nonzeros.h"
+#include "sparse/pair_source.h"
 
 namespace spccl {
 
@@ -107,38 +108,66 @@ size_t setElements(size_t valueBytes, size_t indexBytes, const void* dense, size
   return setElements(valueBytes, dense, count, static_cast<uint64_t*>(indices), values, capacity);
 }
 
-// The input's non-zeros on the host: as pairs, or the whole input where
-// pairs would not shrink it or where it holds -0.0 (the CPU's dense
-// schedules add a dense input as it is and keep -0.0's bits, which pairs
-// lose). Either way the CPU's call computes what the staged call does.
-// wideIndices: where 32-bit indices are widened for the CPU's COO form,
-// which takes uint64 only (SparseCall::nonZeroIndices): nnz x 8 bytes and
-// one pass, kept by the communicator (SparseWorkspace::deviceInputIndices).
+// The input's pairs, written on the device by stageInput, brought to the
+// host only where a schedule reads them there (sparse/pair_source.h):
+// into the plan's pinned buffer, the 32-bit indices widened for the CPU's
+// COO form, which takes uint64 only (SparseCall::nonZeroIndices): nnz x 8
+// bytes and one pass, into a vector the communicator keeps
+// (SparseWorkspace::deviceInputIndices).
+class DevicePairs final : public sparse::PairSource {
+ public:
+  DevicePairs(DeviceNonZeros& onDevice, spcclDataType_t type, DeviceSparsePlan* host,
+              std::vector<uint64_t>& wideIndices)
+      : onDevice_(onDevice), type_(type), host_(host), wideIndices_(wideIndices) {}
+
+  spcclResult_t fetch(const uint64_t** indices, const unsigned char** values) override {
+    const uint64_t nnz = onDevice_.nonZeros();
+    const size_t indexBytes = onDevice_.indexBytes(), valueBytes = spcclTypeSize(type_);
+    void* pairIndices = host_->input.data();
+    auto* pairValues =
+        static_cast<unsigned char*>(pairIndices) + ds::valuesOffset(nnz, indexBytes, valueBytes);
+    SPCCL_CHECK(onDevice_.copyPairsToHost(pairIndices, pairValues));
+    *indices = static_cast<const uint64_t*>(pairIndices);
+    if (indexBytes == sizeof(uint32_t)) {
+      const auto* narrow = static_cast<const uint32_t*>(pairIndices);
+      wideIndices_.assign(narrow, narrow + nnz);
+      *indices = wideIndices_.data();
+    }
+    *values = pairValues;
+    bytesToHost_ = nnz * (indexBytes + valueBytes);
+    return spcclSuccess;
+  }
+  // What fetch copied (0 where no schedule asked): for the staging report.
+  size_t bytesToHost() const { return bytesToHost_; }
+
+ private:
+  DeviceNonZeros& onDevice_;
+  spcclDataType_t type_;
+  DeviceSparsePlan* host_;
+  std::vector<uint64_t>& wideIndices_;
+  size_t bytesToHost_ = 0;
+};
+
+// The input's non-zeros: as pairs, written on the device and left there
+// for `pairs` (the COO form the CPU's call takes, sparse_allreduce.h:
+// canonical as the kernels write it, ascending, unique, no zeros), or the
+// whole input on the host where pairs would not shrink it or where it
+// holds -0.0 (the CPU's dense schedules add a dense input as it is and
+// keep -0.0's bits, which pairs lose). Either way the CPU's call computes
+// what the staged call does.
 spcclResult_t stageInput(DeviceNonZeros& onDevice, const SparseCall& call, size_t indexBytes,
-                         DeviceSparsePlan* host, std::vector<uint64_t>& wideIndices,
-                         SparseCall* run, size_t* bytesIn) {
+                         DeviceSparsePlan* host, DevicePairs* pairs, SparseCall* run,
+                         size_t* bytesIn) {
   SPCCL_CHECK(onDevice.count(call.denseInput, call.count));
   const size_t valueBytes = spcclTypeSize(call.type);
   const uint64_t nnz = onDevice.nonZeros();
   *bytesIn = 2 * sizeof(uint64_t);  // the totals
   if (onDevice.signedZeros() == 0 &&
       ds::pairsBytes(nnz, indexBytes, valueBytes) < call.count * valueBytes) {
-    void* indices = host->input.data();
-    auto* values =
-        static_cast<unsigned char*>(indices) + ds::valuesOffset(nnz, indexBytes, valueBytes);
-    SPCCL_CHECK(onDevice.copyPairs(indices, values));
-    // The COO form the CPU's call takes (sparse_allreduce.h), canonical as
-    // the kernels write it: ascending, unique, no zeros.
+    SPCCL_CHECK(onDevice.writePairs());
     run->denseInput = nullptr;
-    run->nonZeroIndices = static_cast<const uint64_t*>(indices);
-    if (indexBytes == sizeof(uint32_t)) {
-      const auto* narrow = static_cast<const uint32_t*>(indices);
-      wideIndices.assign(narrow, narrow + nnz);
-      run->nonZeroIndices = wideIndices.data();
-    }
-    run->nonZeroValues = values;
+    run->pairSource = pairs;
     run->nnz = nnz;
-    *bytesIn += nnz * (indexBytes + valueBytes);
     return spcclSuccess;
   }
   SPCCL_CHECK(onDevice.copyToHost(host->input.data(), call.denseInput, call.count * valueBytes,
@@ -234,18 +263,18 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     DeviceNonZeros onDevice(call.name, call.type, plan->stream, indexBytes);
     // The communicator's sparse workspace is this body's alone: it is one
     // unit of the communicator's queue (below).
+    DevicePairs pairs(onDevice, call.type, plan.get(), comm->sparse->workspace.deviceInputIndices);
     const spcclResult_t mine =
-        stageInput(onDevice, call, indexBytes, plan.get(),
-                   comm->sparse->workspace.deviceInputIndices, &run, &bytesIn);
+        stageInput(onDevice, call, indexBytes, plan.get(), &pairs, &run, &bytesIn);
     sparse::SparseResult result;
     run.resultOut = &result;
     // resultOut replaces the dense output: the CPU's call must never hold
     // the user's device pointer as a host output (review).
     run.denseOutput = nullptr;
-    // Balanced Parallelism buckets the pairs where they lie, on the device.
-    sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nonZeroIndices, run.nonZeroValues,
-                                        run.nnz);
-    if (mine == spcclSuccess && run.denseInput == nullptr) run.bucketer = &bucketer;
+    // Balanced Parallelism buckets the pairs where they lie, on the device,
+    // and the pairs themselves never cross.
+    sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nnz);
+    if (mine == spcclSuccess && run.pairSource != nullptr) run.bucketer = &bucketer;
     // A rank whose device part failed still takes part in the call's
     // agreement, its input marked invalid, so that its peers fail at once
     // (naming it) instead of at the deadline; it keeps its own error.
@@ -264,6 +293,7 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     // runCollective, it is still this call's, because this whole body is
     // one unit of the communicator's queue (StagedCall::runDirect), so no
     // other sparse call runs before it ends.
+    bytesIn += pairs.bytesToHost();
     SPCCL_CHECK(deliverOutput(onDevice, call, indexBytes, result, plan.get(), &bytesOut));
     comm->stagingProfile->recordDeviceCopies(DevicePart::kSparse, bytesIn, bytesOut);
     if (bucketer.bucketedOnDevice())

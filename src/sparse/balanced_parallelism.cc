@@ -17,6 +17,7 @@
 #include "kernels/sparse_kernels.h"
 #include "sparse/bp_context.h"
 #include "sparse/bp_sorted_parts.h"
+#include "sparse/pair_source.h"
 #include "sparse/set_merge.h"
 #include "sparse/sparse_algorithms.h"
 #include "sparse/sparse_messages.h"
@@ -35,9 +36,15 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
   return result;
 }
 
+spcclResult_t inputPairs(const Context& c, const uint64_t** indices, const unsigned char** values) {
+  *indices = c.in.indices;
+  *values = static_cast<const unsigned char*>(c.in.values);
+  if (*indices != nullptr || c.in.pairSource == nullptr) return spcclSuccess;
+  return fetchInsideCall(c.ctx, *c.in.pairSource, indices, values);
+}
+
 spcclResult_t bucketOwnPairs(const Context& c, Buckets* out, bool* sorted) {
-  if (c.in.bucketer != nullptr) {
-    SPCCL_CHECK(c.in.bucketer->bucket(c.partition, out, sorted));
+  if (c.in.bucketer != nullptr && c.in.bucketer->bucket(c.partition, out, sorted)) {
     if (out->offsets.size() != static_cast<size_t>(c.partition.parts()) + 1 ||
         out->offsets.back() != c.in.nnz)
       return SPCCL_FAIL(spcclInternalError,
@@ -46,8 +53,10 @@ spcclResult_t bucketOwnPairs(const Context& c, Buckets* out, bool* sorted) {
                         out->offsets.empty() ? size_t{0} : out->offsets.back(), c.in.nnz);
     return spcclSuccess;
   }
-  bucketByOwner(c.options.bucketing, c.partition, c.in.type, c.in.indices, c.in.values, c.in.nnz,
-                out);
+  const uint64_t* indices = nullptr;
+  const unsigned char* values = nullptr;
+  SPCCL_CHECK(inputPairs(c, &indices, &values));
+  bucketByOwner(c.options.bucketing, c.partition, c.in.type, indices, values, c.in.nnz, out);
   *sorted = false;
   return spcclSuccess;
 }

@@ -52,9 +52,13 @@ spcclResult_t exchangeWithPeerBuffers(const Context& c, std::span<const Outgoing
 // The dense-range schedule; c.partition must be the Contiguous partition.
 spcclResult_t runDenseRanges(const Context& c, SparseSet* result);
 
+// This rank's pairs on the host: c.in's, or where they are not there yet
+// (c.in.pairSource), fetched now (fetchInsideCall).
+spcclResult_t inputPairs(const Context& c, const uint64_t** indices, const unsigned char** values);
+
 // This rank's pairs by owner into *out, from c.in.bucketer where the
-// caller gave one, else bucketByOwner; *sorted: every bucket is ascending
-// by position already (no sortByPosition needed).
+// caller gave one and it made them, else bucketByOwner; *sorted: every
+// bucket is ascending by position already (no sortByPosition needed).
 spcclResult_t bucketOwnPairs(const Context& c, Buckets* out, bool* sorted);
 
 // The keyed-partition schedule's steps (balanced_parallelism.cc), shared

@@ -40,8 +40,9 @@ using FlagsByPeer = std::vector<uint8_t>;
 spcclResult_t pushAndSum(const Context& c, const EvenRanges& ranges, unsigned char* acc) {
   const int n = c.ctx.nranks(), r = c.ctx.rank();
   const size_t s = c.valueBytes, nnz = c.in.nnz;
-  const uint64_t* indices = c.in.indices;
-  const auto* values = static_cast<const unsigned char*>(c.in.values);
+  const uint64_t* indices = nullptr;
+  const unsigned char* values = nullptr;
+  SPCCL_CHECK(inputPairs(c, &indices, &values));
   std::vector<size_t> begin(static_cast<size_t>(n) + 1, nnz);
   std::vector<uint64_t>& positions = c.workspace.buckets.positions;
   positions.resize(nnz);

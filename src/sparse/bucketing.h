@@ -42,10 +42,11 @@ struct Buckets {
 class PairBucketer {
  public:
   virtual ~PairBucketer() = default;
-  // The call's own pairs (SparseInput's indices and values, the same set)
-  // by owner of `partition` into *out (offsets, positions, values);
-  // *sorted: every bucket is ascending by position already.
-  virtual spcclResult_t bucket(const IndexPartition& partition, Buckets* out, bool* sorted) = 0;
+  // The call's own pairs (SparseInput's, the same set) by owner of
+  // `partition` into *out (offsets, positions, values); *sorted: every
+  // bucket is ascending by position already. false: it made none (it
+  // keeps why), and the caller buckets the pairs with bucketByOwner.
+  virtual bool bucket(const IndexPartition& partition, Buckets* out, bool* sorted) = 0;
 };
 
 // indices: unique, any order, each < partition.universe().

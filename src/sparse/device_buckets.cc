@@ -1,6 +1,6 @@
 // DeviceNonZeros::bucketPairs (device_nonzeros.h): the launches of
 // kernels/device_sparse/bucket_pairs.h on the call's stream, over the pairs
-// copyPairs left on the device, and the buckets' copies to the host
+// writePairs left on the device, and the buckets' copies to the host
 // (through pinned memory, then into the Buckets on the host).
 #include "sparse/device_buckets.h"
 
@@ -81,15 +81,14 @@ spcclResult_t loadBucketKernels() {
   return spcclSuccess;
 }
 
-spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out,
-                                         bool* sorted) {
+bool DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out, bool* sorted) {
   bool onDevice = false;
   const spcclResult_t result = pairs_.bucketPairs(partition.deviceMath(), out, sorted, &onDevice);
   if (result == spcclSuccess && onDevice) {
     bucketedOnDevice_ = true;
     bytesToHost_ = out->offsets.size() * sizeof(uint64_t) +
                    nnz_ * (pairs_.indexBytes() + spcclTypeSize(type_));
-    return spcclSuccess;
+    return true;
   }
   if (result != spcclSuccess) {  // the device failed: this rank reports it, once its part is done
     failure_ = result;
@@ -101,9 +100,7 @@ spcclResult_t DevicePairBucketer::bucket(const IndexPartition& partition, Bucket
                "buckets' arrays (%s)",
                static_cast<uint64_t>(nnz_), threadLastError().c_str());
   }
-  bucketByOwner(BucketMethod::TwoPass, partition, type_, indices_, values_, nnz_, out);
-  *sorted = false;
-  return spcclSuccess;
+  return false;
 }
 
 spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets* out, bool* sorted,

@@ -18,19 +18,18 @@ bool bucketKernelsPresent();
 // Loads them in the current context (DeviceNonZeros::loadKernels).
 spcclResult_t loadBucketKernels();
 
-// DeviceNonZeros::bucketPairs as a PairBucketer; `pairs` must have copied
-// its pairs (copyPairs) and outlive the call. Where the device fails, the
-// host buckets the same pairs (given here, as the call's COO input holds
-// them) so that this rank still feeds its peers the call's messages, and
-// the failure is kept for the call to return once its part is done
-// (failure(), why()): the peers finish, this rank reports the driver's
-// error.
+// DeviceNonZeros::bucketPairs as a PairBucketer; `pairs` must have written
+// its pairs on the device (writePairs) and outlive the call. Where the
+// device fails, bucket() returns false and Balanced Parallelism buckets the
+// same pairs on the host (fetched from the call's PairSource), so that this
+// rank still feeds its peers the call's messages; the failure is kept for
+// the call to return once its part is done (failure(), why()): the peers
+// finish, this rank reports the driver's error.
 class DevicePairBucketer final : public PairBucketer {
  public:
-  DevicePairBucketer(DeviceNonZeros& pairs, spcclDataType_t type, const uint64_t* indices,
-                     const void* values, size_t nnz)
-      : pairs_(pairs), type_(type), indices_(indices), values_(values), nnz_(nnz) {}
-  spcclResult_t bucket(const IndexPartition& partition, Buckets* out, bool* sorted) override;
+  DevicePairBucketer(DeviceNonZeros& pairs, spcclDataType_t type, size_t nnz)
+      : pairs_(pairs), type_(type), nnz_(nnz) {}
+  bool bucket(const IndexPartition& partition, Buckets* out, bool* sorted) override;
   spcclResult_t failure() const { return failure_; }
   const std::string& why() const { return why_; }
   // The device made the buckets (none of the host's fallback), and the
@@ -41,8 +40,6 @@ class DevicePairBucketer final : public PairBucketer {
  private:
   DeviceNonZeros& pairs_;
   spcclDataType_t type_;
-  const uint64_t* indices_;
-  const void* values_;
   size_t nnz_;
   spcclResult_t failure_ = spcclSuccess;
   std::string why_;

@@ -86,6 +86,18 @@ spcclResult_t DeviceNonZeros::finishQueued(spcclResult_t queued, const char* wha
   return queued;
 }
 
+ds::ExtractArgs DeviceNonZeros::extractArgs() const {
+  const CuDevicePtr base = tileCounts_.address();
+  ds::ExtractArgs args{};
+  args.input = device::devicePointer(input_);
+  args.count = count_;
+  args.blocks = blocks_;
+  args.blockCounts = base;
+  args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
+  args.totals = base + 2 * blocks_ * sizeof(uint64_t);
+  return args;
+}
+
 spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   input_ = input;
   count_ = count;
@@ -94,14 +106,7 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   if (count == 0) return spcclSuccess;
   SPCCL_CHECK(tileCounts_.reserve((2 * blocks_ + 2) * sizeof(uint64_t),
                                   "the non-zero extraction's tile counts"));
-  const CuDevicePtr base = tileCounts_.address();
-  ds::ExtractArgs args{};
-  args.input = device::devicePointer(input);
-  args.count = count;
-  args.blocks = blocks_;
-  args.blockCounts = base;
-  args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
-  args.totals = base + 2 * blocks_ * sizeof(uint64_t);
+  ds::ExtractArgs args = extractArgs();
   const spcclResult_t queued = [&]() -> spcclResult_t {
     SPCCL_CHECK(
         launch(typed(ds::kCountPrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
@@ -114,36 +119,43 @@ spcclResult_t DeviceNonZeros::count(const void* input, size_t count) {
   return finishQueued(queued, "counting the input's non-zeros on the device");
 }
 
-spcclResult_t DeviceNonZeros::copyPairs(void* indices, void* values) {
+spcclResult_t DeviceNonZeros::writePairs() {
   const uint64_t nnz = nonZeros();
   if (nnz == 0) return spcclSuccess;
   const size_t valueBytes = spcclTypeSize(type_);
   SPCCL_CHECK(
       pairs_.reserve(ds::pairsBytes(nnz, indexBytes_, valueBytes), "the input's non-zeros"));
-  const CuDevicePtr base = tileCounts_.address();
-  ds::ExtractArgs args{};
-  args.input = device::devicePointer(input_);
-  args.count = count_;
-  args.blocks = blocks_;
-  args.blockCounts = base;
-  args.blockSignedZeros = base + blocks_ * sizeof(uint64_t);
-  args.totals = base + 2 * blocks_ * sizeof(uint64_t);
+  ds::ExtractArgs args = extractArgs();
   args.outIndices = pairs_.address();
   args.outValues = pairs_.address() + ds::valuesOffset(nnz, indexBytes_, valueBytes);
   args.capacity = nnz;
   args.indexBytes = indexBytes_;
+  // Not waited for: the stream orders the copies and bucket kernels that
+  // read the pairs, and their wait reports a fault of this kernel.
+  const spcclResult_t launched =
+      launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args);
+  return launched == spcclSuccess
+             ? spcclSuccess
+             : finishQueued(launched, "extracting the input's non-zeros on the device");
+}
+
+spcclResult_t DeviceNonZeros::copyPairsToHost(void* indices, void* values) {
+  const uint64_t nnz = nonZeros();
+  if (nnz == 0) return spcclSuccess;
+  const size_t valueBytes = spcclTypeSize(type_);
+  const CuDevicePtr onDevice = pairs_.address();
   const spcclResult_t queued = [&]() -> spcclResult_t {
-    SPCCL_CHECK(
-        launch(typed(ds::kWritePrefix), static_cast<unsigned>(blocks_), ds::kThreads, &args));
     const device::CudaDriver* d = device::cudaDriver();
     SPCCL_CHECK(copy("the non-zeros' indices to the host",
-                     d->memcpyDtoHAsync(indices, args.outIndices, nnz * indexBytes_, stream_),
+                     d->memcpyDtoHAsync(indices, onDevice, nnz * indexBytes_, stream_),
                      "cuMemcpyDtoHAsync"));
-    return copy("the non-zeros' values to the host",
-                d->memcpyDtoHAsync(values, args.outValues, nnz * valueBytes, stream_),
-                "cuMemcpyDtoHAsync");
+    return copy(
+        "the non-zeros' values to the host",
+        d->memcpyDtoHAsync(values, onDevice + ds::valuesOffset(nnz, indexBytes_, valueBytes),
+                           nnz * valueBytes, stream_),
+        "cuMemcpyDtoHAsync");
   }();
-  return finishQueued(queued, "extracting the input's non-zeros on the device");
+  return finishQueued(queued, "copying the input's non-zeros to the host");
 }
 
 spcclResult_t DeviceNonZeros::copyToHost(void* host, const void* device, size_t bytes,

@@ -13,6 +13,7 @@
 
 #include "device/cuda_driver.h"
 #include "device/device_memory.h"
+#include "kernels/device_sparse/extract_nonzeros.h"
 #include "kernels/device_sparse/partition_math.h"
 #include "sparse/bucketing.h"
 #include "spccl.h"
@@ -59,11 +60,13 @@ class DeviceNonZeros {
   size_t indexBytes() const { return indexBytes_; }
 
   // After count: the nonZeros() pairs, ascending by index, written on the
-  // device and copied to indices (indexBytes each) and values (host
-  // memory; pinned for speed).
-  spcclResult_t copyPairs(void* indices, void* values);
+  // device (they stay there for copyPairsToHost and bucketPairs).
+  spcclResult_t writePairs();
+  // After writePairs: the pairs copied to indices (indexBytes each) and
+  // values (host memory; pinned for speed).
+  spcclResult_t copyPairsToHost(void* indices, void* values);
 
-  // After copyPairs: the pairs, as they lie on the device, by owner of
+  // After writePairs: the pairs, as they lie on the device, by owner of
   // the partition `math` into *out (Balanced Parallelism's push buckets;
   // kernels/device_sparse/bucket_pairs.h, in device_buckets.cc): offsets,
   // positions and values copied to the host. *sorted: every bucket is
@@ -87,6 +90,8 @@ class DeviceNonZeros {
  private:
   // "spcclCountNonZeros_f32" for kCountPrefix and f32.
   std::string typed(const char* prefix) const;
+  // The extraction kernels' arguments over the counted input (count()).
+  kernels::device_sparse::ExtractArgs extractArgs() const;
   spcclResult_t launch(const std::string& kernel, unsigned grid, unsigned threads,
                        void* args) const;
   spcclResult_t launchIn(const device::EmbeddedModule& module, const std::string& kernel,

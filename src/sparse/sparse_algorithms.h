@@ -14,6 +14,7 @@
 #include "sparse/bucketing.h"
 #include "sparse/encoding.h"
 #include "sparse/index_partition.h"
+#include "sparse/pair_source.h"
 #include "sparse/sparse_set.h"
 #include "sparse/sparse_workspace.h"
 #include "spccl.h"
@@ -47,6 +48,11 @@ struct SparseInput {
   // Where Balanced Parallelism's push buckets come from instead of
   // bucketByOwner (the device sparse call's); nullptr: bucketByOwner.
   PairBucketer* bucketer = nullptr;
+  // Where the pairs above are while indices is nullptr (nnz is set): on
+  // the device, brought to the host only by a schedule that reads them
+  // (pair_source.h). Only Balanced Parallelism gets such an input, with a
+  // bucketer; every other schedule's caller fetched them.
+  PairSource* pairSource = nullptr;
 };
 
 struct SparseRunOptions {

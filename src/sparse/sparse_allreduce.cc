@@ -14,6 +14,7 @@
 #include "sparse/comm_state.h"
 #include "sparse/cpu_calibration.h"
 #include "sparse/dense_stage.h"
+#include "sparse/pair_source.h"
 #include "sparse/partitioner_table.h"
 #include "sparse/planner.h"
 #include "sparse/sparse_algorithm_table.h"
@@ -40,8 +41,9 @@ SparseRunOptions runOptions(const SparseOptions& o, uint64_t seed, uint64_t piec
 // Points the call's non-zeros at its COO set, or extracts the dense
 // input's into the workspace: one pass, sized by the largest earlier input,
 // and a second pass only when this input has more non-zeros than that.
+// Pairs not on the host yet (SparseCall::pairSource) stay where they are.
 void extractInput(SparseCall& call, SparseWorkspace& workspace) {
-  if (call.nonZeroIndices != nullptr) return;  // done already
+  if (call.nonZeroIndices != nullptr || call.pairSource != nullptr) return;  // done, or elsewhere
   if (call.denseInput != nullptr) {
     const size_t valueBytes = spcclTypeSize(call.type);
     auto capacity = [&] {
@@ -191,7 +193,16 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     call.nnz = kernels::countNonZeros(call.type, call.denseInput, call.count);
   else if (call.inputValid)
     extractInput(call, state.workspace);
-  if (sketch) mine.sketch = sketchIndices(call.nonZeroIndices, call.nnz, state.seed);
+  // The sketch reads pairs that are not on the host yet (pair_source.h)
+  // there: a failed fetch is this rank's input error, which the agreement
+  // tells the peers.
+  spcclResult_t fetched = spcclSuccess;
+  if (sketch && call.nonZeroIndices == nullptr && call.pairSource != nullptr) {
+    fetched = call.pairSource->fetch(&call.nonZeroIndices, &call.nonZeroValues);
+    call.inputValid = fetched == spcclSuccess;
+  }
+  if (sketch && call.inputValid)
+    mine.sketch = sketchIndices(call.nonZeroIndices, call.nnz, state.seed);
   mine.nnz = call.inputValid ? call.nnz : 0;
   mine.tag = call.options.tag;
   mine.algorithm = call.options.algorithm;
@@ -204,7 +215,9 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   mine.lastSeconds = profile.localSeconds;
   mine.useMeasuredTimes = knobInt("SPCCL_SPARSE_MEASURED_TIMES") != 0 ? 1 : 0;
   std::vector<SparseCallHeader> headers;
-  SPCCL_CHECK(agreeOnCall(ctx, mine, &headers));
+  const spcclResult_t agreed = agreeOnCall(ctx, mine, &headers);
+  if (fetched != spcclSuccess) return fetched;  // (its message is this thread's last error)
+  SPCCL_CHECK(agreed);
   learnFromPreviousCall(headers, &profile);
 
   // 2. Plan from agreed values.
@@ -261,7 +274,15 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
   if (everyRankMeasures) costInput.measuredSeconds = profile.measuredSeconds;
   const SparseDecision decision = decideSparseAlgorithm(costInput, call.options.algorithm);
 
-  // 3. Run, then deliver the result in the caller's form.
+  // 3. Run, then deliver the result in the caller's form. Pairs not on the
+  // host yet come here, except where Balanced Parallelism buckets them
+  // where they lie (SparseCall::bucketer): it fetches them itself only
+  // where it reads them (its dense ranges, a bucketer that could not).
+  const bool bucketsWhereTheyLie =
+      call.bucketer != nullptr && decision.algorithm == spcclSparseBalancedParallelism;
+  if (call.count > 0 && call.nonZeroIndices == nullptr && call.pairSource != nullptr &&
+      !bucketsWhereTheyLie)
+    SPCCL_CHECK(fetchInsideCall(ctx, *call.pairSource, &call.nonZeroIndices, &call.nonZeroValues));
   if (call.resultOut != nullptr) chooseResultForm(call, decision.algorithm, total, state.workspace);
   SparseRunReport report;
   SparseSet result;
@@ -289,6 +310,7 @@ spcclResult_t runSparseAllReduce(CollContext& ctx, CommState& state, SparseCall&
     in.denseOutput = call.cooOutput ? nullptr : call.denseOutput;
     in.denseInput = call.denseInput;
     in.bucketer = call.bucketer;
+    in.pairSource = call.pairSource;
     SPCCL_CHECK(chosen->run(ctx, in, runOptions(call.options, state.seed, ctx.sparsePieceBytes()),
                             &result, &report));
     inOutput = result.inDenseOutput;

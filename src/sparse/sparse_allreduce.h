@@ -14,6 +14,7 @@
 namespace spccl::sparse {
 
 class PairBucketer;
+class PairSource;
 
 struct SparseOptions {
   spcclSparseAlgorithm_t algorithm = spcclSparseAuto;
@@ -74,6 +75,11 @@ struct SparseCall {
   // its own bucketing (sparse/bucketing.h; the device sparse call's, from
   // the pairs above as they lie on the GPU). nullptr: the host buckets.
   PairBucketer* bucketer = nullptr;
+  // Internal: the input's pairs are not on the host yet (the device sparse
+  // call's, on the GPU; sparse/pair_source.h): nnz is set, nonZeroIndices
+  // stays nullptr until a schedule needs them on the host. The first call
+  // of an auto tag fetches them before the agreement, for its sketch.
+  PairSource* pairSource = nullptr;
 };
 
 struct CommState;

@@ -227,6 +227,7 @@ struct State {
   EmuCudaCounters counters{};
   Failures launchFailures;       // emuCudaFailLaunchesAfter
   Failures copyFailures;         // emuCudaFailMemcpyAsyncAfter
+  Failures toHostFailures;       // emuCudaFailCopiesToHostAfter
   Failures allocFailures;        // emuCudaFailMemAllocs
   Failures streamAllocFailures;  // emuCudaFailStreamAllocsAfter
   bool allocsHeld = false;       // emuCudaHoldMemAllocs
@@ -565,6 +566,10 @@ CuResult cuMemcpyHtoD_v2(uint64_t dst, const void* src, size_t bytes) {
 
 CuResult cuMemcpyDtoHAsync_v2(void* dst, uint64_t src, size_t bytes, void* stream) {
   if (checkDevice(src, bytes) != kSuccess) return kInvalidValue;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().toHostFailures.take()) return kInvalidValue;
+  }
   return enqueueCopy(stream, dst, reinterpret_cast<const void*>(src), bytes, false);
 }
 
@@ -980,6 +985,11 @@ void emuCudaFailLaunchesAfter(uint64_t passing, int count) {
 void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().copyFailures = Failures{count, passing};
+}
+
+void emuCudaFailCopiesToHostAfter(uint64_t passing, int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().toHostFailures = Failures{count, passing};
 }
 
 void emuCudaFailMemAllocs(int count) {

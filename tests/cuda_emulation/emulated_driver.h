@@ -74,6 +74,9 @@ void emuCudaFailLaunchesAfter(uint64_t passing, int count);
 /* The same for cuMemcpyAsync (any direction): after `passing` more
  * succeed, the next `count` fail at enqueue (CUDA_ERROR_INVALID_VALUE). */
 void emuCudaFailMemcpyAsyncAfter(uint64_t passing, int count);
+/* The same for cuMemcpyDtoHAsync: a copy from the device that cannot be
+ * enqueued (a device in a sticky error state). */
+void emuCudaFailCopiesToHostAfter(uint64_t passing, int count);
 /* The next `count` cuMemAlloc calls fail with CUDA_ERROR_OUT_OF_MEMORY
  * (2), as on a device that is full (emuCudaAlloc, the tests' own
  * allocations, is not affected). */

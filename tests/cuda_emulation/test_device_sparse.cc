@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulated_ranks.h"
@@ -218,19 +220,21 @@ std::vector<unsigned char> compareInputWithStaged(
   EXPECT_GE(device.launches, 2u) << what << ": the device path was not taken";
   if (fewBytes) {
     const size_t size = spcclTypeSize(type), pair = expectedIndexBytes() + size;
-    // The count's two uint64 totals, then the input's pairs, and where
-    // Balanced Parallelism bucketed them on the device, its buckets: the
-    // nranks + 1 offsets and a position (as wide as an index) and a value
-    // per pair.
+    // The count's two uint64 totals, then the input's pairs, or where
+    // Balanced Parallelism bucketed them on the device, only its buckets:
+    // the nranks + 1 offsets and a position (as wide as an index) and a
+    // value per pair. Auto's first call of a tag (every auto call here)
+    // sketches the pairs before it plans, so they cross there whatever
+    // runs.
     const size_t nonZeros = setElementsOf(input, size);
     int nranks = 0;
     spcclCommCount(comm, &nranks);
+    const bool bucketed = device.bucketLaunches > 0;
     const size_t buckets =
-        device.bucketLaunches > 0
-            ? (static_cast<size_t>(nranks) + 1) * sizeof(uint64_t) + nonZeros * pair
-            : 0;
-    EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + nonZeros * pair + buckets)
-        << what << ": not the non-zeros' pairs (and buckets) copied in";
+        bucketed ? (static_cast<size_t>(nranks) + 1) * sizeof(uint64_t) + nonZeros * pair : 0;
+    const size_t pairs = !bucketed || algorithm == spcclSparseAuto ? nonZeros * pair : 0;
+    EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + pairs + buckets)
+        << what << ": not the non-zeros' pairs (or buckets) copied in";
     const size_t resultSet = setElementsOf(expected, size);
     EXPECT_EQ(device.bytesToDevice % pair, 0u) << what << ": not whole pairs copied out";
     EXPECT_GE(device.bytesToDevice, resultSet * pair) << what << ": not every result pair";
@@ -801,25 +805,27 @@ std::vector<unsigned char> stagedSumOf(spcclComm_t comm, const std::vector<unsig
                     spcclSparseBalancedParallelism, nullptr, false, &cost);
 }
 
-// One rank's Balanced Parallelism call of an f32 input (5000 elements,
-// 1 %) on the device path, with the staged path's result to compare:
-// the bucket-failure tests' common part.
-class BalancedParallelismOnDevice {
+// One rank's call of an f32 input (5000 elements, 1 %) on the device
+// path, Balanced Parallelism unless told, with the staged path's
+// Balanced Parallelism result to compare: the failure tests' common part.
+class SparseCallOnDevice {
  public:
   static constexpr size_t kCount = 5000;
 
-  BalancedParallelismOnDevice(int rank, spcclComm_t comm)
+  SparseCallOnDevice(int rank, spcclComm_t comm,
+                     spcclSparseAlgorithm_t algorithm = spcclSparseBalancedParallelism)
       : comm_(comm),
+        algorithm_(algorithm),
         input_(inputOf(rank, spcclFloat32, kCount, 0.01, false)),
         staged_(stagedSumOf(comm, input_, kCount)) {
     setenv("SPCCL_DEVICE_SPARSE", "1", 1);
     send_.set(input_);
   }
-  ~BalancedParallelismOnDevice() { unsetenv("SPCCL_DEVICE_SPARSE"); }
+  ~SparseCallOnDevice() { unsetenv("SPCCL_DEVICE_SPARSE"); }
 
   spcclResult_t call() {
     spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
-    options.algorithm = spcclSparseBalancedParallelism;
+    options.algorithm = algorithm_;
     return spcclSparseAllReduceWithOptions(send_.data(), recv_.data(), kCount, spcclFloat32,
                                            spcclSum, &options, comm_, nullptr);
   }
@@ -827,6 +833,7 @@ class BalancedParallelismOnDevice {
 
  private:
   spcclComm_t comm_;
+  spcclSparseAlgorithm_t algorithm_;
   std::vector<unsigned char> input_, staged_;
   DeviceBytes send_{kCount * 4}, recv_{kCount * 4};
 };
@@ -837,7 +844,7 @@ class BalancedParallelismOnDevice {
 // communicator goes on.
 TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    BalancedParallelismOnDevice bp(rank, comm);
+    SparseCallOnDevice bp(rank, comm);
     // Count, scan and write the input's pairs: the fourth launch is the
     // first of the buckets'.
     if (rank == 1) emuCudaFailLaunchesAfter(3, 1);
@@ -857,6 +864,77 @@ TEST(DeviceSparse, FailedBucketLaunchFailsOnlyItsRank) {
   });
 }
 
+// The input's pairs stay on the device until a schedule reads them on the
+// host (sparse/pair_source.h), so their copy comes inside the call, after
+// the agreement, where the peers wait for this rank's messages. A copy
+// that fails there breaks the communicator: rank 1 returns the driver's
+// error naming the copy, and rank 0 fails at once naming rank 1, not at
+// its deadline (60 s), nor when rank 1's communicator ends (it is kept 4 s
+// after its call here). Hierarchical Centralization reads the pairs on the
+// host; Balanced Parallelism only where its device bucketing failed (a
+// bucket kernel here), and then its host bucketing's fetch fails too.
+void failedPairCopyInsideTheCall(spcclSparseAlgorithm_t algorithm, bool failBucketLaunch) {
+  runOnRanks(2, [algorithm, failBucketLaunch](int rank, spcclComm_t comm) {
+    SparseCallOnDevice call(rank, comm, algorithm);
+    if (rank == 1) {
+      // The count's copy passes, the pairs' indices' fails; count, scan
+      // and write the input's pairs launch, the first bucket kernel fails.
+      emuCudaFailCopiesToHostAfter(1, 1);
+      if (failBucketLaunch) emuCudaFailLaunchesAfter(3, 1);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const spcclResult_t result = call.call();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string error = spcclGetLastError(comm);
+    EXPECT_NE(result, spcclSuccess) << "rank " << rank;
+    if (rank == 1) {
+      EXPECT_NE(error.find("the non-zeros' indices to the host: cuMemcpyDtoHAsync failed"),
+                std::string::npos)
+          << error;
+    } else {
+      EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
+      EXPECT_LT(seconds, 2.5) << "rank 0 did not hear of rank 1's failure: " << error;
+    }
+    emuCudaFailCopiesToHostAfter(0, 0);
+    emuCudaFailLaunchesAfter(0, 0);
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::seconds(4));
+    return kChildOk;
+  });
+}
+
+TEST(DeviceSparse, FailedPairCopyInsideTheCallFailsEveryRankAtOnce) {
+  failedPairCopyInsideTheCall(spcclSparseHierarchical, false);
+}
+TEST(DeviceSparse, FailedBucketsAndPairCopyFailEveryRankAtOnce) {
+  failedPairCopyInsideTheCall(spcclSparseBalancedParallelism, true);
+}
+
+// Balanced Parallelism past its dense ranges' break-even (an eighth of the
+// tensor a rank on average, bp_context.h) but below the pairs' (a half for
+// f32): the pairs stay on the device until its dense ranges read them on
+// the host, once; no bucket kernel runs, and the result is the staged
+// path's bit for bit.
+TEST(DeviceSparse, BalancedParallelismDenseRangesFetchThePairsN3) {
+  runOnRanks(3, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    for (spcclDataType_t type : {spcclFloat32, spcclBfloat16}) {
+      const size_t size = spcclTypeSize(type), pair = expectedIndexBytes() + size;
+      const std::vector<unsigned char> input = inputOf(rank, type, kCount, 0.25, false);
+      const std::string what =
+          describe(type, 0.25, spcclSparseBalancedParallelism, spcclSum, nullptr) + " rank " +
+          std::to_string(rank);
+      CallCost device{};
+      compareInputWithStaged(comm, what, &tag, input, type, kCount, spcclSparseBalancedParallelism,
+                             spcclSum, nullptr, false, false, 0, &device);
+      EXPECT_EQ(device.bucketLaunches, 0u) << what;
+      EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + setElementsOf(input, size) * pair)
+          << what << ": not the count and the input's pairs copied in";
+    }
+    return kChildOk;
+  });
+}
+
 constexpr uint64_t kStreamAllocsBeforeBuckets = 2;
 
 // No device memory for the buckets' arrays (an optional step): the host
@@ -867,7 +945,7 @@ constexpr uint64_t kStreamAllocsBeforeBuckets = 2;
 // bucket kernels run).
 TEST(DeviceSparse, NoDeviceMemoryForBucketsBucketsOnTheHost) {
   runOnRanks(2, [](int rank, spcclComm_t comm) {
-    BalancedParallelismOnDevice bp(rank, comm);
+    SparseCallOnDevice bp(rank, comm);
     if (rank == 1) emuCudaFailStreamAllocsAfter(kStreamAllocsBeforeBuckets, 1);
     const uint64_t launchesBefore = emuCudaCounters().bucketLaunches;
     EXPECT_EQ(bp.call(), spcclSuccess) << spcclGetLastError(comm);
