@@ -5,7 +5,9 @@
 // (partition_math.h), so that the host's bucketByOwner is skipped.
 //
 // Launches, in order (forEachBucketLaunch):
-//   ZenHash only: rank tiles. I_p's positions count the indices of part p
+//   ZenHash only, and only where rankCounts does not hold them from an
+//   earlier call over the same partition (src/sparse/device_rank_tiles.h):
+//   rank tiles. I_p's positions count the indices of part p
 //   below idx (Zen section 3.3), so per tile of kRankTile universe indices
 //     1. countRankTiles: rankCounts[p * rankTiles + t] = the tile's
 //        indices owned by p (h0 of every index of [0, M): no O(M) table);
@@ -249,9 +251,11 @@ inline unsigned radixPasses(const PartitionMath& m) {
 // alike): launch(kernel, args, items) for each in order, where items is
 // the threads the kernel needs (the scan: its one block), until one
 // returns false. args holds every array of `base` but `order`; orderA and
-// orderB are [nnz] uint64 each.
+// orderB are [nnz] uint64 each. rankCountsReady: args.rankCounts holds the
+// partition's scanned rank tiles already (launches 1 and 2 are skipped).
 template <typename Launch>
-bool forEachBucketLaunch(BucketArgs args, uint64_t orderA, uint64_t orderB, Launch&& launch) {
+bool forEachBucketLaunch(BucketArgs args, uint64_t orderA, uint64_t orderB, bool rankCountsReady,
+                         Launch&& launch) {
   auto scan = [&](uint64_t array, uint64_t length) {
     BucketArgs s = args;
     s.scan = array;
@@ -259,8 +263,9 @@ bool forEachBucketLaunch(BucketArgs args, uint64_t orderA, uint64_t orderB, Laun
     return launch(kScanKernelOfBuckets, s, uint64_t{kScanThreads});
   };
   const uint64_t parts = args.partition.parts;
-  if (args.rankTiles > 0 && (!launch(kCountRankTilesKernel, args, args.rankTiles) ||
-                             !scan(args.rankCounts, parts * args.rankTiles)))
+  if (args.rankTiles > 0 && !rankCountsReady &&
+      (!launch(kCountRankTilesKernel, args, args.rankTiles) ||
+       !scan(args.rankCounts, parts * args.rankTiles)))
     return false;
   args.order = orderA;
   if (!launch(kLocatePairsKernel, args, args.nnz)) return false;

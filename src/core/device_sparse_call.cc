@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "sparse/comm_state.h"
 #include "sparse/device_buckets.h"
 #include "sparse/device_nonzeros.h"
+#include "sparse/device_rank_tiles.h"
 #include "sparse/pair_source.h"
 
 namespace spccl {
@@ -273,7 +275,9 @@ spcclResult_t runDeviceSparse(spcclComm_t comm, StagedCall& staged, const Sparse
     run.denseOutput = nullptr;
     // Balanced Parallelism buckets the pairs where they lie, on the device,
     // and the pairs themselves never cross.
-    sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nnz);
+    std::shared_ptr<sparse::DeviceRankTiles>& rankTiles = comm->sparse->workspace.deviceRankTiles;
+    if (rankTiles == nullptr) rankTiles = std::make_shared<sparse::DeviceRankTiles>();
+    sparse::DevicePairBucketer bucketer(onDevice, call.type, run.nnz, rankTiles.get());
     if (mine == spcclSuccess && run.pairSource != nullptr) run.bucketer = &bucketer;
     // A rank whose device part failed still takes part in the call's
     // agreement, its input marked invalid, so that its peers fail at once

@@ -14,6 +14,7 @@
 #include "device/pinned_pool.h"
 #include "kernels/device_sparse/bucket_pairs.h"
 #include "kernels/device_sparse/bucket_pairs_image.h"
+#include "sparse/device_rank_tiles.h"
 
 namespace spccl::sparse {
 
@@ -83,7 +84,8 @@ spcclResult_t loadBucketKernels() {
 
 bool DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out, bool* sorted) {
   bool onDevice = false;
-  const spcclResult_t result = pairs_.bucketPairs(partition.deviceMath(), out, sorted, &onDevice);
+  const spcclResult_t result =
+      pairs_.bucketPairs(partition.deviceMath(), rankTiles_, out, sorted, &onDevice);
   if (result == spcclSuccess && onDevice) {
     bucketedOnDevice_ = true;
     bytesToHost_ = out->offsets.size() * sizeof(uint64_t) +
@@ -103,8 +105,8 @@ bool DevicePairBucketer::bucket(const IndexPartition& partition, Buckets* out, b
   return false;
 }
 
-spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets* out, bool* sorted,
-                                          bool* onDevice) {
+spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, DeviceRankTiles* rankTiles,
+                                          Buckets* out, bool* sorted, bool* onDevice) {
   static_assert(sizeof(size_t) == sizeof(uint64_t), "Buckets::offsets are copied as uint64");
   const uint64_t nnz = nonZeros(), parts = math.parts;
   const size_t valueBytes = spcclTypeSize(type_);
@@ -123,12 +125,20 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   args.valueBytes = valueBytes;
   args.chunks = ds::bucketChunksFor(nnz);
   args.rankTiles = ds::rankTilesFor(math);
-  const ScratchLayout l = layoutFor(nnz, parts, args.chunks, args.rankTiles, valueBytes);
+  // ZenHash's rank tiles: the communicator's, kept between calls, or this
+  // call's scratch.
+  const bool keptTiles = args.rankTiles > 0 && rankTiles != nullptr;
+  const ScratchLayout l =
+      layoutFor(nnz, parts, args.chunks, keptTiles ? 0 : args.rankTiles, valueBytes);
   const HostLayout h = hostLayoutFor(nnz, parts, indexBytes_, valueBytes);
   // The copies land in pinned memory (a real driver stages a copy into
   // pageable memory itself), back to the pool on return: after finishQueued.
   device::PinnedBuffer staging;
+  device::CuDevicePtr keptCounts = 0;
+  bool rankCountsReady = false;
   if (bucketScratch_.reserve(l.bytes, "the push buckets' arrays") != spcclSuccess ||
+      (keptTiles && rankTiles->take(math, stream_, parts * args.rankTiles * sizeof(uint64_t),
+                                    &keptCounts, &rankCountsReady) != spcclSuccess) ||
       device::acquirePinned(h.bytes, &staging) != spcclSuccess) {
     *onDevice = false;  // nothing queued; the reason is the thread's last error
     return spcclSuccess;
@@ -139,7 +149,7 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   args.positions = base + l.positions;
   args.chunkCounts = base + l.chunkCounts;
   args.digitCounts = base + l.digitCounts;
-  args.rankCounts = base + l.rankCounts;
+  args.rankCounts = keptTiles ? keptCounts : base + l.rankCounts;
   args.scanChunkBase = base + l.scanChunkBase;
   args.offsets = base + l.offsets;
   args.outPositions = base + l.outPositions;
@@ -147,7 +157,7 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   const device::EmbeddedModule& module = bucketModule();
   const spcclResult_t queued = [&]() -> spcclResult_t {
     spcclResult_t launched = spcclSuccess;
-    ds::forEachBucketLaunch(args, base + l.orderA, base + l.orderB,
+    ds::forEachBucketLaunch(args, base + l.orderA, base + l.orderB, rankCountsReady,
                             [&](const char* kernel, ds::BucketArgs& launchArgs, uint64_t items) {
                               const bool scan = std::strcmp(kernel, ds::kScanKernelOfBuckets) == 0;
                               launched =
@@ -172,6 +182,7 @@ spcclResult_t DeviceNonZeros::bucketPairs(const ds::PartitionMath& math, Buckets
   // (finishQueued waits for the copies into `staging` even where one
   // failed: none is queued when it is read or goes back to the pool.)
   SPCCL_CHECK(finishQueued(queued, "bucketing the input's non-zeros by owner on the device"));
+  if (keptTiles) rankTiles->markReady(math);
   std::memcpy(out->offsets.data(), staged, (parts + 1) * sizeof(uint64_t));
   ds::copyPositions(staged + h.positions, nnz, indexBytes_, out->positions.data());
   std::memcpy(out->values.data(), staged + h.values, nnz * valueBytes);

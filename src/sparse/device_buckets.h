@@ -27,8 +27,10 @@ spcclResult_t loadBucketKernels();
 // finish, this rank reports the driver's error.
 class DevicePairBucketer final : public PairBucketer {
  public:
-  DevicePairBucketer(DeviceNonZeros& pairs, spcclDataType_t type, size_t nnz)
-      : pairs_(pairs), type_(type), nnz_(nnz) {}
+  // rankTiles: the communicator's ZenHash rank tiles (device_rank_tiles.h).
+  DevicePairBucketer(DeviceNonZeros& pairs, spcclDataType_t type, size_t nnz,
+                     DeviceRankTiles* rankTiles)
+      : pairs_(pairs), type_(type), nnz_(nnz), rankTiles_(rankTiles) {}
   bool bucket(const IndexPartition& partition, Buckets* out, bool* sorted) override;
   spcclResult_t failure() const { return failure_; }
   const std::string& why() const { return why_; }
@@ -41,6 +43,7 @@ class DevicePairBucketer final : public PairBucketer {
   DeviceNonZeros& pairs_;
   spcclDataType_t type_;
   size_t nnz_;
+  DeviceRankTiles* rankTiles_;
   spcclResult_t failure_ = spcclSuccess;
   std::string why_;
   bool bucketedOnDevice_ = false;

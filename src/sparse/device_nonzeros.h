@@ -24,6 +24,8 @@ class EmbeddedModule;
 
 namespace spccl::sparse {
 
+class DeviceRankTiles;  // (device_rank_tiles.h)
+
 // This build has the kernels (CUDA at build time), the loaded driver has
 // the module, stream and stream-ordered memory entry points, and `type`
 // has kernels.
@@ -74,8 +76,10 @@ class DeviceNonZeros {
   // *onDevice false (and success): no device memory for the kernels'
   // arrays, nothing was queued: the caller buckets elsewhere (an optional step must not fail a call
   // whose result the host can still give).
-  spcclResult_t bucketPairs(const kernels::device_sparse::PartitionMath& math, Buckets* out,
-                            bool* sorted, bool* onDevice);
+  // rankTiles: where a ZenHash partition's rank tiles are kept between
+  // calls (nullptr: in this call's scratch, computed every time).
+  spcclResult_t bucketPairs(const kernels::device_sparse::PartitionMath& math,
+                            DeviceRankTiles* rankTiles, Buckets* out, bool* sorted, bool* onDevice);
 
   // Whole buffers, for the sides that pairs would not shrink.
   spcclResult_t copyToHost(void* host, const void* device, size_t bytes, const char* what);

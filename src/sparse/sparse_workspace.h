@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sparse/bucketing.h"
@@ -14,6 +15,8 @@
 #include "sparse/sparse_set.h"
 
 namespace spccl::sparse {
+
+class DeviceRankTiles;  // (device_rank_tiles.h)
 
 // One piece's buffers in Hierarchical Centralization (message_pieces.h):
 // its merged and received sets, its stage message and receive buffer, its
@@ -76,6 +79,9 @@ struct SparseWorkspace {
   // input's 32-bit indices widened to the uint64 the COO form takes, sized
   // to the most non-zeros seen.
   std::vector<uint64_t> deviceInputIndices;
+  // Its Balanced Parallelism calls' ZenHash rank tiles, on the device
+  // (device_rank_tiles.h); nullptr until the first such call.
+  std::shared_ptr<DeviceRankTiles> deviceRankTiles;
 };
 
 }  // namespace spccl::sparse

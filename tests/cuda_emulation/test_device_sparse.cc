@@ -727,12 +727,14 @@ TEST(DeviceSparse, Float64AfterAnOddNumberOf32BitIndicesEveryAlgorithmN2) {
 // permutation (sorted by the device's radix passes); the host sorts none.
 // Sum and Avg, f32 with NaN payloads among the pairs: bit for bit the
 // staged path's result. The bucket kernels ran wherever the keyed schedule
-// took the input's pairs (6 launches with ZenHash's rank tiles, 4 plus 3
-// a radix pass with the permutation), and never at 50 % (BP's dense
-// ranges, or the input staged whole).
+// took the input's pairs (6 launches with ZenHash's rank tiles in the
+// communicator's first such call, 4 in the later ones, which reuse them;
+// 4 plus 3 a radix pass with the permutation), and never at 50 % (BP's
+// dense ranges, or the input staged whole).
 void bucketsOnTheDevice(int n, std::vector<spcclDataType_t> types, size_t count = kCount) {
   runOnRanks(n, [n, types, count](int rank, spcclComm_t comm) {
     uint64_t tag = 1;
+    bool rankTilesKept = false;  // (ZenHash and TwoPass share the partition)
     for (spcclSparsePartitioner_t partitioner :
          {spcclPartitionZenHash, spcclPartitionTwoPass, spcclPartitionPermutation})
       for (spcclDataType_t type : types)
@@ -761,8 +763,10 @@ void bucketsOnTheDevice(int n, std::vector<spcclDataType_t> types, size_t count 
             const uint64_t passes = (std::bit_width(widest - 1) + 7) / 8;
             const uint64_t launches = !sparse                                    ? 0
                                       : partitioner == spcclPartitionPermutation ? 4 + 3 * passes
+                                      : rankTilesKept                            ? 4
                                                                                  : 6;
             EXPECT_EQ(device.bucketLaunches, launches) << what;
+            rankTilesKept |= sparse && partitioner != spcclPartitionPermutation;
           }
     return kChildOk;
   });
@@ -813,9 +817,11 @@ class SparseCallOnDevice {
   static constexpr size_t kCount = 5000;
 
   SparseCallOnDevice(int rank, spcclComm_t comm,
-                     spcclSparseAlgorithm_t algorithm = spcclSparseBalancedParallelism)
+                     spcclSparseAlgorithm_t algorithm = spcclSparseBalancedParallelism,
+                     spcclSparsePartitioner_t partitioner = spcclPartitionAuto)
       : comm_(comm),
         algorithm_(algorithm),
+        partitioner_(partitioner),
         input_(inputOf(rank, spcclFloat32, kCount, 0.01, false)),
         staged_(stagedSumOf(comm, input_, kCount)) {
     setenv("SPCCL_DEVICE_SPARSE", "1", 1);
@@ -826,6 +832,7 @@ class SparseCallOnDevice {
   spcclResult_t call() {
     spcclSparseOptions_t options = SPCCL_SPARSE_OPTIONS_INITIALIZER;
     options.algorithm = algorithm_;
+    options.partitioner = partitioner_;
     return spcclSparseAllReduceWithOptions(send_.data(), recv_.data(), kCount, spcclFloat32,
                                            spcclSum, &options, comm_, nullptr);
   }
@@ -834,6 +841,7 @@ class SparseCallOnDevice {
  private:
   spcclComm_t comm_;
   spcclSparseAlgorithm_t algorithm_;
+  spcclSparsePartitioner_t partitioner_;
   std::vector<unsigned char> input_, staged_;
   DeviceBytes send_{kCount * 4}, recv_{kCount * 4};
 };
@@ -930,6 +938,52 @@ TEST(DeviceSparse, BalancedParallelismDenseRangesFetchThePairsN3) {
       EXPECT_EQ(device.bucketLaunches, 0u) << what;
       EXPECT_EQ(device.bytesFromDevice, 2 * sizeof(uint64_t) + setElementsOf(input, size) * pair)
           << what << ": not the count and the input's pairs copied in";
+    }
+    return kChildOk;
+  });
+}
+
+// ZenHash's rank tiles stay on the device between a communicator's calls
+// (sparse/device_rank_tiles.h): only a call over another partition
+// (another universe) hashes the universe again (6 bucket launches; 4 when
+// reused), one partition kept at a time; every result is the staged
+// path's bit for bit.
+TEST(DeviceSparse, ZenHashRankTilesKeptBetweenCallsN2) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    uint64_t tag = 1;
+    auto call = [&](size_t count, uint64_t launches, const char* step) {
+      const std::string what = std::string(step) + " rank " + std::to_string(rank);
+      CallCost device{};
+      compareInputWithStaged(comm, what, &tag, inputOf(rank, spcclFloat32, count, 0.01, false),
+                             spcclFloat32, count, spcclSparseBalancedParallelism, spcclSum, nullptr,
+                             true, false, 0, &device, spcclPartitionZenHash);
+      EXPECT_EQ(device.bucketLaunches, launches) << what;
+    };
+    call(kCount, 6, "the first call");
+    call(kCount, 4, "the same universe");
+    call(kCount - 1000, 6, "another universe");
+    call(kCount, 6, "the first universe again");
+    call(kCount, 4, "and again");
+    return kChildOk;
+  });
+}
+
+// A rank-tile launch that fails leaves no tiles to reuse: that rank's next
+// call counts them again (6 launches), its peer's reuses its own (4), and
+// both give the staged path's result.
+TEST(DeviceSparse, FailedRankTilesAreCountedAgain) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    SparseCallOnDevice zenHash(rank, comm, spcclSparseBalancedParallelism, spcclPartitionZenHash);
+    // Count, scan and write the input's pairs; the fourth launch counts
+    // the rank tiles.
+    if (rank == 1) emuCudaFailLaunchesAfter(3, 1);
+    EXPECT_EQ(zenHash.call(), rank == 1 ? spcclSystemError : spcclSuccess)
+        << spcclGetLastError(comm);
+    for (uint64_t launches : {rank == 1 ? uint64_t{6} : uint64_t{4}, uint64_t{4}}) {
+      const uint64_t before = emuCudaCounters().bucketLaunches;
+      EXPECT_EQ(zenHash.call(), spcclSuccess) << spcclGetLastError(comm);
+      EXPECT_TRUE(zenHash.resultIsStaged()) << "rank " << rank;
+      EXPECT_EQ(emuCudaCounters().bucketLaunches - before, launches) << "rank " << rank;
     }
     return kChildOk;
   });

@@ -98,7 +98,7 @@ HostBuckets bucketAsTheDevice(const ds::PartitionMath& m, const std::vector<Inde
   std::vector<unsigned char> outPositions(nnz * sizeof(uint64_t));
   a.outPositions = address(outPositions.data());
   a.outValues = address(out.values.data());
-  ds::forEachBucketLaunch(a, address(orderA.data()), address(orderB.data()),
+  ds::forEachBucketLaunch(a, address(orderA.data()), address(orderB.data()), false,
                           [](const char* kernel, const ds::BucketArgs& args, uint64_t) {
                             ds::runBucketKernelOnHost(kernel, args);
                             return true;
