@@ -918,6 +918,32 @@ TEST(DeviceSparse, FailedBucketsAndPairCopyFailEveryRankAtOnce) {
   failedPairCopyInsideTheCall(spcclSparseBalancedParallelism, true);
 }
 
+// The first call of an auto tag sketches the input's indices before the
+// agreement, so it fetches the pairs there: a copy that fails then is this
+// rank's input error, which the agreement tells its peer (spcclInvalidUsage
+// naming rank 1, at once), and the communicator goes on: the next call
+// succeeds on both with the staged path's result.
+TEST(DeviceSparse, FailedPairCopyForTheSketchFailsEveryRankNamingIt) {
+  runOnRanks(2, [](int rank, spcclComm_t comm) {
+    SparseCallOnDevice call(rank, comm, spcclSparseAuto);
+    if (rank == 1) emuCudaFailCopiesToHostAfter(1, 1);  // (the count's copy passes)
+    const spcclResult_t result = call.call();
+    const std::string error = spcclGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, spcclSystemError);
+      EXPECT_NE(error.find("the non-zeros' indices to the host: cuMemcpyDtoHAsync failed"),
+                std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(result, spcclInvalidUsage);
+      EXPECT_NE(error.find("rank 1 rejected its input"), std::string::npos) << error;
+    }
+    EXPECT_EQ(call.call(), spcclSuccess) << spcclGetLastError(comm);
+    EXPECT_TRUE(call.resultIsStaged()) << "rank " << rank;
+    return kChildOk;
+  });
+}
+
 // Balanced Parallelism past its dense ranges' break-even (an eighth of the
 // tensor a rank on average, bp_context.h) but below the pairs' (a half for
 // f32): the pairs stay on the device until its dense ranges read them on
