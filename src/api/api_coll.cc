@@ -1,6 +1,8 @@
 // API: collectives, point to point, groups and non-blocking requests.
 // Arguments are validated here, with messages that name the argument;
 // the algorithms in src/coll receive only valid calls.
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "api/api_guard.h"
@@ -44,7 +46,15 @@ struct GroupState {
   std::vector<std::pair<spcclComm_t, DeferredP2P>> p2p;
   std::vector<std::pair<spcclComm_t, Call>> collectives;
 };
-thread_local GroupState tlsGroup;
+// This thread's open group, or nullptr outside one: made at the outermost
+// spcclGroupStart, freed at its spcclGroupEnd. A pointer, not a
+// GroupState, because a thread_local with a destructor registers it with
+// glibc at its first use (any call's), and glibc aborts the process when
+// that registration runs out of memory (tests/faults/alloc_failure.sh
+// found it, as for base/check.cc's last error).
+thread_local GroupState* tlsGroup = nullptr;
+
+int groupDepth() { return tlsGroup == nullptr ? 0 : tlsGroup->depth; }
 
 // Per peer: displacement + count must not overflow, and the buffers must
 // reach that far.
@@ -174,9 +184,9 @@ spcclResult_t execute(spcclComm_t comm, const Call& call) {
 }
 
 void rememberComm(spcclComm_t comm) {
-  for (spcclComm_t c : tlsGroup.comms)
+  for (spcclComm_t c : tlsGroup->comms)
     if (c == comm) return;
-  tlsGroup.comms.push_back(comm);
+  tlsGroup->comms.push_back(comm);
 }
 
 // A collective this rank will not run (its arguments). Inside a group it
@@ -185,8 +195,8 @@ void rememberComm(spcclComm_t comm) {
 // nothing else is in flight (the group's sends start at its end).
 spcclResult_t reject(spcclComm_t comm, spcclResult_t failure) {
   uint64_t callsAhead = 0;
-  if (tlsGroup.depth > 0)
-    for (const auto& [c, call] : tlsGroup.collectives) callsAhead += c == comm ? 1 : 0;
+  if (groupDepth() > 0)
+    for (const auto& [c, call] : tlsGroup->collectives) callsAhead += c == comm ? 1 : 0;
   return rejectCall(comm, failure, callsAhead);
 }
 
@@ -203,15 +213,15 @@ spcclResult_t submit(spcclComm_t comm, Call call, void* stream, const char* name
   // (core/device_collective_call.h, coll/device_collectives.h): its
   // buffers are then checked, not staged.
   if (res == spcclSuccess) res = stage(comm, call, staged, /*runsNow=*/false);
-  const bool direct = res == spcclSuccess && tlsGroup.depth == 0 &&
+  const bool direct = res == spcclSuccess && groupDepth() == 0 &&
                       runsDeviceResident(call.args.type) && joinsDeviceAllReduce(comm);
-  if (res == spcclSuccess && tlsGroup.depth == 0 && !direct) res = staged.prepare();
+  if (res == spcclSuccess && groupDepth() == 0 && !direct) res = staged.prepare();
   if (res != spcclSuccess) return reject(comm, res);
   if (direct)
     return finishCall(comm, runDeviceCollectiveCall(comm, staged, call.args, call.signature, name));
-  if (tlsGroup.depth > 0) {
+  if (groupDepth() > 0) {
     rememberComm(comm);
-    tlsGroup.collectives.emplace_back(comm, call);
+    tlsGroup->collectives.emplace_back(comm, call);
     return spcclSuccess;
   }
   Call host = onHost(staged, call);
@@ -236,7 +246,7 @@ spcclResult_t submitAsync(spcclComm_t comm, Call call, spcclRequest_t* request, 
   call.name = name;
   spcclResult_t res = checkNotNull(name, "request", request);
   if (res == spcclSuccess) res = validate(comm, call, nullptr, name);
-  if (res == spcclSuccess && tlsGroup.depth > 0)
+  if (res == spcclSuccess && groupDepth() > 0)
     res = SPCCL_FAIL(spcclInvalidUsage, "%s: non-blocking calls cannot be grouped", name);
   StagedCall staged(comm, name, nullptr);
   // As in submit: a dense collective may run device-resident, unstaged.
@@ -277,10 +287,13 @@ spcclResult_t submitP2P(bool isSend, void* buffer, size_t count, spcclDataType_t
                  peer,
                  CollSignature{CollType::SendRecv, static_cast<uint8_t>(datatype), 0, -1, count},
                  stream};
-  bool implicitGroup = tlsGroup.depth == 0;
-  if (implicitGroup) spcclGroupStart();
+  const bool implicitGroup = groupDepth() == 0;
+  if (implicitGroup) {
+    const spcclResult_t started = spcclGroupStart();  // (out of memory: its error)
+    if (started != spcclSuccess) return finishCall(comm, started);
+  }
   rememberComm(comm);
-  tlsGroup.p2p.emplace_back(comm, op);
+  tlsGroup->p2p.emplace_back(comm, op);
   return implicitGroup ? spcclGroupEnd() : spcclSuccess;
 }
 
@@ -485,18 +498,19 @@ spcclResult_t spcclRecv(void* recvbuff, size_t count, spcclDataType_t datatype, 
 
 spcclResult_t spcclGroupStart(void) {
   return guardApi("spcclGroupStart", [&]() -> spcclResult_t {
-    ++tlsGroup.depth;
+    if (tlsGroup == nullptr) tlsGroup = new GroupState();
+    ++tlsGroup->depth;
     return spcclSuccess;
   });
 }
 
 spcclResult_t spcclGroupEnd(void) {
   return guardApi("spcclGroupEnd", [&]() -> spcclResult_t {
-    if (tlsGroup.depth == 0)
+    if (groupDepth() == 0)
       return SPCCL_FAIL(spcclInvalidUsage, "spcclGroupEnd without a matching spcclGroupStart");
-    if (--tlsGroup.depth > 0) return spcclSuccess;
-    GroupState group = std::move(tlsGroup);
-    tlsGroup = GroupState{};
+    if (--tlsGroup->depth > 0) return spcclSuccess;
+    const std::unique_ptr<const GroupState> owned(std::exchange(tlsGroup, nullptr));
+    const GroupState& group = *owned;
     spcclResult_t result = spcclSuccess;
     for (spcclComm_t comm : group.comms) {
       spcclResult_t res = finishCall(comm, runGroupCallsOn(comm, group));

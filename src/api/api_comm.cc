@@ -135,7 +135,8 @@ spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* confi
     if (env.secret.empty()) {
       // SPCCL_AUTH=off: no secret, a communicator id from the root's address.
       std::string material = "spccl-noauth|" + rootText + "|" + std::to_string(env.nranks);
-      id.commId = commIdFromSecret(JobSecret{}) ^ std::hash<std::string>{}(material);
+      SPCCL_CHECK(commIdFromSecret(JobSecret{}, &id.commId));
+      id.commId ^= std::hash<std::string>{}(material);
       static std::once_flag warned;
       std::call_once(warned, [] {
         SPCCL_WARN(
@@ -143,7 +144,7 @@ spcclResult_t spcclCommInitFromEnv(spcclComm_t* comm, const spcclConfig_t* confi
             "reach this job's ports can join it or feed it data (docs/security.md)");
       });
     } else {
-      id.commId = commIdFromSecret(env.secret);
+      SPCCL_CHECK(commIdFromSecret(env.secret, &id.commId));
     }
     CommOptions options;
     SPCCL_CHECK(resolveCommOptions(config, &options));

@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <thread>
 #include <utility>
 
 #include "base/check.h"
@@ -103,7 +106,14 @@ void FaultService::relayRevoke(int skip) {
       if (r == keys_.rank || r == skip) continue;
       FaultMessage message;
       message.header.kind = static_cast<uint16_t>(FaultKind::Revoke);
-      (void)send(r, std::move(message), Deadline(std::min<int64_t>(kRelayMs, timeoutMs_)), nullptr);
+      try {
+        (void)send(r, std::move(message), Deadline(std::min<int64_t>(kRelayMs, timeoutMs_)),
+                   nullptr);
+      } catch (const std::bad_alloc&) {
+        // (Out of memory: that rank hears of the revoke from another
+        // relay, or at its next call's failure; this thread must not end
+        // the process.)
+      }
     }
   });
 }
@@ -198,12 +208,35 @@ void FaultService::handle(int fd, FaultMessage message) {
 
 namespace {
 
-// A connection whose message is still coming in.
+// A connection whose message is still coming in; it closes its socket
+// (also where an allocation failed while it was being read or stored).
 struct Incoming {
   int fd = -1;
   int64_t deadlineMs = 0;
   FaultMessage message;
   size_t have = 0;  // bytes of header, then of header and payload, received
+
+  Incoming() = default;
+  Incoming(Incoming&& other) noexcept
+      : fd(std::exchange(other.fd, -1)),
+        deadlineMs(other.deadlineMs),
+        message(std::move(other.message)),
+        have(other.have) {}
+  Incoming& operator=(Incoming&& other) noexcept {
+    if (this != &other) {
+      if (fd >= 0) ::close(fd);
+      fd = std::exchange(other.fd, -1);
+      deadlineMs = other.deadlineMs;
+      message = std::move(other.message);
+      have = other.have;
+    }
+    return *this;
+  }
+  Incoming(const Incoming&) = delete;
+  Incoming& operator=(const Incoming&) = delete;
+  ~Incoming() {
+    if (fd >= 0) ::close(fd);
+  }
 };
 
 // Reads what is there. True when the connection is done with: the message
@@ -240,11 +273,11 @@ void FaultService::serve() {
   constexpr size_t kMaxIncoming = 1024;
   std::vector<Incoming> incoming;
   auto drop = [&](size_t i) {
-    ::close(incoming[i].fd);
-    incoming.erase(incoming.begin() + static_cast<std::ptrdiff_t>(i));
+    incoming.erase(incoming.begin() + static_cast<std::ptrdiff_t>(i));  // (closes it)
   };
   uint64_t answering = 0;  // the catchUp request this iteration serves
-  while (!stopping_) {
+  // One poll and what it found. Returns early where there is nothing to read.
+  auto iteration = [&] {
     bool hurry = false;
     {
       // The iteration before has ended: it served the requests made before
@@ -265,7 +298,7 @@ void FaultService::serve() {
       waitMs = std::min(waitMs, std::max<int64_t>(in.deadlineMs - now, 0));
     }
     int ready = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
-    if (ready < 0 || stopping_) continue;
+    if (ready < 0 || stopping_) return;
     if (fds[1].revents & POLLIN) {  // catchUp's wake-ups: the pipe must not stay readable
       char drain[64];
       while (::read(wakeFds_[0], drain, sizeof drain) > 0) {
@@ -290,7 +323,7 @@ void FaultService::serve() {
         SPCCL_INFO(kLogInit, "rank %d: fault service: %s", keys_.rank, threadLastError().c_str());
       drop(i);
     }
-    if ((fds[0].revents & POLLIN) == 0) continue;
+    if ((fds[0].revents & POLLIN) == 0) return;
     for (;;) {
       Incoming in;
       net::SockAddr from;
@@ -301,13 +334,25 @@ void FaultService::serve() {
       // A rank writes its message right after connecting: often it is here.
       if (readIncoming(keys_, in, &complete)) {
         if (complete) handle(in.fd, std::move(in.message));
-        ::close(in.fd);
-        continue;
+        continue;  // (`in` closes it)
       }
       incoming.push_back(std::move(in));
     }
+  };
+  while (!stopping_) {
+    try {
+      iteration();
+    } catch (const std::exception&) {
+      // Out of memory (std::bad_alloc) or a relay thread that could not
+      // start (std::system_error) on this thread, which no call's error
+      // can report and which must not end the process: drop the
+      // connections half read (their senders retry until their deadline;
+      // this frees their buffers) and go on after a pause. Nothing here
+      // allocates.
+      incoming.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
-  for (Incoming& in : incoming) ::close(in.fd);
 }
 
 }  // namespace spccl

@@ -15,6 +15,7 @@
 
 #include "base/check.h"
 #include "base/knobs.h"
+#include "base/libcrypto.h"
 
 namespace spccl {
 
@@ -63,6 +64,7 @@ spcclResult_t handshakeMac(const JobSecret& secret, const HandshakeContext& cont
   static const unsigned char kNoKey = 0;
   const unsigned char* key = secret.size > 0 ? secret.bytes.data() : &kNoKey;
   unsigned int length = 0;
+  SPCCL_CHECK(libcryptoReady());
   // HMAC() is libcrypto's one-shot form (not deprecated in OpenSSL 3).
   bool ok = HMAC(EVP_sha256(), key, static_cast<int>(secret.size), transcript.data(),
                  transcript.size(), out->data(), &length) != nullptr &&
@@ -140,19 +142,20 @@ spcclResult_t readJobSecretFile(const std::string& path, JobSecret* out) {
   return parseJobSecret(text.str(), "SPCCL_JOB_SECRET_FILE=" + path, out);
 }
 
-uint64_t commIdFromSecret(const JobSecret& secret) {
+spcclResult_t commIdFromSecret(const JobSecret& secret, uint64_t* out) {
+  SPCCL_CHECK(libcryptoReady());
   static const char kCommIdLabel[] = "spccl-comm-id";
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  uint64_t id = 0;
-  if (ctx != nullptr && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
-      EVP_DigestUpdate(ctx, kCommIdLabel, sizeof(kCommIdLabel)) == 1 &&
-      EVP_DigestUpdate(ctx, secret.bytes.data(), secret.size) == 1 &&
-      EVP_DigestFinal_ex(ctx, digest, &length) == 1 && length >= sizeof(id))
-    std::memcpy(&id, digest, sizeof(id));
+  const bool ok = ctx != nullptr && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
+                  EVP_DigestUpdate(ctx, kCommIdLabel, sizeof(kCommIdLabel)) == 1 &&
+                  EVP_DigestUpdate(ctx, secret.bytes.data(), secret.size) == 1 &&
+                  EVP_DigestFinal_ex(ctx, digest, &length) == 1 && length >= sizeof(*out);
   EVP_MD_CTX_free(ctx);
-  return id;
+  if (!ok) return SPCCL_FAIL(spcclSystemError, "SHA-256 (libcrypto) of the job secret failed");
+  std::memcpy(out, digest, sizeof(*out));
+  return spcclSuccess;
 }
 
 spcclResult_t deriveJobSecret(const JobSecret& parent, uint64_t commId, JobSecret* out) {

@@ -70,8 +70,9 @@ std::string formatJobSecret(const JobSecret& secret);
 spcclResult_t readJobSecretFile(const std::string& path, JobSecret* out);
 // A 64-bit communicator id that every rank with the same secret computes
 // alike: SHA-256("spccl-comm-id" | secret), first 8 bytes. Reveals nothing
-// useful about the secret.
-uint64_t commIdFromSecret(const JobSecret& secret);
+// useful about the secret. Fails only where libcrypto cannot set itself
+// up (out of memory).
+spcclResult_t commIdFromSecret(const JobSecret& secret, uint64_t* out);
 // A child communicator's secret: HMAC(parent, SplitSecret | commId), 256
 // bits (spcclCommSplit); every member computes it without sending it.
 spcclResult_t deriveJobSecret(const JobSecret& parent, uint64_t commId, JobSecret* out);

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "base/check.h"
 #include "base/clock.h"
@@ -44,9 +45,16 @@ Engine::~Engine() {
     header.kind = static_cast<uint16_t>(FrameKind::Close);
     header.commId = settings_.commId;
     header.srcRank = settings_.rank;
-    std::vector<unsigned char> frame(sizeof(header));
-    std::memcpy(frame.data(), &header, sizeof(header));
-    broadcastControlFrame(frame, /*onControl=*/false);  // behind our last data
+    try {
+      std::vector<unsigned char> frame(sizeof(header));
+      std::memcpy(frame.data(), &header, sizeof(header));
+      broadcastControlFrame(frame, /*onControl=*/false);  // behind our last data
+    } catch (const std::bad_alloc&) {
+      // Out of memory in a destructor, which must not throw: no Close
+      // frame, so a peer still inside a call sees the connection end
+      // instead ("lost the connection to rank ..."), as if this rank had
+      // exited.
+    }
   }
   for (Peer& peer : peers_) closePeerConnection(peer.conn);
 }

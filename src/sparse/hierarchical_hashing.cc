@@ -20,6 +20,7 @@
 // fit moves.
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -172,13 +173,23 @@ void hierarchicalHashBucketing(const IndexPartition& partition, size_t valueByte
   if (writers == 1) {
     memory.insert(indices, 0, nnz, &stats[0]);
   } else {
+    // A writer's exception (std::bad_alloc from its spills) is rethrown
+    // here, on the calling thread, whose caller reports it: one leaving a
+    // thread would end the process.
+    std::vector<std::exception_ptr> failures(writers);
     std::vector<std::thread> threads;
     for (size_t t = 0; t < writers; ++t) {
       threads.emplace_back([&, t] {
-        memory.insert(indices, nnz * t / writers, nnz * (t + 1) / writers, &stats[t]);
+        try {
+          memory.insert(indices, nnz * t / writers, nnz * (t + 1) / writers, &stats[t]);
+        } catch (...) {
+          failures[t] = std::current_exception();
+        }
       });
     }
     for (std::thread& thread : threads) thread.join();
+    for (const std::exception_ptr& failure : failures)
+      if (failure) std::rethrow_exception(failure);
   }
 
   std::vector<Spill> spills;

@@ -4,10 +4,17 @@
  * program calls fail_alloc_arm(), in the rank FAIL_ALLOC_RANK (all ranks
  * when unset). FAIL_ALLOC_AT=k. With FAIL_ALLOC_COUNT=1 it fails nothing
  * and prints, at exit, how many allocations it saw after arming (the
- * sweep's range). For tests/faults/alloc_failure.sh.
+ * sweep's range). FAIL_ALLOC_THREADS=other counts only the allocations of
+ * threads other than the one that armed it (spccl's own threads: the
+ * fault service, the worker, a non-blocking creation's), which no API
+ * call's error can report. FAIL_ALLOC_BACKTRACE=1 prints the failing allocation's
+ * call stack (glibc's backtrace_symbols_fd: library and offset, for
+ * addr2line). For tests/faults/alloc_failure.sh.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +24,9 @@ extern void* __libc_calloc(size_t count, size_t size);
 extern void* __libc_realloc(void* pointer, size_t size);
 
 static int gArmed = 0;
+static int gBacktrace = 0;
+static int gOtherThreadsOnly = 0;
+static pthread_t gArmingThread;
 static long gCountdown = -1; /* allocations until the failing one; -1: none */
 static long gSeen = 0;
 
@@ -27,6 +37,14 @@ void fail_alloc_arm(void) {
   const char* mine = getenv("SPCCL_RANK");
   if (rank != NULL && (mine == NULL || strcmp(rank, mine) != 0)) return;
   if (getenv("FAIL_ALLOC_COUNT") != NULL) atexit(report);
+  if (getenv("FAIL_ALLOC_BACKTRACE") != NULL) {
+    void* frames[1];
+    backtrace(frames, 1); /* loads libgcc now, not inside a failing malloc */
+    gBacktrace = 1;
+  }
+  const char* threads = getenv("FAIL_ALLOC_THREADS");
+  gOtherThreadsOnly = threads != NULL && strcmp(threads, "other") == 0;
+  gArmingThread = pthread_self();
   const char* at = getenv("FAIL_ALLOC_AT");
   gCountdown = at != NULL ? atol(at) : -1;
   gArmed = 1;
@@ -35,9 +53,16 @@ void fail_alloc_arm(void) {
 /* 1: this allocation is the one to fail. */
 static int failNow(void) {
   if (!gArmed) return 0;
+  if (gOtherThreadsOnly && pthread_equal(pthread_self(), gArmingThread)) return 0;
   __atomic_add_fetch(&gSeen, 1, __ATOMIC_RELAXED);
   if (gCountdown <= 0) return 0;
-  return __atomic_sub_fetch(&gCountdown, 1, __ATOMIC_RELAXED) == 0;
+  if (__atomic_sub_fetch(&gCountdown, 1, __ATOMIC_RELAXED) != 0) return 0;
+  if (gBacktrace) {
+    void* frames[64];
+    fprintf(stderr, "fail_alloc: failing this allocation:\n");
+    backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+  }
+  return 1;
 }
 
 void* malloc(size_t size) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/libcrypto.h"
 #include "base/socket.h"
 
 #if SPCCL_HAVE_OPENSSL_SSL
@@ -180,6 +181,7 @@ int findPskSession(SSL* ssl, const unsigned char* identity, size_t length, SSL_S
 }  // namespace
 
 spcclResult_t TlsContext::create(const TlsSettings& settings, std::shared_ptr<TlsContext>* out) {
+  SPCCL_CHECK(libcryptoReady());
   std::shared_ptr<TlsContext> context(new TlsContext(settings));
   SSL_CTX* ctx = SSL_CTX_new(TLS_method());
   if (ctx == nullptr)
