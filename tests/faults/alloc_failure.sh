@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A failed allocation (issue 20): on a 2-rank job of alloc_victim, rank 1's
-# k-th allocation after it starts fails (fail_alloc.c, preloaded), for k
-# spread over every allocation the run makes, then for each of the last 30
+# k-th allocation after it starts fails (fail_alloc.c, preloaded): each of
+# the first 100, then k spread over the rest, then each of the last 30
 # (spcclCommDestroy's, which no error can report), then for each made by
 # spccl's own threads (the fault service's: FAIL_ALLOC_THREADS=other).
 # Each run must end with the right results or a clear error on every rank,
@@ -20,10 +20,14 @@ others=$(FAIL_ALLOC_THREADS=other FAIL_ALLOC_COUNT=1 LD_PRELOAD=$preload timeout
   grep -oP 'fail_alloc: \K[0-9]+' | head -1)
 echo "alloc_failure: its own threads make ${others:-?} of them"
 ok=0 clean=0 bad=0
-# The first 20 one by one (init), then spread evenly over the rest, then
+# The first 100 one by one (init: the environment, the job secret,
+# libcrypto's set-up), then `runs` more spread evenly over the rest, then
 # the last 30 one by one (the counts vary a little from run to run: a few
 # past the end fail nothing, which is fine).
-ks=$(seq 1 20; [[ $total -gt 20 ]] && seq 21 $(((total - 20 + runs - 21) / (runs - 20) > 0 ? (total - 20 + runs - 21) / (runs - 20) : 1)) "$total"
+first=100
+step=$(((total - first + runs - 1) / runs))
+((step > 0)) || step=1
+ks=$(seq 1 $first; [[ $total -gt $first ]] && seq $((first + 1)) $step "$total"
   [[ $total -gt 50 ]] && seq $((total - 29)) "$total")
 # Then each allocation of spccl's own threads (a few more than counted).
 ks="$ks $(seq 1 $((${others:-0} + 3)) | sed 's/^/other:/')"
