@@ -122,7 +122,13 @@ class DevicePairs final : public sparse::PairSource {
               std::vector<uint64_t>& wideIndices)
       : onDevice_(onDevice), type_(type), host_(host), wideIndices_(wideIndices) {}
 
+  // Copies once; a later fetch in the same call gets the same pointers.
   spcclResult_t fetch(const uint64_t** indices, const unsigned char** values) override {
+    if (fetchedIndices_ != nullptr) {
+      *indices = fetchedIndices_;
+      *values = fetchedValues_;
+      return spcclSuccess;
+    }
     const uint64_t nnz = onDevice_.nonZeros();
     const size_t indexBytes = onDevice_.indexBytes(), valueBytes = spcclTypeSize(type_);
     void* pairIndices = host_->input.data();
@@ -136,6 +142,8 @@ class DevicePairs final : public sparse::PairSource {
       *indices = wideIndices_.data();
     }
     *values = pairValues;
+    fetchedIndices_ = *indices;
+    fetchedValues_ = pairValues;
     bytesToHost_ = nnz * (indexBytes + valueBytes);
     return spcclSuccess;
   }
@@ -147,6 +155,8 @@ class DevicePairs final : public sparse::PairSource {
   spcclDataType_t type_;
   DeviceSparsePlan* host_;
   std::vector<uint64_t>& wideIndices_;
+  const uint64_t* fetchedIndices_ = nullptr;  // (where fetch put them)
+  const unsigned char* fetchedValues_ = nullptr;
   size_t bytesToHost_ = 0;
 };
 

@@ -47,6 +47,7 @@ int hexValue(char c) {
 spcclResult_t handshakeMac(const JobSecret& secret, const HandshakeContext& context,
                            const Nonce& nonceA, const Nonce& nonceB, const void* payload,
                            size_t payloadBytes, Mac* out) {
+  SPCCL_CHECK(libcryptoReady());
   TranscriptHead head{};
   std::memcpy(head.label, kLabel, sizeof(kLabel));
   head.version = kHandshakeVersion;
@@ -64,7 +65,6 @@ spcclResult_t handshakeMac(const JobSecret& secret, const HandshakeContext& cont
   static const unsigned char kNoKey = 0;
   const unsigned char* key = secret.size > 0 ? secret.bytes.data() : &kNoKey;
   unsigned int length = 0;
-  SPCCL_CHECK(libcryptoReady());
   // HMAC() is libcrypto's one-shot form (not deprecated in OpenSSL 3).
   bool ok = HMAC(EVP_sha256(), key, static_cast<int>(secret.size), transcript.data(),
                  transcript.size(), out->data(), &length) != nullptr &&
