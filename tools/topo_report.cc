@@ -24,13 +24,13 @@ namespace spccl::info {
 
 namespace {
 
+#ifdef SPCCL_INFO_WITH_TOPOLOGY
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
   return text;
 }
 
-#ifdef SPCCL_INFO_WITH_TOPOLOGY
 void printPciDevices(const char* heading, const std::vector<topo::PciDevice>& devices) {
   std::printf("  %s: %zu\n", heading, devices.size());
   for (const topo::PciDevice& d : devices)

@@ -103,71 +103,87 @@ extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) settings();
-  return rc;
+  if (rc != MPI_SUCCESS) return rc;
+  return guardMpiEntry("MPI_Init", MPI_COMM_WORLD, [] {
+    settings();
+    return MPI_SUCCESS;
+  });
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) settings();
-  return rc;
+  if (rc != MPI_SUCCESS) return rc;
+  return guardMpiEntry("MPI_Init_thread", MPI_COMM_WORLD, [] {
+    settings();
+    return MPI_SUCCESS;
+  });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   if (tInside) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  InsideInterposer inside;
-  const Settings& s = settings();
-  spcclDataType_t type = spcclFloat32;
-  const CallShape shape = shapeOf(count, datatype, op, comm, &type);
-  const Route route = decideRoute(s.policy, s.minBytes, shape);
-  if (route.target == Route::Target::Mpi)
-    return stayOnMpi(route.mpiReason, shape.bytes, sendbuf, recvbuf, count, datatype, op, comm);
+  return guardMpiEntry("MPI_Allreduce", comm, [&] {
+    InsideInterposer inside;
+    const Settings& s = settings();
+    spcclDataType_t type = spcclFloat32;
+    const CallShape shape = shapeOf(count, datatype, op, comm, &type);
+    const Route route = decideRoute(s.policy, s.minBytes, shape);
+    if (route.target == Route::Target::Mpi)
+      return stayOnMpi(route.mpiReason, shape.bytes, sendbuf, recvbuf, count, datatype, op, comm);
 
-  const double start = PMPI_Wtime();
-  ShadowComm* shadow = nullptr;
-  int rc = shadowOf(comm, &shadow);
-  if (rc != MPI_SUCCESS) {
-    PMPI_Comm_call_errhandler(comm, rc);
-    return rc;
-  }
-  if (shadow->comm == nullptr)
-    return stayOnMpi(Path::MpiShadowUnavailable, shape.bytes, sendbuf, recvbuf, count, datatype, op,
-                     comm);
-  const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const size_t n = static_cast<size_t>(count);
-  Path path = Path::SpcclDense;
-  spcclResult_t result;
-  if (route.target == Route::Target::SpcclDense) {
-    result = spcclAllReduce(send, recvbuf, n, type, spcclSum, shadow->comm, nullptr);
-  } else {
-    result = spcclSparseAllReduce(send, recvbuf, n, type, spcclSum, shadow->comm, nullptr);
-    spcclSparseStats_t stats{};
-    stats.size = sizeof(stats);
-    // Tag 0: the call just made (keyed by count); stats.algorithm is what ran.
-    if (result == spcclSuccess && spcclSparseGetStats(shadow->comm, 0, &stats) == spcclSuccess)
-      path = sparsePath(stats.algorithm);
-  }
-  if (result != spcclSuccess)
-    return raiseSpcclError(comm, shadow->comm, result,
-                           route.target == Route::Target::SpcclDense
-                               ? "MPI_Allreduce (spccl dense)"
-                               : "MPI_Allreduce (spccl sparse)");
-  recordCall(path, shape.bytes, PMPI_Wtime() - start);
-  return MPI_SUCCESS;
+    const double start = PMPI_Wtime();
+    ShadowComm* shadow = nullptr;
+    int rc = shadowOf(comm, &shadow);
+    if (rc != MPI_SUCCESS) {
+      PMPI_Comm_call_errhandler(comm, rc);
+      return rc;
+    }
+    if (shadow->comm == nullptr)
+      return stayOnMpi(Path::MpiShadowUnavailable, shape.bytes, sendbuf, recvbuf, count, datatype,
+                       op, comm);
+    const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    const size_t n = static_cast<size_t>(count);
+    Path path = Path::SpcclDense;
+    spcclResult_t result;
+    if (route.target == Route::Target::SpcclDense) {
+      result = spcclAllReduce(send, recvbuf, n, type, spcclSum, shadow->comm, nullptr);
+    } else {
+      result = spcclSparseAllReduce(send, recvbuf, n, type, spcclSum, shadow->comm, nullptr);
+      spcclSparseStats_t stats{};
+      stats.size = sizeof(stats);
+      // Tag 0: the call just made (keyed by count); stats.algorithm is what ran.
+      if (result == spcclSuccess && spcclSparseGetStats(shadow->comm, 0, &stats) == spcclSuccess)
+        path = sparsePath(stats.algorithm);
+    }
+    if (result != spcclSuccess)
+      return raiseSpcclError(comm, shadow->comm, result,
+                             route.target == Route::Target::SpcclDense
+                                 ? "MPI_Allreduce (spccl dense)"
+                                 : "MPI_Allreduce (spccl sparse)");
+    recordCall(path, shape.bytes, PMPI_Wtime() - start);
+    return MPI_SUCCESS;
+  });
 }
 
+// The spccl communicator goes first, while the MPI one is still whole
+// (PMPI_Comm_free would also run the attribute's delete callback). MPI's
+// communicator is freed even where spccl's could not be (logged).
 int MPI_Comm_free(MPI_Comm* comm) {
-  // The spccl communicator goes first, while the MPI one is still whole
-  // (PMPI_Comm_free would also run the attribute's delete callback).
-  if (comm != nullptr) dropShadow(*comm);
+  if (comm != nullptr)
+    guardMpiEntry("MPI_Comm_free", MPI_COMM_NULL, [comm] {
+      dropShadow(*comm);
+      return MPI_SUCCESS;
+    });
   return PMPI_Comm_free(comm);
 }
 
 int MPI_Finalize(void) {
-  const Settings& s = settings();
-  if (s.report) printReport(s.policy, s.minBytes);
-  dropAllShadows();
+  guardMpiEntry("MPI_Finalize", MPI_COMM_NULL, [] {
+    const Settings& s = settings();
+    if (s.report) printReport(s.policy, s.minBytes);
+    dropAllShadows();
+    return MPI_SUCCESS;
+  });
   return PMPI_Finalize();
 }
 

@@ -1,5 +1,8 @@
 #include "mpi_errors.h"
 
+#include <exception>
+#include <new>
+
 #include "base/log.h"
 
 namespace spccl::mpi {
@@ -29,6 +32,27 @@ int raiseSpcclError(MPI_Comm comm, spcclComm_t shadow, spcclResult_t result, con
              spcclGetErrorString(result), spcclGetLastError(shadow));
   const int code = mpiErrorClassOf(result);
   PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+int raiseCurrentException(MPI_Comm comm, const char* call) noexcept {
+  int code = MPI_ERR_INTERN;
+  const char* what = "an unknown C++ exception";
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    code = MPI_ERR_NO_MEM;
+    what = "out of host memory";
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  try {
+    SPCCL_WARN("MPI interposer: %s failed: %s", call, what);
+  } catch (...) {
+    // The log's first use sets it up, which may allocate: still raised.
+  }
+  if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
   return code;
 }
 

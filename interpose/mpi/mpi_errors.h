@@ -14,4 +14,21 @@ int mpiErrorClassOf(spcclResult_t result);
 // the MPI error code for MPI_Allreduce to return (when the handler returns).
 int raiseSpcclError(MPI_Comm comm, spcclComm_t shadow, spcclResult_t result, const char* what);
 
+// A C++ exception the interposer met (std::bad_alloc: memory ran out, as
+// MPI_ERR_NO_MEM; any other: MPI_ERR_INTERN), raised the same way; comm
+// may be MPI_COMM_NULL (no handler to call). Must be called from a catch
+// block.
+int raiseCurrentException(MPI_Comm comm, const char* call) noexcept;
+
+// What every MPI entry point of the interposer runs its body through: no
+// C++ exception crosses into the MPI program, which cannot catch it.
+template <typename Body>
+int guardMpiEntry(const char* call, MPI_Comm comm, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return raiseCurrentException(comm, call);
+  }
+}
+
 }  // namespace spccl::mpi

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -18,6 +18,7 @@
 #include "group.h"
 #include "memory_kind.h"
 #include "real_nccl.h"
+#include "run_each.h"
 #include "settings.h"
 #include "unique_id.h"
 
@@ -234,14 +235,9 @@ ncclResult_t initAll(ncclComm_t* comms, int ndev, const int* devlist) {
   }
   if (result == ncclSuccess) {
     // One rendezvous of ndev ranks: each needs a thread of its own.
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<size_t>(ndev));
-    for (int i = 0; i < ndev; ++i)
-      threads.emplace_back([&, i] {
-        results[static_cast<size_t>(i)] =
-            spcclCommInitRank(&made[static_cast<size_t>(i)]->spccl, ndev, id, i);
-      });
-    for (std::thread& t : threads) t.join();
+    runEach(static_cast<size_t>(ndev), [&](size_t i) {
+      results[i] = spcclCommInitRank(&made[i]->spccl, ndev, id, static_cast<int>(i));
+    });
     for (spcclResult_t r : results)
       if (r != spcclSuccess && result == ncclSuccess) result = finishSpccl(nullptr, r);
   }
@@ -391,21 +387,38 @@ ncclResult_t revoke(InterposedComm* comm, int flags) {
   return result;
 }
 
-ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
-  const Settings& s = settings();
-  if (s.report) {
+namespace {
+
+// SPCCL_INTERPOSE_REPORT's lines for comm, as it is destroyed or aborted.
+// Where memory has run out they are left out: the communicator is
+// unregistered already, and must still be freed.
+void printReport(const InterposedComm& comm, bool abort) noexcept {
+  try {
+    const Settings& s = settings();
+    if (!s.report) return;
     std::string header =
-        std::string(abort ? "aborted" : "destroyed") + ", " + std::to_string(owned->nranks) +
-        " ranks, " + (owned->name.empty() ? "" : "name " + owned->name + ", ") +
+        std::string(abort ? "aborted" : "destroyed") + ", " + std::to_string(comm.nranks) +
+        " ranks, " + (comm.name.empty() ? "" : "name " + comm.name + ", ") +
         "SPCCL_NCCL_MODE=" + modeName(s.mode) + ", SPCCL_NCCL_SPARSE=" + (s.sparse ? "1" : "0") +
         ", SPCCL_NCCL_COMPRESS=" + describe(s.compress) +
         ", SPCCL_INTERPOSE_MIN_BYTES=" + std::to_string(s.minBytes);
     spcclCounters_t traffic{};
     const bool counted =
-        owned->spccl != nullptr && spcclCommGetCounters(owned->spccl, &traffic) == spcclSuccess;
-    owned->report.print(owned->id, owned->rank, owned->nranks, header,
-                        counted ? &traffic : nullptr);
+        comm.spccl != nullptr && spcclCommGetCounters(comm.spccl, &traffic) == spcclSuccess;
+    comm.report.print(comm.id, comm.rank, comm.nranks, header, counted ? &traffic : nullptr);
+  } catch (const std::exception& e) {
+    try {
+      SPCCL_WARN("NCCL interposer: rank %d's report is left out: %s", comm.rank, e.what());
+    } catch (const std::exception&) {
+      // (the log could not be set up either)
+    }
   }
+}
+
+}  // namespace
+
+ncclResult_t destroy(const std::shared_ptr<InterposedComm>& owned, bool abort) {
+  printReport(*owned, abort);
   const int inside = owned->calls.close();
   const RealNccl* real = owned->real != nullptr ? realNccl() : nullptr;
   ncclResult_t realResult = ncclSuccess;

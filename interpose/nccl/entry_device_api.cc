@@ -5,6 +5,7 @@
 // communicator; replace mode has no device communicators and says so
 // (ncclInvalidUsage), instead of a program's NCCL getting spccl's handle.
 #include "comm_entry.h"
+#include "entry_guard.h"
 #include "interposed_comm.h"
 #include "profiling_alias.h"
 #include "real_nccl.h"
@@ -78,29 +79,35 @@ extern "C" {
 
 ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs,
                                ncclDevComm_t* outDevComm) {
-  SPCCL_PASS_BACK(DevCommCreate, comm, reqs, outDevComm);
-  SPCCL_FIND_COMM(mine, comm, "ncclDevCommCreate", DevCommCreate, comm, reqs, outDevComm);
-  SPCCL_REAL_OR(DevCommCreate, mine->real, reqs, outDevComm);
-  return notServed(mine, "ncclDevCommCreate");
+  return guardEntry(__func__, [&]() -> ncclResult_t {
+    SPCCL_PASS_BACK(DevCommCreate, comm, reqs, outDevComm);
+    SPCCL_FIND_COMM(mine, comm, "ncclDevCommCreate", DevCommCreate, comm, reqs, outDevComm);
+    SPCCL_REAL_OR(DevCommCreate, mine->real, reqs, outDevComm);
+    return notServed(mine, "ncclDevCommCreate");
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclDevCommCreate)
 
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* devComm) {
-  SPCCL_PASS_BACK(DevCommDestroy, comm, devComm);
-  SPCCL_FIND_COMM(mine, comm, "ncclDevCommDestroy", DevCommDestroy, comm, devComm);
-  SPCCL_REAL_OR(DevCommDestroy, mine->real, devComm);
-  return notServed(mine, "ncclDevCommDestroy");
+  return guardEntry(__func__, [&]() -> ncclResult_t {
+    SPCCL_PASS_BACK(DevCommDestroy, comm, devComm);
+    SPCCL_FIND_COMM(mine, comm, "ncclDevCommDestroy", DevCommDestroy, comm, devComm);
+    SPCCL_REAL_OR(DevCommDestroy, mine->real, devComm);
+    return notServed(mine, "ncclDevCommDestroy");
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclDevCommDestroy)
 
 ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, int nBarriers,
                                              ncclGinBarrierHandle_t* outHandle,
                                              ncclDevResourceRequirements_t* outReq) {
-  SPCCL_PASS_BACK(GinBarrierCreateRequirement, comm, team, nBarriers, outHandle, outReq);
-  SPCCL_FIND_COMM(mine, comm, "ncclGinBarrierCreateRequirement", GinBarrierCreateRequirement, comm,
-                  team, nBarriers, outHandle, outReq);
-  SPCCL_REAL_OR(GinBarrierCreateRequirement, mine->real, team, nBarriers, outHandle, outReq);
-  return notServed(mine, "ncclGinBarrierCreateRequirement");
+  return guardEntry(__func__, [&]() -> ncclResult_t {
+    SPCCL_PASS_BACK(GinBarrierCreateRequirement, comm, team, nBarriers, outHandle, outReq);
+    SPCCL_FIND_COMM(mine, comm, "ncclGinBarrierCreateRequirement", GinBarrierCreateRequirement,
+                    comm, team, nBarriers, outHandle, outReq);
+    SPCCL_REAL_OR(GinBarrierCreateRequirement, mine->real, team, nBarriers, outHandle, outReq);
+    return notServed(mine, "ncclGinBarrierCreateRequirement");
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclGinBarrierCreateRequirement)
 
@@ -109,26 +116,32 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclGinBarrierCreateRequirement)
 // mode where one loads (replace mode creates no device communicator to
 // use them with).
 int ncclLLA2ACalcSlots(int maxElts, int maxEltSize) {
-  const RealNccl* real = realNccl();
-  if (real == nullptr || real->LLA2ACalcSlots == nullptr) return 0;
-  return callReal(real->LLA2ACalcSlots, maxElts, maxEltSize);
+  return guardEntryOr<int>(__func__, 0, [&]() -> int {
+    const RealNccl* real = realNccl();
+    if (real == nullptr || real->LLA2ACalcSlots == nullptr) return 0;
+    return callReal(real->LLA2ACalcSlots, maxElts, maxEltSize);
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclLLA2ACalcSlots)
 
 ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
                                         ncclDevResourceRequirements_t* outReq) {
-  const RealNccl* real = realNccl();
-  if (real == nullptr) return notServed(nullptr, "ncclLLA2ACreateRequirement");
-  return SPCCL_FORWARD(real, LLA2ACreateRequirement, nBlocks, nSlots, outHandle, outReq);
+  return guardEntry(__func__, [&]() -> ncclResult_t {
+    const RealNccl* real = realNccl();
+    if (real == nullptr) return notServed(nullptr, "ncclLLA2ACreateRequirement");
+    return SPCCL_FORWARD(real, LLA2ACreateRequirement, nBlocks, nSlots, outHandle, outReq);
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclLLA2ACreateRequirement)
 
 ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers,
                                              ncclLsaBarrierHandle_t* outHandle,
                                              ncclDevResourceRequirements_t* outReq) {
-  const RealNccl* real = realNccl();
-  if (real == nullptr) return notServed(nullptr, "ncclLsaBarrierCreateRequirement");
-  return SPCCL_FORWARD(real, LsaBarrierCreateRequirement, team, nBarriers, outHandle, outReq);
+  return guardEntry(__func__, [&]() -> ncclResult_t {
+    const RealNccl* real = realNccl();
+    if (real == nullptr) return notServed(nullptr, "ncclLsaBarrierCreateRequirement");
+    return SPCCL_FORWARD(real, LsaBarrierCreateRequirement, team, nBarriers, outHandle, outReq);
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS(ncclLsaBarrierCreateRequirement)
 
@@ -138,40 +151,50 @@ SPCCL_NCCL_PROFILING_ALIAS(ncclLsaBarrierCreateRequirement)
 // is the whole world; the rank conversions are NCCL's formulas with
 // lsaRank 0.
 ncclTeam_t ncclTeamWorld(ncclComm_t comm) {
-  const TeamSource s = teamSource(comm, "ncclTeamWorld");
-  if (s.forward) return forwardTeamCall(&RealNccl::TeamWorld, "ncclTeamWorld", kNoTeam, s.real);
-  return s.known ? ncclTeam_t{s.nranks, s.rank, 1} : kNoTeam;
+  return guardEntryOr<ncclTeam_t>(__func__, kNoTeam, [&]() -> ncclTeam_t {
+    const TeamSource s = teamSource(comm, "ncclTeamWorld");
+    if (s.forward) return forwardTeamCall(&RealNccl::TeamWorld, "ncclTeamWorld", kNoTeam, s.real);
+    return s.known ? ncclTeam_t{s.nranks, s.rank, 1} : kNoTeam;
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(ncclTeamWorld, ncclTeam_t, (ncclComm_t))
 
 ncclTeam_t ncclTeamLsa(ncclComm_t comm) {
-  const TeamSource s = teamSource(comm, "ncclTeamLsa");
-  if (s.forward) return forwardTeamCall(&RealNccl::TeamLsa, "ncclTeamLsa", kNoTeam, s.real);
-  return s.known ? ncclTeam_t{1, 0, 1} : kNoTeam;
+  return guardEntryOr<ncclTeam_t>(__func__, kNoTeam, [&]() -> ncclTeam_t {
+    const TeamSource s = teamSource(comm, "ncclTeamLsa");
+    if (s.forward) return forwardTeamCall(&RealNccl::TeamLsa, "ncclTeamLsa", kNoTeam, s.real);
+    return s.known ? ncclTeam_t{1, 0, 1} : kNoTeam;
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(ncclTeamLsa, ncclTeam_t, (ncclComm_t))
 
 ncclTeam_t ncclTeamRail(ncclComm_t comm) {
-  const TeamSource s = teamSource(comm, "ncclTeamRail");
-  if (s.forward) return forwardTeamCall(&RealNccl::TeamRail, "ncclTeamRail", kNoTeam, s.real);
-  return s.known ? ncclTeam_t{s.nranks, s.rank, 1} : kNoTeam;
+  return guardEntryOr<ncclTeam_t>(__func__, kNoTeam, [&]() -> ncclTeam_t {
+    const TeamSource s = teamSource(comm, "ncclTeamRail");
+    if (s.forward) return forwardTeamCall(&RealNccl::TeamRail, "ncclTeamRail", kNoTeam, s.real);
+    return s.known ? ncclTeam_t{s.nranks, s.rank, 1} : kNoTeam;
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(ncclTeamRail, ncclTeam_t, (ncclComm_t))
 
 int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank) {
-  const TeamSource s = teamSource(comm, "ncclTeamRankToWorld");
-  if (s.forward)
-    return forwardTeamCall(&RealNccl::TeamRankToWorld, "ncclTeamRankToWorld", -1, s.real, team,
-                           rank);
-  return s.known ? s.rank + (rank - team.rank) * team.stride : -1;
+  return guardEntryOr<int>(__func__, -1, [&]() -> int {
+    const TeamSource s = teamSource(comm, "ncclTeamRankToWorld");
+    if (s.forward)
+      return forwardTeamCall(&RealNccl::TeamRankToWorld, "ncclTeamRankToWorld", -1, s.real, team,
+                             rank);
+    return s.known ? s.rank + (rank - team.rank) * team.stride : -1;
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(ncclTeamRankToWorld, int, (ncclComm_t, ncclTeam_t, int))
 
 int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank) {
-  const TeamSource s = teamSource(comm, "ncclTeamRankToLsa");
-  if (s.forward)
-    return forwardTeamCall(&RealNccl::TeamRankToLsa, "ncclTeamRankToLsa", -1, s.real, team, rank);
-  return s.known ? (rank - team.rank) * team.stride : -1;
+  return guardEntryOr<int>(__func__, -1, [&]() -> int {
+    const TeamSource s = teamSource(comm, "ncclTeamRankToLsa");
+    if (s.forward)
+      return forwardTeamCall(&RealNccl::TeamRankToLsa, "ncclTeamRankToLsa", -1, s.real, team, rank);
+    return s.known ? (rank - team.rank) * team.stride : -1;
+  });
 }
 SPCCL_NCCL_PROFILING_ALIAS_OF_TYPE(ncclTeamRankToLsa, int, (ncclComm_t, ncclTeam_t, int))
 

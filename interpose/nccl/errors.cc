@@ -2,24 +2,30 @@
 
 #include <cstdarg>
 #include <cstdio>
-#include <string>
+#include <cstring>
+#include <exception>
 
 #include "base/log.h"
+#include "entry_guard.h"
 #include "interposed_comm.h"
 
 namespace spccl::nccl {
 
 namespace {
 
-thread_local std::string tLastError;
+// Plain chars: remembering a failure allocates nothing (the failure may
+// be that memory ran out), and a thread_local with a destructor would
+// make glibc register it with an allocation that aborts the process when
+// it fails.
+thread_local char tLastError[kLastErrorBytes];
 thread_local bool tFailedInSpccl = false;
 
-void remember(InterposedComm* comm, const std::string& message) {
-  tLastError = message;
+void remember(InterposedComm* comm, const char* message) {
+  std::snprintf(tLastError, sizeof(tLastError), "%s", message);
   tFailedInSpccl = true;
   if (comm == nullptr) return;
   std::lock_guard<std::mutex> lock(comm->mutex);
-  comm->lastError = message;
+  std::snprintf(comm->lastError, sizeof(comm->lastError), "%s", message);
   comm->lastErrorFromSpccl = true;
 }
 
@@ -82,12 +88,17 @@ const char* spcclErrorString(ncclResult_t result) {
 }
 
 ncclResult_t fail(InterposedComm* comm, ncclResult_t code, const char* fmt, ...) {
-  char buffer[1024];
+  char buffer[kLastErrorBytes];
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(buffer, sizeof(buffer), fmt, args);
   va_end(args);
-  SPCCL_WARN("NCCL interposer: %s", buffer);
+  try {
+    SPCCL_WARN("NCCL interposer: %s", buffer);
+  } catch (const std::exception&) {
+    // The log's first use sets it up, which may allocate: the failure is
+    // still the call's (an entry's guard calls this from its catch).
+  }
   remember(comm, buffer);
   return code;
 }
@@ -97,8 +108,9 @@ ncclResult_t finishSpccl(InterposedComm* comm, spcclResult_t result) {
   if (result == spcclInProgress) return ncclInProgress;  // not a failure
   // The communicator's message, unless the failure never reached it (a
   // call that failed before it had one, such as a creation).
-  std::string message = spcclGetLastError(comm != nullptr ? comm->spccl : nullptr);
-  if (message.empty() || message == "no error") message = spcclGetLastError(nullptr);
+  const char* message = spcclGetLastError(comm != nullptr ? comm->spccl : nullptr);
+  if (message[0] == '\0' || std::strcmp(message, "no error") == 0)
+    message = spcclGetLastError(nullptr);
   remember(comm, message);
   if (comm != nullptr &&
       (result == spcclRemoteError || result == spcclTimeout || result == spcclSystemError))
@@ -106,8 +118,16 @@ ncclResult_t finishSpccl(InterposedComm* comm, spcclResult_t result) {
   return toNcclResult(result);
 }
 
+ncclResult_t failOutOfMemory(const char* call) {
+  return fail(nullptr, ncclSystemError, "%s: out of host memory", call);
+}
+
+ncclResult_t failException(const char* call, const std::exception& e) {
+  return fail(nullptr, ncclInternalError, "%s: %s", call, e.what());
+}
+
 bool threadFailedInSpccl() { return tFailedInSpccl; }
-const char* threadLastError() { return tLastError.c_str(); }
+const char* threadLastError() { return tLastError; }
 void noteRealFailure() { tFailedInSpccl = false; }
 
 }  // namespace spccl::nccl

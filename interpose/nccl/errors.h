@@ -5,11 +5,17 @@
 
 #include <nccl.h>
 
+#include <cstddef>
+
 #include "spccl.h"
 
 namespace spccl::nccl {
 
 struct InterposedComm;
+
+// The longest last-error message kept (with its NUL), per thread and per
+// communicator; longer ones are cut.
+constexpr size_t kLastErrorBytes = 1024;
 
 // By meaning: spccl's values are NCCL's minus one from SystemError on (NCCL
 // has ncclUnhandledCudaError at 1). spcclTimeout becomes ncclTimeout where
@@ -20,8 +26,9 @@ ncclResult_t toNcclResult(spcclResult_t result);
 const char* spcclErrorString(ncclResult_t result);
 
 // A failure found by the interposer itself: the message becomes this
-// thread's last error (and comm's, when given) and is logged at WARN.
-// Returns code.
+// thread's last error (and comm's, when given) and is logged at WARN
+// (where the log can be set up). Allocates nothing itself, so that an
+// out-of-memory failure can be reported too. Returns code.
 ncclResult_t fail(InterposedComm* comm, ncclResult_t code, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

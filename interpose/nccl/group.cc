@@ -2,16 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "comm_entry.h"
+#include "entry_guard.h"
 #include "errors.h"
 #include "interposed_comm.h"
 #include "memory_kind.h"
 #include "real_nccl.h"
+#include "run_each.h"
 #include "settings.h"
 
 namespace spccl::nccl {
@@ -32,29 +34,30 @@ struct GroupState {
   std::vector<SelfTransfer> selfTransfers;
   std::vector<Operation> operations;
 };
-thread_local GroupState tGroup;
+// This thread's open group, made by its outermost ncclGroupStart and freed
+// by the matching ncclGroupEnd. A pointer: a thread_local with a
+// destructor makes glibc register it with an allocation that aborts the
+// process when memory has run out.
+thread_local GroupState* tGroup = nullptr;
 
 ncclResult_t firstFailure(ncclResult_t a, ncclResult_t b) { return a != ncclSuccess ? a : b; }
 
-// Runs task(i) for i < n: inline when n is 1, else on n threads, each with
-// the caller's CUDA context current (spccl's device calls need it).
+// runEach with the caller's CUDA context current on each thread (spccl's
+// device calls need it).
 template <typename Task>
-void runEach(size_t n, Task task) {
-  if (n == 1) {
-    task(0);
-    return;
-  }
+void runEachInContext(size_t n, const Task& task) {
   void* context = currentCudaContext();
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    threads.emplace_back(
-        [&task, context](size_t k) {
-          makeCudaContextCurrent(context);
-          task(k);
-        },
-        i);
-  for (std::thread& t : threads) t.join();
+  runEach(n, [&task, context](size_t k) {
+    makeCudaContextCurrent(context);
+    task(k);
+  });
+}
+
+// part's result; a failure it throws (memory ran out) becomes its error,
+// so that the other parts' results still count.
+template <typename Part>
+ncclResult_t resultOf(const Part& part) {
+  return guardEntry("ncclGroupEnd", part);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -108,8 +111,8 @@ ncclResult_t runCreations(std::vector<Creation>& creations, bool endRealGroup,
   for (size_t i = 0; i < n; ++i)
     if (creations[i].uses != nullptr)
       parents[i] = leaseAgain(creations[i].uses, "a split or shrink", &results[i]);
-  runEach(n, [&](size_t i) {
-    if (results[i] == ncclSuccess) results[i] = creations[i].spcclPart();
+  runEachInContext(n, [&](size_t i) {
+    if (results[i] == ncclSuccess) results[i] = resultOf(creations[i].spcclPart);
   });
   for (size_t i = 0; i < n; ++i)
     if (results[i] == ncclSuccess && creations[i].realPart) results[i] = creations[i].realPart();
@@ -186,8 +189,9 @@ ncclResult_t runOperations(std::vector<Operation>& operations) {
   std::vector<CommLease> leases(comms.size());
   for (size_t k = 0; k < comms.size(); ++k)
     leases[k] = leaseAgain(perComm[k].front()->comm, "its collectives", &results[k]);
-  runEach(comms.size(), [&](size_t k) {
-    if (results[k] == ncclSuccess) results[k] = replay(comms[k], perComm[k]);
+  runEachInContext(comms.size(), [&](size_t k) {
+    if (results[k] == ncclSuccess)
+      results[k] = resultOf([&] { return replay(comms[k], perComm[k]); });
   });
   ncclResult_t result = ncclSuccess;
   for (ncclResult_t r : results) result = firstFailure(result, r);
@@ -196,13 +200,16 @@ ncclResult_t runOperations(std::vector<Operation>& operations) {
 
 }  // namespace
 
-bool inGroup() { return tGroup.depth > 0; }
+bool inGroup() { return tGroup != nullptr; }
 
-void groupStart() { ++tGroup.depth; }
+void groupStart() {
+  if (tGroup == nullptr) tGroup = new GroupState;  // (out of memory: the entry's guard)
+  ++tGroup->depth;
+}
 
 ncclResult_t runOrDefer(Creation c) {
   if (inGroup()) {
-    tGroup.creations.push_back(std::move(c));
+    tGroup->creations.push_back(std::move(c));
     return ncclSuccess;
   }
   ncclResult_t result = c.spcclPart();
@@ -212,34 +219,36 @@ ncclResult_t runOrDefer(Creation c) {
 
 void deferSelfTransfer(std::shared_ptr<InterposedComm> comm, bool isSend, void* buffer,
                        size_t bytes, cudaStream_t stream) {
-  tGroup.selfTransfers.push_back(SelfTransfer{std::move(comm), isSend, buffer, bytes, stream});
+  tGroup->selfTransfers.push_back(SelfTransfer{std::move(comm), isSend, buffer, bytes, stream});
 }
 
-void defer(Operation op) { tGroup.operations.push_back(std::move(op)); }
+void defer(Operation op) { tGroup->operations.push_back(std::move(op)); }
 
 uint64_t deferredCollectives(const InterposedComm* comm) {
   uint64_t n = 0;
-  for (const Operation& op : tGroup.operations) n += op.comm.get() == comm && op.collective ? 1 : 0;
+  if (!inGroup()) return n;
+  for (const Operation& op : tGroup->operations)
+    n += op.comm.get() == comm && op.collective ? 1 : 0;
   return n;
 }
 
 ncclResult_t groupEnd(ncclSimInfo_t* simInfo) {
-  if (tGroup.depth == 0)
+  if (!inGroup())
     return fail(nullptr, ncclInvalidUsage, "ncclGroupEnd without a matching ncclGroupStart");
   const bool forward = forwarding();
-  if (--tGroup.depth > 0) {
+  if (--tGroup->depth > 0) {
     if (!forward) return ncclSuccess;
     const RealNccl* real = realNccl();
     return simInfo != nullptr ? SPCCL_FORWARD(real, GroupSimulateEnd, simInfo)
                               : SPCCL_FORWARD(real, GroupEnd);
   }
-  GroupState group = std::move(tGroup);
-  tGroup = GroupState{};
-  ncclResult_t result = runCreations(group.creations, forward, simInfo);
+  const std::unique_ptr<GroupState> group(tGroup);
+  tGroup = nullptr;
+  ncclResult_t result = runCreations(group->creations, forward, simInfo);
   // A simulated group's calls do not run.
   if (simInfo == nullptr) {
-    result = firstFailure(result, runSelfTransfers(group.selfTransfers));
-    result = firstFailure(result, runOperations(group.operations));
+    result = firstFailure(result, runSelfTransfers(group->selfTransfers));
+    result = firstFailure(result, runOperations(group->operations));
   }
   return result;
 }

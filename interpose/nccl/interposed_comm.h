@@ -19,6 +19,7 @@
 
 #include "call_report.h"
 #include "comm_lease.h"
+#include "errors.h"
 #include "premul_sum.h"
 #include "spccl.h"
 
@@ -45,8 +46,8 @@ struct InterposedComm {
   std::atomic<bool> finalized{false};        // ncclCommFinalize was called
   std::atomic<int> asyncError{ncclSuccess};  // sticky: a peer failed or went away
 
-  std::mutex mutex;  // guards what follows
-  std::string lastError;
+  std::mutex mutex;                      // guards what follows
+  char lastError[kLastErrorBytes] = "";  // plain chars: errors.cc
   bool lastErrorFromSpccl = false;
   std::map<const void*, std::unique_ptr<Registration>> registrations;  // by handle
 

@@ -12,8 +12,11 @@
 namespace spccl {
 
 // Every SPCCL_* variable, declared once. Keep sorted by area; the README's
-// table is generated from `spccl_info --markdown`.
-static const std::vector<KnobSpec> kKnobs = {
+// table is generated from `spccl_info --markdown`. Never destroyed: a
+// detached thread of spccl's (a rendezvous root, core/bootstrap.cc) may
+// read a knob while the process exits (the NCCL interposer's allocation
+// sweep found one reading a destroyed list).
+static const std::vector<KnobSpec>* const kKnobs = new std::vector<KnobSpec>{
     // logging
     {"SPCCL_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE"},
     {"SPCCL_DEBUG_SUBSYS", "ALL",
@@ -211,10 +214,10 @@ static const std::vector<KnobSpec> kKnobs = {
      "exchange per eligible call. Set it the same on every rank"},
 };
 
-const std::vector<KnobSpec>& allKnobs() { return kKnobs; }
+const std::vector<KnobSpec>& allKnobs() { return *kKnobs; }
 
 static const KnobSpec* findKnob(const char* name) {
-  for (const KnobSpec& knob : kKnobs)
+  for (const KnobSpec& knob : *kKnobs)
     if (std::strcmp(knob.name, name) == 0) return &knob;
   return nullptr;
 }

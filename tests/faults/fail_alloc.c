@@ -9,15 +9,18 @@
  * fault service, the worker, a non-blocking creation's), which no API
  * call's error can report. FAIL_ALLOC_BACKTRACE=1 prints the failing allocation's
  * call stack (glibc's backtrace_symbols_fd: library and offset, for
- * addr2line). For tests/faults/alloc_failure.sh.
+ * addr2line). A crash's (SIGSEGV, SIGBUS, SIGABRT) is printed always. For
+ * tests/faults/alloc_failure.sh.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern void* __libc_malloc(size_t size);
 extern void* __libc_calloc(size_t count, size_t size);
@@ -30,6 +33,20 @@ static pthread_t gArmingThread;
 static long gCountdown = -1; /* allocations until the failing one; -1: none */
 static long gSeen = 0;
 
+/* A crash's call stack, then the signal's default action (the exit status
+ * still says which signal). */
+static void printCrash(int signal) {
+  void* frames[64];
+  fprintf(stderr, "fail_alloc: pid %d, thread %ld: signal %d:\n", (int)getpid(), (long)gettid(),
+          signal);
+  backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_handler = SIG_DFL;
+  sigaction(signal, &action, NULL);
+  raise(signal);
+}
+
 static void report(void) { fprintf(stderr, "fail_alloc: %ld allocations after arming\n", gSeen); }
 
 void fail_alloc_arm(void) {
@@ -37,11 +54,15 @@ void fail_alloc_arm(void) {
   const char* mine = getenv("SPCCL_RANK");
   if (rank != NULL && (mine == NULL || strcmp(rank, mine) != 0)) return;
   if (getenv("FAIL_ALLOC_COUNT") != NULL) atexit(report);
-  if (getenv("FAIL_ALLOC_BACKTRACE") != NULL) {
-    void* frames[1];
-    backtrace(frames, 1); /* loads libgcc now, not inside a failing malloc */
-    gBacktrace = 1;
-  }
+  void* frames[1];
+  backtrace(frames, 1); /* loads libgcc now, not inside a failing malloc or a crash */
+  gBacktrace = getenv("FAIL_ALLOC_BACKTRACE") != NULL;
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_handler = printCrash;
+  sigaction(SIGSEGV, &action, NULL);
+  sigaction(SIGBUS, &action, NULL);
+  sigaction(SIGABRT, &action, NULL);
   const char* threads = getenv("FAIL_ALLOC_THREADS");
   gOtherThreadsOnly = threads != NULL && strcmp(threads, "other") == 0;
   gArmingThread = pthread_self();

@@ -1,0 +1,142 @@
+/*
+ * The NCCL program tests/faults/alloc_failure.sh fails allocations under,
+ * with libspccl_nccl.so in place of NCCL (replace mode, host buffers): the
+ * unique id, the communicator's creation, a sparse all-reduce (routed to
+ * spccl's sparse path), a small dense one, a group of sends and receives
+ * around the ring, a broadcast, a split and its all-reduce, and the
+ * destructions, each checked. C, so that its own code allocates nothing
+ * but its checked buffers and the id's file.
+ *   nccl_alloc_victim ID_DIR
+ * Exit 0: every call succeeded with the right result; 3: a call failed
+ * with an error (printed, with ncclGetLastError's message); 4: a wrong
+ * result (a failure). Rank 0 writes the unique id to
+ * ID_DIR/ncclid.SPCCL_COMM_ID (spcclrun's per-job address) for the others.
+ */
+#include <errno.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void fail_alloc_arm(void) __attribute__((weak));
+
+static ncclComm_t gComm;
+static int gRank, gNranks;
+
+static void failed(const char* what, ncclResult_t r) {
+  printf("victim: %s failed: %s: %s\n", what, ncclGetErrorString(r), ncclGetLastError(gComm));
+  exit(3);
+}
+
+static void failedSystem(const char* what) {
+  printf("victim: %s failed: %s\n", what, strerror(errno));
+  exit(3);
+}
+
+#define CALL(what, call)                     \
+  do {                                       \
+    ncclResult_t r_ = (call);                \
+    if (r_ != ncclSuccess) failed(what, r_); \
+  } while (0)
+
+static void expect(const char* what, size_t i, float got, float want) {
+  if (got == want) return;
+  printf("victim: %s [%zu] = %g, want %g\n", what, i, got, want);
+  exit(4);
+}
+
+/* Rank 0's ncclGetUniqueId, through a file renamed into place whole (and
+ * removed when rank 0 exits); the others wait up to 30 s for it (rank 0
+ * failing ends the job first). */
+static char gIdPath[4096];
+
+static void removeIdFile(void) { unlink(gIdPath); }
+
+static ncclUniqueId shareId(const char* dir) {
+  const char* job = getenv("SPCCL_COMM_ID");
+  char* path = gIdPath;
+  char tmp[4200];
+  snprintf(gIdPath, sizeof(gIdPath), "%s/ncclid.%s", dir, job != NULL ? job : "local");
+  ncclUniqueId id;
+  if (gRank == 0) {
+    atexit(removeIdFile); /* the job's other ranks have read it, or failed */
+    CALL("ncclGetUniqueId", ncclGetUniqueId(&id));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE* f = fopen(tmp, "wb");
+    if (f == NULL) failedSystem("writing the unique id (fopen)");
+    if (fwrite(&id, sizeof(id), 1, f) != 1 || fclose(f) != 0)
+      failedSystem("writing the unique id (fwrite)");
+    if (rename(tmp, path) != 0) failedSystem("writing the unique id (rename)");
+    return id;
+  }
+  for (int waited = 0; waited < 30000; waited += 10) {
+    FILE* f = fopen(path, "rb");
+    if (f != NULL) {
+      const size_t got = fread(&id, sizeof(id), 1, f);
+      fclose(f);
+      if (got == 1) return id;
+    }
+    usleep(10000);
+  }
+  printf("victim: waiting for the unique id failed: no %s after 30 s\n", path);
+  exit(3);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s ID_DIR\n", argv[0]);
+    return 2;
+  }
+  const char* rank = getenv("SPCCL_RANK");
+  const char* nranks = getenv("SPCCL_NRANKS");
+  gRank = rank != NULL ? atoi(rank) : 0;
+  gNranks = nranks != NULL ? atoi(nranks) : 1;
+  if (fail_alloc_arm != NULL) fail_alloc_arm();
+  const size_t count = 65536; /* 256 KiB: above SPCCL_INTERPOSE_MIN_BYTES, sparse */
+  float* a = malloc(count * sizeof(float));
+  float* b = malloc(count * sizeof(float));
+  if (a == NULL || b == NULL) {
+    printf("victim: malloc failed\n");
+    return 3;
+  }
+  const ncclUniqueId id = shareId(argv[1]);
+  CALL("ncclCommInitRank", ncclCommInitRank(&gComm, gNranks, id, gRank));
+  const size_t n = (size_t)gNranks;
+
+  for (size_t i = 0; i < count; ++i) a[i] = (i % 100 == (size_t)gRank) ? (float)(i % 7 + 1) : 0.0f;
+  CALL("ncclAllReduce (sparse)", ncclAllReduce(a, b, count, ncclFloat32, ncclSum, gComm, NULL));
+  for (size_t i = 0; i < count; ++i)
+    expect("sparse all-reduce", i, b[i], (i % 100 < n) ? (float)(i % 7 + 1) : 0.0f);
+
+  const size_t small = 1024; /* below the threshold: spccl's dense all-reduce */
+  for (size_t i = 0; i < small; ++i) a[i] = (float)(gRank + 1);
+  CALL("ncclAllReduce (dense)", ncclAllReduce(a, b, small, ncclFloat32, ncclSum, gComm, NULL));
+  for (size_t i = 0; i < small; ++i) expect("dense all-reduce", i, b[i], (float)(n * (n + 1) / 2));
+
+  const int next = (gRank + 1) % gNranks, previous = (gRank + gNranks - 1) % gNranks;
+  for (size_t i = 0; i < small; ++i) a[i] = (float)(gRank * 1000 + (int)i);
+  CALL("ncclGroupStart", ncclGroupStart());
+  CALL("ncclSend", ncclSend(a, small, ncclFloat32, next, gComm, NULL));
+  CALL("ncclRecv", ncclRecv(b, small, ncclFloat32, previous, gComm, NULL));
+  CALL("ncclGroupEnd", ncclGroupEnd());
+  for (size_t i = 0; i < small; ++i)
+    expect("ring receive", i, b[i], (float)(previous * 1000 + (int)i));
+
+  for (size_t i = 0; i < small; ++i) a[i] = (float)(gRank + 7);
+  CALL("ncclBroadcast", ncclBroadcast(a, b, small, ncclFloat32, 0, gComm, NULL));
+  for (size_t i = 0; i < small; ++i) expect("broadcast", i, b[i], 7.0f);
+
+  ncclComm_t child = NULL;
+  CALL("ncclCommSplit", ncclCommSplit(gComm, 0, gRank, &child, NULL));
+  for (size_t i = 0; i < small; ++i) a[i] = 1.0f;
+  CALL("ncclAllReduce (split)", ncclAllReduce(a, b, small, ncclFloat32, ncclSum, child, NULL));
+  for (size_t i = 0; i < small; ++i) expect("split all-reduce", i, b[i], (float)n);
+  CALL("ncclCommDestroy (split)", ncclCommDestroy(child));
+
+  CALL("ncclCommDestroy", ncclCommDestroy(gComm));
+  free(a);
+  free(b);
+  printf("victim: OK\n");
+  return 0;
+}
