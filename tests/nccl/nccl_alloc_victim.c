@@ -3,9 +3,10 @@
  * with libspccl_nccl.so in place of NCCL (replace mode, host buffers): the
  * unique id, the communicator's creation, a sparse all-reduce (routed to
  * spccl's sparse path), a small dense one, a group of sends and receives
- * around the ring, a broadcast, a split and its all-reduce, and the
- * destructions, each checked. C, so that its own code allocates nothing
- * but its checked buffers and the id's file.
+ * around the ring, a broadcast, a split and its all-reduce, a clique of
+ * two ranks in this process (ncclCommInitAll) and a group of an
+ * all-reduce on each, and the destructions, each checked. C, so that its
+ * own code allocates nothing but its checked buffers and the id's file.
  *   nccl_alloc_victim ID_DIR
  * Exit 0: every call succeeded with the right result; 3: a call failed
  * with an error (printed, with ncclGetLastError's message); 4: a wrong
@@ -133,6 +134,27 @@ int main(int argc, char** argv) {
   CALL("ncclAllReduce (split)", ncclAllReduce(a, b, small, ncclFloat32, ncclSum, child, NULL));
   for (size_t i = 0; i < small; ++i) expect("split all-reduce", i, b[i], (float)n);
   CALL("ncclCommDestroy (split)", ncclCommDestroy(child));
+
+  /* A clique of two ranks in this process (ncclCommInitAll), driven by
+   * this thread: the creation and the group's end run each rank on a
+   * thread of its own (interpose/nccl/run_each.h). */
+  ncclComm_t clique[2] = {NULL, NULL};
+  CALL("ncclCommInitAll", ncclCommInitAll(clique, 2, NULL));
+  for (size_t i = 0; i < small; ++i) {
+    a[i] = (float)i;
+    b[i] = (float)(2 * i);
+  }
+  CALL("ncclGroupStart (clique)", ncclGroupStart());
+  CALL("ncclAllReduce (clique 0)",
+       ncclAllReduce(a, a, small, ncclFloat32, ncclSum, clique[0], NULL));
+  CALL("ncclAllReduce (clique 1)",
+       ncclAllReduce(b, b, small, ncclFloat32, ncclSum, clique[1], NULL));
+  CALL("ncclGroupEnd (clique)", ncclGroupEnd());
+  for (size_t i = 0; i < small; ++i) {
+    expect("clique all-reduce 0", i, a[i], (float)(3 * i));
+    expect("clique all-reduce 1", i, b[i], (float)(3 * i));
+  }
+  for (int k = 0; k < 2; ++k) CALL("ncclCommDestroy (clique)", ncclCommDestroy(clique[k]));
 
   CALL("ncclCommDestroy", ncclCommDestroy(gComm));
   free(a);
