@@ -1,8 +1,5 @@
 #include "mpi_errors.h"
 
-#include <exception>
-#include <new>
-
 #include "base/log.h"
 
 namespace spccl::mpi {
@@ -35,18 +32,8 @@ int raiseSpcclError(MPI_Comm comm, spcclComm_t shadow, spcclResult_t result, con
   return code;
 }
 
-int raiseCurrentException(MPI_Comm comm, const char* call) noexcept {
-  int code = MPI_ERR_INTERN;
-  const char* what = "an unknown C++ exception";
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    code = MPI_ERR_NO_MEM;
-    what = "out of host memory";
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
+int raiseCaught(MPI_Comm comm, const char* call, bool outOfMemory, const char* what) noexcept {
+  const int code = outOfMemory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
   try {
     SPCCL_WARN("MPI interposer: %s failed: %s", call, what);
   } catch (...) {

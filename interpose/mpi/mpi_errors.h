@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "base/c_boundary.h"
 #include "spccl.h"
 
 namespace spccl::mpi {
@@ -14,21 +15,18 @@ int mpiErrorClassOf(spcclResult_t result);
 // the MPI error code for MPI_Allreduce to return (when the handler returns).
 int raiseSpcclError(MPI_Comm comm, spcclComm_t shadow, spcclResult_t result, const char* what);
 
-// A C++ exception the interposer met (std::bad_alloc: memory ran out, as
-// MPI_ERR_NO_MEM; any other: MPI_ERR_INTERN), raised the same way; comm
-// may be MPI_COMM_NULL (no handler to call). Must be called from a catch
-// block.
-int raiseCurrentException(MPI_Comm comm, const char* call) noexcept;
+// A C++ exception the interposer met (memory ran out: MPI_ERR_NO_MEM; any
+// other: MPI_ERR_INTERN), raised the same way; comm may be MPI_COMM_NULL
+// (no handler to call).
+int raiseCaught(MPI_Comm comm, const char* call, bool outOfMemory, const char* what) noexcept;
 
 // What every MPI entry point of the interposer runs its body through: no
-// C++ exception crosses into the MPI program, which cannot catch it.
+// C++ exception crosses into the MPI program (base/c_boundary.h).
 template <typename Body>
 int guardMpiEntry(const char* call, MPI_Comm comm, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return raiseCurrentException(comm, call);
-  }
+  return catchAtCBoundary(body, [call, comm](bool outOfMemory, const char* what) {
+    return raiseCaught(comm, call, outOfMemory, what);
+  });
 }
 
 }  // namespace spccl::mpi

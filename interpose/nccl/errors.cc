@@ -118,12 +118,9 @@ ncclResult_t finishSpccl(InterposedComm* comm, spcclResult_t result) {
   return toNcclResult(result);
 }
 
-ncclResult_t failOutOfMemory(const char* call) {
-  return fail(nullptr, ncclSystemError, "%s: out of host memory", call);
-}
-
-ncclResult_t failException(const char* call, const std::exception& e) {
-  return fail(nullptr, ncclInternalError, "%s: %s", call, e.what());
+ncclResult_t failCaught(const char* call, bool outOfMemory, const char* what) {
+  if (outOfMemory) return fail(nullptr, ncclSystemError, "%s: out of host memory", call);
+  return fail(nullptr, ncclInternalError, "%s: %s", call, what);
 }
 
 bool threadFailedInSpccl() { return tFailedInSpccl; }

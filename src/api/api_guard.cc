@@ -5,12 +5,9 @@
 
 namespace spccl {
 
-spcclResult_t failOutOfMemory(const char* call) {
-  return SPCCL_FAIL(spcclSystemError, "%s: out of memory", call);
-}
-
-spcclResult_t failException(const char* call, const std::exception& e) {
-  return SPCCL_FAIL(spcclInternalError, "%s: %s", call, e.what());
+spcclResult_t failCaught(const char* call, bool outOfMemory, const char* what) {
+  if (outOfMemory) return SPCCL_FAIL(spcclSystemError, "%s: out of memory", call);
+  return SPCCL_FAIL(spcclInternalError, "%s: %s", call, what);
 }
 
 spcclResult_t commReadyFor(spcclComm_t comm, const char* call) { return awaitCommInit(comm, call); }

@@ -1,23 +1,19 @@
 // What every entry point of the C API runs its body through:
-// - No C++ exception crosses the C boundary. The only ones spccl's code
-//   can meet are std::bad_alloc (memory ran out) and, from the standard
-//   library, std::system_error (a thread that cannot start) or
-//   std::length_error; each becomes an error that names the call.
+// - No C++ exception crosses the C boundary (base/c_boundary.h): each
+//   becomes an error that names the call.
 // - A communicator a call is using stays alive until the call has left:
 //   spcclCommAbort from another thread (a watchdog's) waits for it
 //   (core/comm.h, destroyComm), after asking it to stop.
 #pragma once
 
-#include <exception>
-#include <new>
-
+#include "base/c_boundary.h"
 #include "base/check.h"
 #include "spccl.h"
 
 namespace spccl {
 
-spcclResult_t failOutOfMemory(const char* call);
-spcclResult_t failException(const char* call, const std::exception& e);
+// A C++ exception the call met (c_boundary.h), as its error naming call.
+spcclResult_t failCaught(const char* call, bool outOfMemory, const char* what);
 
 // comm's calls in flight, +1 for the guard's life.
 class CommCallScope {
@@ -33,13 +29,9 @@ class CommCallScope {
 
 template <typename Body>
 spcclResult_t guardApi(const char* call, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return failOutOfMemory(call);
-  } catch (const std::exception& e) {
-    return failException(call, e);
-  }
+  return catchAtCBoundary(body, [call](bool outOfMemory, const char* what) {
+    return failCaught(call, outOfMemory, what);
+  });
 }
 
 // A call that only reads what the communicator knew from its creating

@@ -10,28 +10,17 @@
  *   nccl_alloc_victim ID_DIR
  * Exit 0: every call succeeded with the right result; 3: a call failed
  * with an error (printed, with ncclGetLastError's message); 4: a wrong
- * result (a failure). Rank 0 writes the unique id to
- * ID_DIR/ncclid.SPCCL_COMM_ID (spcclrun's per-job address) for the others.
+ * result (a failure). Rank 0's unique id reaches the others through a
+ * file in ID_DIR (nccl_check.h).
  */
-#include <errno.h>
-#include <nccl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "nccl_check.h"
 
 void fail_alloc_arm(void) __attribute__((weak));
 
 static ncclComm_t gComm;
-static int gRank, gNranks;
 
 static void failed(const char* what, ncclResult_t r) {
   printf("victim: %s failed: %s: %s\n", what, ncclGetErrorString(r), ncclGetLastError(gComm));
-  exit(3);
-}
-
-static void failedSystem(const char* what) {
-  printf("victim: %s failed: %s\n", what, strerror(errno));
   exit(3);
 }
 
@@ -45,43 +34,6 @@ static void expect(const char* what, size_t i, float got, float want) {
   if (got == want) return;
   printf("victim: %s [%zu] = %g, want %g\n", what, i, got, want);
   exit(4);
-}
-
-/* Rank 0's ncclGetUniqueId, through a file renamed into place whole (and
- * removed when rank 0 exits); the others wait up to 30 s for it (rank 0
- * failing ends the job first). */
-static char gIdPath[4096];
-
-static void removeIdFile(void) { unlink(gIdPath); }
-
-static ncclUniqueId shareId(const char* dir) {
-  const char* job = getenv("SPCCL_COMM_ID");
-  char* path = gIdPath;
-  char tmp[4200];
-  snprintf(gIdPath, sizeof(gIdPath), "%s/ncclid.%s", dir, job != NULL ? job : "local");
-  ncclUniqueId id;
-  if (gRank == 0) {
-    atexit(removeIdFile); /* the job's other ranks have read it, or failed */
-    CALL("ncclGetUniqueId", ncclGetUniqueId(&id));
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE* f = fopen(tmp, "wb");
-    if (f == NULL) failedSystem("writing the unique id (fopen)");
-    if (fwrite(&id, sizeof(id), 1, f) != 1 || fclose(f) != 0)
-      failedSystem("writing the unique id (fwrite)");
-    if (rename(tmp, path) != 0) failedSystem("writing the unique id (rename)");
-    return id;
-  }
-  for (int waited = 0; waited < 30000; waited += 10) {
-    FILE* f = fopen(path, "rb");
-    if (f != NULL) {
-      const size_t got = fread(&id, sizeof(id), 1, f);
-      fclose(f);
-      if (got == 1) return id;
-    }
-    usleep(10000);
-  }
-  printf("victim: waiting for the unique id failed: no %s after 30 s\n", path);
-  exit(3);
 }
 
 int main(int argc, char** argv) {
@@ -101,7 +53,12 @@ int main(int argc, char** argv) {
     printf("victim: malloc failed\n");
     return 3;
   }
-  const ncclUniqueId id = shareId(argv[1]);
+  ncclUniqueId id;
+  char why[4400];
+  if (tryShareId(argv[1], "victim", &id, why, sizeof(why)) != 0) {
+    printf("victim: sharing the unique id failed: %s\n", why);
+    return 3;
+  }
   CALL("ncclCommInitRank", ncclCommInitRank(&gComm, gNranks, id, gRank));
   const size_t n = (size_t)gNranks;
 
